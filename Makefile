@@ -1,0 +1,54 @@
+# Two commands do all the setup on a fresh machine with Python >= 3.10 and make:
+#   make lab    - create .venv, install attention_kit (editable), open JupyterLab on notebooks/
+#   make test   - the same plus the test tools, then ruff, the unit tests and nbval on every notebook
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+BASE   := $(VENV)/.installed-base
+TESTS  := $(VENV)/.installed-test
+NB     ?= $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120
+
+.PHONY: install install-test lab test lint unit nbval notebooks student bench clean
+
+$(BASE): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	@touch $@
+
+$(TESTS): $(BASE)
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $@
+
+install: $(BASE)
+install-test: $(TESTS)
+
+lab: $(BASE)
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks
+
+lint: $(TESTS)
+	$(BIN)/ruff check attention_kit tests benchmarks
+
+unit: $(TESTS)
+	MPLBACKEND=Agg $(BIN)/python -m pytest -q tests
+
+nbval: $(TESTS)
+	@if [ -n "$(NB)" ]; then $(BIN)/python -m pytest -q $(NBVAL) $(NB); \
+	else echo "no notebooks yet: nothing for nbval to run"; fi
+
+test: lint unit nbval
+
+# Re-execute notebooks in place (their stored outputs are what nbval compares):
+#   make notebooks               every notebook
+#   make notebooks NB=notebooks/02_self_attention.ipynb
+notebooks: $(TESTS)
+	$(BIN)/python -m jupyter nbconvert --to notebook --execute --inplace \
+	    --ExecutePreprocessor.store_widget_state=False --ExecutePreprocessor.timeout=300 $(NB)
+
+bench: $(TESTS)
+	$(BIN)/python benchmarks/attention_speed.py
+	$(BIN)/python benchmarks/widget_latency.py
+
+clean:
+	rm -rf $(VENV) *.egg-info build artifacts student

@@ -1,0 +1,67 @@
+"""attention_kit: the checked numpy reference behind the attention course.
+
+One convention, everywhere: **rows are tokens**.
+
+* ``X`` has shape ``(n, d_model)``: one row per token.
+* ``Q = X @ W_q`` with ``W_q`` of shape ``(d_model, d_k)`` (a row vector times a matrix).
+* Attention weights have shape ``(n_q, n_k)``: one row per query, one column per key, and each
+  row sums to 1.
+* Multi-head tensors are ``(h, n, d_head)``.
+* Leading batch dimensions ``(...)`` are accepted by the score functions, softmax,
+  ``scaled_dot_product_attention``, ``self_attention`` and ``multi_head_attention``.
+* float32 and float64 keep their dtype; integer input is promoted to float64.
+* Masks are boolean and **True means "may attend"** (PyTorch's ``scaled_dot_product_attention``
+  polarity). A query whose mask row is all False gets all-zero weights, never NaN.
+
+The survey of Brauwers & Frasincar writes vectors as *columns* (``K = W_K F``, ``F`` of shape
+``(d_f, n_f)``). The same computation in rows is ``K = F.T @ W_K.T``; the notebooks show both.
+"""
+
+from .alignment import ALIGNMENTS, align, hard_align, local_align, soft_align, softmax
+from .attention import attend, general_attention, scaled_dot_product_attention, self_attention
+from .errors import (
+    AttentionError,
+    EmptySequenceError,
+    MaskDtypeError,
+    MaskError,
+    NonFiniteError,
+    ParameterError,
+    ShapeError,
+    UnknownNameError,
+)
+from .masks import causal_mask, padding_mask, window_mask
+from .multihead import (
+    MultiHeadParams,
+    init_multi_head,
+    merge_heads,
+    multi_head_attention,
+    split_heads,
+)
+from .scores import (
+    ACTIVATIONS,
+    SCORES,
+    ScoreSpec,
+    activated_general_score,
+    additive_score,
+    biased_general_score,
+    concat_score,
+    cosine_score,
+    default_score_params,
+    dot_score,
+    general_score,
+    scaled_dot_score,
+    score,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ACTIVATIONS", "ALIGNMENTS", "SCORES", "ScoreSpec",
+    "AttentionError", "EmptySequenceError", "MaskDtypeError", "MaskError", "NonFiniteError",
+    "ParameterError", "ShapeError", "UnknownNameError",
+    "MultiHeadParams", "activated_general_score", "additive_score", "align", "attend",
+    "biased_general_score", "causal_mask", "concat_score", "cosine_score", "default_score_params",
+    "dot_score", "general_attention", "general_score", "hard_align", "init_multi_head",
+    "local_align", "merge_heads", "multi_head_attention", "padding_mask", "scaled_dot_product_attention",
+    "scaled_dot_score", "score", "self_attention", "soft_align", "softmax", "split_heads", "window_mask",
+]

@@ -1,0 +1,146 @@
+"""The general attention module, scaled dot-product attention and self-attention (rows are tokens)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .alignment import align as _align
+from .alignment import softmax
+from .errors import ShapeError, check_mask, check_matrix
+from .scores import score as _score
+
+__all__ = ["attend", "general_attention", "scaled_dot_product_attention", "self_attention"]
+
+
+def general_attention(q, K, V, *, score: str = "dot", align: str = "soft", score_params: dict | None = None,
+                      align_params: dict | None = None, mask=None, return_scores: bool = False):
+    """Attention over given keys and values: scores, then weights, then ``c = a V``.
+
+    Parameters
+    ----------
+    q : ndarray, shape (d_q,) or (n_q, d_q)
+    K : ndarray, shape (n_k, d_k)
+    V : ndarray, shape (n_k, d_v)
+        Must hold exactly one value per key.
+    score, align : str
+        Names from ``SCORES`` and ``ALIGNMENTS``.
+    score_params, align_params : dict, optional
+        Extra parameters, for example ``{"W": W}`` or ``{"temperature": 0.5}``.
+    mask : bool array, optional
+        True means "may attend".
+
+    Returns
+    -------
+    context : ndarray, shape (d_v,) or (n_q, d_v)
+    weights : ndarray, shape (n_k,) or (n_q, n_k)
+    scores : ndarray, same shape as weights (only with ``return_scores=True``)
+    """
+    K = check_matrix(K, "K", expected="(n_k, d_k)")
+    V = check_matrix(V, "V", expected="(n_k, d_v)")
+    if K.shape[-2] != V.shape[-2]:
+        raise ShapeError(
+            f"K has {K.shape[-2]} keys but V has {V.shape[-2]} values (K {K.shape}, V {V.shape}); "
+            "every key needs exactly one value: K and V must have the same number of rows "
+            "(in the survey's column layout: the same number of columns)"
+        )
+    e = _score(score, q, K, **(score_params or {}))
+    ap = dict(align_params or {})
+    if mask is not None:
+        ap["mask"] = check_mask(mask, e.shape)
+    a = _align(e, align, **ap)
+    c = a @ V  # (n_q, d_v) or (d_v,)
+    return (c, a, e) if return_scores else (c, a)
+
+
+def attend(q, F, W_k=None, W_v=None, *, score: str = "dot", align: str = "soft", score_params: dict | None = None,
+           align_params: dict | None = None, mask=None, return_scores: bool = False):
+    """The general attention module of Brauwers & Frasincar, in the row convention.
+
+    ``K = F W_k`` and ``V = F W_v`` (the survey's ``K = W_K F``, ``V = W_V F`` with ``F`` as columns),
+    then ``e = score(q, K)``, ``a = align(e)`` and the context vector ``c = sum_l a_l v_l = a V``.
+
+    Parameters
+    ----------
+    q : ndarray, shape (d_q,) or (n_q, d_q)
+        The query (one or several).
+    F : ndarray, shape (n_f, d_f)
+        Feature vectors, one per row.
+    W_k : ndarray, shape (d_f, d_k), optional
+        Key projection. None means the identity: the raw features are the keys.
+    W_v : ndarray, shape (d_f, d_v), optional
+        Value projection. None means the identity.
+
+    Returns
+    -------
+    context : ndarray, shape (d_v,) or (n_q, d_v)
+    weights : ndarray, shape (n_f,) or (n_q, n_f)
+    """
+    F = check_matrix(F, "F", expected="(n_f, d_f)")
+    d_f = F.shape[-1]
+    K = F if W_k is None else F @ check_matrix(W_k, "W_k", expected="(d_f, d_k)", n=d_f, n_name="d_f", d_name="d_k")
+    V = F if W_v is None else F @ check_matrix(W_v, "W_v", expected="(d_f, d_v)", n=d_f, n_name="d_f", d_name="d_v")
+    return general_attention(q, K, V, score=score, align=align, score_params=score_params,
+                             align_params=align_params, mask=mask, return_scores=return_scores)
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None, *, scale: float | None = None):
+    """``softmax(Q K^T / sqrt(d_k)) V``, with the softmax taken row by row.
+
+    Parameters
+    ----------
+    Q : ndarray, shape (..., n_q, d_k)
+    K : ndarray, shape (..., n_k, d_k)
+    V : ndarray, shape (..., n_k, d_v)
+    mask : bool array, broadcastable to (..., n_q, n_k), optional
+        True means "may attend". A query that may attend to nothing gets a zero output row.
+    scale : float, optional
+        Defaults to ``1 / sqrt(d_k)``.
+
+    Returns
+    -------
+    output : ndarray, shape (..., n_q, d_v)
+    weights : ndarray, shape (..., n_q, n_k)
+        Each row sums to 1 (or 0 for a fully masked row).
+    """
+    Q = check_matrix(Q, "Q", expected="(n_q, d_k)")
+    K = check_matrix(K, "K", expected="(n_k, d_k)")
+    V = check_matrix(V, "V", expected="(n_k, d_v)")
+    if Q.shape[-1] != K.shape[-1]:
+        msg = f"Q has d_k = {Q.shape[-1]} but K has d_k = {K.shape[-1]} (Q {Q.shape}, K {K.shape}); queries and keys must have the same width"
+        if K.shape[-2] == Q.shape[-1]:
+            msg += ". Did you pass K in the column layout (d_k, n_k)? Use K.T"
+        raise ShapeError(msg)
+    if K.shape[-2] != V.shape[-2]:
+        raise ShapeError(f"K has {K.shape[-2]} keys but V has {V.shape[-2]} values (K {K.shape}, V {V.shape}); they must match")
+    s = (1.0 / np.sqrt(Q.shape[-1])) if scale is None else float(scale)
+    scores = Q @ np.swapaxes(K, -1, -2)  # (..., n_q, n_k)
+    scores *= scores.dtype.type(s)
+    weights = softmax(scores, mask=mask)
+    return weights @ V, weights  # (..., n_q, d_v), (..., n_q, n_k)
+
+
+def self_attention(X, W_q, W_k, W_v, mask=None):
+    """Self-attention: queries, keys and values all come from the same tokens.
+
+    ``Q = X W_q``, ``K = X W_k``, ``V = X W_v``, then ``softmax(Q K^T / sqrt(d_k)) V``.
+
+    Parameters
+    ----------
+    X : ndarray, shape (..., n, d_model)
+    W_q, W_k : ndarray, shape (d_model, d_k)
+    W_v : ndarray, shape (d_model, d_v)
+    mask : bool array, broadcastable to (..., n, n), optional
+
+    Returns
+    -------
+    output : ndarray, shape (..., n, d_v)
+    weights : ndarray, shape (..., n, n)
+    """
+    X = check_matrix(X, "X", expected="(n, d_model)")
+    d = X.shape[-1]
+    W_q = check_matrix(W_q, "W_q", expected="(d_model, d_k)", batch=False, n=d, n_name="d_model", d_name="d_k")
+    W_k = check_matrix(W_k, "W_k", expected="(d_model, d_k)", batch=False, n=d, n_name="d_model", d_name="d_k")
+    W_v = check_matrix(W_v, "W_v", expected="(d_model, d_v)", batch=False, n=d, n_name="d_model", d_name="d_v")
+    if W_q.shape[1] != W_k.shape[1]:
+        raise ShapeError(f"W_q gives d_k = {W_q.shape[1]} but W_k gives d_k = {W_k.shape[1]}; queries and keys must have the same width")
+    return scaled_dot_product_attention(X @ W_q, X @ W_k, X @ W_v, mask=mask)

@@ -1,0 +1,187 @@
+"""Exceptions with messages a learner can act on.
+
+Every error names the argument, what was expected (in the row convention), what was received,
+and a likely fix. All of them subclass ``AttentionError`` and a builtin (``ValueError`` or
+``TypeError``), so a notebook can catch either.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "AttentionError",
+    "ShapeError",
+    "EmptySequenceError",
+    "NonFiniteError",
+    "MaskError",
+    "MaskDtypeError",
+    "UnknownNameError",
+    "ParameterError",
+    "as_float_array",
+    "check_matrix",
+    "check_finite",
+    "check_mask",
+]
+
+
+class AttentionError(Exception):
+    """Base class of every error raised by attention_kit."""
+
+
+class ShapeError(AttentionError, ValueError):
+    """An array has the wrong number of dimensions or the wrong shape."""
+
+
+class EmptySequenceError(ShapeError):
+    """A sequence has no tokens (n = 0) or a vector has no components."""
+
+
+class NonFiniteError(AttentionError, ValueError):
+    """An array holds NaN or inf."""
+
+
+class MaskError(AttentionError, ValueError):
+    """A mask has the wrong shape."""
+
+
+class MaskDtypeError(MaskError, TypeError):
+    """A mask is not boolean."""
+
+
+class UnknownNameError(AttentionError, ValueError):
+    """A score or alignment function was asked for by a name that does not exist."""
+
+
+class ParameterError(AttentionError, ValueError):
+    """A scalar parameter is out of range (temperature, window half-width, head count, ...)."""
+
+
+def as_float_array(x, name: str) -> np.ndarray:
+    """Return ``x`` as a float ndarray: float32/float64 keep their dtype, integers become float64."""
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # ragged lists and the like
+        raise ShapeError(
+            f"{name} could not be turned into an array ({exc}); "
+            "give a list of equal-length rows or a numpy array"
+        ) from None
+    if arr.dtype == object or arr.dtype.kind in "USV":
+        raise ShapeError(
+            f"{name} must hold numbers, but it has dtype {arr.dtype}; "
+            "check for ragged rows or strings"
+        )
+    if arr.dtype.kind == "c":
+        raise ShapeError(f"{name} is complex ({arr.dtype}); attention works on real numbers")
+    if arr.dtype.kind in "biu":
+        arr = arr.astype(np.float64)
+    elif arr.dtype not in (np.float32, np.float64):
+        arr = arr.astype(np.float64)
+    return arr
+
+
+def check_finite(arr: np.ndarray, name: str) -> None:
+    """Raise NonFiniteError if ``arr`` holds NaN or inf, saying where."""
+    finite = np.isfinite(arr)
+    if not finite.all():
+        bad = np.argwhere(~finite)
+        where = tuple(int(i) for i in bad[0])
+        kind = "NaN" if np.isnan(arr[where]) else "inf"
+        raise NonFiniteError(
+            f"{name} holds {kind} (first at index {where}, {len(bad)} bad entries in all); "
+            "attention needs finite numbers: look for a division by zero or an overflow upstream"
+        )
+
+
+def check_matrix(
+    x,
+    name: str,
+    *,
+    expected: str = "(n, d)",
+    allow_1d: bool = False,
+    batch: bool = True,
+    n: int | None = None,
+    d: int | None = None,
+    n_name: str = "n",
+    d_name: str = "d",
+) -> np.ndarray:
+    """Validate a row-convention matrix of shape ``(..., n, d)`` and return it as floats.
+
+    Parameters
+    ----------
+    x : array_like
+        The array to check.
+    name : str
+        The argument's name, used in messages.
+    expected : str
+        How to describe the expected shape, for example ``"(n_k, d_k)"``.
+    allow_1d : bool
+        Accept a single vector of shape ``(d,)``.
+    batch : bool
+        Accept leading batch dimensions.
+    n, d : int, optional
+        Required number of rows / columns. A transposed array (shape ``(d, n)``) gets a hint to use
+        ``.T``.
+    """
+    arr = as_float_array(x, name)
+    min_nd = 1 if allow_1d else 2
+    if arr.ndim < min_nd or (not batch and arr.ndim > 2):
+        want = f"{expected}" + (" or a single vector (d,)" if allow_1d else "")
+        extra = ""
+        if arr.ndim == 1 and not allow_1d:
+            extra = f"; for a single vector use {name}[None, :] to make it one row"
+        if arr.ndim == 0:
+            extra = "; a scalar is not a sequence of vectors"
+        raise ShapeError(
+            f"{name} has shape {arr.shape} but {want} was expected (rows are tokens){extra}"
+        )
+    if arr.size == 0 or (arr.ndim >= 2 and arr.shape[-2] == 0) or arr.shape[-1] == 0:
+        raise EmptySequenceError(
+            f"{name} is empty (shape {arr.shape}); {expected} needs at least one token "
+            "and one feature"
+        )
+    rows = arr.shape[-2] if arr.ndim >= 2 else None
+    cols = arr.shape[-1]
+    transposed = arr.ndim >= 2 and (
+        (n is not None and d is not None and rows == d and cols == n and n != d)
+        or (n is None and d is not None and rows == d and cols != d)
+        or (d is None and n is not None and cols == n and rows != n)
+    )
+    if (n is not None and arr.ndim >= 2 and rows != n) or (d is not None and cols != d):
+        want_n = str(n) if n is not None else n_name
+        want_d = str(d) if d is not None else d_name
+        msg = (
+            f"{name} has shape {arr.shape} but ({want_n}, {want_d}) was expected "
+            f"({expected}, rows are tokens)"
+        )
+        if transposed:
+            msg += f"; did you pass the column layout (d, n) of the survey? Use {name}.T"
+        elif d is not None and cols != d:
+            msg += f"; its last dimension must be {d} ({d_name})"
+        raise ShapeError(msg)
+    check_finite(arr, name)
+    return arr
+
+
+def check_mask(mask, shape: tuple, name: str = "mask") -> np.ndarray:
+    """Validate a boolean mask that must broadcast to ``shape``; True means "may attend"."""
+    m = np.asarray(mask)
+    if m.dtype != np.bool_:
+        raise MaskDtypeError(
+            f"{name} must be boolean with True meaning 'may attend' (the polarity of PyTorch's "
+            f"scaled_dot_product_attention), but it has dtype {m.dtype}. Convert with "
+            f"{name}.astype(bool) or build it with causal_mask / padding_mask. Note that "
+            "torch.nn.MultiheadAttention's attn_mask uses the opposite polarity (True = blocked); "
+            "invert such a mask with ~mask"
+        )
+    try:
+        np.broadcast_shapes(m.shape, tuple(shape))
+        ok = np.broadcast_shapes(m.shape, tuple(shape)) == tuple(shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise MaskError(
+            f"{name} has shape {m.shape} but it must broadcast to the scores' shape {tuple(shape)} "
+            "(n_q, n_k): one row per query, one column per key"
+        )
+    return m

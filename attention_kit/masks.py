@@ -1,0 +1,75 @@
+"""Boolean attention masks. Convention: **True means "may attend"** (as in PyTorch's
+``scaled_dot_product_attention``; ``torch.nn.MultiheadAttention``'s ``attn_mask`` is the opposite)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import ParameterError, ShapeError
+
+__all__ = ["causal_mask", "padding_mask", "window_mask"]
+
+
+def _check_count(n, name: str) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise ParameterError(f"{name} must be a whole number of tokens, got {n!r}")
+    if n < 1:
+        raise ParameterError(f"{name} must be at least 1 (an empty sequence has nothing to attend to), got {n}")
+    return int(n)
+
+
+def causal_mask(n: int, n_k: int | None = None) -> np.ndarray:
+    """Causal mask: query i may attend to keys 0..i.
+
+    Returns
+    -------
+    mask : ndarray of bool, shape (n, n_k)
+        ``mask[i, j]`` is True when ``j <= i``. ``n_k`` defaults to ``n``.
+    """
+    n = _check_count(n, "n")
+    n_k = n if n_k is None else _check_count(n_k, "n_k")
+    return np.tril(np.ones((n, n_k), dtype=bool))
+
+
+def padding_mask(lengths, n_k: int, n_q: int | None = None) -> np.ndarray:
+    """Padding mask: only the first ``lengths[b]`` keys of sequence b are real tokens.
+
+    Parameters
+    ----------
+    lengths : int or sequence of int, shape (batch,)
+        Number of real (non-padding) tokens in each sequence.
+    n_k : int
+        Padded length of the key sequence.
+    n_q : int, optional
+        Number of queries. If given, the mask is expanded to ``(batch, n_q, n_k)``.
+
+    Returns
+    -------
+    mask : ndarray of bool, shape (batch, 1, n_k) or (batch, n_q, n_k)
+        True where the key is a real token. For a single int ``lengths`` the batch axis is dropped.
+    """
+    n_k = _check_count(n_k, "n_k")
+    scalar = np.ndim(lengths) == 0
+    lens = np.atleast_1d(np.asarray(lengths))
+    if lens.ndim != 1 or lens.dtype.kind not in "iu":
+        raise ShapeError(f"lengths must be an int or a 1-D sequence of ints, got {lengths!r}")
+    if (lens < 0).any() or (lens > n_k).any():
+        raise ParameterError(f"every length must lie in 0..n_k={n_k}, got {lens.tolist()}")
+    m = np.arange(n_k)[None, None, :] < lens[:, None, None]  # (batch, 1, n_k)
+    if n_q is not None:
+        m = np.broadcast_to(m, (len(lens), _check_count(n_q, "n_q"), n_k)).copy()
+    return m[0] if scalar else m
+
+
+def window_mask(n_q: int, n_k: int, *, center, D: int) -> np.ndarray:
+    """Mask of the local window ``[p - D, p + D]`` around each query's centre ``p``.
+
+    Returns
+    -------
+    mask : ndarray of bool, shape (n_q, n_k)
+    """
+    n_q = _check_count(n_q, "n_q")
+    n_k = _check_count(n_k, "n_k")
+    p = np.broadcast_to(np.asarray(center, dtype=float), (n_q,))
+    s = np.arange(n_k)[None, :]
+    return np.abs(s - p[:, None]) <= D
