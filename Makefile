@@ -28,7 +28,7 @@ lab: $(BASE)
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks
 
 lint: $(TESTS)
-	$(BIN)/ruff check attention_kit tests benchmarks
+	$(BIN)/ruff check .
 
 unit: $(TESTS)
 	MPLBACKEND=Agg $(BIN)/python -m pytest -q tests
