@@ -1,0 +1,198 @@
+"""The checkers of notebook 01 accept right answers and give the targeted hint for the usual wrong ones."""
+
+import math
+
+import numpy as np
+import pytest
+
+from attention_kit.check import general as chk
+
+
+def run(capsys, fn, *args):
+    ok = fn(*args)
+    line = capsys.readouterr().out
+    assert line.count("\n") == 1, line  # exactly one printed line
+    return ok, line
+
+
+# --- softmax by hand -------------------------------------------------------------------------
+
+
+def test_softmax_by_hand_accepts_closed_form_rounded_to_three_decimals(capsys):
+    e = [2.0, 1.0, 0.0]
+    z = sum(math.exp(x) for x in e)
+    by_hand = [round(math.exp(x) / z, 3) for x in e]  # 0.665, 0.245, 0.090
+    assert by_hand == [0.665, 0.245, 0.09]
+    ok, line = run(capsys, chk.softmax_by_hand, by_hand)
+    assert ok and line.startswith("✓")
+
+
+@pytest.mark.parametrize(
+    "answer, phrase",
+    [
+        ([math.e**2, math.e, 1.0], "divide each by their sum"),
+        ([2 / 3, 1 / 3, 0.0], "skips the exponential"),
+        ([0.090, 0.245, 0.665], "smallest score"),
+        ([0.245, 0.665, 0.090], "wrong order"),
+        ([0.5, 0.3, 0.1], "sum to 0.900"),
+        ([0.6, 0.3, 0.1], "not the softmax"),
+        ([0.6, 0.4], "shape (3,)"),
+        (..., "no answer yet"),
+    ],
+)
+def test_softmax_by_hand_hints(capsys, answer, phrase):
+    ok, line = run(capsys, chk.softmax_by_hand, answer)
+    assert not ok and line.startswith("✗") and phrase in line, line
+
+
+# --- dot scores ------------------------------------------------------------------------------
+
+
+def test_dot_scores_accepts_loop_and_vectorised(capsys):
+    def loop(q, K):
+        return np.array([sum(qi * ki for qi, ki in zip(q, k, strict=True)) for k in K])
+
+    for fn in (loop, lambda q, K: K @ q, lambda q, K: q @ K.T, lambda q, K: (q * K).sum(axis=-1)):
+        ok, line = run(capsys, chk.dot_scores, fn)
+        assert ok and line.startswith("✓"), line
+
+
+@pytest.mark.parametrize(
+    "fn, phrase",
+    [
+        (lambda q, K: q @ K, "rows of K are the keys"),
+        (lambda q, K: q * K, "sum them over the features"),
+        (lambda q, K: (q * K).sum(axis=0), "summed over the keys' axis"),
+        (lambda q, K: K @ q / np.sqrt(len(q)), "scaled dot product"),
+        (lambda q, K: np.exp(K @ q) / np.exp(K @ q).sum(), "applied the softmax"),
+        (lambda q, K: K @ q / (np.linalg.norm(q) * np.linalg.norm(K, axis=1)), "cosine score"),
+        (lambda q, K: None, "forget `return`"),
+        (lambda q, K: K @ q + 1, "should be"),
+    ],
+)
+def test_dot_scores_hints(capsys, fn, phrase):
+    ok, line = run(capsys, chk.dot_scores, fn)
+    assert not ok and line.startswith("✗") and phrase in line, line
+
+
+def test_dot_scores_catches_transposed_when_square(capsys):
+    # K.T @ q never raises: it only differs from K @ q numerically, on the square case
+    ok, line = run(capsys, chk.dot_scores, lambda q, K: K.T @ q if K.shape[0] == K.shape[1] else K @ q)
+    assert not ok and "keys as columns" in line, line
+
+
+# --- which key wins --------------------------------------------------------------------------
+
+
+def test_winner_reference_numbers():
+    q, K = chk.WINNER_Q, chk.WINNER_K
+    dots = [float(q @ k) for k in K]
+    cosines = [float(q @ k / (np.linalg.norm(q) * np.linalg.norm(k))) for k in K]
+    assert np.argmax(dots) == 1 and np.argmax(cosines) == 0
+
+
+@pytest.mark.parametrize(
+    "dot, cos, ok_expected, phrase",
+    [
+        ("k2", "k1", True, "dot picks k2"),
+        (" K2 ", "k1", True, "dot picks k2"),
+        ("k1", "k2", False, "swapped"),
+        ("k2", "k2", False, "disagree"),
+        ("k1", "k1", False, "disagree"),
+        ("k3", "k1", False, "dot_winner is not right"),
+        ("k2", "k3", False, "cosine_winner is not right"),
+        ("k4", "k1", False, "must be one of"),
+        (..., "k1", False, "no answer yet"),
+    ],
+)
+def test_predict_winners(capsys, dot, cos, ok_expected, phrase):
+    ok, line = run(capsys, chk.predict_winners, dot, cos)
+    assert ok is ok_expected and phrase in line, line
+
+
+# --- context vector --------------------------------------------------------------------------
+
+
+def test_context_vector_accepts_matrix_product_and_loop(capsys):
+    def loop(a, V):
+        a2 = np.atleast_2d(a)
+        out = np.array([[sum(a2[i, l] * V[l, j] for l in range(V.shape[0])) for j in range(V.shape[1])]
+                        for i in range(a2.shape[0])])
+        return out[0] if np.ndim(a) == 1 else out
+
+    for fn in (lambda a, V: a @ V, loop, lambda a, V: np.matmul(a, V)):
+        ok, line = run(capsys, chk.context_vector, fn)
+        assert ok and line.startswith("✓"), line
+
+
+@pytest.mark.parametrize(
+    "fn, phrase",
+    [
+        (lambda a, V: a[:, None] * V, "not yet summed"),
+        (lambda a, V: (a[:, None] * V).sum(axis=1), "instead of over the keys"),
+        (lambda a, V: V.mean(axis=0), "plain average"),
+        (lambda a, V: V.T @ a.T, "transposed layout"),
+        (lambda a, V: a.T @ V if a.ndim == 2 and a.shape[0] == a.shape[1] else a @ V, "you used a.T"),
+        (lambda a, V: a.T @ V, "rows of V: a @ V"),
+        (lambda a, V: V @ a, "a @ V"),
+        (lambda a, V: a @ V * 2, "wrong numbers"),
+    ],
+)
+def test_context_vector_hints(capsys, fn, phrase):
+    ok, line = run(capsys, chk.context_vector, fn)
+    assert not ok and line.startswith("✗") and phrase in line, line
+
+
+# --- output model ----------------------------------------------------------------------------
+
+
+def _softmax(z):
+    z = np.exp(z - z.max())
+    return z / z.sum()
+
+
+def test_output_model_accepts_right_answer(capsys):
+    ok, line = run(capsys, chk.output_model, lambda c, W, b: _softmax(W @ c + b))
+    assert ok and line.startswith("✓"), line
+
+
+@pytest.mark.parametrize(
+    "fn, phrase",
+    [
+        (lambda c, W, b: W @ c + b, "apply the softmax"),
+        (lambda c, W, b: _softmax(W @ c), "forgot the bias"),
+        (lambda c, W, b: _softmax(c @ W + b), "W_c @ c"),
+        (lambda c, W, b: _softmax(W.T @ c + b) if W.shape[0] == W.shape[1] else _softmax(W @ c + b), "W_c.T"),
+        (lambda c, W, b: W @ _softmax(c) + b, "not on c"),
+        (lambda c, W, b: _softmax(W @ c + b)[:-1], "shape"),
+        (lambda c, W, b: _softmax(W @ c - b), "wrong numbers"),
+    ],
+)
+def test_output_model_hints(capsys, fn, phrase):
+    ok, line = run(capsys, chk.output_model, fn)
+    assert not ok and line.startswith("✗") and phrase in line, line
+
+
+# --- robustness: a checker reports, it never raises --------------------------------------------
+
+
+def _boom(*args):
+    raise ZeroDivisionError("oops")
+
+
+@pytest.mark.parametrize(
+    "checker, args, phrase",
+    [
+        (chk.softmax_by_hand, ("abc",), "shape"),
+        (chk.dot_scores, (lambda q, K: "abc",), "array of numbers"),
+        (chk.dot_scores, (_boom,), "ZeroDivisionError: oops"),
+        (chk.dot_scores, (42,), "expected a function"),
+        (chk.context_vector, (lambda a, V: [[1, 2], [3]],), "array of numbers"),
+        (chk.context_vector, (_boom,), "ZeroDivisionError"),
+        (chk.output_model, (_boom,), "ZeroDivisionError"),
+        (chk.predict_winners, (None, "k1"), "no answer yet"),
+    ],
+)
+def test_checkers_never_raise(capsys, checker, args, phrase):
+    ok, line = run(capsys, checker, *args)
+    assert not ok and line.startswith("✗") and phrase in line, line
