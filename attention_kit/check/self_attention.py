@@ -1,0 +1,387 @@
+"""Exercise checkers for notebook 02 (self-attention).
+
+Each checker runs the learner's answer on small inputs chosen so that the usual mistakes give
+*different* numbers (non-square matrices, ``d_k`` that is not a perfect square's square root of
+anything else in sight), compares with ``attention_kit``, and prints one line: ``✓ ...`` or
+``✗ ...`` with a hint aimed at the mistake it recognised. It returns True or False and never
+lets the learner's exception escape.
+
+Checkers: ``softmax_rows``, ``scaled_scores``, ``output_row``, ``full_self_attention``,
+``dot_variance`` and ``fixed_source_code``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..alignment import softmax
+from ..attention import self_attention
+from . import close, not_done, report, try_call
+
+__all__ = [
+    "softmax_rows",
+    "scaled_scores",
+    "output_row",
+    "full_self_attention",
+    "dot_variance",
+    "fixed_source_code",
+]
+
+NOT_DONE = "not answered yet: replace the `...` with your code, then run this cell again"
+
+
+def _sm(x, axis=-1):
+    """Plain softmax along ``axis`` (the reference for wrong-axis candidates)."""
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _first_match(out, candidates) -> str | None:
+    """Return the hint of the first candidate ``(array, hint)`` that ``out`` equals, else None.
+
+    A candidate may be a function of no arguments; one that fails (for example a broadcast that
+    only works for square inputs) is skipped.
+    """
+    for arr, hint in candidates:
+        if callable(arr):
+            try:
+                arr = arr()
+            except ValueError:
+                continue
+        if close(out, arr):
+            return hint
+    return None
+
+
+def _shape(out) -> tuple | None:
+    try:
+        return np.shape(out)
+    except Exception:  # an object numpy cannot size
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise: softmax row by row
+# ---------------------------------------------------------------------------------------------
+
+def _softmax_cases() -> list[np.ndarray]:
+    rng = np.random.default_rng(2)
+    wide = np.round(rng.normal(size=(3, 4)), 2)  # (n_q, n_k) = (3, 4): rows and columns differ
+    square = np.array([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0], [2.0, 2.0, 2.0]])  # (3, 3)
+    big = np.array([[1000.0, 1001.0, 999.0], [-1000.0, -1002.0, -1001.0]])  # overflow test
+    return [wide, square, big]
+
+
+def _softmax_hint(S: np.ndarray, out) -> str | None:
+    """The hint for the usual wrong softmax that ``out`` equals (None when none does)."""
+    if close(out, softmax(S)):
+        return None
+    e = np.exp(S - S.max())
+    return _first_match(out, [
+        (_sm(S, axis=0), "each COLUMN sums to 1, not each row: you took the softmax over axis 0. "
+         "Row i holds query i's scores over the keys, so normalise along axis=1 (or axis=-1)"),
+        (_sm(S, axis=0).T, "wrong axis and transposed: normalise along axis=1 and keep the shape "
+         "(n_q, n_k)"),
+        (softmax(S).T, f"the numbers are right but the result is transposed: shape "
+         f"{S.T.shape} instead of {S.shape}. Do not transpose; rows are queries"),
+        (e / e.sum(), "the whole matrix sums to 1, but each ROW must: one probability "
+         "distribution per query. Sum with axis=1, keepdims=True"),
+        (lambda: np.exp(S) / np.exp(S).sum(axis=1)[None, :], "you divided column j by the sum of row j: "
+         "without keepdims the row sums form a row vector. Use .sum(axis=1, keepdims=True)"),
+        (S / S.sum(axis=1, keepdims=True), "you normalised the raw scores without np.exp: weights "
+         "can then be negative. Exponentiate first"),
+        (np.exp(S - S.max(axis=1, keepdims=True)), "the rows do not sum to 1: divide by the row "
+         "sums, e.sum(axis=1, keepdims=True)"),
+        (np.exp(S), "the rows do not sum to 1: divide by the row sums"),
+    ])
+
+
+def softmax_rows(fn: Callable) -> bool:
+    """Check ``fn(S)``: the softmax of each row of a 2-D score matrix ``S`` (n_q, n_k).
+
+    Recognises: softmax over the columns (axis 0), over the whole matrix, a transposed result,
+    a missing ``keepdims``, a missing ``exp``, no normalisation, overflow from not subtracting
+    the row maximum, and changing ``S`` in place.
+    """
+    if not_done(fn):
+        return report(False, NOT_DONE)
+    for S in _softmax_cases():
+        S_before = S.copy()
+        with np.errstate(all="ignore"):
+            out, err = try_call(fn, S)
+        if err is not None:
+            if "broadcast" in err:
+                return report(False, f"{err}. Dividing a (3, 4) matrix by its (3,) row sums needs "
+                              "the sums as a column: use .sum(axis=1, keepdims=True)")
+            return report(False, err)
+        if not np.array_equal(S, S_before):
+            return report(False, "your function changed its input S in place (for example with "
+                          "S -= S.max(...)); compute into a new array: z = S - S.max(...)")
+        with np.errstate(all="ignore"):
+            hint = _softmax_hint(S, out)
+        if hint is not None:
+            return report(False, hint)
+        if not close(out, softmax(S)):
+            arr = np.asarray(out, dtype=float) if _shape(out) == S.shape else None
+            if arr is not None and np.abs(S).max() >= 1000 and not np.isfinite(arr).all():
+                return report(False, "scores near 1000 give NaN or inf: np.exp(1000) overflows. "
+                              "Subtract each row's maximum first (the result does not change)")
+            shape = _shape(out)
+            if shape != S.shape:
+                return report(False, f"for S of shape {S.shape} your result has shape {shape}; "
+                              f"it must keep the shape (n_q, n_k) = {S.shape}")
+            return report(False, f"wrong values for S =\n{S}\nexpected\n{np.round(softmax(S), 4)}\n"
+                          f"got\n{np.round(np.asarray(out, dtype=float), 4)}")
+    return report(True, "softmax row by row: every row is a probability distribution over the keys, "
+                  "and large scores are handled")
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise: scaled scores
+# ---------------------------------------------------------------------------------------------
+
+def _scores_case():
+    rng = np.random.default_rng(3)
+    Q = np.round(rng.normal(size=(2, 9)), 2)  # (n_q, d_k) = (2, 9): sqrt(d_k) = 3
+    K = np.round(rng.normal(size=(4, 9)), 2)  # (n_k, d_k) = (4, 9)
+    return Q, K
+
+
+def scaled_scores(fn: Callable) -> bool:
+    """Check ``fn(Q, K)`` -> ``Q K^T / sqrt(d_k)``, shape (n_q, n_k).
+
+    Recognises: no scaling, dividing by d_k, by sqrt(n_q) or sqrt(n_k), multiplying by sqrt(d_k),
+    ``K Q^T`` (transposed), and ``Q @ K`` without the transpose.
+    """
+    if not_done(fn):
+        return report(False, NOT_DONE)
+    Q, K = _scores_case()
+    out, err = try_call(fn, Q.copy(), K.copy())
+    if err is not None:
+        if "matmul" in err or "aligned" in err or "mismatch" in err:
+            return report(False, f"{err}. Q is (n_q, d_k) = {Q.shape} and K is (n_k, d_k) = {K.shape}: "
+                          "transpose K so the d_k axes meet, Q @ K.T")
+        return report(False, err)
+    dots = Q @ K.T  # (2, 4)
+    want = dots / np.sqrt(9)
+    hint = _first_match(out, [
+        (want, None),
+        (dots, "forgot the scaling: divide Q @ K.T by sqrt(d_k), where d_k = Q.shape[-1] = 9"),
+        (dots / 9, "you divided by d_k = 9; divide by its square root, sqrt(d_k) = 3. The variance of a "
+         "dot product grows like d_k, so its standard deviation grows like sqrt(d_k)"),
+        (dots / np.sqrt(4), "you divided by sqrt(n_k), the number of keys; divide by sqrt(d_k), the "
+         "width of the vectors: Q.shape[-1]"),
+        (dots / np.sqrt(2), "you divided by sqrt(n_q), the number of queries; divide by sqrt(d_k) = "
+         "sqrt(Q.shape[-1])"),
+        (dots * 3.0, "you multiplied by sqrt(d_k); divide by it instead"),
+        (want.T, "transposed layout: you computed K @ Q.T. Row i must be query i, so use Q @ K.T "
+         f"(shape (n_q, n_k) = {want.shape})"),
+        (dots.T, "transposed layout and no scaling: use Q @ K.T / sqrt(d_k)"),
+    ])
+    if hint is not None:
+        return report(False, hint)
+    if close(out, want):
+        return report(True, f"scaled scores Q K^T / sqrt(d_k), shape {want.shape}")
+    shape = _shape(out)
+    if shape != want.shape:
+        return report(False, f"for Q {Q.shape} and K {K.shape} the scores must have shape "
+                      f"(n_q, n_k) = {want.shape}, yours has {shape}")
+    return report(False, "wrong values: the scores are Q @ K.T / np.sqrt(Q.shape[-1])")
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise: one output row by hand
+# ---------------------------------------------------------------------------------------------
+
+def output_row(answer, *, X, W_q, W_k, W_v, i: int) -> bool:
+    """Check one output row ``y_i`` of ``self_attention(X, W_q, W_k, W_v)`` computed by hand.
+
+    Recognises: no scaling, no softmax, softmax over the wrong axis, the row of another token
+    (counting from 1), the weights instead of the output, and the input row itself.
+    """
+    if not_done(answer):
+        return report(False, NOT_DONE)
+    X = np.asarray(X, dtype=float)
+    W_q, W_k, W_v = (np.asarray(W, dtype=float) for W in (W_q, W_k, W_v))
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (n, d_k), (n, d_k), (n, d_v)
+    dots = Q @ K.T  # (n, n)
+    S = dots / np.sqrt(Q.shape[-1])
+    out, A = self_attention(X, W_q, W_k, W_v)
+    want = out[i]
+    if close(answer, want, atol=1e-3):
+        return report(True, f"y_{i + 1} = {np.array2string(np.asarray(want), precision=3)}")
+    cands = [
+        (_sm(dots)[i] @ V, "forgot the scaling: divide the scores by sqrt(d_k) before the softmax"),
+        ((dots @ V)[i], "no softmax: turn the scores into weights with softmax before mixing the values"),
+        ((S @ V)[i], "no softmax: the scaled scores must go through softmax to become weights"),
+        ((_sm(S, axis=0) @ V)[i], "softmax over the wrong axis: y_i uses row i of the weights, a "
+         "softmax over query i's scores against every key"),
+        (A[i], "that is the weight row a_i, not the output: multiply it with V, y_i = a_i V"),
+        (X[i], "that is the input x_i itself; the output mixes all the value rows"),
+        (V[i], "that is the value row v_i; the output is the weighted sum of ALL value rows"),
+    ]
+    for j in range(len(X)):
+        if j != i:
+            cands.append((out[j], f"that is the output of token {j + 1} (row {j}); Python counts from 0, "
+                          f"so token {i + 1} is row {i}"))
+    for arr, hint in cands:
+        if close(answer, arr, atol=1e-3):
+            return report(False, hint)
+    if _shape(answer) != want.shape:
+        return report(False, f"y_i must be a vector of shape {want.shape} (d_v,), yours has "
+                      f"shape {_shape(answer)}")
+    return report(False, "not the expected row: scores q_i . k_j / sqrt(d_k), softmax over j, then "
+                  "sum_j a_ij v_j (values are compared to 3 decimals)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise: full self-attention in one line
+# ---------------------------------------------------------------------------------------------
+
+def _full_case():
+    rng = np.random.default_rng(5)
+    X = np.round(rng.normal(size=(5, 4)), 2)  # (n, d_model) = (5, 4)
+    W_q = np.round(rng.normal(size=(4, 3)), 2)  # (d_model, d_k) = (4, 3)
+    W_k = np.round(rng.normal(size=(4, 3)), 2)  # (d_model, d_k)
+    W_v = np.round(rng.normal(size=(4, 2)), 2)  # (d_model, d_v) = (4, 2)
+    return X, W_q, W_k, W_v
+
+
+def _wrong_outputs(X, W_q, W_k, W_v) -> list[tuple[np.ndarray, str]]:
+    """Outputs of the usual mistakes, each with the hint for it."""
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (n, d_k), (n, d_k), (n, d_v)
+    d_k, d_model = Q.shape[-1], X.shape[-1]
+    dots = Q @ K.T  # (n, n)
+    right = _sm(dots / np.sqrt(d_k)) @ V
+    out = [
+        (_sm(dots) @ V, "forgot the scaling: divide Q @ K.T by np.sqrt(d_k) before the softmax"),
+        (_sm(dots / d_k) @ V, "you divided by d_k; divide by sqrt(d_k)"),
+        (_sm(dots / np.sqrt(d_k), axis=0) @ V, "softmax over the wrong axis: normalise each ROW "
+         "(axis=-1), one distribution per query over the keys"),
+        (dots / np.sqrt(d_k) @ V, "no softmax: Q K^T / sqrt(d_k) are scores, not weights"),
+        (dots @ V, "no softmax and no scaling: softmax(Q @ K.T / np.sqrt(d_k)) @ V"),
+        (right.T, f"transposed layout: your output is (d_v, n); rows are tokens, so return "
+         f"{right.shape} (n, d_v)"),
+    ]
+    if d_model != d_k:
+        out.append((_sm(dots / np.sqrt(d_model)) @ V, "you scaled by sqrt(d_model) = sqrt(X.shape[-1]); "
+                    "scale by sqrt(d_k), the width of the queries and keys: W_q.shape[1]"))
+    return out
+
+
+def full_self_attention(fn: Callable) -> bool:
+    """Check ``fn(X, W_q, W_k, W_v)`` -> the output of self-attention, shape (n, d_v).
+
+    Uses ``n = 5``, ``d_model = 4``, ``d_k = 3``, ``d_v = 2`` so that every layout mistake changes a
+    shape or a number.
+    """
+    if not_done(fn):
+        return report(False, NOT_DONE)
+    X, W_q, W_k, W_v = _full_case()
+    out, err = try_call(fn, X.copy(), W_q.copy(), W_k.copy(), W_v.copy())
+    if err is not None:
+        if "matmul" in err or "aligned" in err or "mismatch" in err:
+            return report(False, f"{err}. Rows are tokens: Q = X @ W_q (X is (n, d_model) = {X.shape}, "
+                          f"W_q is (d_model, d_k) = {W_q.shape}), and the scores need K transposed: Q @ K.T")
+        return report(False, err)
+    if isinstance(out, tuple):
+        return report(False, "your function returned a tuple; return only the output (n, d_v). "
+                      "(ak.self_attention returns (output, weights): take [0])")
+    want, _ = self_attention(X, W_q, W_k, W_v)
+    if close(out, want):
+        return report(True, f"self-attention in one line: output shape {want.shape}, matches "
+                      "attention_kit.self_attention")
+    hint = _first_match(out, _wrong_outputs(X, W_q, W_k, W_v))
+    if hint is not None:
+        return report(False, hint)
+    if _shape(out) != want.shape:
+        return report(False, f"the output must have shape (n, d_v) = {want.shape}, yours has {_shape(out)}")
+    return report(False, "wrong values: softmax(Q @ K.T / np.sqrt(d_k)) @ V with Q = X @ W_q, "
+                  "K = X @ W_k, V = X @ W_v")
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise: predict a number (the variance of a dot product)
+# ---------------------------------------------------------------------------------------------
+
+def dot_variance(variance, std) -> bool:
+    """Check the predicted variance and standard deviation of ``q . k`` for d_k = 64.
+
+    ``q`` and ``k`` have independent entries with mean 0 and variance 1, so the answer is
+    variance 64 and standard deviation 8. Recognises the source's slip (variance 8).
+    """
+    if not_done(variance) or not_done(std):
+        return report(False, NOT_DONE)
+    try:
+        v, s = float(variance), float(std)
+    except (TypeError, ValueError):
+        return report(False, "give two numbers: the variance and the standard deviation")
+    v_ok, s_ok = abs(v - 64) < 1e-6, abs(s - 8) < 1e-6
+    if v_ok and s_ok:
+        return report(True, "variance 64 = d_k, standard deviation 8 = sqrt(d_k); dividing by "
+                      "sqrt(d_k) = 8 brings the variance back to 1")
+    if abs(v - 8) < 1e-6:
+        return report(False, "8 is the standard deviation, not the variance (the source makes this slip): "
+                      "q.k is a sum of 64 independent terms of variance 1 each, so the variances add up")
+    if abs(v - 1) < 1e-6:
+        return report(False, "variance 1 is what you get AFTER dividing by sqrt(d_k); before, the 64 "
+                      "terms' variances add up")
+    if v_ok:
+        return report(False, "the variance is right; the standard deviation is its square root")
+    if abs(v - 4096) < 1e-6:
+        return report(False, "variances of independent terms add: 64 terms of variance 1 give 64, not 64^2")
+    return report(False, "each term q_i k_i has mean 0 and variance 1 x 1 = 1, and the 64 terms are "
+                  "independent, so their variances add")
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise: repair source 003's numpy code
+# ---------------------------------------------------------------------------------------------
+
+def _fix_cases():
+    rng = np.random.default_rng(7)
+    X = np.round(rng.normal(size=(4, 3)), 2)  # (n, d) = (4, 3): n != d
+    Ws = [np.round(rng.normal(size=(3, 3)), 2) for _ in range(3)]  # (d, d) each, as in the source
+    return X, *Ws
+
+
+def fixed_source_code(fn: Callable) -> bool:
+    """Check the repaired version of source 003's code: ``fn(X, W_q, W_k, W_v)`` -> Y (n, d).
+
+    The source draws ``W = np.random.rand(n * n)`` (a flat vector) and computes ``np.matmul(W, X)``
+    (the column convention on row-major ``X``). The repaired function takes (d, d) matrices and
+    computes ``Q = X @ W_q``. Recognises: the column convention (``X @ W.T``), no scaling,
+    the wrong axis, and drawing new random matrices inside.
+    """
+    if not_done(fn):
+        return report(False, NOT_DONE)
+    X, W_q, W_k, W_v = _fix_cases()
+    out, err = try_call(fn, X.copy(), W_q.copy(), W_k.copy(), W_v.copy())
+    if err is not None:
+        if "matmul" in err or "aligned" in err or "mismatch" in err:
+            return report(False, f"{err}. X is (n, d) = {X.shape} with one token per row, and W_q is "
+                          f"(d, d) = {W_q.shape}: multiply X on the left, Q = X @ W_q, not W_q @ X")
+        return report(False, err)
+    if isinstance(out, tuple):
+        return report(False, "return only Y, the output of shape (n, d)")
+    want, _ = self_attention(X, W_q, W_k, W_v)
+    if close(out, want):
+        return report(True, "the repaired code matches attention_kit.self_attention "
+                      f"(Y has shape {want.shape}, one row per token)")
+    col, _ = self_attention(X, W_q.T, W_k.T, W_v.T)
+    if close(out, col):
+        return report(False, "column convention: you computed (W_q @ X.T).T = X @ W_q.T. With tokens as "
+                      "rows the projection is Q = X @ W_q (W_q of shape (d_model, d_k))")
+    hint = _first_match(out, _wrong_outputs(X, W_q, W_k, W_v))
+    if hint is not None:
+        return report(False, hint)
+    out2, err2 = try_call(fn, X.copy(), W_q.copy(), W_k.copy(), W_v.copy())
+    if err2 is None and not close(out, out2):
+        return report(False, "two calls with the same inputs gave different outputs: use the W_q, W_k, "
+                      "W_v passed in, do not draw new random matrices inside the function")
+    if _shape(out) != want.shape:
+        return report(False, f"Y must have shape (n, d) = {want.shape}, yours has {_shape(out)}")
+    return report(False, "wrong values: Q, K, V = X @ W_q, X @ W_k, X @ W_v, then "
+                  "softmax(Q @ K.T / sqrt(d)) @ V")

@@ -1,0 +1,239 @@
+"""The notebook-02 checkers accept right answers and name the usual mistakes."""
+
+import numpy as np
+import pytest
+
+import attention_kit as ak
+import attention_kit.check.self_attention as check
+
+# --- reference answers written independently of attention_kit (plain loops) ------------------
+
+
+def loop_softmax_rows(S):
+    out = np.empty_like(np.asarray(S, dtype=float))
+    for i, row in enumerate(S):
+        e = [np.exp(v - max(row)) for v in row]
+        out[i] = [v / sum(e) for v in e]
+    return out
+
+
+def loop_self_attention(X, W_q, W_k, W_v):
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    d_k = Q.shape[1]
+    out = np.zeros((len(X), V.shape[1]))
+    for i in range(len(X)):
+        s = np.array([Q[i] @ K[j] / np.sqrt(d_k) for j in range(len(X))])
+        a = np.exp(s - s.max())
+        a /= a.sum()
+        for j in range(len(X)):
+            out[i] += a[j] * V[j]
+    return out
+
+
+def sm(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def run(capsys, checker, *args, **kwargs):
+    ok = checker(*args, **kwargs)
+    out = capsys.readouterr().out
+    assert out.count("\n") >= 1
+    return ok, out
+
+
+# --- softmax_rows ----------------------------------------------------------------------------
+
+
+def test_softmax_rows_accepts_loop_and_attention_kit(capsys):
+    for fn in (loop_softmax_rows, ak.softmax, lambda S: sm(S, 1)):
+        ok, out = run(capsys, check.softmax_rows, fn)
+        assert ok and out.startswith("✓"), out
+
+
+@pytest.mark.parametrize(
+    "fn, hint",
+    [
+        (lambda S: sm(S, 0), "COLUMN"),
+        (lambda S: sm(S, 1).T, "transposed"),
+        (lambda S: np.exp(S - S.max()) / np.exp(S - S.max()).sum(), "whole matrix"),
+        (lambda S: np.exp(S) / np.exp(S).sum(axis=1), "keepdims"),
+        (lambda S: S / S.sum(axis=1, keepdims=True), "without np.exp"),
+        (lambda S: np.exp(S - S.max(axis=1, keepdims=True)), "do not sum to 1"),
+        (lambda S: np.exp(S) / np.exp(S).sum(axis=1, keepdims=True), "overflows"),
+        (lambda S: None, "return"),
+        (lambda S: 1 / 0, "ZeroDivisionError"),
+        (..., "not answered"),
+    ],
+)
+def test_softmax_rows_names_the_mistake(capsys, fn, hint):
+    ok, out = run(capsys, check.softmax_rows, fn)
+    assert not ok and out.startswith("✗") and hint in out, out
+
+
+def test_softmax_rows_catches_in_place_change(capsys):
+    def in_place(S):
+        S -= S.max(axis=1, keepdims=True)
+        e = np.exp(S)
+        return e / e.sum(axis=1, keepdims=True)
+
+    ok, out = run(capsys, check.softmax_rows, in_place)
+    assert not ok and "in place" in out
+
+
+# --- scaled_scores ---------------------------------------------------------------------------
+
+
+def test_scaled_scores_accepts(capsys):
+    ok, out = run(capsys, check.scaled_scores, lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1]))
+    assert ok, out
+    loop = lambda Q, K: np.array([[q @ k / np.sqrt(len(q)) for k in K] for q in Q])  # noqa: E731
+    assert run(capsys, check.scaled_scores, loop)[0]
+
+
+@pytest.mark.parametrize(
+    "fn, hint",
+    [
+        (lambda Q, K: Q @ K.T, "forgot the scaling"),
+        (lambda Q, K: Q @ K.T / Q.shape[-1], "square root"),
+        (lambda Q, K: Q @ K.T / np.sqrt(K.shape[0]), "sqrt(n_k)"),
+        (lambda Q, K: Q @ K.T / np.sqrt(Q.shape[0]), "sqrt(n_q)"),
+        (lambda Q, K: Q @ K.T * np.sqrt(Q.shape[-1]), "multiplied"),
+        (lambda Q, K: K @ Q.T / np.sqrt(Q.shape[-1]), "transposed layout"),
+        (lambda Q, K: Q @ K / np.sqrt(Q.shape[-1]), "K.T"),
+    ],
+)
+def test_scaled_scores_names_the_mistake(capsys, fn, hint):
+    ok, out = run(capsys, check.scaled_scores, fn)
+    assert not ok and hint in out, out
+
+
+# --- output_row --------------------------------------------------------------------------------
+
+TOY = np.array([[0.1, 0.5], [0.3, 0.4], [0.8, 0.0]])
+I2 = np.eye(2)
+
+
+def test_output_row_accepts_hand_computation(capsys):
+    s = TOY @ TOY[2] / np.sqrt(2)  # scores of x3 against every key
+    a = np.exp(s) / np.exp(s).sum()
+    y3 = a[0] * TOY[0] + a[1] * TOY[1] + a[2] * TOY[2]
+    ok, out = run(capsys, check.output_row, np.round(y3, 4), X=TOY, W_q=I2, W_k=I2, W_v=I2, i=2)
+    assert ok, out
+
+
+@pytest.mark.parametrize(
+    "make, hint",
+    [
+        (lambda: sm(TOY @ TOY.T, 1)[2] @ TOY, "forgot the scaling"),
+        (lambda: (TOY @ TOY.T @ TOY)[2], "no softmax"),
+        (lambda: (sm(TOY @ TOY.T / np.sqrt(2), 0) @ TOY)[2], "wrong axis"),
+        (lambda: sm(TOY @ TOY.T / np.sqrt(2), 1)[2], "weight row"),
+        (lambda: TOY[2], "input"),
+        (lambda: loop_self_attention(TOY, I2, I2, I2)[1], "counts from 0"),
+        (lambda: np.array([1.0, 2.0, 3.0]), "shape"),
+    ],
+)
+def test_output_row_names_the_mistake(capsys, make, hint):
+    ok, out = run(capsys, check.output_row, make(), X=TOY, W_q=I2, W_k=I2, W_v=I2, i=2)
+    assert not ok and hint in out, out
+
+
+# --- full_self_attention ------------------------------------------------------------------------
+
+
+def test_full_self_attention_accepts(capsys):
+    ok, out = run(capsys, check.full_self_attention, loop_self_attention)
+    assert ok, out
+    assert run(capsys, check.full_self_attention, lambda X, a, b, c: ak.self_attention(X, a, b, c)[0])[0]
+
+
+def one_line(axis=-1, scale="d_k", softmax=True):
+    def fn(X, W_q, W_k, W_v):
+        S = (X @ W_q) @ (X @ W_k).T
+        S = S / {"d_k": np.sqrt(W_q.shape[1]), "d_model": np.sqrt(X.shape[1]), "none": 1.0}[scale]
+        A = sm(S, axis) if softmax else S
+        return A @ (X @ W_v)
+    return fn
+
+
+@pytest.mark.parametrize(
+    "fn, hint",
+    [
+        (one_line(scale="none"), "forgot the scaling"),
+        (one_line(scale="d_model"), "sqrt(d_model)"),
+        (one_line(axis=0), "wrong axis"),
+        (one_line(softmax=False), "no softmax"),
+        (lambda X, a, b, c: one_line()(X, a, b, c).T, "transposed layout"),
+        (lambda X, a, b, c: ak.self_attention(X, a, b, c), "tuple"),
+        (lambda X, a, b, c: ak.self_attention(X.T, a, b, c)[0], "ShapeError"),
+        (lambda X, a, b, c: (a.T @ X.T).T, "must have shape"),
+        (lambda X, a, b, c: one_line()(X, a, b, c) + 0.1, "wrong values"),
+    ],
+)
+def test_full_self_attention_names_the_mistake(capsys, fn, hint):
+    ok, out = run(capsys, check.full_self_attention, fn)
+    assert not ok and hint in out, out
+
+
+# --- dot_variance --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "var, std, ok_expected, hint",
+    [
+        (64, 8, True, "variance 64"),
+        (8, 8, False, "standard deviation, not the variance"),
+        (1, 1, False, "AFTER dividing"),
+        (64, 64, False, "square root"),
+        (4096, 64, False, "add"),
+        (..., 8, False, "not answered"),
+        ("a lot", 8, False, "two numbers"),
+    ],
+)
+def test_dot_variance(capsys, var, std, ok_expected, hint):
+    ok, out = run(capsys, check.dot_variance, var, std)
+    assert ok is ok_expected and hint in out, out
+
+
+# --- fixed_source_code --------------------------------------------------------------------------
+
+
+def source_003_fixed(X, W_q, W_k, W_v):
+    d = X.shape[1]
+    Q, K, V = np.matmul(X, W_q), np.matmul(X, W_k), np.matmul(X, W_v)
+    W = np.matmul(Q, np.transpose(K)) / np.sqrt(d)
+    return np.matmul(sm(W, 1), V)
+
+
+def test_fixed_source_code_accepts(capsys):
+    ok, out = run(capsys, check.fixed_source_code, source_003_fixed)
+    assert ok, out
+
+
+@pytest.mark.parametrize(
+    "fn, hint",
+    [
+        (lambda X, a, b, c: source_003_fixed(X, a.T, b.T, c.T), "column convention"),
+        (lambda X, a, b, c: np.matmul(a, X), "not W_q @ X"),
+        (lambda X, a, b, c: source_003_fixed(X, *np.random.default_rng().normal(size=(3, 3, 3))),
+         "do not draw new random"),
+        (lambda X, a, b, c: sm((X @ a) @ (X @ b).T, 1) @ (X @ c), "forgot the scaling"),
+        (lambda X, a, b, c: (source_003_fixed(X, a, b, c), None), "return only Y"),
+    ],
+)
+def test_fixed_source_code_names_the_mistake(capsys, fn, hint):
+    ok, out = run(capsys, check.fixed_source_code, fn)
+    assert not ok and hint in out, out
+
+
+def test_source_003_original_code_fails_the_checker(capsys):
+    """The source's own code (flat W of length n*n, W @ X) is rejected with the matmul hint."""
+
+    def source_003(X, W_q, W_k, W_v):
+        n, d = X.shape[:2]
+        W_q = np.random.default_rng(0).random(n * n)
+        return np.matmul(W_q, X)
+
+    ok, out = run(capsys, check.fixed_source_code, source_003)
+    assert not ok and "Q = X @ W_q" in out, out
