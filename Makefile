@@ -7,6 +7,7 @@ BIN    := $(VENV)/bin
 BASE   := $(VENV)/.installed-base
 TESTS  := $(VENV)/.installed-test
 NB     ?= $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120
 
 .PHONY: install install-test lab test lint unit nbval notebooks student bench clean
@@ -25,7 +26,7 @@ install: $(BASE)
 install-test: $(TESTS)
 
 lab: $(BASE)
-	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks $(ROOT_FLAG)
 
 lint: $(TESTS)
 	$(BIN)/ruff check .
