@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 
 from .errors import (
+    NonFiniteError,
     ParameterError,
     ShapeError,
     UnknownNameError,
@@ -33,6 +34,36 @@ def _scores(x, name: str = "scores") -> np.ndarray:
         raise ShapeError(f"{name} has shape {arr.shape}: there are no keys to attend to (n_k = 0)")
     check_finite(arr, name)
     return arr
+
+
+def _softmax_inplace(x: np.ndarray, axis: int = -1, mask=None) -> np.ndarray:
+    """Softmax of ``x`` along ``axis``, written into ``x`` itself (no validation, no copy).
+
+    The caller owns ``x`` (a fresh float array) and has already checked it (or knows it is finite);
+    ``mask`` is a validated boolean array broadcastable to ``x.shape``, True = may attend.
+    Used by ``softmax`` and by the attention functions on their freshly computed score arrays,
+    so that the big ``(..., n_q, n_k)`` array is touched as few times as possible.
+    """
+    if mask is not None:
+        np.copyto(x, -np.inf, where=np.logical_not(mask))  # blocked keys: exp(-inf) = 0
+    m = np.max(x, axis=axis, keepdims=True)  # (..., 1) row maxima
+    if mask is not None:
+        dead = np.isneginf(m)  # rows where every key is masked
+        if dead.any():
+            m[dead] = 0.0
+    if not np.isfinite(m).all():
+        raise NonFiniteError(
+            "the attention scores hold NaN or +inf (an overflow of q . k?); "
+            "scale the inputs down or check them for NaN/inf"
+        )
+    x -= m
+    np.exp(x, out=x)
+    s = np.sum(x, axis=axis, keepdims=True)  # (..., 1), >= 1 for every live row
+    if mask is not None:
+        s[s == 0] = 1.0  # a fully masked row is all zeros: leave it so, never 0/0 = NaN
+    np.reciprocal(s, out=s)
+    x *= s
+    return x
 
 
 def softmax(x, axis: int = -1, mask=None) -> np.ndarray:
@@ -55,22 +86,9 @@ def softmax(x, axis: int = -1, mask=None) -> np.ndarray:
         weights** (it attends to nothing) instead of the NaN that 0/0 would give.
     """
     x = _scores(x, "x")
-    if mask is None:
-        m = np.max(x, axis=axis, keepdims=True)
-        out = np.subtract(x, m)
-        np.exp(out, out=out)
-        s = np.sum(out, axis=axis, keepdims=True)
-        out /= s
-        return out
-    mask = check_mask(mask, x.shape)
-    neg = np.where(mask, x, -np.inf)
-    m = np.max(neg, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    out = np.exp(np.where(mask, x - m, -np.inf)).astype(x.dtype, copy=False)
-    s = np.sum(out, axis=axis, keepdims=True)
-    np.divide(out, s, out=out, where=s > 0)
-    out[np.broadcast_to(s == 0, out.shape)] = 0.0
-    return out
+    if mask is not None:
+        mask = check_mask(mask, x.shape)
+    return _softmax_inplace(np.array(x, copy=True), axis=axis, mask=mask)
 
 
 def soft_align(scores, *, temperature: float = 1.0, mask=None) -> np.ndarray:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .alignment import _softmax_inplace
 from .alignment import align as _align
-from .alignment import softmax
-from .errors import ShapeError, check_mask, check_matrix
+from .errors import ParameterError, ShapeError, check_finite, check_mask, check_matrix
 from .scores import score as _score
 
 __all__ = ["attend", "general_attention", "scaled_dot_product_attention", "self_attention"]
@@ -113,9 +113,30 @@ def scaled_dot_product_attention(Q, K, V, mask=None, *, scale: float | None = No
     if K.shape[-2] != V.shape[-2]:
         raise ShapeError(f"K has {K.shape[-2]} keys but V has {V.shape[-2]} values (K {K.shape}, V {V.shape}); they must match")
     s = (1.0 / np.sqrt(Q.shape[-1])) if scale is None else float(scale)
-    scores = Q @ np.swapaxes(K, -1, -2)  # (..., n_q, n_k)
-    scores *= scores.dtype.type(s)
-    weights = softmax(scores, mask=mask)
+    if not np.isfinite(s):
+        raise ParameterError(f"scale must be a finite number, got {scale!r}; leave it None for 1/sqrt(d_k)")
+    return _sdpa_core(Q * Q.dtype.type(s), K, V, mask)
+
+
+# |q . k| <= d * max|q| * max|k|; below this bound the score matrix cannot overflow.
+_OVERFLOW_BOUND = 1e300
+
+
+def _sdpa_core(Qs, K, V, mask):
+    """``softmax(Qs K^T) V`` on validated, finite arrays; ``Qs`` already carries the 1/sqrt(d_k) scale.
+
+    Shapes: Qs (..., n_q, d_k), K (..., n_k, d_k), V (..., n_k, d_v). The score array is computed
+    once and turned into the weights in place (it is the biggest array by far, so every extra
+    pass over it costs as much as a small matrix product). Instead of scanning it for inf, a cheap
+    bound on ``|q . k|`` from the (small) inputs shows that it cannot overflow.
+    """
+    scores = Qs @ np.swapaxes(K, -1, -2)  # (..., n_q, n_k)
+    bound = float(np.max(np.abs(Qs))) * float(np.max(np.abs(K))) * Qs.shape[-1]
+    if not bound < _OVERFLOW_BOUND or (scores.dtype == np.float32 and not bound < 3e38):
+        check_finite(scores, "the scores Q K^T / sqrt(d_k)")
+    if mask is not None:
+        mask = check_mask(mask, scores.shape)
+    weights = _softmax_inplace(scores, mask=mask)  # (..., n_q, n_k), scores reused in place
     return weights @ V, weights  # (..., n_q, d_v), (..., n_q, n_k)
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .alignment import softmax
+from .attention import _sdpa_core
 from .errors import ParameterError, ShapeError, as_float_array, check_finite, check_matrix
 
 __all__ = ["MultiHeadParams", "init_multi_head", "split_heads", "merge_heads", "multi_head_attention"]
@@ -163,6 +163,12 @@ def _stack(W: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(W.transpose(1, 0, 2)).reshape(d_model, h * d)  # (d_model, h*d)
 
 
+def _heads(Z: np.ndarray, h: int, d: int) -> np.ndarray:
+    """(..., n, h*d) -> contiguous (..., h, n, d), without validation (internal)."""
+    *batch, n, _ = Z.shape
+    return np.ascontiguousarray(np.swapaxes(Z.reshape(*batch, n, h, d), -3, -2))  # (..., h, n, d)
+
+
 def multi_head_attention(X_q, X_kv, params: MultiHeadParams, mask=None):
     """Multi-head attention: h scaled dot-product attentions in parallel, concatenated, then ``W_o``.
 
@@ -191,23 +197,34 @@ def multi_head_attention(X_q, X_kv, params: MultiHeadParams, mask=None):
     X_q = check_matrix(X_q, "X_q", expected="(n_q, d_model)", d=d_model, d_name="d_model")
     X_kv = check_matrix(X_kv, "X_kv", expected="(n_k, d_model)", d=d_model, d_name="d_model")
     dt = np.result_type(X_q, X_kv, params.W_q)
-    Q = X_q @ _stack(params.W_q).astype(dt, copy=False)  # (..., n_q, h*d_k)
-    K = X_kv @ _stack(params.W_k).astype(dt, copy=False)  # (..., n_k, h*d_k)
-    V = X_kv @ _stack(params.W_v).astype(dt, copy=False)  # (..., n_k, h*d_v)
+    d_v = params.W_v.shape[2]
+    scale = 1.0 / np.sqrt(d_k)
+    # Fold 1/sqrt(d_k) into the (small) query projection instead of scaling the (big) scores.
+    Wq = _stack(params.W_q).astype(dt, copy=False) * dt.type(scale)  # (d_model, h*d_k)
+    Wk = _stack(params.W_k).astype(dt, copy=False)  # (d_model, h*d_k)
+    Wv = _stack(params.W_v).astype(dt, copy=False)  # (d_model, h*d_v)
+    if X_q is X_kv:  # self-attention: one product for all three projections
+        QKV = X_q @ np.concatenate([Wq, Wk, Wv], axis=1)  # (..., n, h*(2 d_k + d_v))
+        Q = QKV[..., : h * d_k]  # (..., n_q, h*d_k)
+        K = QKV[..., h * d_k : 2 * h * d_k]  # (..., n_k, h*d_k)
+        V = QKV[..., 2 * h * d_k :]  # (..., n_k, h*d_v)
+    else:
+        Q = X_q @ Wq  # (..., n_q, h*d_k)
+        K = X_kv @ Wk  # (..., n_k, h*d_k)
+        V = X_kv @ Wv  # (..., n_k, h*d_v)
+    Qh = _heads(Q, h, d_k)  # (..., h, n_q, d_k), contiguous
+    Kh = _heads(K, h, d_k)  # (..., h, n_k, d_k)
+    Vh = _heads(V, h, d_v)  # (..., h, n_k, d_v)
     if params.b_q is not None:
-        Q += params.b_q.reshape(-1)  # (h*d_k,)
+        Qh += (params.b_q * scale).astype(dt, copy=False)[:, None, :]  # (h, 1, d_k)
     if params.b_k is not None:
-        K += params.b_k.reshape(-1)
+        Kh += params.b_k.astype(dt, copy=False)[:, None, :]
     if params.b_v is not None:
-        V += params.b_v.reshape(-1)
-    Qh = split_heads(Q, h)  # (..., h, n_q, d_k)
-    Kh = split_heads(K, h)  # (..., h, n_k, d_k)
-    Vh = split_heads(V, h)  # (..., h, n_k, d_v)
-    scores = Qh @ np.swapaxes(Kh, -1, -2)  # (..., h, n_q, n_k)
-    scores *= scores.dtype.type(1.0 / np.sqrt(d_k))
-    weights = softmax(scores, mask=mask)  # (..., h, n_q, n_k)
-    heads = weights @ Vh  # (..., h, n_q, d_v)
+        Vh += params.b_v.astype(dt, copy=False)[:, None, :]
+    heads, weights = _sdpa_core(Qh, Kh, Vh, mask)  # (..., h, n_q, d_v), (..., h, n_q, n_k)
     out = merge_heads(heads) @ params.W_o.astype(dt, copy=False)  # (..., n_q, d_model)
     if params.b_o is not None:
         out += params.b_o
+    if not np.isfinite(out).all():
+        check_finite(out, "the output of multi_head_attention (overflow?)")
     return out, weights
