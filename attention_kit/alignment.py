@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 
 from .errors import (
+    EmptySequenceError,
     NonFiniteError,
     ParameterError,
     ShapeError,
@@ -31,7 +32,10 @@ def _scores(x, name: str = "scores") -> np.ndarray:
     if arr.ndim == 0:
         raise ShapeError(f"{name} is a scalar; give at least one score per key, shape (n_k,) or (n_q, n_k)")
     if arr.shape[-1] == 0:
-        raise ShapeError(f"{name} has shape {arr.shape}: there are no keys to attend to (n_k = 0)")
+        raise EmptySequenceError(
+            f"{name} has shape {arr.shape}: there are no keys to attend to (n_k = 0); "
+            "(..., n_k) with n_k >= 1 was expected"
+        )
     check_finite(arr, name)
     return arr
 
@@ -182,9 +186,12 @@ def local_align(
     """
     x = _scores(scores)
     n_k = x.shape[-1]
-    if isinstance(D, bool) or not np.isfinite(D) or D < 1:
+    if isinstance(D, bool) or not isinstance(D, (int, float, np.integer, np.floating)) or not np.isfinite(D) or D < 1:
         raise ParameterError(f"local alignment needs a window half-width D >= 1, got D={D!r}")
-    pos = np.asarray(p, dtype=float)
+    try:
+        pos = np.asarray(p, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError(f"p must be a number or one number per query, got {p!r}") from None
     if not np.isfinite(pos).all() or (pos < 0).any() or (pos > n_k - 1).any():
         raise ParameterError(
             f"local alignment's centre p={np.round(pos, 3).tolist()} lies outside the sequence; "

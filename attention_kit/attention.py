@@ -12,6 +12,23 @@ from .scores import score as _score
 __all__ = ["attend", "general_attention", "scaled_dot_product_attention", "self_attention"]
 
 
+def _columns_hint(X: np.ndarray, xname: str, W, wname: str, dname: str) -> None:
+    """Catch a feature matrix passed in the survey's column layout (d, n) before the weights are checked.
+
+    If ``W`` (d, d_out) fits the *rows* of ``X`` but not its columns, ``X`` is almost surely
+    transposed; say so, rather than blaming ``W``.
+    """
+    if W is None or X.ndim != 2:
+        return
+    w = np.asarray(W)
+    if w.ndim == 2 and w.shape[0] != X.shape[-1] and w.shape[0] == X.shape[-2]:
+        raise ShapeError(
+            f"{xname} has shape {X.shape} but {wname} has shape {w.shape}, so ({X.shape[-1]}, {w.shape[0]}) "
+            f"= (n, {dname}) was expected for {xname}: rows are tokens. Did you pass the column layout "
+            f"({dname}, n) of the survey? Use {xname}.T"
+        )
+
+
 def general_attention(q, K, V, *, score: str = "dot", align: str = "soft", score_params: dict | None = None,
                       align_params: dict | None = None, mask=None, return_scores: bool = False):
     """Attention over given keys and values: scores, then weights, then ``c = a V``.
@@ -77,6 +94,7 @@ def attend(q, F, W_k=None, W_v=None, *, score: str = "dot", align: str = "soft",
     """
     F = check_matrix(F, "F", expected="(n_f, d_f)")
     d_f = F.shape[-1]
+    _columns_hint(F, "F", W_k if W_k is not None else W_v, "W_k" if W_k is not None else "W_v", "d_f")
     K = F if W_k is None else F @ check_matrix(W_k, "W_k", expected="(d_f, d_k)", n=d_f, n_name="d_f", d_name="d_k")
     V = F if W_v is None else F @ check_matrix(W_v, "W_v", expected="(d_f, d_v)", n=d_f, n_name="d_f", d_name="d_v")
     return general_attention(q, K, V, score=score, align=align, score_params=score_params,
@@ -106,12 +124,15 @@ def scaled_dot_product_attention(Q, K, V, mask=None, *, scale: float | None = No
     K = check_matrix(K, "K", expected="(n_k, d_k)")
     V = check_matrix(V, "V", expected="(n_k, d_v)")
     if Q.shape[-1] != K.shape[-1]:
-        msg = f"Q has d_k = {Q.shape[-1]} but K has d_k = {K.shape[-1]} (Q {Q.shape}, K {K.shape}); queries and keys must have the same width"
+        msg = f"Q has d_k = {Q.shape[-1]} but K has d_k = {K.shape[-1]} (Q {Q.shape}, K {K.shape}); queries and keys must have the same width: project them to the same d_k"
         if K.shape[-2] == Q.shape[-1]:
             msg += ". Did you pass K in the column layout (d_k, n_k)? Use K.T"
         raise ShapeError(msg)
     if K.shape[-2] != V.shape[-2]:
-        raise ShapeError(f"K has {K.shape[-2]} keys but V has {V.shape[-2]} values (K {K.shape}, V {V.shape}); they must match")
+        raise ShapeError(
+            f"K has {K.shape[-2]} keys but V has {V.shape[-2]} values (K {K.shape}, V {V.shape}); "
+            "V must be (n_k, d_v), one row per key. If V is in the column layout (d_v, n_k), use V.T"
+        )
     s = (1.0 / np.sqrt(Q.shape[-1])) if scale is None else float(scale)
     if not np.isfinite(s):
         raise ParameterError(f"scale must be a finite number, got {scale!r}; leave it None for 1/sqrt(d_k)")
@@ -159,9 +180,13 @@ def self_attention(X, W_q, W_k, W_v, mask=None):
     """
     X = check_matrix(X, "X", expected="(n, d_model)")
     d = X.shape[-1]
+    _columns_hint(X, "X", W_q, "W_q", "d_model")
     W_q = check_matrix(W_q, "W_q", expected="(d_model, d_k)", batch=False, n=d, n_name="d_model", d_name="d_k")
     W_k = check_matrix(W_k, "W_k", expected="(d_model, d_k)", batch=False, n=d, n_name="d_model", d_name="d_k")
     W_v = check_matrix(W_v, "W_v", expected="(d_model, d_v)", batch=False, n=d, n_name="d_model", d_name="d_v")
     if W_q.shape[1] != W_k.shape[1]:
-        raise ShapeError(f"W_q gives d_k = {W_q.shape[1]} but W_k gives d_k = {W_k.shape[1]}; queries and keys must have the same width")
+        raise ShapeError(
+            f"W_q {W_q.shape} gives d_k = {W_q.shape[1]} but W_k {W_k.shape} gives d_k = {W_k.shape[1]}; "
+            "queries and keys must have the same width: give W_q and W_k the same number of columns"
+        )
     return scaled_dot_product_attention(X @ W_q, X @ W_k, X @ W_v, mask=mask)

@@ -132,6 +132,8 @@ def check_matrix(
             extra = f"; for a single vector use {name}[None, :] to make it one row"
         if arr.ndim == 0:
             extra = "; a scalar is not a sequence of vectors"
+        if arr.ndim == 3 and not batch:
+            extra = "; a stack of per-head matrices belongs in multi_head_attention / MultiHeadParams"
         raise ShapeError(
             f"{name} has shape {arr.shape} but {want} was expected (rows are tokens){extra}"
         )
@@ -158,6 +160,8 @@ def check_matrix(
             msg += f"; did you pass the column layout (d, n) of the survey? Use {name}.T"
         elif d is not None and cols != d:
             msg += f"; its last dimension must be {d} ({d_name})"
+        elif n is not None and rows != n:
+            msg += f"; it needs one row per input feature, {n} ({n_name})"
         raise ShapeError(msg)
     check_finite(arr, name)
     return arr
@@ -182,6 +186,7 @@ def check_mask(mask, shape: tuple, name: str = "mask") -> np.ndarray:
     if not ok:
         raise MaskError(
             f"{name} has shape {m.shape} but it must broadcast to the scores' shape {tuple(shape)} "
-            "(n_q, n_k): one row per query, one column per key"
+            "(..., n_q, n_k): one row per query, one column per key. Build it with "
+            "causal_mask(n_q, n_k) or padding_mask(lengths, n_k)"
         )
     return m

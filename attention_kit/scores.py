@@ -81,7 +81,8 @@ def _qk(Q, K, *, same_dim: bool):
     if same_dim and Q.shape[-1] != K.shape[-1]:
         msg = (
             f"Q has {Q.shape[-1]} features per query but K has {K.shape[-1]} per key "
-            f"(Q {Q.shape if not squeeze else Q.shape[1:]}, K {K.shape}); this score needs d_q = d_k"
+            f"(Q {Q.shape if not squeeze else Q.shape[1:]}, K {K.shape}); this score needs d_q = d_k "
+            "(use 'general' or 'additive' for queries and keys of different sizes)"
         )
         if K.shape[-2] == Q.shape[-1]:
             msg += ". Did you pass K in the column layout (d_k, n_k)? Use K.T"

@@ -48,17 +48,17 @@ def rng():
 def loop_softmax(row, allowed=None):
     """Softmax of one list of numbers; masked entries get 0; an all-masked row gives zeros."""
     allowed = [True] * len(row) if allowed is None else list(allowed)
-    live = [x for x, ok in zip(row, allowed) if ok]
+    live = [x for x, ok in zip(row, allowed, strict=True) if ok]
     if not live:
         return [0.0] * len(row)
     m = max(live)
-    ex = [math.exp(x - m) if ok else 0.0 for x, ok in zip(row, allowed)]
+    ex = [math.exp(x - m) if ok else 0.0 for x, ok in zip(row, allowed, strict=True)]
     total = sum(ex)
     return [e / total for e in ex]
 
 
 def loop_dot(u, v):
-    return sum(float(a) * float(b) for a, b in zip(u, v))
+    return sum(float(a) * float(b) for a, b in zip(u, v, strict=True))
 
 
 def loop_matvec(M, v):
@@ -102,13 +102,13 @@ def survey_score(name, q, k, params, act="tanh"):
         W1, W2, w = params["W1"].T, params["W2"].T, params["w"]  # (d_w, d_q), (d_w, d_k)
         b = params.get("b")
         b = [0.0] * len(w) if b is None else b
-        h = [f(a + c + bb) for a, c, bb in zip(loop_matvec(W1, q), loop_matvec(W2, k), b)]
+        h = [f(a + c + bb) for a, c, bb in zip(loop_matvec(W1, q), loop_matvec(W2, k), b, strict=True)]
         return loop_dot(w, h)
     if name == "concat":
         W, w = params["W"].T, params["w"]  # (d_w, d_q + d_k)
         b = params.get("b")
         b = [0.0] * len(w) if b is None else b
-        h = [f(z + bb) for z, bb in zip(loop_matvec(W, q + k), b)]
+        h = [f(z + bb) for z, bb in zip(loop_matvec(W, q + k), b, strict=True)]
         return loop_dot(w, h)
     if name == "dot":
         return loop_dot(q, k)
@@ -118,7 +118,7 @@ def survey_score(name, q, k, params, act="tanh"):
         return loop_dot(k, loop_matvec(params["W"].T, q))
     if name == "biased_general":
         Wq = loop_matvec(params["W"].T, q)
-        return loop_dot(k, [a + b for a, b in zip(Wq, params["b"])])
+        return loop_dot(k, [a + b for a, b in zip(Wq, params["b"], strict=True)])
     if name == "activated_general":
         return f(loop_dot(k, loop_matvec(params["W"].T, q)) + float(params["b"]))
     if name == "similarity":
@@ -202,7 +202,7 @@ def test_softmax_mask_matches_loop(rng):
     mask = rng.random((4, 5)) < 0.6
     mask[2] = False  # one fully masked row
     got = ak.softmax(x, mask=mask)
-    ref = np.array([loop_softmax(r, m) for r, m in zip(x, mask)])
+    ref = np.array([loop_softmax(r, m) for r, m in zip(x, mask, strict=True)])
     np.testing.assert_allclose(got, ref, rtol=1e-13, atol=1e-15)
     np.testing.assert_array_equal(got[2], np.zeros(5))
     assert np.all(got[~mask] == 0)
