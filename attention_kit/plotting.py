@@ -361,6 +361,8 @@ def head_grid(
                       title=titles[i] if titles is not None else f"head {i + 1}")
         ax.set_xlabel("")
         ax.set_ylabel("")
+        if max(n_q, n_k) * ncols > 16:  # small panels: smaller tick labels
+            ax.tick_params(labelsize=8)
         if i % ncols:
             ax.tick_params(labelleft=False)
         arts.append(art)

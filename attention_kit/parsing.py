@@ -1,0 +1,107 @@
+"""Parse what a learner types into a vector: an allow-list, a length cap, finite numbers only.
+
+No ``eval``, ``exec`` or ``literal_eval``: the text is matched against regular expressions and
+only plain decimal numbers are turned into floats.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .errors import AttentionError
+
+__all__ = ["VectorParseError", "parse_vector", "format_vector"]
+
+
+class VectorParseError(AttentionError, ValueError):
+    """The text typed for a vector is not a list of finite numbers of the right length."""
+
+
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_ALLOWED = re.compile(r"[0-9eE+\-.,;\s\[\]()]*")
+_SEPARATOR = re.compile(r"\s*[,;]\s*|\s+")
+_NONFINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
+EXAMPLE = "e.g. 0.1, 0.5"
+
+
+def _show(s: str, limit: int = 20) -> str:
+    return repr(s if len(s) <= limit else s[: limit - 1] + "…")
+
+
+def parse_vector(text, *, length: int | None = None, max_chars: int = 200) -> np.ndarray:
+    """Turn typed text such as ``"0.1, 0.5"``, ``"[0.1 0.5]"``, ``"(0.1, 0.5)"`` or ``"-1e-2; 3"``
+    into a float vector.
+
+    Numbers are separated by commas, semicolons or spaces, optionally inside one pair of ``[]`` or
+    ``()``. Only plain decimal numbers (with an optional exponent) are accepted.
+
+    Parameters
+    ----------
+    text : str
+        What was typed.
+    length : int, optional
+        The number of components required (for example 2 for a 2-D vector).
+    max_chars : int
+        Longer text is refused before it is looked at.
+
+    Returns
+    -------
+    ndarray, shape (length,)
+
+    Raises
+    ------
+    VectorParseError
+        With a short message that names the problem and the fix.
+    """
+    if not isinstance(text, str):
+        raise VectorParseError(f"expected text, got {type(text).__name__}; type numbers, {EXAMPLE}")
+    if len(text) > max_chars:
+        raise VectorParseError(f"too long ({len(text)} characters, at most {max_chars}); "
+                               f"type just the numbers, {EXAMPLE}")
+    s = text.strip()
+    if not s:
+        raise VectorParseError(f"empty: type {length if length else 'some'} numbers, {EXAMPLE}")
+    if not _ALLOWED.fullmatch(s):
+        for tok in _SEPARATOR.split(s.strip("[]() ")):
+            if tok.lower() in _NONFINITE:
+                raise VectorParseError(f"{_show(tok)} is not a finite number; "
+                                       f"use ordinary numbers only, {EXAMPLE}")
+        bad = next((t for t in _SEPARATOR.split(s) if not _ALLOWED.fullmatch(t)), s)
+        raise VectorParseError(f"{_show(bad)} is not a number; type plain numbers "
+                               f"separated by commas, {EXAMPLE}")
+    if s[0] in "[(":
+        close = "]" if s[0] == "[" else ")"
+        if not s.endswith(close):
+            raise VectorParseError(f"{s[0]!r} is not closed; end with {close!r} or drop the brackets")
+        s = s[1:-1].strip()
+    elif s[-1] in ")]":
+        raise VectorParseError(f"{s[-1]!r} has no opening bracket; drop it, {EXAMPLE}")
+    if not s:
+        raise VectorParseError(f"empty: type {length if length else 'some'} numbers, {EXAMPLE}")
+    tokens = _SEPARATOR.split(s)
+    if "" in tokens:
+        raise VectorParseError(f"two separators in a row (or a stray one at an end); {EXAMPLE}")
+    values = []
+    for tok in tokens:
+        if not _NUMBER.fullmatch(tok):
+            if any(c in tok for c in "[]()"):
+                raise VectorParseError(f"{_show(tok)}: only one pair of brackets around the whole "
+                                       f"vector is allowed, {EXAMPLE}")
+            raise VectorParseError(f"{_show(tok)} is not a number; type plain numbers "
+                                   f"separated by commas, {EXAMPLE}")
+        v = float(tok)
+        if not np.isfinite(v):
+            raise VectorParseError(f"{_show(tok)} is too large (it overflows to infinity); "
+                                   "use a number below 1e308")
+        values.append(v)
+    if length is not None and len(values) != length:
+        raise VectorParseError(f"expected {length} number{'s' if length != 1 else ''} (one per "
+                               f"component), got {len(values)}")
+    return np.array(values, dtype=float)
+
+
+def format_vector(v) -> str:
+    """Format a vector the way the text boxes show it, e.g. ``"0.1, 0.5"``."""
+    return ", ".join(f"{round(float(x), 6) + 0.0:g}" for x in np.asarray(v).ravel())

@@ -1,0 +1,875 @@
+"""Widgets for the notebooks: a safe vector editor, a live figure and three explorers.
+
+Everything here is an ipywidgets 8 widget whose callbacks are plain methods, so tests (and the
+notebooks' stored outputs) can drive them without a browser:
+
+* :func:`parse_vector` turns typed text into a vector with an allow-list (no ``eval``).
+* :class:`VectorEditor` - a text box and one slider per component for each named vector.
+* :class:`LiveFigure` - an ``ipywidgets.Image`` that shows a reused matplotlib ``Figure`` as PNG.
+* :class:`AttentionExplorer` (notebook 01), :class:`SelfAttentionExplorer` (notebook 02) and
+  :class:`MultiHeadExplorer` (notebook 03).
+
+An explorer recomputes its ``state`` with ``attention_kit`` and redraws its figure in place
+(``set_data``, ``set_text``, ``set_positions``, ``set_height``); no new figure is made per change.
+Every exception raised while updating is caught and written in the explorer's error label; the
+previous state and picture stay. Without a widget front end (GitHub, nbval) an explorer shows a PNG
+of its current figure.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from functools import partial
+from typing import Callable
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from . import alignment as _alignment
+from . import attention as _attention
+from . import multihead as _multihead
+from . import scores as _scores
+from .parsing import VectorParseError, format_vector, parse_vector
+from .plotting import OKABE_ITO, head_grid, heatmap, plot_vectors, update_heatmap, update_vectors
+
+__all__ = [
+    "VectorParseError",
+    "parse_vector",
+    "format_vector",
+    "VectorEditor",
+    "LiveFigure",
+    "AttentionExplorer",
+    "SelfAttentionExplorer",
+    "MultiHeadExplorer",
+]
+
+ERROR_STYLE = {"text_color": "#b00020"}
+CONTEXT_COLOR = "#D55E00"  # vermillion (Okabe-Ito): the context / output vectors
+
+
+def _friendly(exc: BaseException) -> str:
+    """One line for the error label: the message, without a traceback."""
+    msg = str(exc).strip() or type(exc).__name__
+    if len(msg) > 300:
+        msg = msg[:299] + "…"
+    return f"⚠ {msg}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Vector editor
+# ---------------------------------------------------------------------------------------------
+
+
+class VectorEditor(widgets.VBox):
+    """Edit a few named vectors: one text box and one slider per component for each.
+
+    Parameters
+    ----------
+    vectors : dict[str, array_like, shape (d,)]
+        Initial vectors by name, e.g. ``{"q": [1, 0], "k1": [0.5, 0.5]}``. Order is kept.
+    min, max, step : float
+        Slider range and step. A typed value outside the range widens that slider's range.
+
+    Notes
+    -----
+    Typing in a box and pressing Enter is :meth:`set_text`. Bad text leaves the vector (and the
+    sliders) at the last good value and shows a short message next to the box; the box keeps what
+    was typed so it can be corrected.
+    """
+
+    def __init__(self, vectors: dict, *, min: float = -2.0, max: float = 2.0, step: float = 0.05):
+        lo, hi = float(min), float(max)
+        if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+            raise ValueError(f"min must be below max, got min={min!r}, max={max!r}")
+        if not vectors:
+            raise ValueError("vectors is empty: give at least one named vector, e.g. {'q': [1, 0]}")
+        self._vals: dict[str, np.ndarray] = {}
+        self._texts: dict[str, widgets.Text] = {}
+        self._sliders: dict[str, list[widgets.FloatSlider]] = {}
+        self._msgs: dict[str, widgets.Label] = {}
+        self._ok: dict[str, bool] = {}
+        self._callbacks: list[Callable] = []
+        self._quiet = False
+        rows = []
+        for name, v in vectors.items():
+            arr = np.asarray(v, dtype=float).reshape(-1)  # (d,)
+            if arr.size == 0 or not np.isfinite(arr).all():
+                raise ValueError(f"vector {name!r} must hold finite numbers, got {v!r}")
+            self._vals[name] = arr.copy()
+            text = widgets.Text(value=format_vector(arr), continuous_update=False,
+                                placeholder="e.g. 0.1, 0.5", layout=widgets.Layout(width="150px"))
+            text.observe(partial(self._text_changed, name), names="value")
+            sliders = []
+            for i, x in enumerate(arr):
+                s = widgets.FloatSlider(
+                    value=float(x), min=builtins_min(lo, float(x)), max=builtins_max(hi, float(x)),
+                    step=step, description=f"[{i}]", readout_format=".2f", continuous_update=True,
+                    layout=widgets.Layout(width="230px"), style={"description_width": "28px"})
+                s.observe(partial(self._slider_changed, name, i), names="value")
+                sliders.append(s)
+            msg = widgets.Label(value="", style=ERROR_STYLE)
+            self._texts[name], self._sliders[name], self._msgs[name] = text, sliders, msg
+            self._ok[name] = True
+            label = widgets.Label(value=name, layout=widgets.Layout(width="32px"))
+            rows.append(widgets.HBox([label, text, *sliders, msg]))
+        self.error = widgets.Label(value="", style=ERROR_STYLE)
+        super().__init__(rows + [self.error])
+
+    # -- reading ------------------------------------------------------------------------------
+    @property
+    def names(self) -> list[str]:
+        """The vectors' names, in order."""
+        return list(self._vals)
+
+    @property
+    def values(self) -> dict[str, np.ndarray]:
+        """A copy of the current vectors, ``{name: ndarray (d,)}``."""
+        return {k: v.copy() for k, v in self._vals.items()}
+
+    def matrix(self, names=None) -> np.ndarray:
+        """The named vectors (default: all) stacked as rows, shape ``(m, d)``."""
+        names = self.names if names is None else list(names)
+        return np.stack([self._vals[n] for n in names])  # (m, d)
+
+    def message(self, name: str) -> str:
+        """The message shown next to ``name``'s box ('' when the last input was fine)."""
+        return self._msgs[self._check_name(name)].value
+
+    def text(self, name: str) -> str:
+        """What ``name``'s text box shows."""
+        return self._texts[self._check_name(name)].value
+
+    def slider_values(self, name: str) -> np.ndarray:
+        """What ``name``'s sliders show, shape ``(d,)``."""
+        return np.array([s.value for s in self._sliders[self._check_name(name)]])
+
+    # -- writing ------------------------------------------------------------------------------
+    def on_change(self, callback: Callable) -> None:
+        """Call ``callback(editor)`` after every valid change."""
+        self._callbacks.append(callback)
+
+    def set_text(self, name: str, text: str) -> bool:
+        """Type ``text`` into ``name``'s box and press Enter. Returns whether it was accepted."""
+        box = self._texts[self._check_name(name)]
+        if box.value == text:  # no change event would fire: handle it directly
+            return self._apply_text(name, text)
+        box.value = text  # the observer parses it, as in the browser
+        return self._ok[name]
+
+    def set_component(self, name: str, i: int, value: float) -> None:
+        """Move slider ``i`` of ``name`` to ``value`` (its range widens if needed)."""
+        sliders = self._sliders[self._check_name(name)]
+        value = float(value)
+        if not np.isfinite(value):
+            raise VectorParseError(f"{name}[{i}] must be a finite number, got {value!r}")
+        s = sliders[i]
+        self._widen(s, value)
+        s.value = value
+
+    def set_vector(self, name: str, vector) -> None:
+        """Replace a whole vector (like typing it), notifying listeners once."""
+        self.set_text(name, format_vector(np.asarray(vector, dtype=float)))
+
+    # -- internals ----------------------------------------------------------------------------
+    def _check_name(self, name: str) -> str:
+        if name not in self._vals:
+            raise KeyError(f"no vector named {name!r}; the editor has {self.names}")
+        return name
+
+    @staticmethod
+    def _widen(s: widgets.FloatSlider, value: float) -> None:
+        if value > s.max:
+            s.max = value
+        if value < s.min:
+            s.min = value
+
+    def _text_changed(self, name: str, change) -> None:
+        if not self._quiet:
+            self._apply_text(name, change["new"])
+
+    def _apply_text(self, name: str, text: str) -> bool:
+        old = self._vals[name]
+        try:
+            v = parse_vector(text, length=old.size)
+        except VectorParseError as exc:
+            self._ok[name] = False
+            self._msgs[name].value = f"⚠ {exc} (kept {format_vector(old)})"
+            return False
+        except Exception as exc:  # never a traceback in the widget
+            self._ok[name] = False
+            self._msgs[name].value = _friendly(exc)
+            return False
+        self._vals[name] = v
+        self._quiet = True
+        try:
+            for s, x in zip(self._sliders[name], v):
+                self._widen(s, float(x))
+                s.value = float(x)
+            self._texts[name].value = format_vector(v)
+        finally:
+            self._quiet = False
+        self._ok[name] = True
+        self._msgs[name].value = ""
+        self._fire()
+        return True
+
+    def _slider_changed(self, name: str, i: int, change) -> None:
+        if self._quiet:
+            return
+        v = self._vals[name].copy()
+        v[i] = float(change["new"])
+        self._vals[name] = v
+        self._quiet = True
+        try:
+            self._texts[name].value = format_vector(v)
+        finally:
+            self._quiet = False
+        self._ok[name] = True
+        self._msgs[name].value = ""
+        self._fire()
+
+    def _fire(self) -> None:
+        self.error.value = ""
+        for cb in self._callbacks:
+            try:
+                cb(self)
+            except Exception as exc:  # a listener's error is shown, not raised
+                self.error.value = _friendly(exc)
+
+
+builtins_min = min
+builtins_max = max
+
+
+# ---------------------------------------------------------------------------------------------
+# Live figure
+# ---------------------------------------------------------------------------------------------
+
+
+class LiveFigure(widgets.Image):
+    """An ``ipywidgets.Image`` showing a reused matplotlib ``Figure`` as PNG.
+
+    The figure is attached to an Agg canvas only (not to pyplot), so the inline backend never shows
+    a second copy. The first :meth:`refresh` lays the figure out (constrained layout); later ones
+    keep that layout and only re-render.
+
+    Parameters
+    ----------
+    figure : matplotlib.figure.Figure
+    dpi : float, optional
+        Rendering resolution (default: the figure's).
+    """
+
+    def __init__(self, figure: Figure, *, dpi: float | None = None, **kwargs):
+        super().__init__(format="png", **kwargs)
+        self.figure = figure
+        if dpi is not None:
+            figure.set_dpi(dpi)
+        if figure.get_layout_engine() is None:
+            figure.set_layout_engine("constrained")
+        FigureCanvasAgg(figure)
+        self._laid_out = False
+        self.renders = 0
+
+    def relayout(self) -> None:
+        """Lay the figure out again on the next render (after axes were added or removed)."""
+        self.figure.set_layout_engine("constrained")
+        self._laid_out = False
+
+    def render(self) -> bytes:
+        """Draw the figure and return it as PNG bytes."""
+        fig = self.figure
+        if not self._laid_out:
+            fig.canvas.draw()  # constrained layout positions the axes once...
+            fig.set_layout_engine("none")  # ...and then they stay put
+            self._laid_out = True
+        fig.canvas.draw()
+        rgba = np.asarray(fig.canvas.buffer_rgba())  # (H, W, 4)
+        from PIL import Image
+
+        buf = io.BytesIO()
+        Image.fromarray(rgba[..., :3]).save(buf, format="png", compress_level=1)
+        self.renders += 1
+        return buf.getvalue()
+
+    def refresh(self) -> None:
+        """Re-render the figure into the image."""
+        self.value = self.render()
+
+
+# ---------------------------------------------------------------------------------------------
+# Explorers
+# ---------------------------------------------------------------------------------------------
+
+
+class _Explorer(widgets.VBox):
+    """Shared machinery: controls, editor, error label, live figure, safe update, static repr."""
+
+    _PLAIN = "Explorer (interactive: run in JupyterLab to use the controls)"
+
+    def _assemble(self, controls: dict, editor: VectorEditor | None, figure: Figure,
+                  dpi: float = 80) -> None:
+        self.controls = controls
+        self.editor = editor
+        self.figure = figure
+        self.state: dict[str, np.ndarray] = {}
+        self.error = widgets.Label(value="", style=ERROR_STYLE)
+        self.live = LiveFigure(figure, dpi=dpi)
+        self._busy = False
+        self._last_signature = None
+        for w in controls.values():
+            w.observe(self._control_changed, names="value")
+        if editor is not None:
+            editor.on_change(lambda _e: self.update())
+        control_box = widgets.HBox(list(self._top_controls()),
+                                   layout=widgets.Layout(flex_flow="row wrap"))
+        parts = [control_box]
+        if editor is not None:
+            parts.append(editor)
+        parts += [self.error, self.live]
+        super().__init__(parts)
+
+    def _top_controls(self):
+        return self.controls.values()
+
+    @property
+    def message(self) -> str:
+        """The error label's text ('' when the last update worked)."""
+        return self.error.value
+
+    def _control_changed(self, change) -> None:
+        if not self._busy:
+            self.update()
+
+    def update(self) -> bool:
+        """Recompute ``state`` from the controls and redraw in place.
+
+        Returns True on success. On any error the message is shown in ``.error``, ``state`` and
+        the picture stay as they were, and False is returned.
+        """
+        try:
+            state = self._compute()
+            self._draw(state)
+        except Exception as exc:
+            self.error.value = _friendly(exc)
+            if self.state:
+                try:  # put the artists back to the last good state
+                    self._draw(self.state)
+                except Exception:
+                    pass
+            return False
+        self.state = state
+        self.error.value = ""
+        sig = self._layout_signature()
+        if sig != self._last_signature:  # a title or an axis range changed: lay out again
+            self._last_signature = sig
+            self.live.relayout()
+        try:
+            self.live.refresh()
+        except Exception as exc:
+            self.error.value = _friendly(exc)
+            return False
+        return True
+
+    def _layout_signature(self) -> tuple:
+        return tuple((ax.get_title(), ax.get_xlim(), ax.get_ylim()) for ax in self.figure.get_axes()
+                     if ax.get_visible() and not hasattr(ax, "_colorbar"))
+
+    def png(self) -> bytes:
+        """The current figure as PNG bytes."""
+        return self.live.render()
+
+    def _repr_mimebundle_(self, **kwargs):
+        data = dict(super()._repr_mimebundle_(**kwargs) or {})
+        data["text/plain"] = self._PLAIN
+        try:
+            data["image/png"] = base64.b64encode(self.png()).decode("ascii")
+        except Exception:
+            pass
+        return data
+
+    def _compute(self) -> dict:
+        raise NotImplementedError
+
+    def _draw(self, state: dict) -> None:
+        raise NotImplementedError
+
+
+def _nice_limit(points: np.ndarray, minimum: float = 1.0) -> float:
+    m = float(np.max(np.abs(points))) if points.size else 0.0
+    return max(minimum, np.ceil(m * 1.2 * 2) / 2)
+
+
+def _plane(ax, title: str) -> None:
+    ax.set_aspect("equal")
+    ax.axhline(0, color="#999999", linewidth=0.8, zorder=0)
+    ax.axvline(0, color="#999999", linewidth=0.8, zorder=0)
+    ax.grid(True, color="#e5e5e5", linewidth=0.6)
+    ax.set_axisbelow(True)
+    ax.set_title(title)
+    ax.set_xlabel("component 0")
+    ax.set_ylabel("component 1")
+
+
+def _set_limits(ax, lim: float) -> None:
+    if ax.get_xlim() != (-lim, lim):
+        ax.set_xlim(-lim, lim)
+        ax.set_ylim(-lim, lim)
+
+
+class AttentionExplorer(_Explorer):
+    """One 2-D query against a few 2-D keys and values: scores, weights and the context vector.
+
+    Parameters
+    ----------
+    q : array_like, shape (2,)
+        The query.
+    K : array_like, shape (n, 2)
+        The keys, one per row.
+    V : array_like, shape (n, 2), optional
+        The values (default: a copy of the keys).
+    key_labels : sequence of str, optional
+        Names of the keys in the bar charts (default ``k1 .. kn``).
+    score, align : str
+        Initial choices, names from ``SCORES`` and ``ALIGNMENTS``.
+    temperature : float
+        Divides the scores before the softmax.
+    p : float, optional
+        Centre of the local window (default: the middle key).
+    D : int
+        Half-width of the local window.
+    seed : int
+        Seeds the random weights of the additive / concat scores and hard-alignment sampling.
+
+    Attributes
+    ----------
+    state : dict
+        ``scores`` (n,), ``weights`` (n,), ``context`` (2,).
+    """
+
+    _PLAIN = "AttentionExplorer (interactive: run in JupyterLab to use the controls)"
+
+    def __init__(self, q, K, V=None, *, key_labels=None, score: str = "dot", align: str = "soft",
+                 temperature: float = 1.0, p: float | None = None, D: int = 1, seed: int = 0):
+        q = np.asarray(q, dtype=float).reshape(-1)  # (2,)
+        K = np.asarray(K, dtype=float)  # (n, 2)
+        if q.shape != (2,) or K.ndim != 2 or K.shape[1] != 2:
+            raise ValueError(f"AttentionExplorer works in the plane: q must have shape (2,) and K "
+                             f"(n, 2), got q {q.shape} and K {K.shape}")
+        V = K.copy() if V is None else np.asarray(V, dtype=float)  # (n, 2)
+        if V.shape != K.shape:
+            raise ValueError(f"V has shape {V.shape} but K has {K.shape}: one 2-D value per key")
+        n = K.shape[0]
+        if score not in _scores.SCORES:
+            raise ValueError(f"unknown score {score!r}; choose one of {list(_scores.SCORES)}")
+        if align not in _alignment.ALIGNMENTS:
+            raise ValueError(f"unknown alignment {align!r}; choose one of {list(_alignment.ALIGNMENTS)}")
+        self.n = n
+        self.key_labels = list(key_labels) if key_labels is not None else [f"k{i + 1}" for i in range(n)]
+        vecs = {"q": q}
+        vecs.update({f"k{i + 1}": K[i] for i in range(n)})
+        vecs.update({f"v{i + 1}": V[i] for i in range(n)})
+        editor = VectorEditor(vecs)
+        controls = {
+            "score": widgets.Dropdown(options=list(_scores.SCORES), value=score, description="score",
+                                      layout=widgets.Layout(width="220px")),
+            "align": widgets.Dropdown(options=list(_alignment.ALIGNMENTS), value=align,
+                                      description="align", layout=widgets.Layout(width="180px")),
+            "temperature": widgets.FloatLogSlider(value=temperature, base=10, min=-1, max=1,
+                                                  step=0.05, description="temperature",
+                                                  readout_format=".2f",
+                                                  style={"description_width": "80px"}),
+            "D": widgets.IntSlider(value=D, min=1, max=builtins_max(1, n), description="D (window)",
+                                   style={"description_width": "80px"}),
+            "p": widgets.FloatSlider(value=(n - 1) / 2 if p is None else p, min=0, max=builtins_max(n - 1, 0),
+                                     step=0.1, description="p (centre)", readout_format=".1f",
+                                     style={"description_width": "80px"}),
+            "seed": widgets.IntSlider(value=seed, min=0, max=50, description="seed"),
+            "sample": widgets.Checkbox(value=False, description="hard: sample (else argmax)",
+                                       indent=False),
+        }
+        fig = Figure(figsize=(10.5, 4.2), layout="constrained")
+        self._build_figure(fig)
+        self._assemble(controls, editor, fig, dpi=80)
+        self.update()
+
+    def _build_figure(self, fig: Figure) -> None:
+        n = self.n
+        gs = fig.add_gridspec(2, 2, width_ratios=[1.25, 1])
+        self._ax_s = fig.add_subplot(gs[0, 0])
+        self._ax_w = fig.add_subplot(gs[1, 0], sharex=self._ax_s)
+        self._ax_p = fig.add_subplot(gs[:, 1])
+        colors = [OKABE_ITO[i % 5] for i in range(n)]
+        x = np.arange(n)
+        self._bars_s = self._ax_s.bar(x, np.zeros(n), color=colors, width=0.6)
+        self._bars_w = self._ax_w.bar(x, np.zeros(n), color=colors, width=0.6)
+        self._ax_s.axhline(0, color="#555555", linewidth=0.8)
+        self._txt_s = [self._ax_s.text(i, 0, "", ha="center", fontsize=10) for i in range(n)]
+        self._txt_w = [self._ax_w.text(i, 0, "", ha="center", va="bottom", fontsize=10) for i in range(n)]
+        self._ax_s.set_ylabel("score e")
+        self._ax_w.set_ylabel("weight a")
+        self._ax_w.set_ylim(0, 1.18)
+        self._ax_w.set_yticks([0, 0.5, 1])
+        self._ax_w.set_xticks(x)
+        self._ax_w.set_xticklabels(self.key_labels)
+        self._ax_s.tick_params(labelbottom=False)
+        self._ax_w.set_xlabel("keys")
+        for ax in (self._ax_s, self._ax_w):
+            ax.spines[["top", "right"]].set_visible(False)
+        self._ax_s.set_title(" ")
+        self._ax_w.set_title(" ")
+        _plane(self._ax_p, "q, keys k, values v, context c")
+        self._arr_k = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=[f"k{i + 1}" for i in range(n)],
+                                   color=colors)
+        self._arr_v = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=[f"v{i + 1}" for i in range(n)],
+                                   color=colors, linestyle="--", alpha=0.75)
+        self._arr_q = plot_vectors(self._ax_p, np.zeros((1, 2)), labels=["q"], color="black")
+        self._arr_c = plot_vectors(self._ax_p, np.zeros((1, 2)), labels=["c"], color=CONTEXT_COLOR,
+                                   linewidth=3.0)
+
+    def _compute(self) -> dict:
+        c = self.controls
+        vals = self.editor.values
+        n = self.n
+        q = vals["q"]
+        K = np.stack([vals[f"k{i + 1}"] for i in range(n)])  # (n, 2)
+        V = np.stack([vals[f"v{i + 1}"] for i in range(n)])  # (n, 2)
+        name, al = c["score"].value, c["align"].value
+        seed = int(c["seed"].value)
+        sparams = _scores.default_score_params(name, 2, 2, rng=np.random.default_rng(seed))
+        aparams = {"temperature": float(c["temperature"].value)}
+        if al == "local":
+            aparams.update(p=float(c["p"].value), D=int(c["D"].value))
+        elif al == "hard" and c["sample"].value:
+            aparams["rng"] = np.random.default_rng(seed)
+        context, weights, scores = _attention.general_attention(
+            q, K, V, score=name, align=al, score_params=sparams, align_params=aparams,
+            return_scores=True)
+        self._enable(name, al)
+        return {"q": q, "K": K, "V": V, "scores": scores, "weights": weights, "context": context}
+
+    def _enable(self, score: str, align: str) -> None:
+        c = self.controls
+        c["D"].disabled = c["p"].disabled = align != "local"
+        c["sample"].disabled = align != "hard"
+        c["seed"].disabled = not (score in ("additive", "concat") or (align == "hard" and c["sample"].value))
+
+    def _draw(self, st: dict) -> None:
+        e, a = st["scores"], st["weights"]
+        lim = float(np.max(np.abs(e))) if e.size else 1.0
+        lim = builtins_max(1.0, np.ceil(lim * 1.25 * 2) / 2)
+        self._ax_s.set_ylim(-lim, lim)
+        for i, (bar, t, v) in enumerate(zip(self._bars_s, self._txt_s, e)):
+            bar.set_height(v)
+            t.set_text(f"{v:.2f}")
+            t.set_position((i, v + (0.04 * lim if v >= 0 else -0.04 * lim)))
+            t.set_va("bottom" if v >= 0 else "top")
+        for i, (bar, t, v) in enumerate(zip(self._bars_w, self._txt_w, a)):
+            bar.set_height(v)
+            t.set_text(f"{v:.2f}")
+            t.set_position((i, v + 0.02))
+        c = self.controls
+        self._ax_s.set_title(f"scores e = {c['score'].value}(q, k)", fontsize=11)
+        extra = ""
+        if c["align"].value == "local":
+            extra = f", p={c['p'].value:.1f}, D={c['D'].value}"
+        self._ax_w.set_title(f"weights a = {c['align'].value} alignment of e "
+                             f"(T={c['temperature'].value:.2f}{extra}); sum = {a.sum():.2f}", fontsize=11)
+        K, V, q, ctx = st["K"], st["V"], st["q"], st["context"]
+        pts = np.vstack([K, V, q[None], ctx[None]])
+        lim = _nice_limit(pts)
+        _set_limits(self._ax_p, lim)
+        update_vectors(self._arr_k, K, span=lim)
+        update_vectors(self._arr_v, V, span=lim)
+        update_vectors(self._arr_q, q[None], span=lim)
+        update_vectors(self._arr_c, ctx[None], span=lim)
+        for i in range(self.n):
+            same = np.allclose(K[i], V[i])
+            self._arr_k.labels[i].set_text(f"k{i + 1}=v{i + 1}" if same else f"k{i + 1}")
+            self._arr_v.labels[i].set_text("" if same else f"v{i + 1}")
+            self._arr_v.arrows[i].set_linewidth(0.8 + 4.0 * float(a[i]))
+
+
+def _random_projections(d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    W = rng.normal(0.0, 1.0 / np.sqrt(d), (3, d, d))  # (3, d_model, d_k)
+    return W[0], W[1], W[2]
+
+
+class SelfAttentionExplorer(_Explorer):
+    """Self-attention of a few tokens: raw dot products, weights and (in 2-D) inputs and outputs.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        One token per row (d = 2 also draws the plane).
+    labels : sequence of str, optional
+        Token names (default ``x1 .. xn``).
+    learned : bool
+        Use seeded random ``W_q, W_k, W_v`` of shape (d, d) instead of the identity.
+    seed : int
+        Seed of those projections.
+    temperature : float
+        Extra divisor of the scores.
+    scale : bool
+        Divide the scores by ``sqrt(d_k)``.
+
+    Attributes
+    ----------
+    state : dict
+        ``dots`` (n, n) raw ``Q K^T``, ``weights`` (n, n), ``outputs`` (n, d), plus ``Q``, ``K``,
+        ``V`` (n, d).
+    """
+
+    _PLAIN = "SelfAttentionExplorer (interactive: run in JupyterLab to use the controls)"
+
+    def __init__(self, X, *, labels=None, learned: bool = False, seed: int = 0,
+                 temperature: float = 1.0, scale: bool = True):
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+            raise ValueError(f"X has shape {X.shape} but (n, d) was expected (rows are tokens)")
+        n, d = X.shape
+        self.n, self.d = n, d
+        self.labels = list(labels) if labels is not None else [f"x{i + 1}" for i in range(n)]
+        if len(self.labels) != n:
+            raise ValueError(f"labels has {len(self.labels)} entries but X has {n} tokens")
+        editor = VectorEditor({f"x{i + 1}": X[i] for i in range(n)})
+        controls = {
+            "learned": widgets.Checkbox(value=learned, description="learned W_q, W_k, W_v (random)",
+                                        indent=False),
+            "seed": widgets.IntSlider(value=seed, min=0, max=50, description="seed"),
+            "scale": widgets.Checkbox(value=scale, description="divide by √d_k", indent=False),
+            "temperature": widgets.FloatLogSlider(value=temperature, base=10, min=-1, max=1,
+                                                  step=0.05, description="temperature",
+                                                  readout_format=".2f",
+                                                  style={"description_width": "80px"}),
+        }
+        fig = Figure(figsize=(13.5 if d == 2 else 10, 4.6), layout="constrained")
+        self._build_figure(fig)
+        self._assemble(controls, editor, fig, dpi=72 if n > 5 else 80)
+        self.update()
+
+    def _build_figure(self, fig: Figure) -> None:
+        n, d = self.n, self.d
+        ncols = 3 if d == 2 else 2
+        axes = fig.subplots(1, ncols, gridspec_kw={"width_ratios": [1, 1, 0.9][:ncols]})
+        zeros = np.zeros((n, n))
+        self._hm_dots = heatmap(zeros, query_labels=self.labels, key_labels=self.labels, ax=axes[0],
+                                kind="scores", title="raw scores Q Kᵀ")
+        self._hm_w = heatmap(np.full((n, n), 1.0 / n), query_labels=self.labels,
+                             key_labels=self.labels, ax=axes[1], title="weights")
+        self._ax_p = axes[2] if d == 2 else None
+        if self._ax_p is not None:
+            colors = [OKABE_ITO[i % len(OKABE_ITO)] for i in range(n)]
+            _plane(self._ax_p, "inputs x (solid), outputs y (dashed)")
+            self._arr_x = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=self.labels, color=colors)
+            self._arr_y = plot_vectors(self._ax_p, np.zeros((n, 2)),
+                                       labels=[f"y{i + 1}" for i in range(n)], color=colors,
+                                       linestyle="--")
+
+    def _compute(self) -> dict:
+        c = self.controls
+        X = self.editor.matrix([f"x{i + 1}" for i in range(self.n)])  # (n, d)
+        d = self.d
+        if c["learned"].value:
+            W_q, W_k, W_v = _random_projections(d, int(c["seed"].value))
+        else:
+            W_q = W_k = W_v = np.eye(d)
+        c["seed"].disabled = not c["learned"].value
+        T = float(c["temperature"].value)
+        if not np.isfinite(T) or T <= 0:
+            raise ValueError(f"temperature must be positive, got {T}")
+        Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (n, d) each
+        dots = _scores.dot_score(Q, K)  # (n, n)
+        s = (1.0 / np.sqrt(K.shape[1]) if c["scale"].value else 1.0) / T
+        outputs, weights = _attention.scaled_dot_product_attention(Q, K, V, scale=s)
+        return {"X": X, "Q": Q, "K": K, "V": V, "dots": dots, "weights": weights, "outputs": outputs}
+
+    def _draw(self, st: dict) -> None:
+        c = self.controls
+        update_heatmap(self._hm_dots, st["dots"])
+        update_heatmap(self._hm_w, st["weights"])
+        div = []
+        if c["scale"].value:
+            div.append("√d_k")
+        if abs(c["temperature"].value - 1.0) > 1e-9:
+            div.append(f"{c['temperature'].value:.2f}")
+        arg = "Q Kᵀ" + (" / " + "·".join(div) if div else "")
+        self._hm_w.ax.set_title(f"weights softmax({arg})")
+        src = "X W_q (X W_k)ᵀ" if c["learned"].value else "X Xᵀ (W = identity)"
+        self._hm_dots.ax.set_title(f"raw scores Q Kᵀ = {src}")
+        if self._ax_p is not None:
+            X, Y = st["X"], st["outputs"]
+            lim = _nice_limit(np.vstack([X, Y]))
+            _set_limits(self._ax_p, lim)
+            update_vectors(self._arr_x, X, span=lim)
+            update_vectors(self._arr_y, Y, span=lim)
+
+
+class MultiHeadExplorer(_Explorer):
+    """Multi-head self-attention of a short sentence: every head's weights, and how one edited
+    token changes its output row.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d_model)
+        Token embeddings, one row per token (d_model <= 8).
+    tokens : sequence of str, length n
+        The words.
+    n_heads : int
+        Initial number of heads (1, 2, 4 or 8, a divisor of d_model).
+    seed : int
+        Seeds ``init_multi_head``.
+    token : int
+        Index of the token whose embedding the sliders edit.
+
+    Attributes
+    ----------
+    state : dict
+        ``weights`` (h, n, n), ``output`` (n, d_model), ``output_initial`` (n, d_model) for the
+        initial embeddings with the same parameters, and ``X`` (n, d_model).
+    """
+
+    _PLAIN = "MultiHeadExplorer (interactive: run in JupyterLab to use the controls)"
+
+    def __init__(self, X, tokens, *, n_heads: int = 2, seed: int = 0, token: int = 0):
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2:
+            raise ValueError(f"X has shape {X.shape} but (n, d_model) was expected (rows are tokens)")
+        n, d = X.shape
+        if d > 8:
+            raise ValueError(f"d_model = {d}: the explorer shows one slider per component, so keep "
+                             "d_model <= 8")
+        tokens = [str(t) for t in tokens]
+        if len(tokens) != n:
+            raise ValueError(f"tokens has {len(tokens)} words but X has {n} rows")
+        heads = [h for h in (1, 2, 4, 8) if d % h == 0]
+        if n_heads not in heads:
+            raise ValueError(f"n_heads = {n_heads} must be one of {heads} (divisors of d_model = {d})")
+        if not 0 <= token < n:
+            raise ValueError(f"token = {token} must be between 0 and {n - 1}")
+        self.n, self.d = n, d
+        self.tokens = tokens
+        self.X0 = X.copy()
+        self._X = X.copy()
+        lo = builtins_min(-2.0, float(np.floor(X.min())))
+        hi = builtins_max(2.0, float(np.ceil(X.max())))
+        controls = {
+            "n_heads": widgets.Dropdown(options=heads, value=n_heads, description="heads",
+                                        layout=widgets.Layout(width="140px")),
+            "seed": widgets.IntSlider(value=seed, min=0, max=50, description="seed"),
+            "token": widgets.Dropdown(options=[(f"{i}: {t}", i) for i, t in enumerate(tokens)],
+                                      value=token, description="edit token",
+                                      layout=widgets.Layout(width="220px")),
+        }
+        for j in range(d):
+            controls[f"dim{j}"] = widgets.FloatSlider(
+                value=float(X[token, j]), min=lo, max=hi, step=0.05, description=f"dim {j}",
+                readout_format=".2f", continuous_update=True,
+                layout=widgets.Layout(width="260px"), style={"description_width": "40px"})
+        self.reset_button = widgets.Button(description="reset embeddings",
+                                           layout=widgets.Layout(width="150px"))
+        self.reset_button.on_click(lambda _b: self.reset())
+        fig = Figure(figsize=(12, 5.2), layout="constrained")
+        self._built_heads = None
+        self._assemble(controls, None, fig, dpi=72)
+        self.update()
+
+    def _top_controls(self):
+        c = self.controls
+        first = widgets.HBox([c["n_heads"], c["seed"], c["token"], self.reset_button])
+        sliders = widgets.HBox([c[f"dim{j}"] for j in range(self.d)],
+                               layout=widgets.Layout(flex_flow="row wrap"))
+        return [widgets.VBox([first, sliders])]
+
+    @property
+    def X(self) -> np.ndarray:
+        """The current embeddings, shape (n, d_model)."""
+        return self._X.copy()
+
+    def reset(self) -> None:
+        """Back to the initial embeddings."""
+        self._X = self.X0.copy()
+        self._sync_sliders()
+        self.update()
+
+    def _sync_sliders(self) -> None:
+        t = int(self.controls["token"].value)
+        self._busy = True
+        try:
+            for j in range(self.d):
+                s = self.controls[f"dim{j}"]
+                v = float(self._X[t, j])
+                s.min, s.max = builtins_min(s.min, v), builtins_max(s.max, v)
+                s.value = v
+        finally:
+            self._busy = False
+
+    def _control_changed(self, change) -> None:
+        if self._busy:
+            return
+        owner = change["owner"]
+        if owner is self.controls["token"]:
+            self._sync_sliders()
+        else:
+            for j in range(self.d):
+                if owner is self.controls[f"dim{j}"]:
+                    t = int(self.controls["token"].value)
+                    self._X[t, j] = float(change["new"])
+        self.update()
+
+    def _compute(self) -> dict:
+        c = self.controls
+        h = int(c["n_heads"].value)
+        params = _multihead.init_multi_head(self.d, h, rng=np.random.default_rng(int(c["seed"].value)))
+        X = self._X.copy()
+        out, w = _multihead.multi_head_attention(X, X, params)  # (n, d), (h, n, n)
+        out0, _ = _multihead.multi_head_attention(self.X0, self.X0, params)
+        return {"X": X, "weights": w, "output": out, "output_initial": out0}
+
+    def _build(self, h: int) -> None:
+        fig = self.figure
+        fig.clear()
+        gs = fig.add_gridspec(1, 2, width_ratios=[3.2, 1])
+        ncols = 4 if h == 8 else 2 if h >= 2 else 1
+        zeros = np.full((h, self.n, self.n), 1.0 / self.n)
+        _, self._axes, self._hms = head_grid(zeros, query_labels=self.tokens, key_labels=self.tokens,
+                                             fig=fig, ncols=ncols, subplot_spec=gs[0, 0])
+        self._hms[0].colorbar.ax.set_ylabel("attention weight")
+        sub = fig.add_subfigure(gs[0, 1])
+        ax = sub.add_subplot()
+        x = np.arange(self.d)
+        self._bars0 = ax.barh(x + 0.2, np.zeros(self.d), height=0.4, color="#999999",
+                              label="initial")
+        self._bars1 = ax.barh(x - 0.2, np.zeros(self.d), height=0.4, color=OKABE_ITO[0], label="now")
+        ax.axvline(0, color="#555555", linewidth=0.8)
+        ax.set_yticks(x)
+        ax.set_yticklabels([f"dim {j}" for j in range(self.d)])
+        ax.set_ylim(self.d - 0.5, -0.5)
+        ax.legend(loc="lower right", fontsize=9, frameon=False)
+        ax.set_xlabel("output value")
+        ax.spines[["top", "right"]].set_visible(False)
+        self._ax_out = ax
+        self._built_heads = h
+        self.live.relayout()
+
+    def _draw(self, st: dict) -> None:
+        w = st["weights"]
+        h = w.shape[0]
+        if self._built_heads != h:
+            self._build(h)
+        for i, art in enumerate(self._hms):
+            update_heatmap(art, w[i])
+        t = int(self.controls["token"].value)
+        o, o0 = st["output"][t], st["output_initial"][t]
+        for b, v in zip(self._bars1, o):
+            b.set_width(v)
+        for b, v in zip(self._bars0, o0):
+            b.set_width(v)
+        lim = _nice_limit(np.concatenate([o, o0]), minimum=0.5)
+        if self._ax_out.get_xlim() != (-lim, lim):
+            self._ax_out.set_xlim(-lim, lim)
+        self._ax_out.set_title(f"output row of “{self.tokens[t]}”", fontsize=11)
