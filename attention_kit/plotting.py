@@ -255,7 +255,7 @@ def _update_texts(art: HeatmapArtists, a: np.ndarray, m: np.ndarray | None, forc
     dflat = dark.ravel()
     old_dark = art._dark.ravel()
     mflat = None if m is None else m.ravel()
-    for idx, (t, v) in enumerate(zip(flat, a.ravel())):
+    for idx, (t, v) in enumerate(zip(flat, a.ravel(), strict=True)):
         if mflat is not None and not mflat[idx]:
             s = MASKED_TEXT
             d = False

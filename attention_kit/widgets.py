@@ -205,7 +205,7 @@ class VectorEditor(widgets.VBox):
         self._vals[name] = v
         self._quiet = True
         try:
-            for s, x in zip(self._sliders[name], v):
+            for s, x in zip(self._sliders[name], v, strict=True):
                 self._widen(s, float(x))
                 s.value = float(x)
             self._texts[name].value = format_vector(v)
@@ -562,12 +562,12 @@ class AttentionExplorer(_Explorer):
         lim = float(np.max(np.abs(e))) if e.size else 1.0
         lim = builtins_max(1.0, np.ceil(lim * 1.25 * 2) / 2)
         self._ax_s.set_ylim(-lim, lim)
-        for i, (bar, t, v) in enumerate(zip(self._bars_s, self._txt_s, e)):
+        for i, (bar, t, v) in enumerate(zip(self._bars_s, self._txt_s, e, strict=True)):
             bar.set_height(v)
             t.set_text(f"{v:.2f}")
             t.set_position((i, v + (0.04 * lim if v >= 0 else -0.04 * lim)))
             t.set_va("bottom" if v >= 0 else "top")
-        for i, (bar, t, v) in enumerate(zip(self._bars_w, self._txt_w, a)):
+        for i, (bar, t, v) in enumerate(zip(self._bars_w, self._txt_w, a, strict=True)):
             bar.set_height(v)
             t.set_text(f"{v:.2f}")
             t.set_position((i, v + 0.02))
@@ -865,9 +865,9 @@ class MultiHeadExplorer(_Explorer):
             update_heatmap(art, w[i])
         t = int(self.controls["token"].value)
         o, o0 = st["output"][t], st["output_initial"][t]
-        for b, v in zip(self._bars1, o):
+        for b, v in zip(self._bars1, o, strict=True):
             b.set_width(v)
-        for b, v in zip(self._bars0, o0):
+        for b, v in zip(self._bars0, o0, strict=True):
             b.set_width(v)
         lim = _nice_limit(np.concatenate([o, o0]), minimum=0.5)
         if self._ax_out.get_xlim() != (-lim, lim):
