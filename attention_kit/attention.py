@@ -151,7 +151,8 @@ def _sdpa_core(Qs, K, V, mask):
     pass over it costs as much as a small matrix product). Instead of scanning it for inf, a cheap
     bound on ``|q . k|`` from the (small) inputs shows that it cannot overflow.
     """
-    scores = Qs @ np.swapaxes(K, -1, -2)  # (..., n_q, n_k)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported just below
+        scores = Qs @ np.swapaxes(K, -1, -2)  # (..., n_q, n_k)
     bound = float(np.max(np.abs(Qs))) * float(np.max(np.abs(K))) * Qs.shape[-1]
     if not bound < _OVERFLOW_BOUND or (scores.dtype == np.float32 and not bound < 3e38):
         check_finite(scores, "the scores Q K^T / sqrt(d_k)")
