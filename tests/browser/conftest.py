@@ -1,0 +1,104 @@
+"""Fixtures for the browser tests: a JupyterLab server and the system Chromium via playwright.
+
+Without Chromium (or playwright) the tests are skipped with the reason; when the environment
+variable ``CI`` is set a missing browser is a failure instead. ``BROWSER_NOTEBOOKS`` (a glob)
+points the tests at other notebooks, e.g. a scratch one; ``BROWSER_DISABLE_EXTENSIONS``
+(comma-separated) disables JupyterLab extensions, e.g. ``@jupyter-widgets/jupyterlab-manager`` to
+see that the tests notice widgets that do not render.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import jlab  # noqa: E402
+
+SHOTS = jlab.SHOTS
+
+def _missing(reason: str):
+    if os.environ.get("CI"):
+        pytest.fail(f"CI is set but {reason}: the browser tests must run in CI "
+                    "(.ci/run installs Chromium with apt-get when it runs as root)")
+    pytest.skip(f"{reason}; install it with `apt-get install -y chromium` to run the browser tests")
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    path = jlab.find_chromium()
+    if path is None:
+        _missing("no Chromium found at /usr/bin/chromium (or $CHROMIUM)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def lab():
+    notebooks = jlab.course_notebooks()
+    if not notebooks:
+        pytest.skip("no notebooks/NN_*.ipynb to open yet")
+    disabled = tuple(x for x in os.environ.get("BROWSER_DISABLE_EXTENSIONS", "").split(",") if x)
+    with jlab.LabServer(notebooks, disabled_extensions=disabled) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path):
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("the Python package playwright is not installed (pip install -e '.[test]')")
+    with sync_playwright() as pw:
+        b = jlab.launch_browser(pw, chromium_path)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, f"rep_{rep.when}", rep)
+
+
+def _shutdown_sessions(server: jlab.LabServer) -> None:
+    """Stop every kernel the test started (two cores: a left-over kernel slows the next test)."""
+    try:
+        with urllib.request.urlopen(server.api("sessions"), timeout=5) as r:
+            sessions = json.load(r)
+        for s in sessions:
+            req = urllib.request.Request(server.api(f"sessions/{s['id']}"), method="DELETE")
+            urllib.request.urlopen(req, timeout=10).close()
+    except OSError:
+        pass
+
+
+@pytest.fixture
+def page(request, browser, lab):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    console_errors: list[str] = []
+    pg.on("pageerror", lambda exc: console_errors.append(str(exc)))
+    pg.console_errors = console_errors
+    yield pg
+    rep = getattr(request.node, "rep_call", None)
+    if rep is not None and rep.failed:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        name = request.node.name.replace("/", "_").replace("[", "-").rstrip("]")
+        shot = SHOTS / f"FAILED-{name}-{time.strftime('%Y%m%dT%H%M%S')}.png"
+        try:
+            pg.screenshot(path=str(shot))
+            print(f"failure screenshot: {shot}")
+        except Exception as exc:  # the page may be gone
+            print(f"could not save a failure screenshot: {exc}")
+        print("JupyterLab log (last lines):\n" + lab.log_tail())
+    context.close()
+    _shutdown_sessions(lab)

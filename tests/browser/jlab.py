@@ -1,0 +1,396 @@
+"""Drive a real JupyterLab in headless Chromium (shared by the browser tests and the benchmark).
+
+Plain functions, no pytest: ``LabServer`` starts JupyterLab from this Python environment on
+127.0.0.1 with a free port, a random token and throw-away settings/workspace directories;
+``launch_browser`` starts the system Chromium through playwright; the ``Notebook*`` helpers open a
+notebook, run every cell through the Run menu and inspect the result through the notebook model
+(the app is exposed to the page with ``LabApp.expose_app_in_browser``).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "artifacts" / "screenshots"
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+# JupyterLab settings forced for the test server: no news / update pop-ups over the notebook.
+SETTINGS_OVERRIDES = {
+    "@jupyterlab/apputils-extension:notification": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+        "doNotDisturbMode": True,
+    },
+}
+
+
+def course_notebooks() -> list[Path]:
+    """notebooks/NN_*.ipynb, or the notebooks matching the glob in ``$BROWSER_NOTEBOOKS``."""
+    pattern = os.environ.get("BROWSER_NOTEBOOKS")
+    if pattern:
+        return sorted(Path(p) for p in glob.glob(pattern))
+    return sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def find_chromium() -> str | None:
+    """Path of the system Chromium (env ``CHROMIUM`` first), or None."""
+    candidates = [os.environ.get("CHROMIUM", "")] + list(CHROMIUM_CANDIDATES)
+    for path in candidates:
+        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return shutil.which("chromium")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LabServer:
+    """A JupyterLab server on 127.0.0.1 serving a temporary copy of some notebooks.
+
+    Use as a context manager; the server is stopped (SIGTERM, then SIGKILL) and the temporary
+    directory removed on exit, also when the body raised.
+    """
+
+    def __init__(self, notebooks: list[Path], *, python: str = sys.executable,
+                 startup_timeout: float = 60.0, extra_args: tuple[str, ...] = (),
+                 disabled_extensions: tuple[str, ...] = ()):
+        self.sources = [Path(p) for p in notebooks]
+        self.python = python
+        self.startup_timeout = startup_timeout
+        self.extra_args = list(extra_args)
+        self.disabled_extensions = list(disabled_extensions)
+        self.token = secrets.token_hex(16)
+        self.port = _free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.tmp: Path | None = None
+        self.root: Path | None = None
+        self.proc: subprocess.Popen | None = None
+        self.log_path: Path | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> LabServer:
+        self.tmp = Path(tempfile.mkdtemp(prefix="attn-lab-"))
+        self.root = self.tmp / "notebooks"
+        self.root.mkdir()
+        for nb in self.sources:  # a COPY: the tests never touch the committed files
+            shutil.copy2(nb, self.root / nb.name)
+        app_settings = self.tmp / "app-settings"
+        app_settings.mkdir()
+        (app_settings / "overrides.json").write_text(json.dumps(SETTINGS_OVERRIDES, indent=2))
+        env = dict(os.environ)
+        for var, sub in (("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_RUNTIME_DIR", "runtime"),
+                         ("JUPYTER_DATA_DIR", "data"), ("IPYTHONDIR", "ipython")):
+            (self.tmp / sub).mkdir()
+            env[var] = str(self.tmp / sub)
+        if self.disabled_extensions:  # what `jupyter labextension disable` writes
+            (self.tmp / "config" / "labconfig").mkdir()
+            (self.tmp / "config" / "labconfig" / "page_config.json").write_text(json.dumps(
+                {"disabledExtensions": {name: True for name in self.disabled_extensions}}))
+        env.pop("MPLBACKEND", None)  # the kernel uses the inline backend, as for a learner
+        env["JUPYTER_PLATFORM_DIRS"] = "1"
+        cmd = [
+            self.python, "-m", "jupyterlab",
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={self.port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={self.root}",
+            "--ServerApp.open_browser=False",
+            "--ServerApp.allow_remote_access=False",
+            "--ServerApp.terminals_enabled=False",
+            f"--LabApp.app_settings_dir={app_settings}",
+            f"--LabApp.user_settings_dir={self.tmp / 'user-settings'}",
+            f"--LabApp.workspaces_dir={self.tmp / 'workspaces'}",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.expose_app_in_browser=True",
+            "--LabApp.extension_manager=readonly",
+        ]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:  # CI runs as root
+            cmd.append("--ServerApp.allow_root=True")
+        cmd += self.extra_args
+        self.log_path = self.tmp / "server.log"
+        log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self._log = log
+        self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                     cwd=self.tmp, start_new_session=True)
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited early:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(self.api("status"), timeout=2) as r:
+                    if r.status == 200:
+                        return self
+            except OSError:
+                time.sleep(0.25)
+        raise RuntimeError(f"JupyterLab did not answer in {self.startup_timeout:.0f} s:\n"
+                           f"{self.log_tail()}")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:  # the whole session: the server and the kernels it started
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=5)
+        if getattr(self, "_log", None) is not None:
+            self._log.close()
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def __enter__(self) -> LabServer:
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # -- addresses -------------------------------------------------------------------------
+    def api(self, path: str) -> str:
+        return f"{self.base}/api/{path}?token={self.token}"
+
+    def lab_url(self, notebook: str) -> str:
+        # ?reset: start from an empty workspace (no layout restored from an earlier test)
+        return f"{self.base}/lab/tree/{notebook}?token={self.token}&reset"
+
+    def log_tail(self, n: int = 40) -> str:
+        if self.log_path is None or not self.log_path.exists():
+            return ""
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+
+
+def launch_browser(playwright, executable: str):
+    """The system Chromium, headless; never a downloaded browser build."""
+    return playwright.chromium.launch(executable_path=executable, headless=True,
+                                      args=CHROMIUM_ARGS)
+
+
+# ---------------------------------------------------------------------------------------------
+# In-page JavaScript. `jupyterapp` is exposed by --LabApp.expose_app_in_browser=True.
+# ---------------------------------------------------------------------------------------------
+_JS_PANEL = """
+() => {
+  const app = window.jupyterapp;
+  if (!app || !app.shell) return null;
+  const w = app.shell.currentWidget;
+  if (!w || !w.content || !w.sessionContext) return null;
+  const k = w.sessionContext.session && w.sessionContext.session.kernel;
+  return {ready: !!w.context && w.context.isReady, kernel: k ? k.status : null,
+          cells: w.content.widgets.length};
+}
+"""
+
+_JS_HOOK_IOPUB = """
+() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const k = w.sessionContext.session.kernel;
+  window.__iopubErrors = [];
+  window.__iopubHooked = window.__iopubHooked || new Set();
+  if (!window.__iopubHooked.has(k.id)) {
+    window.__iopubHooked.add(k.id);
+    k.iopubMessage.connect((_, msg) => {
+      const t = msg.header.msg_type;
+      if (t === 'error') window.__iopubErrors.push(msg.content.ename + ': ' + msg.content.evalue);
+      if (t === 'stream' && msg.content.name === 'stderr' && /Traceback|Error/.test(msg.content.text))
+        window.__iopubErrors.push(msg.content.text);
+    });
+  }
+  return k.id;
+}
+"""
+
+_JS_PROGRESS = """
+() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const k = w.sessionContext.session && w.sessionContext.session.kernel;
+  let code = 0, missing = 0, pending = 0, errors = 0;
+  for (const c of w.content.widgets) {
+    if (c.model.type !== 'code') continue;
+    code++;
+    if (c.model.executionCount === null) missing++;
+    const prompt = c.node.querySelector('.jp-InputPrompt');
+    if ((c.model.executionState === 'running') || (prompt && prompt.textContent.includes('*'))) pending++;
+    for (const o of c.model.outputs.toJSON()) if (o.output_type === 'error') errors++;
+  }
+  return {kernel: k ? k.status : null, code, missing, pending, errors};
+}
+"""
+
+_JS_CELLS = """
+() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const out = [];
+  w.content.widgets.forEach((c, i) => {
+    c.node.dataset.testCell = String(i);
+    if (c.model.type !== 'code') return;
+    const tags = c.model.getMetadata('tags') || [];
+    const outputs = c.model.outputs.toJSON().map(o => ({
+      type: o.output_type,
+      mimes: o.data ? Object.keys(o.data) : [],
+      error: o.output_type === 'error' ? (o.ename + ': ' + o.evalue) : null,
+      plain: (o.data && typeof o.data['text/plain'] === 'string') ? o.data['text/plain'] : null,
+    }));
+    const area = c.node.querySelector('.jp-OutputArea');
+    out.push({index: i, tags, outputs, count: c.model.executionCount,
+              source: c.model.sharedModel.getSource().slice(0, 200),
+              text: area ? area.innerText : '',
+              widgetViews: area ? area.querySelectorAll('.jupyter-widgets').length : 0,
+              images: area ? area.querySelectorAll('.jupyter-widgets img').length : 0});
+  });
+  return out;
+}
+"""
+
+
+@dataclass
+class Cell:
+    index: int
+    count: int | None
+    tags: list[str]
+    outputs: list[dict]
+    source: str
+    text: str
+    widget_views: int
+    images: int
+
+    @property
+    def expects_error(self) -> bool:
+        return "raises-exception" in self.tags
+
+    @property
+    def errors(self) -> list[str]:
+        return [o["error"] for o in self.outputs if o["error"]]
+
+    @property
+    def widget_outputs(self) -> int:
+        return sum(WIDGET_MIME in o["mimes"] for o in self.outputs)
+
+    @property
+    def is_interactive(self) -> bool:
+        return self.widget_outputs > 0 and self.images > 0
+
+
+@dataclass
+class RunResult:
+    seconds: float
+    cells: list[Cell] = field(default_factory=list)
+
+
+def wait_for_notebook(page, *, timeout: float = 60.0) -> None:
+    """Wait until the notebook panel exists, its context is ready and the kernel is idle."""
+    deadline = time.monotonic() + timeout
+    state = None
+    while time.monotonic() < deadline:
+        state = page.evaluate(_JS_PANEL)
+        if state and state["ready"] and state["kernel"] == "idle" and state["cells"] > 0:
+            return
+        page.wait_for_timeout(200)
+    raise TimeoutError(f"notebook/kernel not ready after {timeout:.0f} s: {state}")
+
+
+def run_all_cells(page, *, timeout: float = 120.0) -> float:
+    """Run every cell the way a person does (Run menu > Run All Cells); wait for the kernel.
+
+    Returns the seconds from the click to the kernel being idle with every cell run (or stopped
+    at an error, which the caller then reports).
+    """
+    page.evaluate(_JS_HOOK_IOPUB)
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.get_by_role("menuitem", name=re.compile(r"^Run All Cells")).click()
+    t0 = time.monotonic()
+    deadline = t0 + timeout
+    stable = 0
+    prog = None
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(250)
+        prog = page.evaluate(_JS_PROGRESS)
+        done = (prog["kernel"] == "idle" and prog["pending"] == 0
+                and (prog["missing"] == 0 or prog["errors"] > 0))
+        stable = stable + 1 if done else 0
+        if stable >= 3:  # idle for 0.75 s with nothing queued
+            return time.monotonic() - t0
+    raise TimeoutError(f"run all did not finish in {timeout:.0f} s: {prog}")
+
+
+def cells(page) -> list[Cell]:
+    raw = page.evaluate(_JS_CELLS)
+    return [Cell(index=c["index"], count=c["count"], tags=c["tags"], outputs=c["outputs"], source=c["source"],
+                 text=c["text"], widget_views=c["widgetViews"], images=c["images"]) for c in raw]
+
+
+def wait_widgets_rendered(page, *, timeout: float = 30.0) -> list[Cell]:
+    """Wait until every widget output has a rendered view; return the cells."""
+    deadline = time.monotonic() + timeout
+    bad: list = []
+    while True:
+        cs = cells(page)
+        bad = [c.index for c in cs if c.widget_outputs and (
+            c.widget_views < c.widget_outputs or "Loading widget" in c.text)]
+        if not bad or time.monotonic() > deadline:
+            return cs
+        page.wait_for_timeout(250)
+
+
+def iopub_errors(page) -> list[str]:
+    return page.evaluate("() => window.__iopubErrors || []")
+
+
+def cell_locator(page, index: int):
+    return page.locator(f'.jp-Notebook [data-test-cell="{index}"]')
+
+
+def image_srcs(cell) -> list[str]:
+    """The ``src`` of every image in a cell's widget views, and whether each has loaded."""
+    return cell.locator(".jupyter-widgets img").evaluate_all(
+        "els => els.map(e => e.src + (e.complete && e.naturalWidth > 0 ? '' : '#unloaded'))")
+
+
+def wait_image_change(page, cell, before: list[str], *, timeout: float = 2.0) -> float | None:
+    """Seconds until an image src differs from ``before`` and the new image is loaded; None if
+    nothing changed within ``timeout``."""
+    t0 = time.monotonic()
+    while True:
+        now = image_srcs(cell)
+        if now != before and not any(s.endswith("#unloaded") for s in now):
+            return time.monotonic() - t0
+        if time.monotonic() - t0 > timeout:
+            return None
+        page.wait_for_timeout(20)
+
+
+VECTOR_TEXT = re.compile(r"^\s*[\[(]?\s*-?\d[\d.eE+-]*(\s*[,; ]\s*-?\d[\d.eE+-]*)+\s*[\])]?\s*$")
+
+
+def nudged_vector(text: str, delta: float = 0.1) -> str:
+    """The vector in ``text`` with ``delta`` added to its first component, as ``a, b, ...``."""
+    nums = [float(x) for x in re.findall(r"-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?", text)]
+    nums[0] = round(nums[0] + delta, 6)
+    return ", ".join(f"{x:g}" for x in nums)

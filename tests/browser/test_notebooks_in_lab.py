@@ -1,0 +1,184 @@
+"""Every course notebook, run in a real JupyterLab in headless Chromium, used as a person would.
+
+For each notebook: open it, Run > Run All Cells, wait for the kernel; no cell may show an error
+output (cells tagged ``raises-exception`` excepted); every widget output must have rendered (no
+"Loading widget...", no plain-text repr); in every interactive section (a widget with an image)
+pressing ArrowRight on a slider handle, and typing a vector + Enter into a text box, must change
+the image within 2 s; a bad vector must show a message and leave the image alone. A screenshot of
+each notebook after the interaction goes to artifacts/screenshots/.
+"""
+
+from __future__ import annotations
+
+import re
+
+import jlab
+import pytest
+
+SHOTS = jlab.SHOTS
+
+CHANGE_TIMEOUT = 2.0  # seconds from the key press to the new image
+MAX_SLIDERS_TRIED = 4  # a slider may legitimately do nothing (e.g. `seed` under soft alignment)
+BAD_VECTOR = "0.5, oops"
+PLAIN_REPR = re.compile(r"\b[A-Z]\w*\((children|value|layout|description|options)=")
+ERROR_WORDS = re.compile(r"error|exception|traceback", re.IGNORECASE)
+
+
+def _lines(text: str) -> set[str]:
+    return {ln.strip() for ln in text.splitlines() if ln.strip()}
+
+
+def _cell_text(cell) -> str:
+    return cell.locator(".jp-OutputArea").inner_text()
+
+
+def _press_sliders(page, cell, report: dict, problems: list[str], where: str) -> None:
+    handles = [h for h in cell.locator(".jupyter-widgets [role=slider]").all() if h.is_visible()]
+    if not handles:
+        report["slider"] = "no slider"
+        return
+    tried = []
+    for handle in handles[:MAX_SLIDERS_TRIED]:
+        now, top = handle.get_attribute("aria-valuenow"), handle.get_attribute("aria-valuemax")
+        key = "ArrowLeft" if now is not None and now == top else "ArrowRight"
+        before_text = _lines(_cell_text(cell))
+        before = jlab.image_srcs(cell)
+        handle.focus()
+        page.keyboard.press(key)
+        dt = jlab.wait_image_change(page, cell, before, timeout=CHANGE_TIMEOUT)
+        tried.append(f"{now}->{handle.get_attribute('aria-valuenow')}")
+        if dt is not None:
+            report["slider"] = f"{key} on slider #{len(tried)}: image changed in {dt * 1000:.0f} ms"
+            report.setdefault("latencies", []).append(dt)
+            new = _lines(_cell_text(cell)) - before_text
+            bad = [ln for ln in new if ERROR_WORDS.search(ln)]
+            if bad:
+                problems.append(f"{where}: after the slider key press the explorer shows {bad}")
+            return
+    problems.append(f"{where}: none of the first {len(tried)} sliders changed the image within "
+                    f"{CHANGE_TIMEOUT} s of a key press (values {tried})")
+
+
+def _vector_box(cell):
+    for box in cell.locator(".jupyter-widgets input[type=text]").all():
+        if box.is_visible() and jlab.VECTOR_TEXT.match(box.input_value() or ""):
+            return box
+    return None
+
+
+def _type(box, text: str) -> None:
+    box.click()
+    box.press("Control+a")
+    box.press_sequentially(text)
+    box.press("Enter")
+
+
+def _type_vectors(page, cell, report: dict, problems: list[str], where: str) -> None:
+    box = _vector_box(cell)
+    if box is None:
+        report["text"] = "no vector text box"
+        return
+    original = box.input_value()
+    good = jlab.nudged_vector(original)
+    before = jlab.image_srcs(cell)
+    _type(box, good)
+    dt = jlab.wait_image_change(page, cell, before, timeout=CHANGE_TIMEOUT)
+    if dt is None:
+        problems.append(f"{where}: typing {good!r} + Enter (was {original!r}) did not change the "
+                        f"image within {CHANGE_TIMEOUT} s")
+    else:
+        report["text"] = f"typed {good!r} + Enter: image changed in {dt * 1000:.0f} ms"
+        report.setdefault("latencies", []).append(dt)
+
+    # A bad vector: a message must appear, the image must stay as it was.
+    page.wait_for_timeout(300)
+    before = jlab.image_srcs(cell)
+    before_text = _lines(_cell_text(cell))
+    _type(box, BAD_VECTOR)
+    message = None
+    for _ in range(int(CHANGE_TIMEOUT / 0.05)):
+        new = _lines(_cell_text(cell)) - before_text
+        if new:
+            message = " | ".join(sorted(new))
+            break
+        page.wait_for_timeout(50)
+    page.wait_for_timeout(500)  # give a wrong redraw the time to show up
+    if message is None:
+        problems.append(f"{where}: typing the bad vector {BAD_VECTOR!r} showed no message")
+    else:
+        report["bad"] = f"{BAD_VECTOR!r} -> {message!r}"
+    if jlab.image_srcs(cell) != before:
+        problems.append(f"{where}: the bad vector {BAD_VECTOR!r} changed the image")
+
+
+@pytest.mark.parametrize("notebook", jlab.course_notebooks(), ids=lambda p: p.stem)
+def test_notebook_runs_renders_and_responds_in_jupyterlab(notebook, lab, page):
+    problems: list[str] = []
+    page.goto(lab.lab_url(notebook.name))
+    jlab.wait_for_notebook(page)
+    seconds = jlab.run_all_cells(page)
+    cells = jlab.wait_widgets_rendered(page)
+    print(f"{notebook.name}: run all in {seconds:.1f} s, {len(cells)} code cells")
+
+    # -- errors ---------------------------------------------------------------------------
+    for c in cells:
+        if c.errors and not c.expects_error:
+            problems.append(f"cell {c.index} shows an error: {c.errors} (source: {c.source[:80]!r})")
+        if c.expects_error and c.count is not None and not c.errors:
+            problems.append(f"cell {c.index} is tagged raises-exception but raised nothing")
+    not_run = [c.index for c in cells if c.count is None and c.source.strip()]
+    if not_run:
+        problems.append(f"cells {not_run} did not run (run all stops at the first error)")
+
+    # -- every widget rendered --------------------------------------------------------------
+    n_widgets = 0
+    for c in cells:
+        if not c.widget_outputs:
+            continue
+        n_widgets += c.widget_outputs
+        where = f"cell {c.index}"
+        if c.widget_views < c.widget_outputs:
+            problems.append(f"{where}: {c.widget_outputs} widget output(s) but "
+                            f"{c.widget_views} rendered widget view(s)")
+        for bad in ("Loading widget", "Error displaying widget", "Model not found"):
+            if bad in c.text:
+                problems.append(f"{where} shows {bad!r}")
+        plains = [o["plain"].strip()[:60] for o in c.outputs
+                  if jlab.WIDGET_MIME in o["mimes"] and o["plain"] and o["plain"].strip()]
+        if PLAIN_REPR.search(c.text) or any(p in c.text for p in plains):
+            problems.append(f"{where} shows a plain-text widget repr: {c.text[:120]!r}")
+    if page.console_errors:
+        problems.append(f"JavaScript errors on the page: {page.console_errors[:3]}")
+
+    # -- every interactive section responds ---------------------------------------------------
+    interactive = [c for c in cells if c.is_interactive]
+    if not interactive:
+        problems.append(f"no interactive section (a widget with an image) among {n_widgets} "
+                        "widget output(s)")
+    page.evaluate("() => { window.__iopubErrors = []; }")  # errors of run all are checked above
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    reports = []
+    for c in interactive:
+        where = f"cell {c.index}"
+        cell = jlab.cell_locator(page, c.index)
+        cell.scroll_into_view_if_needed()
+        if any(s.endswith("#unloaded") for s in jlab.image_srcs(cell)):
+            problems.append(f"{where}: an image in the widget did not load")
+        report: dict = {"cell": c.index}
+        _press_sliders(page, cell, report, problems, where)
+        _type_vectors(page, cell, report, problems, where)
+        reports.append(report)
+        cell.locator(".jp-OutputArea").screenshot(
+            path=str(SHOTS / f"{notebook.stem}-cell{c.index:02d}.png"))
+    errors = jlab.iopub_errors(page)
+    if errors:
+        problems.append(f"the kernel reported errors during the interaction: {errors[:3]}")
+
+    if interactive:
+        first = jlab.cell_locator(page, interactive[0].index)
+        first.evaluate("el => el.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(200)
+    page.screenshot(path=str(SHOTS / f"{notebook.stem}.png"))
+    for r in reports:
+        print("  ", {k: v for k, v in r.items() if k != "latencies"})
+    assert not problems, "\n".join(problems)
