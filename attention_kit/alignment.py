@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Callable
 
 import numpy as np
@@ -40,6 +41,27 @@ def _scores(x, name: str = "scores") -> np.ndarray:
     return arr
 
 
+# Big score arrays are normalised in blocks of rows, on a small thread pool: numpy's ufuncs release
+# the GIL, and a block of ~512 kB stays in cache through the five passes of the softmax. Every row
+# is computed exactly as in the serial code, so the result does not depend on the blocking.
+_PARALLEL_MIN = 1 << 20  # elements; below this the serial code is faster
+_BLOCK = 1 << 16  # elements per task
+_POOL = None
+_POOL_PID = None
+
+
+def _pool():
+    """The shared thread pool, made on first use (and made anew in a forked child process)."""
+    global _POOL, _POOL_PID
+    if _POOL is None or _POOL_PID != os.getpid():
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL = ThreadPoolExecutor(max_workers=min(os.cpu_count() or 1, 8),
+                                   thread_name_prefix="attention_kit-softmax")
+        _POOL_PID = os.getpid()
+    return _POOL
+
+
 def _softmax_inplace(x: np.ndarray, axis: int = -1, mask=None) -> np.ndarray:
     """Softmax of ``x`` along ``axis``, written into ``x`` itself (no validation, no copy).
 
@@ -48,6 +70,26 @@ def _softmax_inplace(x: np.ndarray, axis: int = -1, mask=None) -> np.ndarray:
     Used by ``softmax`` and by the attention functions on their freshly computed score arrays,
     so that the big ``(..., n_q, n_k)`` array is touched as few times as possible.
     """
+    last = axis in (-1, x.ndim - 1)
+    if x.size >= _PARALLEL_MIN and last and x.ndim >= 2 and x.flags.c_contiguous and (os.cpu_count() or 1) > 1:
+        n_q, n_k = x.shape[-2], x.shape[-1]
+        x3 = x.reshape(-1, n_q, n_k)  # (batch, n_q, n_k), a view
+        m3 = None if mask is None else np.broadcast_to(mask, x.shape).reshape(-1, n_q, n_k)
+        rows = max(1, _BLOCK // n_k)
+        tasks = [(b, r) for b in range(x3.shape[0]) for r in range(0, n_q, rows)]
+
+        def run(task):
+            b, r = task
+            _softmax_block(x3[b, r : r + rows], -1, None if m3 is None else m3[b, r : r + rows])
+
+        for _ in _pool().map(run, tasks):  # re-raises an error from any block
+            pass
+        return x
+    return _softmax_block(x, axis, mask)
+
+
+def _softmax_block(x: np.ndarray, axis: int = -1, mask=None) -> np.ndarray:
+    """The serial in-place softmax (see ``_softmax_inplace``)."""
     if mask is not None:
         np.copyto(x, -np.inf, where=np.logical_not(mask))  # blocked keys: exp(-inf) = 0
     m = np.max(x, axis=axis, keepdims=True)  # (..., 1) row maxima

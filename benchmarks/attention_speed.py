@@ -19,6 +19,7 @@ median(function) / median(floor). Run: ``python benchmarks/attention_speed.py [-
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -82,8 +83,12 @@ def run(sizes, repeats: int | None = None, seed: int = 0) -> dict:
     return results
 
 
-def report(results: dict) -> str:
-    lines = [f"d_model={D_MODEL}, heads={HEADS}, float64; times in ms (median / min over repeats)"]
+def report(results: dict, load_before=None, load_after=None) -> str:
+    lines = [f"d_model={D_MODEL}, heads={HEADS}, float64; times in ms (median / min over repeats)",
+             f"cpus={os.cpu_count()}, numpy {np.__version__}"]
+    if load_before is not None:
+        lines.append(f"load average before/after: {load_before:.2f} / {load_after:.2f} "
+                     "(other processes on the machine slow BLAS threads down: compare within one run)")
     for n, times in results.items():
         med = {k: float(np.median(v)) * 1e3 for k, v in times.items()}
         mn = {k: float(np.min(v)) * 1e3 for k, v in times.items()}
@@ -92,9 +97,13 @@ def report(results: dict) -> str:
             lines.append(f"  {k:<30s} {med[k]:9.2f} / {mn[k]:9.2f}")
         for fn, fl in (("multi_head_attention", "floor(mha)"),
                        ("scaled_dot_product_attention", "floor(sdpa)")):
+            exp = med["exp over (h, n, n)"]
             lines.append(
-                f"  ratio {fn} / {fl}: {med[fn] / med[fl]:.2f} (median), {mn[fn] / mn[fl]:.2f} (min);"
-                f"  floor + one exp pass would be {(med[fl] + med['exp over (h, n, n)']) / med[fl]:.2f}"
+                f"  ratio {fn} / {fl}: {med[fn] / med[fl]:.2f} (median), {mn[fn] / mn[fl]:.2f} (min)"
+            )
+            lines.append(
+                f"    lower bound for any softmax code: (floor + exp pass / cpus) / floor = "
+                f"{(med[fl] + exp / (os.cpu_count() or 1)) / med[fl]:.2f}"
             )
     return "\n".join(lines)
 
@@ -104,7 +113,10 @@ def main(argv=None) -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[256, 1024, 2048])
     ap.add_argument("--repeats", type=int, default=None)
     args = ap.parse_args(argv)
-    print(report(run(args.sizes, args.repeats)))
+    load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    results = run(args.sizes, args.repeats)
+    load_after = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    print(report(results, load_before, load_after))
 
 
 if __name__ == "__main__":

@@ -225,6 +225,30 @@ def test_softmax_extreme_scores_are_finite():
     assert got32.dtype == np.float32 and np.isfinite(got32).all()
 
 
+def test_big_softmax_blocked_path_equals_serial(rng):
+    # arrays of >= 2**20 entries are normalised block by block on a thread pool; the result must be
+    # bit-for-bit the serial one (masked, fully masked rows, and several batch axes included)
+    from attention_kit.alignment import _PARALLEL_MIN, _softmax_block
+
+    x = rng.normal(scale=4, size=(2, 2, 256, 1024))
+    assert x.size >= _PARALLEL_MIN
+    mask = rng.random((256, 1024)) < 0.7
+    mask[5] = False
+    got = ak.softmax(x, mask=mask)
+    ref = _softmax_block(x.copy(), -1, mask)
+    np.testing.assert_array_equal(got, ref)
+    assert np.all(got[..., 5, :] == 0)
+    np.testing.assert_array_equal(ak.softmax(x), _softmax_block(x.copy()))
+    row = [float(v) for v in x[1, 0, 7]]
+    np.testing.assert_allclose(got[1, 0, 7], loop_softmax(row, mask[7]), rtol=1e-12, atol=1e-300)
+    big = np.zeros((4, 512, 512))
+    big[3, 100, 7] = np.inf
+    from attention_kit.alignment import _softmax_inplace
+
+    with pytest.raises(ak.NonFiniteError, match="scores hold NaN or \\+inf"):
+        _softmax_inplace(big)
+
+
 @pytest.mark.parametrize("dtype,expected", [(np.float32, np.float32), (np.float64, np.float64),
                                             (np.int64, np.float64), (np.int32, np.float64),
                                             (bool, np.float64)])
