@@ -237,3 +237,17 @@ def test_source_003_original_code_fails_the_checker(capsys):
 
     ok, out = run(capsys, check.fixed_source_code, source_003)
     assert not ok and "Q = X @ W_q" in out, out
+
+
+@pytest.mark.parametrize(
+    "checker, stub",
+    [
+        (check.softmax_rows, lambda S: ...),
+        (check.scaled_scores, lambda Q, K: ...),
+        (check.full_self_attention, lambda X, a, b, c: ...),
+        (check.fixed_source_code, lambda X, a, b, c: ...),
+    ],
+)
+def test_untouched_stub_is_reported_as_not_answered(capsys, checker, stub):
+    ok, out = run(capsys, checker, stub)
+    assert not ok and "not answered yet" in out, out
