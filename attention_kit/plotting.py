@@ -19,10 +19,13 @@ from typing import Any, Sequence
 
 import numpy as np
 from matplotlib import colormaps
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection
 from matplotlib.colors import Colormap, Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Rectangle
+from matplotlib.text import Text
 
 __all__ = [
     "HeatmapArtists",
@@ -35,6 +38,7 @@ __all__ = [
     "WEIGHTS_CMAP",
     "SCORES_CMAP",
     "OKABE_ITO",
+    "FastText",
 ]
 
 #: Colour map for weights: perceptually uniform and readable with colour-vision deficiency.
@@ -46,6 +50,119 @@ OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "
 
 MASKED_TEXT = "—"
 MAX_ANNOTATED = 12  # annotate cells automatically up to 12 x 12
+
+
+_BITMAPS: dict = {}
+_BITMAPS_MAX = 4096
+
+
+def _text_bitmap(renderer, s: str, prop) -> np.ndarray:
+    """The anti-aliased alpha bitmap of ``s`` (shape (h, w), uint8), rendered once and cached."""
+    key = (s, hash(prop), renderer.dpi)
+    img = _BITMAPS.get(key)
+    if img is None:
+        from matplotlib.backends.backend_agg import get_hinting_flag
+
+        font = renderer._prepare_font(prop)
+        font.set_text(s, 0, flags=get_hinting_flag())
+        font.draw_glyphs_to_bitmap(antialiased=True)
+        img = np.array(font.get_image())
+        if len(_BITMAPS) >= _BITMAPS_MAX:
+            _BITMAPS.clear()
+        _BITMAPS[key] = img
+    return img
+
+
+class FastText(Text):
+    """A ``Text`` whose Agg rendering is cached: used for the values written in heatmap cells and
+    the labels at arrow tips, which a live widget redraws on every change.
+
+    Only centred, unrotated, single-line plain text on the Agg renderer takes the fast path (the
+    string's bitmap is rendered once, then blitted centred on the anchor); everything else, and
+    every other backend, draws exactly like ``Text``.
+    """
+
+    def _fast_ok(self, renderer, s: str) -> bool:
+        return bool(s) and "\n" not in s and "$" not in s and self.get_rotation() == 0 \
+            and self.get_bbox_patch() is None and self.get_ha() == "center" \
+            and self.get_va() == "center" and not self.get_usetex() and not self.get_path_effects()
+
+    def draw(self, renderer):
+        if not self.get_visible():
+            return
+        s = self.get_text()
+        try:
+            from matplotlib.backends.backend_agg import RendererAgg
+        except ImportError:  # pragma: no cover
+            return super().draw(renderer)
+        if not isinstance(renderer, RendererAgg) or not self._fast_ok(renderer, s):
+            return super().draw(renderer)
+        x, y = self.get_transform().transform(self.get_unitless_position())
+        if not (np.isfinite(x) and np.isfinite(y)):
+            return
+        img = _text_bitmap(renderer, s, self._fontproperties)
+        h, w = img.shape
+        gc = renderer.new_gc()
+        gc.set_foreground(self.get_color())
+        gc.set_alpha(self.get_alpha())
+        self._set_gc_clip(gc)
+        # draw_text_image takes the bitmap's left edge and its bottom edge, y counted downwards
+        renderer._renderer.draw_text_image(img, round(x - w / 2), round(renderer.height - y + h / 2),
+                                           0, gc)
+        gc.restore()
+        self.stale = False
+
+
+class TextBatch(Artist):
+    """Draws many :class:`FastText` objects in one go (one transform for all anchors).
+
+    The texts are owned by this artist, not added to the axes, so each is drawn exactly once.
+    Their properties (text, colour, size, visibility) are read at draw time as usual.
+    """
+
+    def __init__(self, ax: Axes, texts, zorder: float = 3):
+        super().__init__()
+        self.texts = list(texts)
+        self.set_zorder(zorder)
+        ax.add_artist(self)
+        self.set_transform(ax.transData)
+
+    def draw(self, renderer):
+        if not self.get_visible() or not self.texts:
+            return
+        try:
+            from matplotlib.backends.backend_agg import RendererAgg
+        except ImportError:  # pragma: no cover
+            RendererAgg = None
+        if RendererAgg is None or not isinstance(renderer, RendererAgg):
+            for t in self.texts:
+                t.draw(renderer)
+            return
+        anchors = np.array([t.get_unitless_position() for t in self.texts], dtype=float)  # (m, 2)
+        xy = self.get_transform().transform(anchors)  # (m, 2) display coordinates
+        H = renderer.height
+        gc = renderer.new_gc()
+        for t, (x, y) in zip(self.texts, xy, strict=True):
+            if not t.get_visible():
+                continue
+            s = t.get_text()
+            if not t._fast_ok(renderer, s):
+                t.draw(renderer)
+                continue
+            img = _text_bitmap(renderer, s, t._fontproperties)
+            h, w = img.shape
+            gc.set_foreground(t.get_color())
+            gc.set_alpha(t.get_alpha())
+            renderer._renderer.draw_text_image(img, round(x - w / 2), round(H - y + h / 2), 0, gc)
+        gc.restore()
+        self.stale = False
+
+
+def _add_text(ax: Axes, x: float, y: float, s: str, **kw) -> FastText:
+    t = FastText(x, y, s, **kw)
+    t.set_transform(ax.transData)
+    ax.add_artist(t)
+    return t
 
 
 @dataclass
@@ -72,6 +189,8 @@ class HeatmapArtists:
     kind: str = "weights"
     fmt: str = "{:.2f}"
     mask_patch: Any = None
+    grid: Any = None
+    text_batch: Any = None
     _strings: list = field(default_factory=list, repr=False)
     _dark: np.ndarray | None = field(default=None, repr=False)
 
@@ -108,10 +227,18 @@ def _fontsize(n_q: int, n_k: int) -> float:
 
 
 def _scores_limit(a: np.ndarray, m: np.ndarray | None) -> float:
+    """A round symmetric limit >= max |score| (1, 2, 2.5, 5 times a power of ten): it changes only
+    in steps, so a live colorbar does not jitter."""
     vals = a if m is None else a[m]
     vals = vals[np.isfinite(vals)]
     lim = float(np.max(np.abs(vals))) if vals.size else 1.0
-    return lim if lim > 0 else 1.0
+    if not lim > 0:
+        return 1.0
+    p = 10.0 ** np.floor(np.log10(lim))
+    for step in (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0):
+        if lim <= step * p * (1 + 1e-9):
+            return float(step * p)
+    return float(10 * p)
 
 
 def _dark_cells(image, data: np.ndarray) -> np.ndarray:
@@ -216,11 +343,11 @@ def heatmap(
     ax.set_ylabel("queries")
     ax.set_xlim(-0.5, n_k - 0.5)
     ax.set_ylim(n_q - 0.5, -0.5)  # query 0 at the top, like the printed matrix
-    # thin white grid between cells
-    ax.set_xticks(np.arange(n_k + 1) - 0.5, minor=True)
-    ax.set_yticks(np.arange(n_q + 1) - 0.5, minor=True)
-    ax.grid(which="minor", color="white", linewidth=1.0)
-    ax.tick_params(which="minor", length=0)
+    # thin white lines between cells
+    segs = [[(j - 0.5, -0.5), (j - 0.5, n_q - 0.5)] for j in range(1, n_k)]
+    segs += [[(-0.5, i - 0.5), (n_k - 0.5, i - 0.5)] for i in range(1, n_q)]
+    grid = LineCollection(segs, colors="white", linewidths=1.0, zorder=2)
+    ax.add_collection(grid, autolim=False)
     for s in ax.spines.values():
         s.set_visible(False)
     if title:
@@ -230,7 +357,7 @@ def heatmap(
         colorbar = ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
         colorbar.set_label("attention weight" if kind == "weights" else "score")
     art = HeatmapArtists(image=image, texts=np.empty((0, 0), dtype=object), colorbar=colorbar,
-                         ax=ax, kind=kind, fmt=fmt, mask_patch=patch)
+                         ax=ax, kind=kind, fmt=fmt, mask_patch=patch, grid=grid)
     if annotate is None:
         annotate = max(n_q, n_k) <= MAX_ANNOTATED
     if annotate:
@@ -238,8 +365,13 @@ def heatmap(
         texts = np.empty((n_q, n_k), dtype=object)
         for i in range(n_q):
             for j in range(n_k):
-                texts[i, j] = ax.text(j, i, "", ha="center", va="center", fontsize=fs, zorder=3)
+                t = FastText(j, i, "", ha="center", va="center", fontsize=fs, zorder=3)
+                t.set_figure(ax.figure)
+                t.axes = ax
+                t.set_transform(ax.transData)
+                texts[i, j] = t
         art.texts = texts
+        art.text_batch = TextBatch(ax, texts.ravel())
         art._strings = [""] * (n_q * n_k)
         art._dark = np.zeros((n_q, n_k), dtype=bool)
         _update_texts(art, a, m, force=True)
@@ -288,7 +420,7 @@ def update_heatmap(artists: HeatmapArtists, weights, *, mask=None) -> None:
         raise ValueError(f"update_heatmap got shape {a.shape} but the heatmap is {old.shape}; "
                          "draw a new heatmap for a different size")
     m = _as_mask(mask, a.shape)
-    artists.image.set_data(np.ma.masked_array(a, mask=None if m is None else ~m))
+    artists.image.set_data(a if m is None else np.ma.masked_array(a, mask=~m))
     if artists.kind == "scores":
         lim = _scores_limit(a, m)
         artists.image.set_clim(-lim, lim)  # the colorbar follows its mappable
@@ -463,8 +595,8 @@ def plot_vectors(
         arrows.append(arr)
         if labels is not None:
             p = _label_pos(o, o + v[i], span)
-            texts.append(ax.text(p[0], p[1], str(labels[i]), color=colors[i], fontsize=fontsize,
-                                 ha="center", va="center", zorder=4, fontweight="bold"))
+            texts.append(_add_text(ax, p[0], p[1], str(labels[i]), color=colors[i], fontsize=fontsize,
+                                   ha="center", va="center", zorder=4, fontweight="bold"))
     pts = np.vstack([o[None], o + v])
     ax.update_datalim(pts)
     ax.autoscale_view()

@@ -1,0 +1,175 @@
+"""Widget latency as a learner feels it: from a slider change to the new picture leaving the kernel.
+
+Starts a real ipykernel (this interpreter, inline matplotlib backend) through jupyter_client, builds
+explorers there, and moves a slider 30 times exactly as the browser does: a ``comm_msg`` with
+``{"method": "update", "state": {"value": ...}}`` on the shell channel. For each change it times
+how long until the new image is sent on iopub:
+
+* explorers: the ``comm_msg`` that updates their ``Image`` widget's ``value``;
+* naive: ``ipywidgets.interact`` with a freshly built annotated 8 x 8 heatmap and ``plt.show()``
+  every time: the ``display_data`` carrying ``image/png``.
+
+Run: ``.venv/bin/python benchmarks/widget_latency.py [--n 30]``. Prints median and p95 of each and
+the ratio naive / explorer. Targets (2-core machine, 8 x 8 annotated heatmap): median <= 60 ms and
+at least 3 x faster than naive.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from queue import Empty
+
+import numpy as np
+from jupyter_client.manager import start_new_kernel
+
+SETUP = r"""
+%matplotlib inline
+import numpy as np
+import matplotlib.pyplot as plt
+import ipywidgets as widgets
+import attention_kit as ak
+from attention_kit.plotting import heatmap
+from attention_kit.widgets import MultiHeadExplorer, SelfAttentionExplorer
+
+rng = np.random.default_rng(0)
+tokens = "the cat sat on the mat and purred".split()
+X2 = rng.normal(0, 1, (8, 2))   # 8 tokens in 2-D: two annotated 8 x 8 heatmaps + the plane
+X8 = rng.normal(0, 1, (8, 8))   # 8 tokens, d_model = 8: 8 heads
+sa = SelfAttentionExplorer(X2, labels=tokens)
+mh = MultiHeadExplorer(X8, tokens, n_heads=8)
+display(sa)
+display(mh)
+
+def naive(v=0.0):
+    X = X2.copy()
+    X[0, 0] = v
+    _, W = ak.self_attention(X, np.eye(2), np.eye(2), np.eye(2))  # (8, 8)
+    fig, ax = plt.subplots(figsize=(6, 5), layout="constrained")
+    heatmap(W, query_labels=tokens, key_labels=tokens, ax=ax, title="self-attention weights")
+    plt.show()
+
+naive_slider = widgets.FloatSlider(value=0.0, min=-2, max=2, step=0.01)
+naive_w = widgets.interactive(naive, v=naive_slider)
+display(naive_w)
+ids = {
+    "sa_slider": sa.editor._sliders["x1"][0].model_id,
+    "sa_image": sa.live.model_id,
+    "mh_slider": mh.controls["dim0"].model_id,
+    "mh_image": mh.live.model_id,
+    "naive_slider": naive_slider.model_id,
+}
+"""
+
+
+def _drain(kc, timeout=0.2):
+    while True:
+        try:
+            kc.get_iopub_msg(timeout=timeout)
+        except Empty:
+            return
+
+
+def _execute(kc, code: str, expr: dict | None = None) -> dict:
+    msg_id = kc.execute(code, user_expressions=expr or {})
+    reply = kc.get_shell_msg(timeout=120)
+    while reply["parent_header"].get("msg_id") != msg_id:
+        reply = kc.get_shell_msg(timeout=120)
+    if reply["content"]["status"] != "ok":
+        raise RuntimeError(f"kernel error: {reply['content'].get('ename')}: {reply['content'].get('evalue')}")
+    return reply["content"].get("user_expressions", {})
+
+
+def _set_value(kc, comm_id: str, value: float) -> None:
+    """Send what the browser sends when a slider moves."""
+    content = {"comm_id": comm_id,
+               "data": {"method": "update", "state": {"value": value}, "buffer_paths": []}}
+    msg = kc.session.msg("comm_msg", content)
+    kc.shell_channel.send(msg)
+
+
+def _wait(kc, match, timeout=30.0) -> None:
+    end = time.perf_counter() + timeout
+    while True:
+        left = end - time.perf_counter()
+        if left <= 0:
+            raise TimeoutError("no image arrived")
+        msg = kc.get_iopub_msg(timeout=left)
+        if match(msg):
+            return
+
+
+def _image_update(image_id):
+    def match(msg):
+        if msg["msg_type"] != "comm_msg":
+            return False
+        c = msg["content"]
+        d = c.get("data", {})
+        return (c.get("comm_id") == image_id and d.get("method") == "update"
+                and ["value"] in d.get("buffer_paths", []))
+    return match
+
+
+def _png_display(msg) -> bool:
+    return msg["msg_type"] in ("display_data", "update_display_data") and "image/png" in msg["content"]["data"]
+
+
+def measure(kc, slider_id: str, match, values) -> np.ndarray:
+    times = []
+    for v in values:
+        _drain(kc, timeout=0.05)
+        t0 = time.perf_counter()
+        _set_value(kc, slider_id, float(v))
+        _wait(kc, match)
+        times.append(time.perf_counter() - t0)
+    return np.array(times) * 1e3  # ms
+
+
+def _stats(ms: np.ndarray) -> tuple[float, float]:
+    return float(np.median(ms)), float(np.percentile(ms, 95))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=30, help="slider changes per case (default 30)")
+    ap.add_argument("--json", action="store_true", help="also print the numbers as JSON")
+    args = ap.parse_args(argv)
+    km, kc = start_new_kernel(kernel_name="python3")
+    try:
+        ids = _execute(kc, SETUP, {"ids": "ids"})["ids"]
+        ids = json.loads(ids["data"]["text/plain"].replace("'", '"'))
+        _drain(kc, timeout=0.5)
+        rng = np.random.default_rng(1)
+        values = np.round(rng.uniform(-1.5, 1.5, args.n), 2)
+        # warm up each path once (first-time font and layout caches)
+        measure(kc, ids["sa_slider"], _image_update(ids["sa_image"]), [0.5])
+        measure(kc, ids["mh_slider"], _image_update(ids["mh_image"]), [0.5])
+        measure(kc, ids["naive_slider"], _png_display, [0.5])
+        results = {
+            "SelfAttentionExplorer, 8 tokens (two annotated 8x8 heatmaps + plane)":
+                measure(kc, ids["sa_slider"], _image_update(ids["sa_image"]), values),
+            "MultiHeadExplorer, 8 heads of 8x8 + output bars":
+                measure(kc, ids["mh_slider"], _image_update(ids["mh_image"]), values),
+            "naive: interact + fresh annotated 8x8 heatmap + plt.show":
+                measure(kc, ids["naive_slider"], _png_display, values),
+        }
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    naive_med, _ = _stats(results["naive: interact + fresh annotated 8x8 heatmap + plt.show"])
+    print(f"widget latency, slider change -> image sent on iopub ({args.n} changes each)")
+    print(f"{'case':72s} {'median ms':>10s} {'p95 ms':>8s} {'naive/this':>11s}")
+    out = {}
+    for name, ms in results.items():
+        med, p95 = _stats(ms)
+        out[name] = {"median_ms": round(med, 1), "p95_ms": round(p95, 1), "ratio": round(naive_med / med, 2)}
+        print(f"{name:72s} {med:10.1f} {p95:8.1f} {naive_med / med:10.2f}x")
+    if args.json:
+        print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
