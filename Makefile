@@ -10,7 +10,7 @@ NB     ?= $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: install install-test lab test lint unit nbval notebooks student bench clean
+.PHONY: install install-test lab test lint unit nbval notebooks student reset bench clean
 
 $(BASE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,20 @@ test: lint unit nbval
 notebooks: $(TESTS)
 	$(BIN)/python -m jupyter nbconvert --to notebook --execute --inplace \
 	    --ExecutePreprocessor.store_widget_state=False --ExecutePreprocessor.timeout=300 $(NB)
+
+# Hand-out copies in student/ (outputs cleared, worked solutions removed): make student
+student: $(BASE)
+	$(BIN)/python tools/make_student.py
+
+# Put one notebook back as it was (your changes to it are lost):
+#   make reset NB=notebooks/02_self_attention.ipynb   (the committed version, via git)
+#   make reset NB=student/02_self_attention.ipynb     (a fresh student copy)
+reset: $(BASE)
+	@test "$(origin NB)" = "command line" || { echo "usage: make reset NB=notebooks/<file>.ipynb or NB=student/<file>.ipynb"; exit 2; }
+	@case "$(NB)" in \
+	    student/*) $(BIN)/python tools/make_student.py notebooks/$(notdir $(NB)) ;; \
+	    *) git checkout -- $(NB) && echo "reset $(NB)" ;; \
+	esac
 
 bench: $(TESTS)
 	$(BIN)/python benchmarks/attention_speed.py

@@ -1,0 +1,99 @@
+"""Write student copies of the course notebooks: outputs cleared, worked solutions removed.
+
+    python tools/make_student.py                 # notebooks/NN_*.ipynb -> student/
+    python tools/make_student.py -o handout notebooks/02_self_attention.ipynb
+
+A solution cell is a cell whose metadata has ``"jupyter": {"source_hidden": true}`` (how the
+course collapses its worked solutions) or a tag named ``solution``/``solutions``. Each one is
+replaced by a short Markdown note, so the exercise text ("a worked solution follows ...") still
+makes sense. Everything else is kept as it is, minus outputs, execution counts, execution
+timings and saved widget state. Other files in ``notebooks/`` (pictures, data) are copied along.
+The committed notebooks are never modified.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION_TAGS = {"solution", "solutions"}
+NOTE = ("*The worked solution is not in the student copy. When you are done, compare with the "
+        "full notebook your teacher hands out, or reset to it with "
+        "`git checkout -- notebooks/{name}`.*")
+# Cell metadata that only describes an execution.
+RUN_METADATA = ("execution", "collapsed", "scrolled", "ExecuteTime")
+
+
+def is_solution(cell) -> bool:
+    meta = cell.get("metadata", {})
+    hidden = bool(meta.get("jupyter", {}).get("source_hidden"))
+    tagged = bool(SOLUTION_TAGS & {str(t).lower() for t in meta.get("tags", [])})
+    return hidden or tagged
+
+
+def studentize(nb, name: str):
+    """Return (student notebook, number of solution cells removed). ``nb`` is left unchanged."""
+    out = nbformat.from_dict(nb)  # a deep copy
+    cells = []
+    removed = 0
+    for cell in out.cells:
+        if is_solution(cell):
+            removed += 1
+            note = nbformat.v4.new_markdown_cell(NOTE.format(name=name),
+                                                 id=f"solution-removed-{removed}")
+            note.metadata["tags"] = ["solution-removed"]
+            cells.append(note)
+            continue
+        for key in RUN_METADATA:
+            cell.metadata.pop(key, None)
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+        elif "attachments" in cell and not cell.attachments:
+            del cell["attachments"]
+        cells.append(cell)
+    out.cells = cells
+    out.metadata.pop("widgets", None)  # saved widget state belongs to a run
+    nbformat.validate(out)
+    return out, removed
+
+
+def course_notebooks() -> list[Path]:
+    return sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path,
+                        help="notebooks to convert (default: notebooks/NN_*.ipynb)")
+    parser.add_argument("-o", "--out", type=Path, default=ROOT / "student",
+                        help="output folder (default: student/)")
+    args = parser.parse_args(argv)
+    sources = args.notebooks or course_notebooks()
+    if not sources:
+        print("no notebooks found", file=sys.stderr)
+        return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    for src in sources:
+        nb = nbformat.read(src, as_version=4)
+        student, removed = studentize(nb, src.name)
+        if removed == 0:
+            print(f"warning: {src.name} has no solution cells", file=sys.stderr)
+        dst = args.out / src.name
+        nbformat.write(student, dst)
+        print(f"{dst}: {removed} solution cell(s) removed, outputs cleared")
+    # pictures or data files next to the notebooks, so relative links keep working
+    for src_dir in sorted({s.parent for s in sources}):
+        for extra in src_dir.iterdir():
+            if extra.is_file() and extra.suffix != ".ipynb" and not extra.name.startswith("."):
+                shutil.copy2(extra, args.out / extra.name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
