@@ -191,6 +191,9 @@ def _boom(*args):
         (chk.context_vector, (_boom,), "ZeroDivisionError"),
         (chk.output_model, (_boom,), "ZeroDivisionError"),
         (chk.predict_winners, (None, "k1"), "no answer yet"),
+        (chk.dot_scores, (lambda q, K: ...,), "no answer yet"),
+        (chk.context_vector, (lambda a, V: ...,), "no answer yet"),
+        (chk.output_model, (lambda c, W, b: ...,), "no answer yet"),
     ],
 )
 def test_checkers_never_raise(capsys, checker, args, phrase):

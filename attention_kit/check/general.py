@@ -109,6 +109,8 @@ def dot_scores(fn) -> bool:
         return report(False, "no answer yet: define the function and pass it in")
     for q, K in _dot_cases():
         out, err = try_call(fn, q.copy(), K.copy())
+        if out is Ellipsis:
+            return report(False, "no answer yet: replace the `...` after `return` with your code, then run the cell again")
         if err:
             hint = ""
             if "matmul" in err or "shapes" in err or "aligned" in err:
@@ -201,6 +203,8 @@ def context_vector(fn) -> bool:
         return report(False, "no answer yet: define the function and pass it in")
     for a, V in _context_cases():
         out, err = try_call(fn, a.copy(), V.copy())
+        if out is Ellipsis:
+            return report(False, "no answer yet: replace the `...` after `return` with your code, then run the cell again")
         if err:
             hint = ""
             if "matmul" in err or "shapes" in err or "broadcast" in err:
@@ -254,6 +258,8 @@ def output_model(fn) -> bool:
         return report(False, "no answer yet: define the function and pass it in")
     for c, W, b in _output_cases():
         out, err = try_call(fn, c.copy(), W.copy(), b.copy())
+        if out is Ellipsis:
+            return report(False, "no answer yet: replace the `...` after `return` with your code, then run the cell again")
         if err:
             hint = ""
             if "matmul" in err or "shapes" in err or "broadcast" in err:
