@@ -70,7 +70,7 @@ def test_merge_names_the_mistake(capsys, wrong, words):
 
 def test_split_not_done(capsys):
     assert chk.split_merge(None) is False
-    assert "not done" in _line(capsys)
+    assert "no answer yet" in _line(capsys)
 
 
 # ---------------------------------------------------------------- one head
@@ -174,9 +174,23 @@ def test_n_parameters_right(capsys, d_model, h, bias):
     (4 * 512 * 64, False, "one head only"),
     (12345, False, "not 12,345"),
     ("many", False, "give a number"),
-    (None, False, "not done"),
+    (None, False, "no answer yet"),
 ])
 def test_n_parameters_names_the_mistake(capsys, answer, bias, words):
     assert chk.n_parameters(answer, d_model=512, n_heads=8, bias=bias) is False
+    out = _line(capsys)
+    assert out.startswith("✗") and words in out, out
+
+
+@pytest.mark.parametrize("checker, args, words", [
+    (chk.split_merge, (lambda X, h: ...,), "no answer yet"),
+    (chk.split_merge, (split_loop, lambda Xh: ...), "merge has no answer yet"),
+    (chk.one_head, (lambda X, Wq, Wk, Wv: ...,), "no answer yet"),
+    (chk.concat_project, (lambda H, W: ...,), "no answer yet"),
+    (chk.n_parameters, (..., ), "no answer yet"),
+])
+def test_untouched_stubs_count_as_not_answered(capsys, checker, args, words):
+    kwargs = {"d_model": 8, "n_heads": 2} if checker is chk.n_parameters else {}
+    assert checker(*args, **kwargs) is False
     out = _line(capsys)
     assert out.startswith("✗") and words in out, out

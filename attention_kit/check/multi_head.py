@@ -67,10 +67,12 @@ def _merge_hint(got, Xh, n: int, h: int, d: int) -> str:
 def split_merge(split_fn, merge_fn=None) -> bool:
     """Check ``split_fn(X, h) -> (h, n, d_head)`` and ``merge_fn(Xh) -> (n, h*d_head)``."""
     if not_done(split_fn):
-        return report(False, "not done yet: write split(X, h) (and merge(Xh)) and pass them in")
+        return report(False, "no answer yet: write split(X, h) (and merge(Xh)) and pass them in")
     for n, h, d in _SPLIT_CASES:
         X = np.arange(n * h * d, dtype=float).reshape(n, h * d) / 10  # (n, h*d_head), every entry distinct
         got, err = try_call(split_fn, X.copy(), h)
+        if got is Ellipsis:
+            return report(False, "no answer yet: replace the `...` after `return` with your code, then run the cell again")
         if err:
             return report(False, f"split: {err}")
         if not close(got, split_heads(X, h)):
@@ -78,11 +80,13 @@ def split_merge(split_fn, merge_fn=None) -> bool:
     if merge_fn is None:
         return report(True, "split is right: head i holds columns i*d_head to (i+1)*d_head - 1 of every token")
     if not_done(merge_fn):
-        return report(False, "split is right; merge is not done yet")
+        return report(False, "split is right; merge has no answer yet")
     for n, h, d in _SPLIT_CASES:
         X = np.arange(n * h * d, dtype=float).reshape(n, h * d) / 10  # (n, h*d_head)
         Xh = split_heads(X, h)  # (h, n, d_head)
         got, err = try_call(merge_fn, Xh.copy())
+        if got is Ellipsis:
+            return report(False, "split is right; merge has no answer yet: replace the `...` after `return` with your code, then run the cell again")
         if err:
             return report(False, f"merge: {err}")
         if not close(got, merge_heads(Xh)):
@@ -102,10 +106,12 @@ def _one_head_case(seed: int):
 def one_head(fn) -> bool:
     """Check ``fn(X, W_q, W_k, W_v) -> (n, d_v)``: one head of scaled dot-product attention."""
     if not_done(fn):
-        return report(False, "not done yet: write head(X, W_q, W_k, W_v) and pass it in")
+        return report(False, "no answer yet: write head(X, W_q, W_k, W_v) and pass it in")
     for seed in (0, 1):
         X, W_q, W_k, W_v = _one_head_case(seed)
         got, err = try_call(fn, X.copy(), W_q.copy(), W_k.copy(), W_v.copy())
+        if got is Ellipsis:
+            return report(False, "no answer yet: replace the `...` after `return` with your code, then run the cell again")
         if err:
             hint = " (rows are tokens: Q = X @ W_q with W_q of shape (d_model, d_k))" if _shape_error(err) else ""
             return report(False, err + hint)
@@ -138,12 +144,14 @@ def one_head(fn) -> bool:
 def concat_project(fn) -> bool:
     """Check ``fn(heads (h, n, d_v), W_o (h*d_v, d_model)) -> (n, d_model)``."""
     if not_done(fn):
-        return report(False, "not done yet: write combine(heads, W_o) and pass it in")
+        return report(False, "no answer yet: write combine(heads, W_o) and pass it in")
     rng = np.random.default_rng(3)
     h, n, d_v, d_model = 2, 5, 3, 4  # h*d_v = 6 differs from d_model, so W_o is not square
     heads = rng.normal(size=(h, n, d_v))
     W_o = rng.normal(size=(h * d_v, d_model))
     got, err = try_call(fn, heads.copy(), W_o.copy())
+    if got is Ellipsis:
+        return report(False, "no answer yet: replace the `...` after `return` with your code, then run the cell again")
     if err:
         hint = " (W_o has shape (h*d_v, d_model): use concat @ W_o, not W_o.T)" if _shape_error(err) else ""
         return report(False, err + hint)
@@ -174,7 +182,7 @@ def concat_project(fn) -> bool:
 def n_parameters(answer, *, d_model: int, n_heads: int, bias: bool = False) -> bool:
     """Check a parameter count for multi-head attention with ``d_k = d_v = d_model / n_heads``."""
     if not_done(answer):
-        return report(False, "not done yet: put your count in the answer")
+        return report(False, "no answer yet: replace the `...` after `answer =` with your number, then run the cell again")
     try:
         value = float(answer)
     except (TypeError, ValueError):
