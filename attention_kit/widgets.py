@@ -361,17 +361,13 @@ class LiveFigure(widgets.Image):
         fig = self.figure
         canvas = fig.canvas
         self._renderer()
-        if not self._laid_out:
-            for a in self._dynamic:
-                a.set_animated(False)
-            canvas.draw()  # constrained layout positions the axes once...
-            fig.set_layout_engine("none")  # ...and then they stay put
-            self._laid_out = True
-            self._background = None
-        if self._background is None or not self._dynamic:
+        if not self._laid_out or self._background is None or not self._dynamic:
             for a in self._dynamic:
                 a.set_animated(True)  # the background is drawn without them
-            canvas.draw()
+            canvas.draw()  # (the first time, constrained layout positions the axes...)
+            if not self._laid_out:
+                fig.set_layout_engine("none")  # ...and then they stay put)
+                self._laid_out = True
             self._background = canvas.copy_from_bbox(fig.bbox) if self._dynamic else None
             self.full_renders += 1
         else:
@@ -453,7 +449,9 @@ class _Explorer(widgets.VBox):
         self.state = state
         self.error.value = ""
         layout_sig, background_sig = self._signatures()
-        if layout_sig != self._last_layout:  # a title changed: lay out again
+        if self._last_layout is None or len(layout_sig) != len(self._last_layout) or any(
+                len(new) > len(old) + 3 for new, old in zip(layout_sig, self._last_layout, strict=True)):
+            # a new panel or a clearly longer title: lay out again
             self._last_layout = layout_sig
             self._last_background = background_sig
             self.live.relayout()
@@ -471,8 +469,8 @@ class _Explorer(widgets.VBox):
         axes = [ax for ax in self.figure.get_axes() if ax.get_visible()]
         plain = [ax for ax in axes if not hasattr(ax, "_colorbar")]
         layout = tuple(ax.get_title() for ax in plain)
-        background = tuple((ax.get_xlim(), ax.get_ylim(), tuple(im.get_clim() for im in ax.images))
-                           for ax in plain)
+        background = tuple((ax.get_title(), ax.get_xlim(), ax.get_ylim(),
+                            tuple(im.get_clim() for im in ax.images)) for ax in plain)
         return layout, background
 
     def png(self) -> bytes:
@@ -511,10 +509,16 @@ def _plane(ax, title: str) -> None:
     ax.set_ylabel("component 1")
 
 
-def _set_limits(ax, lim: float) -> None:
-    if ax.get_xlim() != (-lim, lim):
-        ax.set_xlim(-lim, lim)
-        ax.set_ylim(-lim, lim)
+def _steady_limits(ax, lim: float, which: str = "xy") -> None:
+    """Set symmetric limits (-lim, lim), but only when the data leaves the current range or
+    would fill less than half of it: the axes (and the cached background) rarely change."""
+    get = ax.get_xlim if which[0] == "x" else ax.get_ylim
+    current = get()[1]
+    if not (get()[0] == -current and current > 0) or lim > current or lim < 0.5 * current:
+        if "x" in which:
+            ax.set_xlim(-lim, lim)
+        if "y" in which:
+            ax.set_ylim(-lim, lim)
 
 
 class AttentionExplorer(_Explorer):
@@ -658,9 +662,8 @@ class AttentionExplorer(_Explorer):
 
     def _draw(self, st: dict) -> None:
         e, a = st["scores"], st["weights"]
-        lim = float(np.max(np.abs(e))) if e.size else 1.0
-        lim = builtins_max(1.0, np.ceil(lim * 1.25 * 2) / 2)
-        self._ax_s.set_ylim(-lim, lim)
+        _steady_limits(self._ax_s, _nice_limit(e, minimum=1.0), "y")
+        lim = self._ax_s.get_ylim()[1]
         for i, (bar, t, v) in enumerate(zip(self._bars_s, self._txt_s, e, strict=True)):
             bar.set_height(v)
             t.set_text(f"{v:.2f}")
@@ -680,7 +683,8 @@ class AttentionExplorer(_Explorer):
         K, V, q, ctx = st["K"], st["V"], st["q"], st["context"]
         pts = np.vstack([K, V, q[None], ctx[None]])
         lim = _nice_limit(pts)
-        _set_limits(self._ax_p, lim)
+        _steady_limits(self._ax_p, lim)
+        lim = self._ax_p.get_xlim()[1]
         update_vectors(self._arr_k, K, span=lim)
         update_vectors(self._arr_v, V, span=lim)
         update_vectors(self._arr_q, q[None], span=lim)
@@ -809,7 +813,8 @@ class SelfAttentionExplorer(_Explorer):
         if self._ax_p is not None:
             X, Y = st["X"], st["outputs"]
             lim = _nice_limit(np.vstack([X, Y]))
-            _set_limits(self._ax_p, lim)
+            _steady_limits(self._ax_p, lim)
+            lim = self._ax_p.get_xlim()[1]
             update_vectors(self._arr_x, X, span=lim)
             update_vectors(self._arr_y, Y, span=lim)
 
@@ -978,7 +983,5 @@ class MultiHeadExplorer(_Explorer):
             b.set_width(v)
         for b, v in zip(self._bars0, o0, strict=True):
             b.set_width(v)
-        lim = _nice_limit(np.concatenate([o, o0]), minimum=0.5)
-        if self._ax_out.get_xlim() != (-lim, lim):
-            self._ax_out.set_xlim(-lim, lim)
+        _steady_limits(self._ax_out, _nice_limit(np.concatenate([o, o0]), minimum=0.5), "x")
         self._ax_out.set_title(f"output row of “{self.tokens[t]}”", fontsize=11)
