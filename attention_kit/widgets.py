@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import struct
+import time
 import zlib
 from functools import partial
 from typing import Callable
@@ -435,6 +436,7 @@ class _Explorer(widgets.VBox):
         Returns True on success. On any error the message is shown in ``.error``, ``state`` and
         the picture stay as they were, and False is returned.
         """
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
             state = self._compute()
             self._draw(state)
@@ -463,6 +465,8 @@ class _Explorer(widgets.VBox):
         except Exception as exc:
             self.error.value = _friendly(exc)
             return False
+        #: wall and CPU milliseconds of the last successful update (compute + draw + PNG)
+        self.last_update_ms = ((time.perf_counter() - t0) * 1e3, (time.process_time() - c0) * 1e3)
         return True
 
     def _signatures(self) -> tuple[tuple, tuple]:
@@ -624,7 +628,8 @@ class AttentionExplorer(_Explorer):
             ax.spines[["top", "right"]].set_visible(False)
         self._ax_s.set_title(" ")
         self._ax_w.set_title(" ")
-        _plane(self._ax_p, "q, keys k, values v, context c")
+        _plane(self._ax_p, "query q, keys k (solid), values v (dashed), context c")
+        self._ax_p.title.set_fontsize(10.5)
         self._arr_k = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=[f"k{i + 1}" for i in range(n)],
                                    color=colors)
         self._arr_v = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=[f"v{i + 1}" for i in range(n)],
@@ -773,11 +778,13 @@ class SelfAttentionExplorer(_Explorer):
         self._ax_p = axes[2] if d == 2 else None
         if self._ax_p is not None:
             colors = [OKABE_ITO[i % len(OKABE_ITO)] for i in range(n)]
-            _plane(self._ax_p, "inputs x (solid), outputs y (dashed)")
+            _plane(self._ax_p, "inputs x (solid), outputs y (dashed)" if n <= 4 else
+                   "inputs (solid), outputs (dashed, same colour)")
             self._arr_x = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=self.labels, color=colors)
+            # with many tokens, output labels would pile up: the colour pairs them instead
             self._arr_y = plot_vectors(self._ax_p, np.zeros((n, 2)),
-                                       labels=[f"y{i + 1}" for i in range(n)], color=colors,
-                                       linestyle="--")
+                                       labels=[f"y{i + 1}" if n <= 4 else "" for i in range(n)],
+                                       color=colors, linestyle="--")
 
     def _compute(self) -> dict:
         c = self.controls
