@@ -69,25 +69,47 @@ def pytest_runtest_makereport(item, call):
     setattr(item, f"rep_{rep.when}", rep)
 
 
-def _shutdown_sessions(server: jlab.LabServer) -> None:
-    """Stop every kernel the test started (two cores: a left-over kernel slows the next test)."""
+def _shutdown_sessions(server: jlab.LabServer, path: str | None = None) -> None:
+    """Stop the kernels of the notebook ``path`` (every kernel when None): two cores, and a
+    left-over kernel slows the next test down."""
     try:
         with urllib.request.urlopen(server.api("sessions"), timeout=5) as r:
             sessions = json.load(r)
         for s in sessions:
-            req = urllib.request.Request(server.api(f"sessions/{s['id']}"), method="DELETE")
-            urllib.request.urlopen(req, timeout=10).close()
+            if path is None or s.get("path") == path:
+                req = urllib.request.Request(server.api(f"sessions/{s['id']}"), method="DELETE")
+                urllib.request.urlopen(req, timeout=10).close()
     except OSError:
         pass
 
 
+@pytest.fixture(scope="session")
+def lab_pages(browser, lab):
+    """Every notebook open in its own page with Run All already clicked, so that the kernels run
+    side by side while the tests look at one notebook after the other."""
+    pages: dict[str, object] = {}
+    try:
+        for nb in jlab.course_notebooks():
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            pg = context.new_page()
+            pg.console_errors = []
+            pg.on("pageerror", lambda exc, pg=pg: pg.console_errors.append(str(exc)))
+            pg.goto(lab.lab_url(nb.name))
+            pages[nb.name] = pg
+        for pg in pages.values():
+            jlab.wait_for_notebook(pg)
+            jlab.start_run_all(pg)
+        yield pages
+    finally:
+        for pg in pages.values():
+            pg.context.close()
+        _shutdown_sessions(lab)
+
+
 @pytest.fixture
-def page(request, browser, lab):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    pg = context.new_page()
-    console_errors: list[str] = []
-    pg.on("pageerror", lambda exc: console_errors.append(str(exc)))
-    pg.console_errors = console_errors
+def page(request, notebook, lab_pages, lab):
+    """The page of the test's notebook; a screenshot is kept when the test fails."""
+    pg = lab_pages[notebook.name]
     yield pg
     rep = getattr(request.node, "rep_call", None)
     if rep is not None and rep.failed:
@@ -100,5 +122,4 @@ def page(request, browser, lab):
         except Exception as exc:  # the page may be gone
             print(f"could not save a failure screenshot: {exc}")
         print("JupyterLab log (last lines):\n" + lab.log_tail())
-    context.close()
-    _shutdown_sessions(lab)
+    _shutdown_sessions(lab, notebook.name)

@@ -306,7 +306,7 @@ class RunResult:
     cells: list[Cell] = field(default_factory=list)
 
 
-def wait_for_notebook(page, *, timeout: float = 60.0) -> None:
+def wait_for_notebook(page, *, timeout: float = 120.0) -> None:
     """Wait until the notebook panel exists, its context is ready and the kernel is idle."""
     deadline = time.monotonic() + timeout
     state = None
@@ -323,14 +323,11 @@ def _menu(page, menu: str, item: str) -> None:
     page.get_by_role("menuitem", name=re.compile("^" + re.escape(item))).click()
 
 
-def run_all_cells(page, *, timeout: float = 120.0) -> float:
+def start_run_all(page) -> None:
     """Clear the saved outputs and run every cell, as a person does with the menus
-    (Edit > Clear Outputs of All Cells, then Run > Run All Cells); wait for the kernel.
+    (Edit > Clear Outputs of All Cells, then Run > Run All Cells); returns at once.
 
     Clearing first matters: the saved execution counts would otherwise look like cells that ran.
-    Returns the seconds from the Run All click until every code cell has run and the kernel is
-    idle, or until run all stopped at an unexpected error; after ``timeout`` it returns anyway
-    and the caller reports the cells that did not run.
     """
     page.evaluate(_JS_HOOK_IOPUB)
     _menu(page, "Edit", "Clear Outputs of All Cells")
@@ -338,18 +335,30 @@ def run_all_cells(page, *, timeout: float = 120.0) -> float:
         """() => window.jupyterapp.shell.currentWidget.content.widgets.every(
              c => c.model.type !== 'code' || c.model.executionCount === null)""", timeout=10_000)
     _menu(page, "Run", "Run All Cells")
-    t0 = time.monotonic()
-    deadline = t0 + timeout
+    page.evaluate("() => { window.__runAllStart = performance.now(); }")
+
+
+def wait_run_all(page, *, timeout: float = 180.0) -> float:
+    """Wait until every code cell has run and the kernel is idle, or run all stopped at an
+    unexpected error. Returns the seconds since Run All was clicked (in the page's clock); after
+    ``timeout`` it returns anyway and the caller reports the cells that did not run."""
+    deadline = time.monotonic() + timeout
     stable = 0
     while time.monotonic() < deadline:
-        page.wait_for_timeout(250)
         prog = page.evaluate(_JS_PROGRESS)
         done = (prog["kernel"] == "idle" and prog["pending"] == 0
                 and (prog["missing"] == 0 or prog["errors"] > 0))
         stable = stable + 1 if done else 0
         if stable >= 3:  # idle for 0.75 s with nothing queued
-            return time.monotonic() - t0
-    return time.monotonic() - t0
+            break
+        page.wait_for_timeout(250)
+    return page.evaluate("() => (performance.now() - window.__runAllStart) / 1000")
+
+
+def run_all_cells(page, *, timeout: float = 180.0) -> float:
+    """start_run_all, then wait_run_all."""
+    start_run_all(page)
+    return wait_run_all(page, timeout=timeout)
 
 
 def cells(page) -> list[Cell]:
