@@ -530,11 +530,14 @@ class VectorArtists(list):
         self.origin = np.asarray(origin, dtype=float)
 
 
-def _label_pos(origin: np.ndarray, tip: np.ndarray, scale: float) -> np.ndarray:
+def _label_pos(origin: np.ndarray, tip: np.ndarray, scale: float, nchar: int = 2) -> np.ndarray:
+    """Just beyond the tip, along the arrow, far enough that a label of ``nchar`` characters
+    (centred there) clears the arrow head."""
     d = tip - origin
     n = float(np.hypot(*d))
-    off = d / n * 0.06 * scale if n > 1e-9 else np.array([0.04, 0.04]) * scale
-    return tip + off
+    u = d / n if n > 1e-9 else np.array([0.7071, 0.7071])
+    half_w, half_h = 0.028 * scale * nchar, 0.04 * scale  # rough text box at 11 pt
+    return tip + u * (0.05 * scale + abs(u[0]) * half_w + abs(u[1]) * half_h)
 
 
 def plot_vectors(
@@ -594,7 +597,7 @@ def plot_vectors(
         ax.add_patch(arr)
         arrows.append(arr)
         if labels is not None:
-            p = _label_pos(o, o + v[i], span)
+            p = _label_pos(o, o + v[i], span, len(str(labels[i])))
             texts.append(_add_text(ax, p[0], p[1], str(labels[i]), color=colors[i], fontsize=fontsize,
                                    ha="center", va="center", zorder=4, fontweight="bold"))
     pts = np.vstack([o[None], o + v])
@@ -622,4 +625,5 @@ def update_vectors(artists: VectorArtists, vectors, *, span: float | None = None
     for i, arr in enumerate(artists.arrows):
         arr.set_positions(tuple(o), tuple(o + v[i]))
         if artists.labels:
-            artists.labels[i].set_position(tuple(_label_pos(o, o + v[i], span)))
+            lab = artists.labels[i]
+            lab.set_position(tuple(_label_pos(o, o + v[i], span, len(lab.get_text()))))

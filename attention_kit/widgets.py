@@ -628,7 +628,7 @@ class AttentionExplorer(_Explorer):
             ax.spines[["top", "right"]].set_visible(False)
         self._ax_s.set_title(" ")
         self._ax_w.set_title(" ")
-        _plane(self._ax_p, "query q, keys k (solid), values v (dashed), context c")
+        _plane(self._ax_p, "q, keys k (solid), values v (dashed), context c")
         self._ax_p.title.set_fontsize(10.5)
         self._arr_k = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=[f"k{i + 1}" for i in range(n)],
                                    color=colors)
@@ -690,14 +690,16 @@ class AttentionExplorer(_Explorer):
         lim = _nice_limit(pts)
         _steady_limits(self._ax_p, lim)
         lim = self._ax_p.get_xlim()[1]
+        for i in range(self.n):  # labels first: update_vectors places them by their length
+            same = np.allclose(K[i], V[i])
+            self._arr_k.labels[i].set_text(f"k{i + 1}=v{i + 1}" if same else f"k{i + 1}")
+            self._arr_v.labels[i].set_text("" if same else f"v{i + 1}")
+            self._arr_v.arrows[i].set_visible(not same)
         update_vectors(self._arr_k, K, span=lim)
         update_vectors(self._arr_v, V, span=lim)
         update_vectors(self._arr_q, q[None], span=lim)
         update_vectors(self._arr_c, ctx[None], span=lim)
         for i in range(self.n):
-            same = np.allclose(K[i], V[i])
-            self._arr_k.labels[i].set_text(f"k{i + 1}=v{i + 1}" if same else f"k{i + 1}")
-            self._arr_v.labels[i].set_text("" if same else f"v{i + 1}")
             self._arr_v.arrows[i].set_linewidth(0.8 + 4.0 * float(a[i]))
 
 
@@ -779,7 +781,7 @@ class SelfAttentionExplorer(_Explorer):
         if self._ax_p is not None:
             colors = [OKABE_ITO[i % len(OKABE_ITO)] for i in range(n)]
             _plane(self._ax_p, "inputs x (solid), outputs y (dashed)" if n <= 4 else
-                   "inputs (solid), outputs (dashed, same colour)")
+                   "inputs (solid), outputs (dashed)")
             self._arr_x = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=self.labels, color=colors)
             # with many tokens, output labels would pile up: the colour pairs them instead
             self._arr_y = plot_vectors(self._ax_p, np.zeros((n, 2)),
