@@ -46,6 +46,7 @@ def _scores(x, name: str = "scores") -> np.ndarray:
 # is computed exactly as in the serial code, so the result does not depend on the blocking.
 _PARALLEL_MIN = 1 << 20  # elements; below this the serial code is faster
 _BLOCK = 1 << 16  # elements per task
+_THREADS = min(os.cpu_count() or 1, 8)  # 1: the blocks are done one after the other
 _POOL = None
 _POOL_PID = None
 
@@ -56,7 +57,7 @@ def _pool():
     if _POOL is None or _POOL_PID != os.getpid():
         from concurrent.futures import ThreadPoolExecutor
 
-        _POOL = ThreadPoolExecutor(max_workers=min(os.cpu_count() or 1, 8),
+        _POOL = ThreadPoolExecutor(max_workers=_THREADS,
                                    thread_name_prefix="attention_kit-softmax")
         _POOL_PID = os.getpid()
     return _POOL
@@ -71,7 +72,7 @@ def _softmax_inplace(x: np.ndarray, axis: int = -1, mask=None) -> np.ndarray:
     so that the big ``(..., n_q, n_k)`` array is touched as few times as possible.
     """
     last = axis in (-1, x.ndim - 1)
-    if x.size >= _PARALLEL_MIN and last and x.ndim >= 2 and x.flags.c_contiguous and (os.cpu_count() or 1) > 1:
+    if x.size >= _PARALLEL_MIN and last and x.ndim >= 2 and x.flags.c_contiguous:
         n_q, n_k = x.shape[-2], x.shape[-1]
         x3 = x.reshape(-1, n_q, n_k)  # (batch, n_q, n_k), a view
         m3 = None if mask is None else np.broadcast_to(mask, x.shape).reshape(-1, n_q, n_k)
@@ -82,8 +83,8 @@ def _softmax_inplace(x: np.ndarray, axis: int = -1, mask=None) -> np.ndarray:
             b, r = task
             _softmax_block(x3[b, r : r + rows], -1, None if m3 is None else m3[b, r : r + rows])
 
-        for _ in _pool().map(run, tasks):  # re-raises an error from any block
-            pass
+        for _ in (_pool().map(run, tasks) if _THREADS > 1 else map(run, tasks)):
+            pass  # (iterating re-raises an error from any block)
         return x
     return _softmax_block(x, axis, mask)
 

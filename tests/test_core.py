@@ -397,12 +397,12 @@ def test_hard_align_argmax_loop(rng):
 
 def test_hard_align_sampling_follows_softmax():
     e = np.log(np.array([0.1, 0.2, 0.7]))
-    E = np.tile(e, (4000, 1))  # 4000 independent queries with the same scores
+    E = np.tile(e, (2000, 1))  # 2000 independent queries with the same scores
     got = ak.hard_align(E, rng=np.random.default_rng(1))
     assert (got.sum(-1) == 1).all()
     freq = got.mean(0)
-    # binomial standard error at n = 4000 is at most 0.008; 5 sigma
-    np.testing.assert_allclose(freq, [0.1, 0.2, 0.7], atol=0.04)
+    # binomial standard error at n = 2000 is at most 0.0103; 5 sigma (the draw is seeded anyway)
+    np.testing.assert_allclose(freq, [0.1, 0.2, 0.7], atol=0.052)
     # the same seed gives the same draw
     np.testing.assert_array_equal(got, ak.hard_align(E, rng=np.random.default_rng(1)))
 
