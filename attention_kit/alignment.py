@@ -63,13 +63,20 @@ def _pool():
     return _POOL
 
 
-def _softmax_inplace(x: np.ndarray, axis: int = -1, mask=None) -> np.ndarray:
+# |score| <= this for every score: exp cannot overflow or underflow to a zero row sum, so the row
+# maximum need not be subtracted (softmax is shift-invariant; exp has the same relative accuracy).
+SHIFT_FREE_LIMIT = {np.dtype(np.float64): 600.0, np.dtype(np.float32): 60.0}
+
+
+def _softmax_inplace(x: np.ndarray, axis: int = -1, mask=None, *, shift: bool = True) -> np.ndarray:
     """Softmax of ``x`` along ``axis``, written into ``x`` itself (no validation, no copy).
 
     The caller owns ``x`` (a fresh float array) and has already checked it (or knows it is finite);
     ``mask`` is a validated boolean array broadcastable to ``x.shape``, True = may attend.
     Used by ``softmax`` and by the attention functions on their freshly computed score arrays,
     so that the big ``(..., n_q, n_k)`` array is touched as few times as possible.
+    ``shift=False`` skips subtracting the row maximum (two passes over ``x``); only pass it when
+    every entry is known to satisfy ``|x| <= SHIFT_FREE_LIMIT[x.dtype]``.
     """
     last = axis in (-1, x.ndim - 1)
     if x.size >= _PARALLEL_MIN and last and x.ndim >= 2 and x.flags.c_contiguous:
@@ -81,20 +88,33 @@ def _softmax_inplace(x: np.ndarray, axis: int = -1, mask=None) -> np.ndarray:
 
         def run(task):
             b, r = task
-            _softmax_block(x3[b, r : r + rows], -1, None if m3 is None else m3[b, r : r + rows])
+            _softmax_block(x3[b, r : r + rows], -1, None if m3 is None else m3[b, r : r + rows], shift=shift)
 
         for _ in (_pool().map(run, tasks) if _THREADS > 1 else map(run, tasks)):
             pass  # (iterating re-raises an error from any block)
         return x
-    return _softmax_block(x, axis, mask)
+    return _softmax_block(x, axis, mask, shift=shift)
 
 
-def _softmax_block(x: np.ndarray, axis: int = -1, mask=None) -> np.ndarray:
+def _softmax_block(x: np.ndarray, axis: int = -1, mask=None, *, shift: bool = True) -> np.ndarray:
     """The serial in-place softmax (see ``_softmax_inplace``)."""
     if mask is not None:
         np.copyto(x, -np.inf, where=np.logical_not(mask))  # blocked keys: exp(-inf) = 0
-    m = np.max(x, axis=axis, keepdims=True)  # (..., 1) row maxima
+    if shift:
+        _subtract_row_max(x, axis, mask is not None)
+    np.exp(x, out=x)
+    s = np.sum(x, axis=axis, keepdims=True)  # (..., 1), > 0 for every live row
     if mask is not None:
+        s[s == 0] = 1.0  # a fully masked row is all zeros: leave it so, never 0/0 = NaN
+    np.reciprocal(s, out=s)
+    x *= s
+    return x
+
+
+def _subtract_row_max(x: np.ndarray, axis: int, masked: bool) -> None:
+    """``x -= max(x)`` row by row (a fully masked row, all -inf, is left alone); reject NaN/+inf."""
+    m = np.max(x, axis=axis, keepdims=True)  # (..., 1) row maxima
+    if masked:
         dead = np.isneginf(m)  # rows where every key is masked
         if dead.any():
             m[dead] = 0.0
@@ -104,13 +124,6 @@ def _softmax_block(x: np.ndarray, axis: int = -1, mask=None) -> np.ndarray:
             "scale the inputs down or check them for NaN/inf"
         )
     x -= m
-    np.exp(x, out=x)
-    s = np.sum(x, axis=axis, keepdims=True)  # (..., 1), >= 1 for every live row
-    if mask is not None:
-        s[s == 0] = 1.0  # a fully masked row is all zeros: leave it so, never 0/0 = NaN
-    np.reciprocal(s, out=s)
-    x *= s
-    return x
 
 
 def softmax(x, axis: int = -1, mask=None) -> np.ndarray:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .alignment import _softmax_inplace
+from .alignment import SHIFT_FREE_LIMIT, _softmax_inplace
 from .alignment import align as _align
 from .errors import ParameterError, ShapeError, check_finite, check_mask, check_matrix
 from .scores import score as _score
@@ -139,7 +139,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None, *, scale: float | None = No
     return _sdpa_core(Q * Q.dtype.type(s), K, V, mask)
 
 
-# |q . k| <= d * max|q| * max|k|; below this bound the score matrix cannot overflow.
+# |q . k| <= |q| |k|; below this bound the score matrix cannot overflow.
 _OVERFLOW_BOUND = 1e300
 
 
@@ -153,12 +153,17 @@ def _sdpa_core(Qs, K, V, mask):
     """
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported just below
         scores = Qs @ np.swapaxes(K, -1, -2)  # (..., n_q, n_k)
-    bound = float(np.max(np.abs(Qs))) * float(np.max(np.abs(K))) * Qs.shape[-1]
+    # Cauchy-Schwarz: |q . k| <= max |q| * max |k| (row norms of the small inputs, not the big scores)
+    with np.errstate(over="ignore", invalid="ignore"):
+        bound = float(np.sqrt(np.max(np.einsum("...i,...i->...", Qs, Qs)))
+                      * np.sqrt(np.max(np.einsum("...i,...i->...", K, K))))
     if not bound < _OVERFLOW_BOUND or (scores.dtype == np.float32 and not bound < 3e38):
         check_finite(scores, "the scores Q K^T / sqrt(d_k)")
     if mask is not None:
         mask = check_mask(mask, scores.shape)
-    weights = _softmax_inplace(scores, mask=mask)  # (..., n_q, n_k), scores reused in place
+    # small scores (the usual case): exp cannot overflow, so skip subtracting the row maxima
+    shift = not bound <= SHIFT_FREE_LIMIT.get(scores.dtype, 0.0)
+    weights = _softmax_inplace(scores, mask=mask, shift=shift)  # (..., n_q, n_k), in place
     return weights @ V, weights  # (..., n_q, d_v), (..., n_q, n_k)
 
 

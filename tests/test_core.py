@@ -566,6 +566,29 @@ def test_sdpa_batch_dims(rng):
             np.testing.assert_allclose(out[b, h], ro, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("dtype,rtol", [(np.float64, 5e-13), (np.float32, 3e-5)])
+def test_shift_free_softmax_equals_shifted(dtype, rtol, rng):
+    # small scores skip subtracting the row maximum; the weights are the same up to rounding
+    # (x - max itself is rounded to eps * max, about 1.3e-13 at 600: hence rtol 5e-13)
+    from attention_kit.alignment import SHIFT_FREE_LIMIT, _softmax_block
+
+    limit = SHIFT_FREE_LIMIT[np.dtype(dtype)]
+    x = rng.uniform(-limit, limit, size=(6, 300)).astype(dtype)
+    mask = rng.random((6, 300)) < 0.5
+    mask[4] = False
+    for m in (None, mask):
+        free = _softmax_block(x.copy(), -1, m, shift=False)
+        ref = _softmax_block(x.copy(), -1, m, shift=True)
+        assert free.dtype == dtype and np.isfinite(free).all()
+        np.testing.assert_allclose(free, ref, rtol=rtol, atol=float(np.finfo(dtype).tiny))
+    # and through scaled_dot_product_attention, on both sides of the limit
+    for scale in (0.5, 3.0):
+        Q = rng.normal(size=(5, 4)) * scale * 8
+        out, w = ak.scaled_dot_product_attention(Q, Q, Q)
+        ref_out, ref_w = loop_sdpa(Q, Q, Q)
+        np.testing.assert_allclose(w, ref_w, rtol=1e-12, atol=1e-300)
+
+
 def test_sdpa_large_scores_finite():
     Q = np.array([[100.0, 0.0], [0.0, 100.0]])
     K = np.array([[100.0, 0.0], [-100.0, 0.0], [0.0, 100.0]])  # scores of +-1e4 (before the scale)
