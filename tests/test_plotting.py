@@ -193,15 +193,19 @@ def test_plot_vectors_with_origin():
     np.testing.assert_allclose(arts.arrows[0]._posA_posB, [(0.5, -0.5), (1.5, 0.5)])
 
 
-def test_no_global_rcparams_change():
+def test_imports_are_pure_and_change_no_rcparams():
+    """``import attention_kit`` pulls in neither matplotlib nor ipywidgets, and importing the
+    plotting and widget modules leaves matplotlib's global rcParams alone."""
     import subprocess
     import sys
 
-    code = ("import matplotlib as mpl; before = dict(mpl.rcParams); "
+    code = ("import sys, attention_kit; "
+            "print(sorted(m for m in ('matplotlib', 'ipywidgets') if m in sys.modules)); "
+            "import matplotlib as mpl; before = dict(mpl.rcParams); "
             "import attention_kit.plotting, attention_kit.widgets; "
             "print(sorted(k for k in before if mpl.rcParams[k] != before[k]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert out.stdout.split() == ["[]", "[]"]
 
 
 def test_cached_text_matches_plain_text_rendering():
