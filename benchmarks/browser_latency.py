@@ -53,8 +53,7 @@ def _slider_label(handle) -> str:
 
 
 def measure(page, server, notebook: Path, presses: int) -> dict:
-    page.goto(server.lab_url(notebook.name))
-    jlab.wait_for_notebook(page)
+    jlab.open_notebook(page, server, notebook.name)
     jlab.run_all_cells(page)
     cells = jlab.wait_widgets_rendered(page)
     interactive = [c for c in cells if c.is_interactive]
@@ -79,7 +78,7 @@ def measure(page, server, notebook: Path, presses: int) -> dict:
     if chosen is None:
         raise RuntimeError(f"{notebook.name}: no slider in cell {c.index} redraws the image")
     page.wait_for_timeout(500)
-    page.evaluate(_JS_INSTALL, f'.jp-Notebook [data-test-cell="{c.index}"]')
+    page.evaluate(_JS_INSTALL, jlab.cell_selector(page, c.index))
     chosen.focus()
     missed = 0
     for i in range(presses):

@@ -84,32 +84,28 @@ def _shutdown_sessions(server: jlab.LabServer, path: str | None = None) -> None:
 
 
 @pytest.fixture(scope="session")
-def lab_pages(browser, lab):
-    """Every notebook open in its own page with Run All already clicked, so that the kernels run
-    side by side while the tests look at one notebook after the other."""
-    pages: dict[str, object] = {}
+def lab_page(browser, lab):
+    """One JupyterLab with every notebook open in its own tab and Run All already clicked in
+    each, so that the kernels run side by side while the tests look at one tab after the other
+    (one JupyterLab front end instead of three: two cores)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    pg.console_errors = []
+    pg.on("pageerror", lambda exc: pg.console_errors.append(str(exc)))
     try:
         for nb in jlab.course_notebooks():
-            context = browser.new_context(viewport={"width": 1400, "height": 1000})
-            pg = context.new_page()
-            pg.console_errors = []
-            pg.on("pageerror", lambda exc, pg=pg: pg.console_errors.append(str(exc)))
-            pg.goto(lab.lab_url(nb.name))
-            pages[nb.name] = pg
-        for pg in pages.values():
-            jlab.wait_for_notebook(pg)
+            jlab.open_notebook(pg, lab, nb.name)
             jlab.start_run_all(pg)
-        yield pages
+        yield pg
     finally:
-        for pg in pages.values():
-            pg.context.close()
+        context.close()
         _shutdown_sessions(lab)
 
 
 @pytest.fixture
-def page(request, notebook, lab_pages, lab):
-    """The page of the test's notebook; a screenshot is kept when the test fails."""
-    pg = lab_pages[notebook.name]
+def page(request, notebook, lab_page, lab):
+    """The JupyterLab page; a screenshot is kept when the test fails."""
+    pg = lab_page
     yield pg
     rep = getattr(request.node, "rep_call", None)
     if rep is not None and rep.failed:

@@ -212,19 +212,23 @@ _JS_HOOK_IOPUB = """
 () => {
   const w = window.jupyterapp.shell.currentWidget;
   const k = w.sessionContext.session.kernel;
-  window.__iopubErrors = [];
-  window.__iopubHooked = window.__iopubHooked || new Set();
-  if (!window.__iopubHooked.has(k.id)) {
-    window.__iopubHooked.add(k.id);
+  window.__iopubErrors = window.__iopubErrors || {};
+  if (!(k.id in window.__iopubErrors)) {
+    window.__iopubErrors[k.id] = [];
     k.iopubMessage.connect((_, msg) => {
-      const t = msg.header.msg_type;
-      if (t === 'error') window.__iopubErrors.push(msg.content.ename + ': ' + msg.content.evalue);
+      const t = msg.header.msg_type, errs = window.__iopubErrors[k.id];
+      if (t === 'error') errs.push(msg.content.ename + ': ' + msg.content.evalue);
       if (t === 'stream' && msg.content.name === 'stderr' && /Traceback|Error/.test(msg.content.text))
-        window.__iopubErrors.push(msg.content.text);
+        errs.push(msg.content.text);
     });
   }
   return k.id;
 }
+"""
+
+# The kernel of the notebook in front (the errors above are kept per kernel).
+_JS_KERNEL_ID = """
+() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.id
 """
 
 _JS_PROGRESS = """
@@ -251,7 +255,7 @@ _JS_CELLS = """
   const w = window.jupyterapp.shell.currentWidget;
   const out = [];
   w.content.widgets.forEach((c, i) => {
-    c.node.dataset.testCell = String(i);
+    c.node.dataset.testCell = w.id + '/' + i;
     if (c.model.type !== 'code') return;
     const tags = c.model.getMetadata('tags') || [];
     const outputs = c.model.outputs.toJSON().map(o => ({
@@ -335,7 +339,8 @@ def start_run_all(page) -> None:
         """() => window.jupyterapp.shell.currentWidget.content.widgets.every(
              c => c.model.type !== 'code' || c.model.executionCount === null)""", timeout=10_000)
     _menu(page, "Run", "Run All Cells")
-    page.evaluate("() => { window.__runAllStart = performance.now(); }")
+    page.evaluate("""() => { window.__runAllStart = window.__runAllStart || {};
+        window.__runAllStart[window.jupyterapp.shell.currentWidget.id] = performance.now(); }""")
 
 
 def wait_run_all(page, *, timeout: float = 180.0) -> float:
@@ -352,7 +357,8 @@ def wait_run_all(page, *, timeout: float = 180.0) -> float:
         if stable >= 3:  # idle for 0.75 s with nothing queued
             break
         page.wait_for_timeout(250)
-    return page.evaluate("() => (performance.now() - window.__runAllStart) / 1000")
+    return page.evaluate("""() => (performance.now() -
+        window.__runAllStart[window.jupyterapp.shell.currentWidget.id]) / 1000""")
 
 
 def run_all_cells(page, *, timeout: float = 180.0) -> float:
@@ -380,12 +386,46 @@ def wait_widgets_rendered(page, *, timeout: float = 30.0) -> list[Cell]:
         page.wait_for_timeout(250)
 
 
-def iopub_errors(page) -> list[str]:
-    return page.evaluate("() => window.__iopubErrors || []")
+def iopub_errors(page, *, reset: bool = False) -> list[str]:
+    """Errors the kernel of the notebook in front reported (and forget them when ``reset``)."""
+    return page.evaluate("""(reset) => {
+        const id = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.id;
+        const all = window.__iopubErrors || {};
+        const errs = all[id] || [];
+        if (reset) all[id] = [];
+        return errs;
+    }""", reset)
+
+
+def cell_selector(page, index: int) -> str:
+    """CSS selector of cell ``index`` of the notebook in front (after ``cells()`` tagged them)."""
+    panel = page.evaluate("() => window.jupyterapp.shell.currentWidget.id")
+    return f'[data-test-cell="{panel}/{index}"]'
 
 
 def cell_locator(page, index: int):
-    return page.locator(f'.jp-Notebook [data-test-cell="{index}"]')
+    return page.locator(cell_selector(page, index))
+
+
+def open_notebook(page, server: LabServer, name: str) -> None:
+    """Open ``name``: load JupyterLab on it the first time, later double-click it in the file
+    browser (it opens in a new tab, in front); wait until its kernel is idle."""
+    if not page.url.startswith(server.base):
+        page.goto(server.lab_url(name))
+    else:
+        page.locator(".jp-DirListing-item", has_text=name).first.dblclick()
+    page.wait_for_function(
+        """(p) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+                    return !!(w && w.context && w.context.path === p); }""",
+        arg=name, timeout=120_000)
+    wait_for_notebook(page)
+
+
+def activate(page, name: str) -> None:
+    """Bring the tab of notebook ``name`` to the front, as a person clicks on it."""
+    page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text=name).first.click()
+    page.wait_for_function(
+        "(p) => window.jupyterapp.shell.currentWidget.context.path === p", arg=name)
 
 
 def image_srcs(cell) -> list[str]:

@@ -115,6 +115,7 @@ def _type_vectors(page, cell, report: dict, problems: list[str], where: str) -> 
 @pytest.mark.parametrize("notebook", jlab.course_notebooks(), ids=lambda p: p.stem)
 def test_notebook_runs_renders_and_responds_in_jupyterlab(notebook, page):
     problems: list[str] = []
+    jlab.activate(page, notebook.name)
     seconds = jlab.wait_run_all(page)  # Run All was clicked when the notebooks were opened
     cells = jlab.wait_widgets_rendered(page)
     print(f"{notebook.name}: run all done after {seconds:.1f} s, {len(cells)} code cells")
@@ -154,7 +155,7 @@ def test_notebook_runs_renders_and_responds_in_jupyterlab(notebook, page):
     if not interactive:
         problems.append(f"no interactive section (a widget with an image) among {n_widgets} "
                         "widget output(s)")
-    page.evaluate("() => { window.__iopubErrors = []; }")  # errors of run all are checked above
+    jlab.iopub_errors(page, reset=True)  # the errors of run all are checked above
     SHOTS.mkdir(parents=True, exist_ok=True)
     reports = []
     for c in interactive:
