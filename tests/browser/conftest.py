@@ -34,7 +34,7 @@ def _missing(reason: str):
 def chromium_path() -> str:
     path = jlab.find_chromium()
     if path is None:
-        _missing("no Chromium found at /usr/bin/chromium (or $CHROMIUM)")
+        _missing(f"no Chromium found at {os.environ.get('CHROMIUM') or '/usr/bin/chromium'}")
     return path
 
 

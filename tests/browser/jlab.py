@@ -50,10 +50,12 @@ def course_notebooks() -> list[Path]:
 
 
 def find_chromium() -> str | None:
-    """Path of the system Chromium (env ``CHROMIUM`` first), or None."""
-    candidates = [os.environ.get("CHROMIUM", "")] + list(CHROMIUM_CANDIDATES)
-    for path in candidates:
-        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+    """Path of the system Chromium, or None. ``$CHROMIUM``, when set, is the only candidate."""
+    if os.environ.get("CHROMIUM"):
+        path = os.environ["CHROMIUM"]
+        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+    for path in CHROMIUM_CANDIDATES:
+        if os.path.isfile(path) and os.access(path, os.X_OK):
             return path
     return shutil.which("chromium")
 
