@@ -64,6 +64,7 @@ reset: $(BASE)
 bench: $(TESTS)
 	$(BIN)/python benchmarks/attention_speed.py
 	$(BIN)/python benchmarks/widget_latency.py
+	$(BIN)/python benchmarks/browser_latency.py
 
 clean:
 	rm -rf $(VENV) *.egg-info build artifacts student
