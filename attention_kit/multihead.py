@@ -163,10 +163,13 @@ def _stack(W: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(W.transpose(1, 0, 2)).reshape(d_model, h * d)  # (d_model, h*d)
 
 
-def _heads(Z: np.ndarray, h: int, d: int) -> np.ndarray:
-    """(..., n, h*d) -> contiguous (..., h, n, d), without validation (internal)."""
+def _heads(Z: np.ndarray, h: int, d: int, scale: float | None = None) -> np.ndarray:
+    """(..., n, h*d) -> contiguous (..., h, n, d), optionally times ``scale``; no validation (internal)."""
     *batch, n, _ = Z.shape
-    return np.ascontiguousarray(np.swapaxes(Z.reshape(*batch, n, h, d), -3, -2))  # (..., h, n, d)
+    view = np.swapaxes(Z.reshape(*batch, n, h, d), -3, -2)  # (..., h, n, d), strided
+    if scale is None:
+        return np.ascontiguousarray(view)
+    return np.multiply(view, Z.dtype.type(scale), out=np.empty(view.shape, dtype=Z.dtype))
 
 
 def multi_head_attention(X_q, X_kv, params: MultiHeadParams, mask=None):
@@ -199,20 +202,22 @@ def multi_head_attention(X_q, X_kv, params: MultiHeadParams, mask=None):
     dt = np.result_type(X_q, X_kv, params.W_q)
     d_v = params.W_v.shape[2]
     scale = 1.0 / np.sqrt(d_k)
-    # Fold 1/sqrt(d_k) into the (small) query projection instead of scaling the (big) scores.
-    Wq = _stack(params.W_q).astype(dt, copy=False) * dt.type(scale)  # (d_model, h*d_k)
-    Wk = _stack(params.W_k).astype(dt, copy=False)  # (d_model, h*d_k)
-    Wv = _stack(params.W_v).astype(dt, copy=False)  # (d_model, h*d_v)
     if X_q is X_kv:  # self-attention: one product for all three projections
-        QKV = X_q @ np.concatenate([Wq, Wk, Wv], axis=1)  # (..., n, h*(2 d_k + d_v))
+        W = np.empty((d_model, h * (2 * d_k + d_v)), dtype=dt)  # [W_q | W_k | W_v], heads side by side
+        for j, (Wi, d) in enumerate(((params.W_q, d_k), (params.W_k, d_k), (params.W_v, d_v))):
+            start = j * h * d_k
+            W[:, start : start + h * d].reshape(d_model, h, d)[...] = Wi.transpose(1, 0, 2)  # (d_model, h, d)
+        QKV = X_q @ W  # (..., n, h*(2 d_k + d_v))
         Q = QKV[..., : h * d_k]  # (..., n_q, h*d_k)
         K = QKV[..., h * d_k : 2 * h * d_k]  # (..., n_k, h*d_k)
         V = QKV[..., 2 * h * d_k :]  # (..., n_k, h*d_v)
     else:
-        Q = X_q @ Wq  # (..., n_q, h*d_k)
-        K = X_kv @ Wk  # (..., n_k, h*d_k)
-        V = X_kv @ Wv  # (..., n_k, h*d_v)
-    Qh = _heads(Q, h, d_k)  # (..., h, n_q, d_k), contiguous
+        Q = X_q @ _stack(params.W_q).astype(dt, copy=False)  # (..., n_q, h*d_k)
+        K = X_kv @ _stack(params.W_k).astype(dt, copy=False)  # (..., n_k, h*d_k)
+        V = X_kv @ _stack(params.W_v).astype(dt, copy=False)  # (..., n_k, h*d_v)
+    # The 1/sqrt(d_k) scale rides along with the copy into the head layout (cheaper than scaling
+    # the big score array afterwards).
+    Qh = _heads(Q, h, d_k, scale=scale)  # (..., h, n_q, d_k), contiguous, scaled
     Kh = _heads(K, h, d_k)  # (..., h, n_k, d_k)
     Vh = _heads(V, h, d_v)  # (..., h, n_k, d_v)
     if params.b_q is not None:

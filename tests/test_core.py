@@ -676,6 +676,20 @@ def test_mha_cross_attention_mask_and_dims(rng):
     assert np.all(w[:, 1] == 0)
 
 
+def test_mha_self_attention_with_unequal_head_sizes(rng):
+    # the fused [W_q | W_k | W_v] projection used when X_q is X_kv, with d_k != d_v and biases
+    p = ak.init_multi_head(6, 2, rng=rng, d_k=3, d_v=5, bias=True)
+    p.b_q, p.b_k, p.b_v = rng.normal(size=(2, 3)), rng.normal(size=(2, 3)), rng.normal(size=(2, 5))
+    X = rng.normal(size=(2, 4, 6))  # (batch, n, d_model)
+    out, w = ak.multi_head_attention(X, X, p, mask=ak.causal_mask(4))
+    for b in range(2):
+        ref_out, ref_w = loop_mha(X[b], X[b], p, allowed=ak.causal_mask(4))
+        np.testing.assert_allclose(w[b], ref_w, rtol=1e-12, atol=1e-16)
+        np.testing.assert_allclose(out[b], ref_out, rtol=1e-12, atol=1e-14)
+    out2, _ = ak.multi_head_attention(X, X.copy(), p, mask=ak.causal_mask(4))  # unfused path
+    np.testing.assert_allclose(out2, out, rtol=1e-12, atol=1e-14)
+
+
 def test_mha_per_head_mask_and_batch(rng):
     p = ak.init_multi_head(4, 2, rng=rng)
     X = rng.normal(size=(2, 3, 4))  # (batch, n, d_model)
