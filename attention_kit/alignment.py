@@ -41,12 +41,13 @@ def _scores(x, name: str = "scores") -> np.ndarray:
     return arr
 
 
-# Big score arrays are normalised in blocks of rows, on a small thread pool: numpy's ufuncs release
-# the GIL, and a block of ~512 kB stays in cache through the five passes of the softmax. Every row
-# is computed exactly as in the serial code, so the result does not depend on the blocking.
-_PARALLEL_MIN = 1 << 20  # elements; below this the serial code is faster
-_BLOCK = 1 << 16  # elements per task
-_THREADS = min(os.cpu_count() or 1, 8)  # 1: the blocks are done one after the other
+# Big score arrays are normalised in blocks of rows, optionally on a small thread pool (numpy's
+# ufuncs release the GIL). Every row is computed exactly as in the serial code, so the result does
+# not depend on the blocking or the threads. Threads are opt-in (set _THREADS > 1): on the shared
+# 2-core machine this was written on they did not beat one thread (benchmarks/attention_speed.py).
+_PARALLEL_MIN = 1 << 20  # elements; below this the whole array is done in one go
+_BLOCK = 1 << 16  # elements per block
+_THREADS = 1  # 1: the blocks are done one after the other, in the calling thread
 _POOL = None
 _POOL_PID = None
 
@@ -57,7 +58,7 @@ def _pool():
     if _POOL is None or _POOL_PID != os.getpid():
         from concurrent.futures import ThreadPoolExecutor
 
-        _POOL = ThreadPoolExecutor(max_workers=_THREADS,
+        _POOL = ThreadPoolExecutor(max_workers=max(_THREADS, 1),
                                    thread_name_prefix="attention_kit-softmax")
         _POOL_PID = os.getpid()
     return _POOL

@@ -226,7 +226,7 @@ def test_softmax_extreme_scores_are_finite():
 
 
 def test_big_softmax_blocked_path_equals_serial(rng):
-    # arrays of >= 2**20 entries are normalised block by block on a thread pool; the result must be
+    # arrays of >= 2**20 entries are normalised block by block (optionally on a thread pool); the result must be
     # bit-for-bit the serial one (masked, fully masked rows, and several batch axes included)
     from attention_kit.alignment import _PARALLEL_MIN, _softmax_block
 
@@ -239,6 +239,14 @@ def test_big_softmax_blocked_path_equals_serial(rng):
     np.testing.assert_array_equal(got, ref)
     assert np.all(got[..., 5, :] == 0)
     np.testing.assert_array_equal(ak.softmax(x), _softmax_block(x.copy()))
+    import attention_kit.alignment as alignment
+
+    old = alignment._THREADS
+    try:  # the same on a thread pool
+        alignment._THREADS = 2
+        np.testing.assert_array_equal(ak.softmax(x, mask=mask), ref)
+    finally:
+        alignment._THREADS = old
     row = [float(v) for v in x[1, 0, 7]]
     np.testing.assert_allclose(got[1, 0, 7], loop_softmax(row, mask[7]), rtol=1e-12, atol=1e-300)
     big = np.zeros((4, 512, 512))
