@@ -83,9 +83,10 @@ class FastText(Text):
     """
 
     def _fast_ok(self, renderer, s: str) -> bool:
-        return bool(s) and "\n" not in s and "$" not in s and self.get_rotation() == 0 \
-            and self.get_bbox_patch() is None and self.get_ha() == "center" \
-            and self.get_va() == "center" and not self.get_usetex() and not self.get_path_effects()
+        return bool(s) and "\n" not in s and "$" not in s and self._rotation in (0, 0.0, None) \
+            and self._bbox_patch is None and self._horizontalalignment == "center" \
+            and self._verticalalignment == "center" and not self._usetex \
+            and not self._path_effects
 
     def draw(self, renderer):
         if not self.get_visible():
@@ -142,18 +143,25 @@ class TextBatch(Artist):
         xy = self.get_transform().transform(anchors)  # (m, 2) display coordinates
         H = renderer.height
         gc = renderer.new_gc()
+        blit = renderer._renderer.draw_text_image
+        style = None
         for t, (x, y) in zip(self.texts, xy, strict=True):
             if not t.get_visible():
                 continue
             s = t.get_text()
+            if not s:
+                continue
             if not t._fast_ok(renderer, s):
                 t.draw(renderer)
                 continue
             img = _text_bitmap(renderer, s, t._fontproperties)
             h, w = img.shape
-            gc.set_foreground(t.get_color())
-            gc.set_alpha(t.get_alpha())
-            renderer._renderer.draw_text_image(img, round(x - w / 2), round(H - y + h / 2), 0, gc)
+            color, alpha = t.get_color(), t.get_alpha()
+            if (color, alpha) != style:  # cell texts are mostly one of two colours
+                gc.set_foreground(color)
+                gc.set_alpha(alpha)
+                style = (color, alpha)
+            blit(img, round(x - w / 2), round(H - y + h / 2), 0, gc)
         gc.restore()
         self.stale = False
 
