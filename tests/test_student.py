@@ -56,7 +56,7 @@ def test_studentize_on_a_small_notebook():
                                                     "code"]
     assert "answer = 1" not in nbformat.writes(student)
     assert "answer = 2" not in nbformat.writes(student)
-    assert "git checkout -- notebooks/01_x.ipynb" in student.cells[2].source
+    assert "`notebooks/01_x.ipynb`" in student.cells[2].source
     assert student.cells[1].outputs == [] and student.cells[1].execution_count is None
     assert "execution" not in student.cells[1].metadata
     assert student.cells[4].metadata["tags"] == ["raises-exception"]

@@ -23,8 +23,7 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION_TAGS = {"solution", "solutions"}
 NOTE = ("*The worked solution is not in the student copy. When you are done, compare with the "
-        "full notebook your teacher hands out, or reset to it with "
-        "`git checkout -- notebooks/{name}`.*")
+        "full notebook, `notebooks/{name}`, or ask your teacher.*")
 # Cell metadata that only describes an execution.
 RUN_METADATA = ("execution", "collapsed", "scrolled", "ExecuteTime")
 
