@@ -5,7 +5,12 @@ explorers there, and moves a slider 30 times exactly as the browser does: a ``co
 ``{"method": "update", "state": {"value": ...}}`` on the shell channel. For each change it times
 how long until the new image is sent on iopub:
 
-* explorers: the ``comm_msg`` that updates their ``Image`` widget's ``value``;
+* live heatmap: one annotated 8 x 8 weights heatmap kept live with ``heatmap`` +
+  ``update_heatmap`` + ``LiveFigure`` (the same picture as the naive case);
+* explorers (SelfAttentionExplorer with 8 tokens: two annotated 8 x 8 heatmaps and the plane;
+  MultiHeadExplorer with 8 heads): the ``comm_msg`` that updates their ``Image`` widget's
+  ``value``; the kernel's CPU time per update is printed as well, since a busy machine inflates
+  wall-clock latency;
 * naive: ``ipywidgets.interact`` with a freshly built annotated 8 x 8 heatmap and ``plt.show()``
   every time: the ``display_data`` carrying ``image/png``.
 
@@ -48,9 +53,31 @@ def naive(v=0.0):
     X = X2.copy()
     X[0, 0] = v
     _, W = ak.self_attention(X, np.eye(2), np.eye(2), np.eye(2))  # (8, 8)
-    fig, ax = plt.subplots(figsize=(6, 5), layout="constrained")
+    fig, ax = plt.subplots(figsize=(6, 5), layout="constrained")  # same size as the live one
     heatmap(W, query_labels=tokens, key_labels=tokens, ax=ax, title="self-attention weights")
     plt.show()
+
+# the same 8 x 8 annotated heatmap as the naive case, kept live with attention_kit's pieces:
+# one reused Figure, update_heatmap in place, LiveFigure's incremental PNG
+from matplotlib.figure import Figure
+from attention_kit.plotting import update_heatmap
+from attention_kit.widgets import LiveFigure
+
+def weights_for(v):
+    X = X2.copy()
+    X[0, 0] = v
+    return ak.self_attention(X, np.eye(2), np.eye(2), np.eye(2))[1]  # (8, 8)
+
+hm_fig = Figure(figsize=(6, 5), layout="constrained")
+hm_art = heatmap(weights_for(0.0), query_labels=tokens, key_labels=tokens, ax=hm_fig.add_subplot(),
+                 title="self-attention weights")
+hm_live = LiveFigure(hm_fig, dpi=72)
+hm_live.set_dynamic([hm_art.image, hm_art.grid, hm_art.text_batch])
+hm_slider = widgets.FloatSlider(value=0.0, min=-2, max=2, step=0.01)
+hm_slider.observe(lambda ch: (update_heatmap(hm_art, weights_for(ch["new"])), hm_live.refresh()),
+                  names="value")
+hm_live.refresh()
+display(widgets.VBox([hm_slider, hm_live]))
 
 naive_slider = widgets.FloatSlider(value=0.0, min=-2, max=2, step=0.01)
 naive_w = widgets.interactive(naive, v=naive_slider)
@@ -61,6 +88,8 @@ ids = {
     "mh_slider": mh.controls["dim0"].model_id,
     "mh_image": mh.live.model_id,
     "naive_slider": naive_slider.model_id,
+    "hm_slider": hm_slider.model_id,
+    "hm_image": hm_live.model_id,
 }
 """
 
@@ -151,8 +180,11 @@ def main(argv=None) -> int:
         measure(kc, ids["sa_slider"], _image_update(ids["sa_image"]), [0.5])
         measure(kc, ids["mh_slider"], _image_update(ids["mh_image"]), [0.5])
         measure(kc, ids["naive_slider"], _png_display, [0.5])
+        measure(kc, ids["hm_slider"], _image_update(ids["hm_image"]), [0.5])
         load_before = os.getloadavg()[0]
         results = {
+            "live 8x8 annotated heatmap (heatmap + update_heatmap + LiveFigure)":
+                measure(kc, ids["hm_slider"], _image_update(ids["hm_image"]), values),
             "SelfAttentionExplorer, 8 tokens (two annotated 8x8 heatmaps + plane)":
                 measure(kc, ids["sa_slider"], _image_update(ids["sa_image"]), values,
                         "sa.last_update_ms[1]"),
