@@ -22,6 +22,7 @@ import base64
 import struct
 import time
 import zlib
+from contextlib import contextmanager
 from functools import partial
 from typing import Callable
 
@@ -409,7 +410,7 @@ class _Explorer(widgets.VBox):
         for w in controls.values():
             w.observe(self._control_changed, names="value")
         if editor is not None:
-            editor.on_change(lambda _e: self.update())
+            editor.on_change(lambda _e: None if self._busy else self.update())
         control_box = widgets.HBox(list(self._top_controls()),
                                    layout=widgets.Layout(flex_flow="row wrap"))
         parts = [control_box]
@@ -426,6 +427,23 @@ class _Explorer(widgets.VBox):
         """The error label's text ('' when the last update worked)."""
         return self.error.value
 
+    @contextmanager
+    def hold(self):
+        """Change several controls or vectors, then redraw once::
+
+            with explorer.hold():
+                explorer.controls["score"].value = "general"
+                explorer.controls["temperature"].value = 0.5
+        """
+        busy = self._busy
+        self._busy = True
+        try:
+            yield self
+        finally:
+            self._busy = busy
+        if not busy:
+            self.update()
+
     def _control_changed(self, change) -> None:
         if not self._busy:
             self.update()
@@ -438,7 +456,8 @@ class _Explorer(widgets.VBox):
         """
         t0, c0 = time.perf_counter(), time.process_time()
         try:
-            state = self._compute()
+            with np.errstate(all="ignore"):  # overflow becomes a NonFiniteError message instead
+                state = self._compute()
             self._draw(state)
         except Exception as exc:
             self.error.value = _friendly(exc)
@@ -917,7 +936,7 @@ class MultiHeadExplorer(_Explorer):
 
     def _sync_sliders(self) -> None:
         t = int(self.controls["token"].value)
-        self._busy = True
+        self._syncing = True
         try:
             for j in range(self.d):
                 s = self.controls[f"dim{j}"]
@@ -925,10 +944,10 @@ class MultiHeadExplorer(_Explorer):
                 s.min, s.max = builtins_min(s.min, v), builtins_max(s.max, v)
                 s.value = v
         finally:
-            self._busy = False
+            self._syncing = False
 
     def _control_changed(self, change) -> None:
-        if self._busy:
+        if getattr(self, "_syncing", False):
             return
         owner = change["owner"]
         if owner is self.controls["token"]:
@@ -938,7 +957,8 @@ class MultiHeadExplorer(_Explorer):
                 if owner is self.controls[f"dim{j}"]:
                     t = int(self.controls["token"].value)
                     self._X[t, j] = float(change["new"])
-        self.update()
+        if not self._busy:
+            self.update()
 
     def _compute(self) -> dict:
         c = self.controls

@@ -158,6 +158,18 @@ def test_attention_explorer_every_score_and_alignment():
     assert ex.controls["D"].disabled
 
 
+def test_hold_redraws_once():
+    ex = AttentionExplorer([1.0, 0.2], [[0.5, 0.5], [1.0, 0.0], [-0.5, 1.0]])
+    renders = ex.live.renders
+    with ex.hold():
+        ex.controls["score"].value = "scaled_dot"
+        ex.controls["temperature"].value = 0.5
+        ex.editor.set_text("q", "2, 0")
+    assert ex.live.renders == renders + 1
+    e = np.array([1.0, 2.0, -1.0]) / np.sqrt(2)
+    np.testing.assert_allclose(ex.state["weights"], np_softmax(e / 0.5))
+
+
 def test_attention_explorer_temperature_and_local_window():
     ex = AttentionExplorer([1.0, 0.0], [[1, 0], [0, 1], [-1, 0]], align="local", D=1, p=0.0)
     e = np.array([1.0, 0.0, -1.0])
@@ -285,6 +297,15 @@ def test_multi_head_explorer_follows_sliders_and_heads():
     for h in range(2):
         np.testing.assert_allclose(ex._hms[h].image.get_array(), w[h])
     np.testing.assert_allclose([b.get_width() for b in ex._bars1], out[2])
+    # several slider moves under hold(): all recorded, one redraw
+    renders = ex.live.renders
+    with ex.hold():
+        ex.controls["dim0"].value = -1.0
+        ex.controls["dim1"].value = 0.5
+    assert ex.live.renders == renders + 1
+    X1[2, :2] = [-1.0, 0.5]
+    np.testing.assert_allclose(ex.state["weights"], ak.multi_head_attention(X1, X1, params)[1])
+    out = ak.multi_head_attention(X1, X1, params)[0]
     # switching the edited token loads its embedding into the sliders without changing X
     ex.controls["token"].value = 5
     assert ex.controls["dim3"].value == X[5, 3]
