@@ -15,6 +15,7 @@ PNG) -> browser (decode). Presses are spaced so that they do not queue.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -113,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from playwright.sync_api import sync_playwright
 
-    print(f"key press on a slider -> new image shown in JupyterLab ({args.presses} presses each)")
+    print(f"key press on a slider -> new image shown in JupyterLab ({args.presses} presses each; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at the start)")
     rows = []
     with jlab.LabServer(notebooks) as server, sync_playwright() as pw:
         browser = jlab.launch_browser(pw, chromium)
@@ -134,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
             browser.close()
     every = sorted(x for r in rows for x in r["ms"])
     if every:
-        print(f"  {'all':<36} median {statistics.median(every):6.0f} ms over {len(every)} presses")
+        print(f"  {'all':<36} median {statistics.median(every):6.0f} ms over {len(every)} presses "
+              f"(load average {os.getloadavg()[0]:.1f} at the end)")
     return 0
 
 
