@@ -241,7 +241,8 @@ _JS_PROGRESS = """
   for (const c of w.content.widgets) {
     if (c.model.type !== 'code') continue;
     code++;
-    if (c.model.executionCount === null) missing++;
+    // JupyterLab does not send an empty cell to the kernel: it never gets a count
+    if (c.model.executionCount === null && c.model.sharedModel.getSource().trim()) missing++;
     const prompt = c.node.querySelector('.jp-InputPrompt');
     if ((c.model.executionState === 'running') || (prompt && prompt.textContent.includes('*'))) pending++;
     const tags = c.model.getMetadata('tags') || [];
