@@ -24,8 +24,10 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 from matplotlib.colors import Colormap, Normalize
 from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
 from matplotlib.patches import FancyArrowPatch, Rectangle
 from matplotlib.text import Text
+from matplotlib.transforms import IdentityTransform
 
 __all__ = [
     "HeatmapArtists",
@@ -50,6 +52,38 @@ OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "
 
 MASKED_TEXT = "—"
 MAX_ANNOTATED = 12  # annotate cells automatically up to 12 x 12
+
+
+class CellImage(AxesImage):
+    """An ``AxesImage`` of a small matrix drawn as flat cells, with a cheap nearest-neighbour
+    scale-up on Agg: colour the ``n_q x n_k`` cells, then repeat them to pixels (the general
+    image resampler does far more work for the same picture). Any other case (other extent or
+    origin, zoomed axes, rotation, vector backends) falls back to ``AxesImage``."""
+
+    def make_image(self, renderer, magnification=1.0, unsampled=False):
+        A = self._A
+        fallback = (unsampled or magnification != 1.0 or A is None or A.ndim != 2
+                    or self.origin != "upper" or not self.get_transform().is_affine)
+        if not fallback:
+            n_q, n_k = A.shape
+            fallback = tuple(self.get_extent()) != (-0.5, n_k - 0.5, n_q - 0.5, -0.5)
+        if not fallback:
+            M = self.get_transform().get_matrix()
+            fallback = M[0, 1] != 0 or M[1, 0] != 0 or M[0, 0] <= 0 or M[1, 1] >= 0
+        if not fallback:
+            (xa, ya), (xb, yb) = self.get_transform().transform([[-0.5, -0.5], [n_k - 0.5, n_q - 0.5]])
+            left, right, top, bottom = round(xa), round(xb), round(ya), round(yb)
+            ax_box = self.axes.bbox
+            fallback = (left < ax_box.x0 - 1 or right > ax_box.x1 + 1 or bottom < ax_box.y0 - 1
+                        or top > ax_box.y1 + 1 or right - left < n_k or top - bottom < n_q)
+        if fallback:
+            return super().make_image(renderer, magnification, unsampled)
+        rgba = self.to_rgba(A, bytes=True, norm=True)  # (n_q, n_k, 4): colour, bad = transparent
+        W, H = right - left, top - bottom
+        cols = np.minimum(((np.arange(W) + 0.5) / W * n_k).astype(int), n_k - 1)  # (W,)
+        rows = np.minimum(((np.arange(H) + 0.5) / H * n_q).astype(int), n_q - 1)  # (H,) top first
+        im = rgba[rows[::-1, None], cols[None, :]]  # (H, W, 4), row 0 = bottom (Agg order)
+        return im, left, bottom, IdentityTransform()
 
 
 _BITMAPS: dict = {}
@@ -340,7 +374,11 @@ def heatmap(
         norm = Normalize(-lim, lim)
     cm = cm.with_extremes(bad=(0, 0, 0, 0))  # masked cells transparent: the hatch shows through
     data = np.ma.masked_array(a, mask=None if m is None else ~m)
-    image = ax.imshow(data, cmap=cm, norm=norm, interpolation="nearest", aspect="equal", zorder=1)
+    image = CellImage(ax, cmap=cm, norm=norm, interpolation="nearest", origin="upper",
+                      extent=(-0.5, n_k - 0.5, n_q - 0.5, -0.5), zorder=1)
+    image.set_data(data)
+    ax.add_image(image)
+    ax.set_aspect("equal")
     # hatched grey background, visible only through masked (transparent) cells
     patch = Rectangle((-0.5, -0.5), n_k, n_q, facecolor="#d9d9d9", edgecolor="#7f7f7f", hatch="///",
                       linewidth=0, zorder=0.5)
