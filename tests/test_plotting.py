@@ -228,3 +228,25 @@ def test_cached_text_matches_plain_text_rendering():
     cy_f, cx_f = np.argwhere(ink_fast).mean(axis=0)
     cy_p, cx_p = np.argwhere(ink_plain).mean(axis=0)
     assert abs(cx_f - cx_p) <= 2 and abs(cy_f - cy_p) <= 2
+
+
+def test_cell_image_draws_what_axes_image_draws(monkeypatch):
+    """CellImage's fast scale-up gives the picture of matplotlib's own resampler (cell edges may
+    move by a pixel, under the white grid lines)."""
+    from matplotlib.image import AxesImage
+
+    from attention_kit.plotting import CellImage
+
+    def render(W, mask=None, kind="weights"):
+        fig = Figure(figsize=(4, 3), dpi=72, layout="constrained")
+        heatmap(W, ax=fig.add_subplot(), mask=mask, kind=kind, annotate=False)
+        return pixels(fig)
+
+    rng = np.random.default_rng(0)
+    cases = [(rng.random((8, 8)), None, "weights"), (rng.random((3, 5)), ak.causal_mask(3, 5), "weights"),
+             (rng.normal(size=(4, 4)), None, "scores")]
+    fast = [render(*c) for c in cases]
+    monkeypatch.setattr(CellImage, "make_image", AxesImage.make_image)
+    slow = [render(*c) for c in cases]
+    for a, b in zip(fast, slow, strict=True):
+        assert (np.abs(a - b).sum(axis=-1) > 30).mean() < 0.01
