@@ -53,6 +53,17 @@ ERROR_STYLE = {"text_color": "#b00020"}
 CONTEXT_COLOR = "#D55E00"  # vermillion (Okabe-Ito): the context / output vectors
 
 
+class _MessageLabel(widgets.Label):
+    """A red label that takes no room while it is empty."""
+
+    def __init__(self):
+        super().__init__(value="", style=ERROR_STYLE, layout=widgets.Layout(display="none"))
+        self.observe(self._toggle, names="value")
+
+    def _toggle(self, change) -> None:
+        self.layout.display = None if change["new"] else "none"
+
+
 def _friendly(exc: BaseException) -> str:
     """One line for the error label: the message, without a traceback."""
     msg = str(exc).strip() or type(exc).__name__
@@ -113,12 +124,14 @@ class VectorEditor(widgets.VBox):
                     layout=widgets.Layout(width="230px"), style={"description_width": "28px"})
                 s.observe(partial(self._slider_changed, name, i), names="value")
                 sliders.append(s)
-            msg = widgets.Label(value="", style=ERROR_STYLE)
+            msg = _MessageLabel()
             self._texts[name], self._sliders[name], self._msgs[name] = text, sliders, msg
             self._ok[name] = True
             label = widgets.Label(value=name, layout=widgets.Layout(width="32px"))
-            rows.append(widgets.HBox([label, text, *sliders, msg]))
-        self.error = widgets.Label(value="", style=ERROR_STYLE)
+            # a long message wraps onto its own line under the row instead of being cut off
+            rows.append(widgets.HBox([label, text, *sliders, msg],
+                                     layout=widgets.Layout(flex_flow="row wrap", align_items="center")))
+        self.error = _MessageLabel()
         super().__init__(rows + [self.error])
 
     # -- reading ------------------------------------------------------------------------------
@@ -403,7 +416,7 @@ class _Explorer(widgets.VBox):
         self.editor = editor
         self.figure = figure
         self.state: dict[str, np.ndarray] = {}
-        self.error = widgets.Label(value="", style=ERROR_STYLE)
+        self.error = _MessageLabel()
         self.live = LiveFigure(figure, dpi=dpi)
         self._busy = False
         self._last_layout = self._last_background = None
@@ -605,12 +618,12 @@ class AttentionExplorer(_Explorer):
             "temperature": widgets.FloatLogSlider(value=temperature, base=10, min=-1, max=1,
                                                   step=0.05, description="temperature",
                                                   readout_format=".2f",
-                                                  style={"description_width": "80px"}),
+                                                  style={"description_width": "initial"}),
             "D": widgets.IntSlider(value=D, min=1, max=builtins_max(1, n), description="D (window)",
-                                   style={"description_width": "80px"}),
+                                   style={"description_width": "initial"}),
             "p": widgets.FloatSlider(value=(n - 1) / 2 if p is None else p, min=0, max=builtins_max(n - 1, 0),
                                      step=0.1, description="p (centre)", readout_format=".1f",
-                                     style={"description_width": "80px"}),
+                                     style={"description_width": "initial"}),
             "seed": widgets.IntSlider(value=seed, min=0, max=50, description="seed"),
             "sample": widgets.Checkbox(value=False, description="hard: sample (else argmax)",
                                        indent=False),
@@ -774,7 +787,7 @@ class SelfAttentionExplorer(_Explorer):
             "temperature": widgets.FloatLogSlider(value=temperature, base=10, min=-1, max=1,
                                                   step=0.05, description="temperature",
                                                   readout_format=".2f",
-                                                  style={"description_width": "80px"}),
+                                                  style={"description_width": "initial"}),
         }
         fig = Figure(figsize=(13.5 if d == 2 else 10, 4.6), layout="constrained")
         self._build_figure(fig)

@@ -76,9 +76,12 @@ def test_editor_bad_text_keeps_last_good_vector(text, fragment):
 
 def test_editor_good_text_syncs_sliders_and_clears_message():
     ed, calls = make_editor()
+    assert ed._msgs["q"].layout.display == "none"  # an empty message takes no room
     assert not ed.set_text("q", "nan, 1")
+    assert ed._msgs["q"].layout.display is None
     assert ed.set_text("q", "[0.25 -1e-1]")
     assert ed.message("q") == ""
+    assert ed._msgs["q"].layout.display == "none"
     np.testing.assert_array_equal(ed.values["q"], [0.25, -0.1])
     np.testing.assert_array_equal(ed.slider_values("q"), [0.25, -0.1])
     assert ed.text("q") == "0.25, -0.1"
