@@ -529,9 +529,10 @@ class _Explorer(widgets.VBox):
         raise NotImplementedError
 
 
-def _nice_limit(points: np.ndarray, minimum: float = 1.0) -> float:
+def _nice_limit(points: np.ndarray, minimum: float = 1.0, room: float = 1.2) -> float:
+    """A limit in steps of 0.5 that leaves ``room`` (x the largest value) for labels."""
     m = float(np.max(np.abs(points))) if points.size else 0.0
-    return max(minimum, np.ceil(m * 1.2 * 2) / 2)
+    return max(minimum, np.ceil(m * room * 2) / 2)
 
 
 def _plane(ax, title: str) -> None:
@@ -719,7 +720,7 @@ class AttentionExplorer(_Explorer):
                              f"(T={c['temperature'].value:.2f}{extra}); sum = {a.sum():.2f}", fontsize=11)
         K, V, q, ctx = st["K"], st["V"], st["q"], st["context"]
         pts = np.vstack([K, V, q[None], ctx[None]])
-        lim = _nice_limit(pts)
+        lim = _nice_limit(pts, room=1.4)  # room for the tip labels
         _steady_limits(self._ax_p, lim)
         lim = self._ax_p.get_xlim()[1]
         for i in range(self.n):  # labels first: update_vectors places them by their length
@@ -853,7 +854,7 @@ class SelfAttentionExplorer(_Explorer):
         self._hm_dots.ax.set_title(f"raw scores Q Kᵀ = {src}")
         if self._ax_p is not None:
             X, Y = st["X"], st["outputs"]
-            lim = _nice_limit(np.vstack([X, Y]))
+            lim = _nice_limit(np.vstack([X, Y]), room=1.4)  # room for the tip labels
             _steady_limits(self._ax_p, lim)
             lim = self._ax_p.get_xlim()[1]
             update_vectors(self._arr_x, X, span=lim)
