@@ -147,8 +147,11 @@ def test_notebook_runs_renders_and_responds_in_jupyterlab(notebook, page):
                   if jlab.WIDGET_MIME in o["mimes"] and o["plain"] and o["plain"].strip()]
         if PLAIN_REPR.search(c.text) or any(p in c.text for p in plains):
             problems.append(f"{where} shows a plain-text widget repr: {c.text[:120]!r}")
-    if page.console_errors:
-        problems.append(f"JavaScript errors on the page: {page.console_errors[:3]}")
+    seen = getattr(page, "console_errors_seen", 0)  # one page for every notebook
+    new_js_errors = page.console_errors[seen:]
+    page.console_errors_seen = len(page.console_errors)
+    if new_js_errors:
+        problems.append(f"JavaScript errors on the page: {new_js_errors[:3]}")
 
     # -- every interactive section responds ---------------------------------------------------
     interactive = [c for c in cells if c.is_interactive]
