@@ -986,8 +986,10 @@ class MultiHeadExplorer(_Explorer):
     def _build(self, h: int) -> None:
         fig = self.figure
         fig.clear()
+        # one row of up to 4 heads; the figure's height follows the number of rows
+        fig.set_size_inches(12, {1: 4.4, 2: 4.4, 4: 3.6}.get(h, 5.4))
         gs = fig.add_gridspec(1, 2, width_ratios=[3.2, 1])
-        ncols = 4 if h == 8 else 2 if h >= 2 else 1
+        ncols = min(h, 4)
         zeros = np.full((h, self.n, self.n), 1.0 / self.n)
         _, self._axes, self._hms = head_grid(zeros, query_labels=self.tokens, key_labels=self.tokens,
                                              fig=fig, ncols=ncols, subplot_spec=gs[0, 0])
@@ -1002,7 +1004,6 @@ class MultiHeadExplorer(_Explorer):
         ax.set_yticks(x)
         ax.set_yticklabels([f"dim {j}" for j in range(self.d)])
         ax.set_ylim(self.d - 0.5, -0.5)
-        ax.legend(loc="lower right", fontsize=9, frameon=False)
         ax.set_xlabel("output value")
         ax.spines[["top", "right"]].set_visible(False)
         self._ax_out = ax
@@ -1027,4 +1028,5 @@ class MultiHeadExplorer(_Explorer):
         for b, v in zip(self._bars0, o0, strict=True):
             b.set_width(v)
         _steady_limits(self._ax_out, _nice_limit(np.concatenate([o, o0]), minimum=0.5), "x")
-        self._ax_out.set_title(f"output row of “{self.tokens[t]}”", fontsize=11)
+        self._ax_out.set_title(f"output row of “{self.tokens[t]}”\nblue: now, grey: initial",
+                               fontsize=10.5)
