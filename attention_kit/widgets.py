@@ -44,6 +44,7 @@ __all__ = [
     "format_vector",
     "VectorEditor",
     "LiveFigure",
+    "encode_png",
     "AttentionExplorer",
     "SelfAttentionExplorer",
     "MultiHeadExplorer",
