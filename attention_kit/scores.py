@@ -236,17 +236,24 @@ def concat_score(Q, K, W, w, b=None, *, act="tanh") -> np.ndarray:
     return _out(_act(act)(z) @ w, sq)
 
 
-def cosine_score(Q, K, *, eps: float = 1e-12) -> np.ndarray:
+def _unit_rows(A: np.ndarray, eps: float) -> np.ndarray:
+    """Each row divided by its length; rows whose largest entry is <= eps become zero rows."""
+    m = np.max(np.abs(A), axis=-1, keepdims=True)  # (..., n, 1): pre-scaling avoids under/overflow
+    A = np.divide(A, m, out=np.zeros_like(A), where=m > eps)
+    length = np.linalg.norm(A, axis=-1, keepdims=True)  # (..., n, 1)
+    return np.divide(A, length, out=np.zeros_like(A), where=length > 0)
+
+
+def cosine_score(Q, K, *, eps: float = 0.0) -> np.ndarray:
     """Similarity score: cosine similarity ``q k^T / (|q| |k|)`` (Graves et al. 2014).
 
-    A zero vector has no direction; its scores are 0 (the denominator is clipped at ``eps``).
+    A zero vector has no direction; its scores are 0 (as are those of a vector whose largest entry
+    is at most ``eps``). Any non-zero vector, however short, keeps its exact direction.
     Shapes as ``dot_score``; the result lies in [-1, 1].
     """
     Q, K, sq = _qk(Q, K, same_dim=True)
-    qn = np.linalg.norm(Q, axis=-1, keepdims=True)  # (..., n_q, 1)
-    kn = np.linalg.norm(K, axis=-1, keepdims=True)  # (..., n_k, 1)
-    denom = np.maximum(qn @ _kt(kn), eps)  # (..., n_q, n_k)
-    return _out((Q @ _kt(K)) / denom, sq)
+    cos = _unit_rows(Q, eps) @ _kt(_unit_rows(K, eps))  # (..., n_q, n_k)
+    return _out(np.clip(cos, -1.0, 1.0, out=cos), sq)
 
 
 @dataclass(frozen=True)

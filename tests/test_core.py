@@ -743,3 +743,10 @@ def test_split_merge_heads_loop(rng):
     Xb = rng.normal(size=(2, 5, 6))
     np.testing.assert_array_equal(ak.merge_heads(ak.split_heads(Xb, 2)), Xb)
     assert ak.split_heads(Xb, 2).shape == (2, 2, 5, 3)
+
+
+def test_cosine_keeps_the_direction_of_tiny_vectors():
+    # A short but non-zero vector still has a direction: |q||k| = 7.5e-13 once gave 0.75, not 1.
+    np.testing.assert_allclose(ak.cosine_score([1.2e-11], [[0.0625], [-3.0]]), [1.0, -1.0])
+    np.testing.assert_allclose(ak.cosine_score([1e-160, 1e-160], [[1.0, 1.0]]), [1.0], rtol=1e-12)
+    assert ak.cosine_score([0.0, 0.0], [[1.0, 2.0]])[0] == 0.0
