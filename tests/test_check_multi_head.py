@@ -93,6 +93,16 @@ def _sm(S, axis=-1):
     return E / E.sum(axis=axis, keepdims=True)
 
 
+def _global_sm(S):
+    E = np.exp(S)
+    return E / E.sum()  # the usual slip: no axis
+
+
+def _no_keepdims_sm(S):
+    E = np.exp(S)
+    return E / E.sum(axis=-1)  # (n, n) / (n,): divides column j by row j's sum
+
+
 def test_one_head_accepts_loop_and_tuple(capsys):
     assert chk.one_head(head_loop) is True
     assert _line(capsys).startswith("✓")
@@ -106,6 +116,11 @@ def test_one_head_accepts_loop_and_tuple(capsys):
     (lambda X, Wq, Wk, Wv: _sm((X @ Wq) @ (X @ Wk).T / np.sqrt(2), axis=0) @ (X @ Wv), "wrong axis"),
     (lambda X, Wq, Wk, Wv: (X @ Wq) @ (X @ Wk).T / np.sqrt(2) @ (X @ Wv), "forgot the softmax"),
     (lambda X, Wq, Wk, Wv: _sm((X @ Wq) @ (X @ Wk).T / np.sqrt(2)), "returned the weights"),
+    (lambda X, Wq, Wk, Wv: _sm((X @ Wq) @ (X @ Wk).T / np.sqrt(X.shape[1])) @ (X @ Wv), "not by sqrt(d_model)"),
+    (lambda X, Wq, Wk, Wv: _global_sm((X @ Wq) @ (X @ Wk).T / np.sqrt(2)) @ (X @ Wv), "whole matrix"),
+    (lambda X, Wq, Wk, Wv: _no_keepdims_sm((X @ Wq) @ (X @ Wk).T / np.sqrt(2)) @ (X @ Wv), "without keepdims"),
+    (lambda X, Wq, Wk, Wv: _sm((X @ Wk) @ (X @ Wq).T / np.sqrt(2)) @ (X @ Wv), "scores are transposed"),
+    (lambda X, Wq, Wk, Wv: _sm((X @ Wq) @ (X @ Wk).T / np.sqrt(2)) @ X, "values V = X @ W_v"),
     (lambda X, Wq, Wk, Wv: (X @ Wq.T), "rows are tokens"),
     (lambda X, Wq, Wk, Wv: np.zeros((4, 3)), "shape is right"),
 ])
@@ -141,6 +156,7 @@ def test_concat_project_accepts_right_answer(capsys):
     (lambda H, W: H.mean(axis=0), "averaged the heads"),
     (lambda H, W: np.concatenate(list(H), axis=0), "token axis"),
     (lambda H, W: ak.merge_heads(H) @ W.T, "not W_o.T"),
+    (lambda H, W: np.concatenate(list(H), axis=0) @ W, "concatenate the heads along the features"),
 ])
 def test_concat_project_names_the_mistake(capsys, wrong, words):
     assert chk.concat_project(wrong) is False
@@ -168,6 +184,9 @@ def test_n_parameters_right(capsys, d_model, h, bias):
     (3 * 512**2 + 3 * 512, True, "forgot the output projection"),
     (4 * 512**2 + 4 * 512, False, "no biases"),
     (4 * 512**2, True, "forgot the biases"),
+    (4 * 512**2 + 3 * 512, True, "forgot the output bias b_o"),
+    (4 * 512**2 + 512, True, "forgot the biases of the heads"),
+    (4 * 512**2 + 8 * 3 * 512 + 512, True, "biases have d_head entries"),
     (8 * 3 * 512**2 + 512**2, False, "not d_model"),
     (8 * 4 * 512**2, False, "share one W_o"),
     (3 * 512 * 64 + 512**2, False, "W_q, W_k, W_v of one head only"),

@@ -121,14 +121,26 @@ def one_head(fn) -> bool:
         want, weights = scaled_dot_product_attention(Q, K, V)
         if close(got, want):
             continue
-        d_k = Q.shape[1]
+        d_k, d_model = Q.shape[1], X.shape[1]
         S = Q @ K.T  # (n, n)
+        E = np.exp(S / np.sqrt(d_k))  # (n, n) unnormalised weights
         wrong = [
             (softmax(S) @ V, "you forgot to divide the scores by sqrt(d_k) before the softmax"),
             (softmax(S / d_k) @ V, "divide the scores by sqrt(d_k), not by d_k"),
+            (softmax(S / np.sqrt(d_model)) @ V,
+             "divide by sqrt(d_k), the size of one head's keys (W_k.shape[1]), not by sqrt(d_model)"),
             (softmax(S / np.sqrt(d_k), axis=0) @ V,
              "softmax over the wrong axis: each query's row must sum to 1, so normalise with axis=-1"),
+            (E / E.sum() @ V,
+             "your softmax divided by the sum of the whole matrix; divide each row by its own sum: "
+             "E.sum(axis=-1, keepdims=True)"),
+            ((E / E.sum(axis=-1)) @ V,
+             "E / E.sum(axis=-1) without keepdims=True divides column j by row j's sum; "
+             "write E.sum(axis=-1, keepdims=True) so each row is divided by its own sum"),
+            (softmax(S.T / np.sqrt(d_k)) @ V,
+             "your scores are transposed (K @ Q.T): row i must hold query i's scores, so use Q @ K.T"),
             ((S / np.sqrt(d_k)) @ V, "you forgot the softmax: the scaled scores are not weights yet"),
+            (weights @ X, "you averaged the rows of X; the head averages the values V = X @ W_v"),
             (weights, "you returned the weights (n, n); the head's output is weights @ V, shape (n, d_v)"),
         ]
         for w, hint in wrong:
@@ -153,7 +165,8 @@ def concat_project(fn) -> bool:
     if got is Ellipsis:
         return report(False, "no answer yet: replace the `...` after `return` with your code, then run the cell again")
     if err:
-        hint = " (W_o has shape (h*d_v, d_model): use concat @ W_o, not W_o.T)" if _shape_error(err) else ""
+        hint = (" (first concatenate the heads along the features, concat of shape (n, h*d_v); then "
+                "concat @ W_o with W_o of shape (h*d_v, d_model), not W_o.T)") if _shape_error(err) else ""
         return report(False, err + hint)
     concat = merge_heads(heads)  # (n, h*d_v)
     want = concat @ W_o  # (n, d_model)
@@ -199,6 +212,11 @@ def n_parameters(answer, *, d_model: int, n_heads: int, bias: bool = False) -> b
         (h * 3 * d * dh + h * qkv_b, "you forgot the output projection W_o, shape (h*d_v, d_model)"),
         (4 * d * d + 4 * d if not bias else None, "this layer has no biases; count only the weight matrices"),
         (4 * d * d if bias else None, "you forgot the biases: b_q, b_k, b_v (h*d_head each) and b_o (d_model)"),
+        (4 * d * d + 3 * d if bias else None, "you forgot the output bias b_o, one number per output feature (d_model)"),
+        (4 * d * d + d if bias else None,
+         "you forgot the biases of the heads: b_q, b_k and b_v have d_head entries per head, h*d_head = d_model each"),
+        (4 * d * d + 3 * h * d + d if bias else None,
+         "each head's biases have d_head = d_model/h entries, not d_model: b_q[l] matches the columns of W_q[l]"),
         (h * 3 * (d * d + (d if bias else 0)) + d * d + o_b,
          "each head projects to d_head = d_model/h columns, not d_model: one head's W_q is d_model x d_model/h"),
         (h * (4 * d * d + (4 * d if bias else 0)),
