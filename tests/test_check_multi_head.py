@@ -186,7 +186,7 @@ def test_n_parameters_right(capsys, d_model, h, bias):
     (4 * 512**2, True, "forgot the biases"),
     (4 * 512**2 + 3 * 512, True, "forgot the output bias b_o"),
     (4 * 512**2 + 512, True, "forgot the biases of the heads"),
-    (4 * 512**2 + 8 * 3 * 512 + 512, True, "biases have d_head entries"),
+    (4 * 512**2 + 8 * 3 * 512 + 512, True, "biases have d_head = d_model/h entries"),
     (8 * 3 * 512**2 + 512**2, False, "not d_model"),
     (8 * 4 * 512**2, False, "share one W_o"),
     (3 * 512 * 64 + 512**2, False, "W_q, W_k, W_v of one head only"),
