@@ -68,6 +68,8 @@ def test_dot_scores_accepts_loop_and_vectorised(capsys):
         (lambda q, K: K @ q / (np.linalg.norm(q) * np.linalg.norm(K, axis=1)), "cosine score"),
         (lambda q, K: None, "forget `return`"),
         (lambda q, K: K @ q + 1, "should be"),
+        (lambda q, K: np.sum(K * q), "one number for all the keys"),
+        (lambda q, K: np.dot(q, K), "rows of K are the keys"),
     ],
 )
 def test_dot_scores_hints(capsys, fn, phrase):
@@ -102,6 +104,8 @@ def test_winner_reference_numbers():
         ("k3", "k1", False, "dot_winner is not right"),
         ("k2", "k3", False, "cosine_winner is not right"),
         ("k4", "k1", False, "must be one of"),
+        (2, "k1", False, "'k2' (a string with the k)"),
+        ("k2", " 1", False, "cosine_winner: write the key's label, 'k1'"),
         (..., "k1", False, "no answer yet"),
     ],
 )

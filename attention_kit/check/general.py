@@ -121,6 +121,9 @@ def dot_scores(fn) -> bool:
         want = dot_score(q, K)
         if out is None:
             return report(False, "your function must return an array of numbers")
+        if out.shape == () and K.shape[0] > 1:
+            return report(False, "you returned one number for all the keys: you summed over everything; "
+                                 "sum over the features only (axis=-1), one score per key")
         if out.shape == K.shape:
             return report(False, f"you returned shape {out.shape}, the element-wise products: "
                                  "sum them over the features (axis=-1) to get one score per key")
@@ -160,6 +163,8 @@ def predict_winners(dot_winner, cosine_winner, q=WINNER_Q, K=WINNER_K, labels=WI
     answers = []
     for name, ans in (("dot_winner", dot_winner), ("cosine_winner", cosine_winner)):
         ans = str(ans).strip().lower()
+        if ans not in labels and f"k{ans}" in labels:
+            return report(False, f"{name}: write the key's label, 'k{ans}' (a string with the k), not the number {ans}")
         if ans not in labels:
             return report(False, f"{name} must be one of {labels}, got {ans!r}")
         answers.append(ans)
