@@ -169,6 +169,9 @@ def one_line(axis=-1, scale="d_k", softmax=True):
         (lambda X, a, b, c: ak.self_attention(X.T, a, b, c)[0], "ShapeError"),
         (lambda X, a, b, c: (a.T @ X.T).T, "must have shape"),
         (lambda X, a, b, c: one_line()(X, a, b, c) + 0.1, "wrong values"),
+        (lambda X, a, b, c: sm(((X @ a) @ (X @ b).T / np.sqrt(a.shape[1])).ravel(), 0).reshape(
+            len(X), len(X)) @ (X @ c), "whole matrix"),
+        (lambda X, a, b, c: sm((X @ a) @ (X @ b).T / np.sqrt(a.shape[1]), 1) @ X, "mixed the inputs X"),
     ],
 )
 def test_full_self_attention_names_the_mistake(capsys, fn, hint):

@@ -270,6 +270,9 @@ def _wrong_outputs(X, W_q, W_k, W_v) -> list[tuple[np.ndarray, str]]:
          "(axis=-1), one distribution per query over the keys"),
         (dots / np.sqrt(d_k) @ V, "no softmax: Q K^T / sqrt(d_k) are scores, not weights"),
         (dots @ V, "no softmax and no scaling: softmax(Q @ K.T / np.sqrt(d_k)) @ V"),
+        (_sm((dots / np.sqrt(d_k)).ravel()).reshape(dots.shape) @ V, "softmax over the whole "
+         "matrix: every ROW of the weights must sum to 1, one distribution per query (axis=-1)"),
+        (_sm(dots / np.sqrt(d_k)) @ X, "you mixed the inputs X; mix the values V = X @ W_v"),
         (right.T, f"transposed layout: your output is (d_v, n); rows are tokens, so return "
          f"{right.shape} (n, d_v)"),
     ]
