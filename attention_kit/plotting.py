@@ -586,6 +586,20 @@ def _label_pos(origin: np.ndarray, tip: np.ndarray, scale: float, nchar: int = 2
     return tip + u * (0.05 * scale + abs(u[0]) * half_w + abs(u[1]) * half_h)
 
 
+def _spread_labels(pos: np.ndarray, nchars: Sequence[int], scale: float) -> np.ndarray:
+    """Move label centres ``pos`` (m, 2) apart vertically so that no two text boxes overlap."""
+    pos = pos.copy()
+    h = 0.085 * scale  # a label's height, with a little air, at 11 pt
+    placed: list[int] = []
+    for i in np.argsort(pos[:, 1], kind="stable"):
+        for j in placed:  # lowest first: push i up past every box it overlaps
+            w = 0.028 * scale * (nchars[i] + nchars[j])
+            if abs(pos[i, 0] - pos[j, 0]) < w and abs(pos[i, 1] - pos[j, 1]) < h:
+                pos[i, 1] = pos[j, 1] + h
+        placed.append(i)
+    return pos
+
+
 def plot_vectors(
     ax: Axes,
     vectors,
@@ -638,12 +652,16 @@ def plot_vectors(
     fontsize = style.pop("fontsize", 11)
     arrows, texts = [], []
     span = max(1.0, float(np.abs(v).max()) if v.size else 1.0)
+    if labels is not None:
+        nchars = [len(str(lab)) for lab in labels]
+        spots = _spread_labels(np.array([_label_pos(o, o + v[i], span, nchars[i]) for i in range(m)]),
+                               nchars, span)
     for i in range(m):
         arr = FancyArrowPatch(tuple(o), tuple(o + v[i]), color=colors[i], **style)
         ax.add_patch(arr)
         arrows.append(arr)
         if labels is not None:
-            p = _label_pos(o, o + v[i], span, len(str(labels[i])))
+            p = spots[i]
             texts.append(_add_text(ax, p[0], p[1], str(labels[i]), color=colors[i], fontsize=fontsize,
                                    ha="center", va="center", zorder=4, fontweight="bold"))
     pts = np.vstack([o[None], o + v])
@@ -668,8 +686,11 @@ def update_vectors(artists: VectorArtists, vectors, *, span: float | None = None
         raise ValueError(f"got {v.shape[0]} vectors but {len(artists.arrows)} arrows were drawn")
     o = artists.origin
     span = span if span is not None else max(1.0, float(np.abs(v).max()))
+    if artists.labels:
+        nchars = [len(lab.get_text()) for lab in artists.labels]
+        spots = _spread_labels(np.array([_label_pos(o, o + v[i], span, nchars[i])
+                                         for i in range(len(v))]), nchars, span)
     for i, arr in enumerate(artists.arrows):
         arr.set_positions(tuple(o), tuple(o + v[i]))
         if artists.labels:
-            lab = artists.labels[i]
-            lab.set_position(tuple(_label_pos(o, o + v[i], span, len(lab.get_text()))))
+            artists.labels[i].set_position(tuple(spots[i]))

@@ -530,10 +530,19 @@ class _Explorer(widgets.VBox):
         raise NotImplementedError
 
 
+_LIMIT_STEPS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
+
+
 def _nice_limit(points: np.ndarray, minimum: float = 1.0, room: float = 1.2) -> float:
-    """A limit in steps of 0.5 that leaves ``room`` (x the largest value) for labels."""
+    """The smallest of 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8 (x 10^k) that leaves ``room``
+    (x the largest value) for labels; never below ``minimum``."""
     m = float(np.max(np.abs(points))) if points.size else 0.0
-    return max(minimum, np.ceil(m * room * 2) / 2)
+    need = max(minimum, m * room)
+    scale = 10.0 ** np.floor(np.log10(need))
+    for step in _LIMIT_STEPS:
+        if step * scale >= need - 1e-12:
+            return float(step * scale)
+    return float(10 * scale)
 
 
 def _plane(ax, title: str) -> None:
@@ -721,7 +730,7 @@ class AttentionExplorer(_Explorer):
                              f"(T={c['temperature'].value:.2f}{extra}); sum = {a.sum():.2f}", fontsize=11)
         K, V, q, ctx = st["K"], st["V"], st["q"], st["context"]
         pts = np.vstack([K, V, q[None], ctx[None]])
-        lim = _nice_limit(pts, room=1.4)  # room for the tip labels
+        lim = _nice_limit(pts, minimum=0.5, room=1.4)  # room for the tip labels
         _steady_limits(self._ax_p, lim)
         lim = self._ax_p.get_xlim()[1]
         for i in range(self.n):  # labels first: update_vectors places them by their length
@@ -855,7 +864,7 @@ class SelfAttentionExplorer(_Explorer):
         self._hm_dots.ax.set_title(f"raw scores Q Kᵀ = {src}")
         if self._ax_p is not None:
             X, Y = st["X"], st["outputs"]
-            lim = _nice_limit(np.vstack([X, Y]), room=1.4)  # room for the tip labels
+            lim = _nice_limit(np.vstack([X, Y]), minimum=0.5, room=1.4)  # room for the tip labels
             _steady_limits(self._ax_p, lim)
             lim = self._ax_p.get_xlim()[1]
             update_vectors(self._arr_x, X, span=lim)
