@@ -64,12 +64,34 @@ def padding_mask(lengths, n_k: int, n_q: int | None = None) -> np.ndarray:
 def window_mask(n_q: int, n_k: int, *, center, D: int) -> np.ndarray:
     """Mask of the local window ``[p - D, p + D]`` around each query's centre ``p``.
 
+    Parameters
+    ----------
+    n_q, n_k : int
+        Number of queries and of keys.
+    center : float or array of shape (n_q,)
+        The centre ``p`` of each query's window (in key positions, 0-based).
+    D : number >= 0
+        Half-width of the window.
+
     Returns
     -------
     mask : ndarray of bool, shape (n_q, n_k)
     """
     n_q = _check_count(n_q, "n_q")
     n_k = _check_count(n_k, "n_k")
-    p = np.broadcast_to(np.asarray(center, dtype=float), (n_q,))
+    if isinstance(D, bool) or not isinstance(D, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(D) or D < 0:
+        raise ParameterError(f"D is the window's half-width and must be a finite number >= 0, got {D!r}; "
+                             "for example D=1 keeps the keys p-1, p and p+1")
+    try:
+        c = np.asarray(center, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError(f"center must be a number or one number per query, got {center!r}") from None
+    if c.ndim > 1 or (c.ndim == 1 and c.shape[0] not in (1, n_q)):
+        raise ShapeError(f"center must be a number or have shape ({n_q},) (one centre per query), "
+                         f"got shape {c.shape}")
+    if not np.isfinite(c).all():
+        raise ParameterError(f"center must be finite, got {center!r}")
+    p = np.broadcast_to(c, (n_q,))
     s = np.arange(n_k)[None, :]
     return np.abs(s - p[:, None]) <= D

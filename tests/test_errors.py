@@ -343,3 +343,17 @@ def test_fully_masked_rows_give_zeros_not_nan(rng):
     p = ak.init_multi_head(4, 2, rng=rng)
     out, w = ak.multi_head_attention(X, X, p, mask=np.zeros((3, 3), bool))
     assert np.isfinite(out).all() and np.all(w == 0)
+
+
+def test_window_mask_bad_width_and_centre():
+    for bad in (-1, float("nan"), float("inf"), "2", None, True):
+        with pytest.raises(ak.ParameterError, match=r"D is the window's half-width.*>= 0.*D=1 keeps"):
+            ak.window_mask(3, 5, center=1, D=bad)
+    with pytest.raises(ak.ShapeError, match=r"center must be a number or have shape \(3,\).*got shape \(2,\)"):
+        ak.window_mask(3, 5, center=[1, 2], D=1)
+    with pytest.raises(ak.ParameterError, match=r"center must be finite"):
+        ak.window_mask(2, 5, center=[1, np.nan], D=1)
+    with pytest.raises(ak.ParameterError, match=r"center must be a number or one number per query"):
+        ak.window_mask(2, 5, center="middle", D=1)
+    # the valid edge cases still work: D = 0 keeps the centre only, one centre for all queries
+    assert ak.window_mask(2, 4, center=1, D=0).tolist() == [[False, True, False, False]] * 2
