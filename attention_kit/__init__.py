@@ -9,7 +9,9 @@ One convention, everywhere: **rows are tokens**.
 * Multi-head tensors are ``(h, n, d_head)``.
 * Leading batch dimensions ``(...)`` are accepted by the score functions, softmax,
   ``scaled_dot_product_attention``, ``self_attention`` and ``multi_head_attention``.
-* float32 and float64 keep their dtype; integer input is promoted to float64.
+* float32 and float64 keep their dtype; integer input is promoted to float64. Mixed inputs follow
+  numpy's promotion: float32 tokens with float64 weights give float64 (make the weights float32,
+  e.g. ``init_multi_head(..., dtype=np.float32)``, to stay in float32).
 * Masks are boolean and **True means "may attend"** (PyTorch's ``scaled_dot_product_attention``
   polarity). A query whose mask row is all False gets all-zero weights, never NaN.
 

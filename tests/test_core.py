@@ -750,3 +750,15 @@ def test_cosine_keeps_the_direction_of_tiny_vectors():
     np.testing.assert_allclose(ak.cosine_score([1.2e-11], [[0.0625], [-3.0]]), [1.0, -1.0])
     np.testing.assert_allclose(ak.cosine_score([1e-160, 1e-160], [[1.0, 1.0]]), [1.0], rtol=1e-12)
     assert ak.cosine_score([0.0, 0.0], [[1.0, 2.0]])[0] == 0.0
+
+
+def test_mixed_dtypes_follow_numpy_promotion():
+    rng = np.random.default_rng(0)
+    X32 = rng.normal(size=(5, 8)).astype(np.float32)
+    p64 = ak.init_multi_head(8, 2, rng=np.random.default_rng(1))
+    p32 = ak.init_multi_head(8, 2, rng=np.random.default_rng(1), dtype=np.float32)
+    out64, w64 = ak.multi_head_attention(X32, X32, p64)
+    out32, w32 = ak.multi_head_attention(X32, X32, p32)
+    assert out64.dtype == w64.dtype == np.float64  # as the package docstring says
+    assert out32.dtype == w32.dtype == np.float32
+    np.testing.assert_allclose(out32, out64, rtol=1e-4, atol=1e-5)
