@@ -39,6 +39,7 @@ from .multihead import (
     multi_head_attention,
     split_heads,
 )
+from .positions import position_frequencies, position_rotation, sinusoidal_positions
 from .scores import (
     ACTIVATIONS,
     SCORES,
@@ -64,6 +65,7 @@ __all__ = [
     "MultiHeadParams", "activated_general_score", "additive_score", "align", "attend",
     "biased_general_score", "causal_mask", "concat_score", "cosine_score", "default_score_params",
     "dot_score", "general_attention", "general_score", "hard_align", "init_multi_head",
-    "local_align", "merge_heads", "multi_head_attention", "padding_mask", "scaled_dot_product_attention",
-    "scaled_dot_score", "score", "self_attention", "soft_align", "softmax", "split_heads", "window_mask",
+    "local_align", "merge_heads", "multi_head_attention", "padding_mask", "position_frequencies",
+    "position_rotation", "scaled_dot_product_attention",
+    "scaled_dot_score", "score", "self_attention", "sinusoidal_positions", "soft_align", "softmax", "split_heads", "window_mask",
 ]
