@@ -17,6 +17,7 @@ import attention_kit as ak  # noqa: E402
 from attention_kit.widgets import (  # noqa: E402
     AttentionExplorer,
     LiveFigure,
+    MaskExplorer,
     MultiHeadExplorer,
     SelfAttentionExplorer,
     VectorEditor,
@@ -344,6 +345,8 @@ def all_explorers():
     return [
         AttentionExplorer([1.0, 0.2], [[0.5, 0.5], [1.0, 0.0], [-0.5, 1.0]]),
         SelfAttentionExplorer(rng.normal(0, 1, (8, 2)), labels=TOKENS),
+        MultiHeadExplorer(rng.normal(0, 1, (8, 8)), TOKENS, n_heads=4),
+        MaskExplorer(PADDED, mask="causal + padding", token=2),
     ]
 
 
@@ -384,3 +387,100 @@ def test_live_figure_and_png_encoder_round_trip():
     assert px.shape == (100, 150, 3)
     rgba = np.asarray(fig.canvas.buffer_rgba())
     np.testing.assert_array_equal(png_pixels(encode_png(rgba)), rgba[..., :3])
+
+
+# ---------------------------------------------------------------------------------------------
+# MaskExplorer
+# ---------------------------------------------------------------------------------------------
+
+PADDED = ["the", "cat", "sat", "on", "the", "mat", "<pad>", "<pad>"]
+
+
+def mask_reference(ex: MaskExplorer, mask):
+    """Self-attention written with plain numpy: the same embeddings, projections and mask."""
+    c = ex.controls
+    X = ex.X0 + (ex.P if c["positions"].value else 0.0)
+    X = X.copy()
+    X[c["token"].value] += c["nudge"].value * ex.direction
+    W_q, W_k, W_v = np.random.default_rng(c["seed"].value).normal(0, 1 / np.sqrt(ex.d), (3, ex.d, ex.d))
+    S = (X @ W_q) @ (X @ W_k).T / np.sqrt(ex.d)
+    S = np.where(mask, S, -np.inf)
+    W = np_softmax(S)
+    return W, W @ (X @ W_v)
+
+
+def test_mask_explorer_weights_and_outputs_equal_a_plain_reference():
+    n = len(PADDED)
+    ex = MaskExplorer(PADDED, mask="none", token=2, seed=3)
+    masks = {
+        "none": np.ones((n, n), bool),
+        "causal": np.tril(np.ones((n, n), bool)),
+        "padding": np.broadcast_to(np.arange(n) < 6, (n, n)),
+        "causal + padding": np.tril(np.ones((n, n), bool)) & (np.arange(n) < 6),
+        "local window": np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]) <= 1,
+    }
+    for kind, m in masks.items():
+        with ex.hold():
+            ex.controls["mask"].value = kind
+            ex.controls["nudge"].value = 0.7
+        assert ex.message == ""
+        W, out = mask_reference(ex, m)
+        np.testing.assert_allclose(ex.state["weights"], W, atol=1e-12)
+        np.testing.assert_allclose(ex.state["output"], out, atol=1e-12)
+        np.testing.assert_array_equal(ex.state["mask"], m)
+        shown = ex._hm.image.get_array()
+        np.testing.assert_allclose(np.ma.filled(shown, np.nan)[m], W[m])
+        assert (np.ma.getmaskarray(shown) == ~m).all() if kind != "none" else not np.ma.getmaskarray(shown).any()
+        assert ex.controls["n_real"].disabled == ("padding" not in kind)
+        assert ex.controls["D"].disabled == (kind != "local window")
+
+
+def test_mask_explorer_causal_nudge_moves_only_later_rows():
+    ex = MaskExplorer(PADDED, mask="causal", token=3)
+    assert np.all(ex.state["change"] == 0)
+    ex.controls["nudge"].value = 1.5
+    ch = ex.state["change"]
+    assert np.all(ch[:3] == 0) and np.all(ch[3:] > 1e-6)
+    assert [t.get_text() for t in ex._bar_texts[:3]] == ["0", "0", "0"]
+    np.testing.assert_allclose([b.get_width() for b in ex._bars], ch)
+
+
+def test_mask_explorer_padding_hides_the_pads_and_real_tokens_set_it():
+    ex = MaskExplorer(PADDED, mask="padding", token=7)
+    assert ex.controls["n_real"].value == 6
+    ex.controls["nudge"].value = -2.0
+    ch = ex.state["change"]
+    assert np.all(ch[:7] == 0) and ch[7] > 0  # only the pad's own (ignored) output row moves
+    ex.controls["n_real"].value = 8  # now the last token counts: every row sees it
+    assert np.all(ex.state["change"] > 0)
+
+
+def test_mask_explorer_positions_tell_the_two_thes_apart():
+    ex = MaskExplorer(PADDED, mask="none")
+    w = ex.state["weights"]
+    np.testing.assert_allclose(w[0], w[4])  # same word, same row: self-attention ignores order
+    ex.controls["positions"].value = True
+    w = ex.state["weights"]
+    assert np.abs(w[0] - w[4]).max() > 0.01
+    np.testing.assert_allclose(ex.state["X"], ex.X0 + ak.sinusoidal_positions(8, 8))
+
+
+def test_mask_explorer_slider_moves_are_cheap():
+    ex = MaskExplorer(PADDED, mask="causal", token=2)
+    full = ex.live.full_renders
+    for v in (0.1, 0.4, -0.3, 1.0):
+        ex.controls["nudge"].value = v
+    assert ex.live.full_renders - full <= 1, "a nudge redraws only the changing artists"
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"tokens": []}, "give 1 to 12"),
+    ({"mask": "future"}, "is not one of"),
+    ({"d_model": 7}, "must be an even whole number"),
+    ({"n_real": 0}, "at least one real token"),
+    ({"token": 9}, "must be between 0 and 7"),
+])
+def test_mask_explorer_bad_arguments(kwargs, match):
+    args = {"tokens": PADDED, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        MaskExplorer(args.pop("tokens"), **args)
