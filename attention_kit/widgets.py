@@ -1081,6 +1081,8 @@ class MaskExplorer(_Explorer):
         Half-width of the local window (the window of query i is keys ``i - D .. i + D``).
     embed_seed : int
         Seeds the word embeddings.
+    nudge : float
+        Initial position of the ``nudge`` slider, from -2 to 2.
 
     Attributes
     ----------
@@ -1096,7 +1098,7 @@ class MaskExplorer(_Explorer):
 
     def __init__(self, tokens, *, n_real: int | None = None, mask: str = "causal",
                  positions: bool = False, d_model: int = 8, seed: int = 0, token: int = 0,
-                 D: int = 1, embed_seed: int = 0):
+                 D: int = 1, embed_seed: int = 0, nudge: float = 0.0):
         tokens = [str(t) for t in tokens]
         n = len(tokens)
         if not 1 <= n <= 12:
@@ -1112,6 +1114,8 @@ class MaskExplorer(_Explorer):
             raise ValueError(f"n_real = {n_real} must be between 1 and {n} (at least one real token)")
         if not 0 <= token < n:
             raise ValueError(f"token = {token} must be between 0 and {n - 1}")
+        if not -2.0 <= float(nudge) <= 2.0:
+            raise ValueError(f"nudge = {nudge} must be between -2 and 2")
         self.tokens, self.n, self.d = tokens, n, int(d_model)
         vocab = sorted(set(tokens))
         E = np.random.default_rng(embed_seed).normal(0.0, 1.0, (len(vocab), self.d))  # (vocab, d)
@@ -1134,7 +1138,7 @@ class MaskExplorer(_Explorer):
             "token": widgets.Dropdown(options=[(f"{i}: {t}", i) for i, t in enumerate(tokens)],
                                       value=token, description="edit token",
                                       layout=widgets.Layout(width="230px")),
-            "nudge": widgets.FloatSlider(value=0.0, min=-2.0, max=2.0, step=0.1, description="nudge",
+            "nudge": widgets.FloatSlider(value=float(nudge), min=-2.0, max=2.0, step=0.1, description="nudge",
                                          readout_format="+.1f", layout=narrow,
                                          style={"description_width": "80px"}),
         }

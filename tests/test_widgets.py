@@ -435,6 +435,12 @@ def test_mask_explorer_weights_and_outputs_equal_a_plain_reference():
         assert ex.controls["D"].disabled == (kind != "local window")
 
 
+def test_mask_explorer_starts_nudged():
+    ex = MaskExplorer(PADDED, mask="causal", token=1, nudge=1.0)
+    assert ex.controls["nudge"].value == 1.0
+    assert ex.state["change"][0] == 0 and np.all(ex.state["change"][1:] > 0)
+
+
 def test_mask_explorer_causal_nudge_moves_only_later_rows():
     ex = MaskExplorer(PADDED, mask="causal", token=3)
     assert np.all(ex.state["change"] == 0)
@@ -479,6 +485,7 @@ def test_mask_explorer_slider_moves_are_cheap():
     ({"d_model": 7}, "must be an even whole number"),
     ({"n_real": 0}, "at least one real token"),
     ({"token": 9}, "must be between 0 and 7"),
+    ({"nudge": 3}, "must be between -2 and 2"),
 ])
 def test_mask_explorer_bad_arguments(kwargs, match):
     args = {"tokens": PADDED, **kwargs}
