@@ -1,0 +1,304 @@
+"""Exercise checkers for notebook 04 (masks and positions).
+
+Every checker prints one line, ``✓ ...`` or ``✗ ...`` with a hint aimed at the usual mistake, and
+returns True or False. The learner's exceptions are reported, never raised. Masks are boolean and
+**True means "may attend"**.
+
+* ``causal_mask(fn)``: ``fn(n) -> (n, n)`` bool, True where key j <= query i; catches the opposite
+  polarity, the upper triangle, the missing diagonal and a float 0/1 mask.
+* ``masked_softmax(fn)``: ``fn(S, mask) -> (n_q, n_k)`` weights; masked entries exactly 0, a row with
+  nothing allowed all zeros (never NaN), no overflow for scores of +-1000.
+* ``positions(fn)``: ``fn(n, d) -> (n, d)``, the sinusoidal encoding of Vaswani et al. (2017).
+* ``future_unchanged(answer)``: which query rows change when token 3 of 6 is edited under a causal mask.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import causal_mask as _causal_mask
+from .. import sinusoidal_positions, softmax
+from . import close, not_done, report, try_call
+
+__all__ = ["causal_mask", "masked_softmax", "positions", "future_unchanged"]
+
+STUB = "no answer yet: replace the `...` after `return` with your code, then run the cell again"
+
+
+def _shape(x) -> tuple | None:
+    """The shape of ``x``, or None when it has none (a ragged list, an odd object)."""
+    try:
+        return tuple(np.shape(x))
+    except Exception:  # the learner's object: never raise
+        return None
+
+
+def _array(x) -> np.ndarray | None:
+    try:
+        return np.asarray(x)
+    except Exception:  # the learner's object: never raise
+        return None
+
+
+def _floats(x) -> np.ndarray | None:
+    try:
+        return np.asarray(x, dtype=float)
+    except Exception:  # the learner's object: never raise
+        return None
+
+
+# ---------------------------------------------------------------- causal mask
+
+# n = 4 and 6 first: at n = 1 several wrong masks coincide ([[False]]), so their hints would blur.
+_MASK_SIZES = (4, 6, 1)
+
+
+def _mask_hint(got, n: int) -> str:
+    ones = np.ones((n, n), dtype=bool)
+    wrong = [
+        (np.triu(ones, k=1),
+         "True must mean \"may attend\"; this is the mask of the future (PyTorch's nn.MultiheadAttention "
+         "polarity, True = blocked). Flip it: np.tril(np.ones((n, n), dtype=bool))"),
+        (np.triu(ones),
+         "this is the upper triangle: query i may look at keys 0..i, the past, which is the lower triangle, np.tril"),
+        (np.tril(ones, k=-1),
+         "each token may attend to itself: keep the diagonal (np.tril with k=0, not k=-1)"),
+        (np.tril(ones).T, "rows are queries and columns are keys: mask[i, j] is True when j <= i"),
+    ]
+    for w, hint in wrong:
+        if close(got, w):
+            return hint
+    if _shape(got) != (n, n):
+        return f"expected shape (n, n) = {(n, n)} for n = {n}, got {_shape(got)}"
+    return "the shape is right but the pattern is not: mask[i, j] must be True exactly when j <= i"
+
+
+def causal_mask(fn) -> bool:
+    """Check ``fn(n) -> (n, n)`` bool: True where key ``j <= i`` (query i may attend to keys 0..i)."""
+    if not_done(fn):
+        return report(False, "no answer yet: write my_causal_mask(n) and pass it in")
+    for n in _MASK_SIZES:
+        got, err = try_call(fn, n)
+        if got is Ellipsis:
+            return report(False, STUB)
+        if err:
+            return report(False, err)
+        want = _causal_mask(n)  # (n, n) bool
+        if not close(got, want):
+            return report(False, f"n = {n}: " + _mask_hint(got, n))
+        arr = _array(got)
+        if arr is None or arr.dtype != bool:
+            got_kind = f"dtype {arr.dtype}" if arr is not None else type(got).__name__
+            return report(False, f"right pattern, but give a bool array ({got_kind} now): add .astype(bool), "
+                                 "so that ~mask and np.where(mask, ...) mean what they say")
+    return report(True, "the causal mask is right: query i may attend to keys 0..i, the lower triangle with its diagonal")
+
+
+# ---------------------------------------------------------------- masked softmax
+
+def _softmax_cases():
+    """(name, S (n_q, n_k), mask (n_q, n_k) bool); n_q != n_k so a transposed answer cannot fit."""
+    rng = np.random.default_rng(4)
+    S1 = rng.normal(scale=2.0, size=(4, 5))
+    m1 = _causal_mask(4, 5)  # row i allows keys 0..i; key 4 is never allowed
+    S2 = rng.normal(scale=2.0, size=(3, 4))
+    m2 = np.array([[True, False, True, True],
+                   [False, False, False, False],  # nothing allowed: the answer is a row of zeros
+                   [False, True, True, False]])
+    # Scores of +-1000: exp overflows (exp(710) is already inf) or underflows to 0 unless the row's
+    # maximum over the allowed entries is subtracted first. Row 0's largest score (1000) is masked,
+    # so subtracting the maximum of the whole row is not enough either.
+    S3 = np.array([[1000.0, -1000.0, -999.0, -998.0],
+                   [998.0, 1000.0, 997.0, -1000.0],
+                   [-1000.0, -1001.0, 1000.0, -999.5]])
+    m3 = np.array([[False, True, True, True],
+                   [True, True, True, False],
+                   [True, True, False, True]])
+    return [("a 4x5 causal mask", S1, m1), ("a row with nothing allowed", S2, m2),
+            ("scores of +-1000", S3, m3)]
+
+
+def _softmax_hint(got, S, mask) -> str:
+    """Name the mistake behind a wrong masked softmax (``got`` may hold NaN or inf)."""
+    with np.errstate(all="ignore"):
+        wrong = [
+            (softmax(np.where(mask, S, 0.0)),
+             "a masked score of 0 still gets weight exp(0); set masked scores to -np.inf (or drop the entries)"),
+            (softmax(S) * mask,
+             "rows no longer sum to 1: renormalise after zeroing, or mask the scores before the softmax"),
+            (softmax(S, mask=~mask),
+             "the polarity is reversed: True means \"may attend\", so keep the scores where mask is True "
+             "and block them where it is False"),
+            (softmax(S, axis=0, mask=mask),
+             "softmax over the wrong axis: each query's row must sum to 1, so normalise with axis=-1"),
+            (softmax(S), "you ignored the mask: entries where mask is False must get weight exactly 0"),
+        ]
+    for w, hint in wrong:
+        if close(got, w):
+            return hint
+    shape = _shape(got)
+    if shape != S.shape:
+        return f"expected shape (n_q, n_k) = {S.shape}, the shape of S, got {shape}"
+    g = _floats(got)
+    if g is None:
+        return f"expected an array of numbers, got {type(got).__name__}"
+    want = softmax(S, mask=mask)
+    live = mask.any(axis=-1)  # rows with at least one allowed key
+    with np.errstate(all="ignore"):
+        bad = ~np.isfinite(g)  # (n_q, n_k)
+        row_ok = np.all(np.isclose(g, want, atol=1e-6, rtol=1e-6), axis=-1)  # (n_q,)
+        dead_zero = np.all(g == 0, axis=-1) & live  # allowed keys, yet no weight at all
+    if bad.any() and not bad[live].any() and row_ok[live].all():
+        return ("the all-False row gives 0/0 = NaN; return zeros for such rows, e.g. divide by "
+                "np.where(s == 0, 1, s) where s is the row sum")
+    if not live.all() and row_ok[live].all() and np.allclose(g[~live], 1 / S.shape[1]):
+        return ("a row with nothing allowed must give all zeros (it attends to nothing), not uniform weights: "
+                "a large negative score like -1e9 leaves that row's scores all equal. Return zeros for it")
+    if bad[live].any() or dead_zero.any():
+        return ("your weights are NaN, inf or all 0 where keys are allowed: exp overflows (or underflows). "
+                "Subtract each row's maximum (over the allowed entries) before exp")
+    if bad.any():
+        return "your weights contain NaN or inf; every weight must be a finite number between 0 and 1"
+    if np.any(g[~mask] != 0):
+        return "entries where mask is False must get weight exactly 0"
+    if not np.allclose(g[live].sum(axis=-1), 1, atol=1e-6):
+        return "each row with at least one allowed key must sum to 1"
+    return "the shape is right but the numbers are not; compare with a plain softmax over each row's allowed entries"
+
+
+def masked_softmax(fn) -> bool:
+    """Check ``fn(S (n_q, n_k), mask (n_q, n_k) bool) -> weights (n_q, n_k)``."""
+    if not_done(fn):
+        return report(False, "no answer yet: write my_masked_softmax(S, mask) and pass it in")
+    for case, S, mask in _softmax_cases():
+        got, err = try_call(fn, S.copy(), mask.copy())
+        if got is Ellipsis:
+            return report(False, STUB)
+        if err:
+            return report(False, err)
+        if not close(got, softmax(S, mask=mask)):
+            return report(False, f"{case}: " + _softmax_hint(got, S, mask))
+    return report(True, "the masked softmax is right: blocked keys get exactly 0, each row sums to 1, "
+                        "an all-False row gives zeros, and +-1000 does not overflow")
+
+
+# ---------------------------------------------------------------- sinusoidal positions
+
+# (n, d): n differs from d, so a transposed answer cannot fit; (10, 16) has slow pairs whose angles are small.
+_POSITION_CASES = ((6, 8), (3, 4), (10, 16))
+
+
+def _interleave(sin_part, cos_part) -> np.ndarray:
+    """Columns ``[s0, c0, s1, c1, ...]`` from ``sin_part`` and ``cos_part`` (n, d/2) each."""
+    n, half = sin_part.shape
+    P = np.empty((n, 2 * half))
+    P[:, 0::2], P[:, 1::2] = sin_part, cos_part
+    return P
+
+
+def _by_column(n: int, d: int, exponent) -> np.ndarray:
+    """sin in even columns, cos in odd ones, column j at the angle pos / 10000^exponent(j)."""
+    pos = np.arange(n, dtype=float)[:, None]  # (n, 1)
+    j = np.arange(d)
+    angle = pos / 10000.0 ** exponent(j)[None, :]  # (n, d)
+    return np.where(j % 2 == 0, np.sin(angle), np.cos(angle))
+
+
+def _positions_hint(got, n: int, d: int) -> str:
+    pos = np.arange(n, dtype=float)[:, None]  # (n, 1)
+    i = np.arange(d // 2)[None, :]  # pair index, (1, d/2)
+    angle = pos / 10000.0 ** (2 * i / d)  # (n, d/2)
+    with np.errstate(all="ignore"):
+        wrong = [
+            (_interleave(np.cos(angle), np.sin(angle)),
+             "sin and cos are swapped: column 2i is sin(pos / 10000^(2i/d)) and column 2i+1 is the cos"),
+            (_interleave(np.sin(pos / 10000.0 ** (i / d)), np.cos(pos / 10000.0 ** (i / d))),
+             "the exponent is 2i/d with i the pair index (0 .. d/2 - 1); you used i/d, so the slowest pair "
+             "turns far too fast"),
+            (_by_column(n, d, lambda j: j / d),
+             "you used the column index j in the exponent, j/d, so the sin and cos of a pair turn at different "
+             "speeds; both columns 2i and 2i+1 use 10000^(2i/d), i.e. the exponent 2*(j//2)/d"),
+            (_by_column(n, d, lambda j: 2 * j / d),
+             "you used the column index j as i in 2i/d; i is the pair index j // 2, so columns 2i and 2i+1 "
+             "share the exponent 2i/d"),
+            (np.concatenate([np.sin(angle), np.cos(angle)], axis=1),
+             "these are the halves [sin of every pair, cos of every pair] side by side; some libraries do that, "
+             "but the paper interleaves: column 2i is sin, 2i+1 is cos"),
+            (sinusoidal_positions(n, d, start=1),
+             "positions start at 0: the first token's row is [0, 1, 0, 1, ...] (sin 0 = 0, cos 0 = 1)"),
+            (_interleave(np.sin(pos * 10000.0 ** (2 * i / d)), np.cos(pos * 10000.0 ** (2 * i / d))),
+             "divide pos by 10000^(2i/d), do not multiply: the frequencies must shrink from pair to pair"),
+            (sinusoidal_positions(n, d).T, "rows are positions: return shape (n, d), one row per token"),
+        ]
+    for w, hint in wrong:
+        if close(got, w):
+            return hint
+    if _shape(got) != (n, d):
+        return f"expected shape (n, d) = {(n, d)}, one row per position, got {_shape(got)}"
+    return ("the shape is right but the numbers are not: P[pos, 2i] = sin(pos / 10000^(2i/d)), "
+            "P[pos, 2i+1] = cos(pos / 10000^(2i/d))")
+
+
+def positions(fn) -> bool:
+    """Check ``fn(n, d) -> (n, d)``: the sinusoidal positional encoding of positions 0 .. n-1."""
+    if not_done(fn):
+        return report(False, "no answer yet: write my_positions(n, d) and pass it in")
+    for n, d in _POSITION_CASES:
+        got, err = try_call(fn, n, d)
+        if got is Ellipsis:
+            return report(False, STUB)
+        if err:
+            return report(False, err)
+        if not close(got, sinusoidal_positions(n, d)):
+            return report(False, f"n = {n}, d = {d}: " + _positions_hint(got, n, d))
+    return report(True, "the positional encoding is right: pair i is (sin, cos) of pos / 10000^(2i/d), "
+                        "one frequency per pair, from fast to slow")
+
+
+# ---------------------------------------------------------------- which rows change
+
+_N_TOKENS, _EDITED = 6, 3  # token 3 of a 6-token sequence is edited; a causal mask is applied
+
+
+def future_unchanged(answer) -> bool:
+    """Check ``answer``: the query indices whose output rows change when token 3 of 6 is edited (causal mask)."""
+    if not_done(answer):
+        return report(False, "no answer yet: replace the `...` after `answer =` with your list of query "
+                             "indices, then run the cell again")
+    items = None
+    if not isinstance(answer, (str, bytes, dict)):
+        try:
+            items = list(answer)
+        except Exception:  # not iterable (a single number, say): never raise
+            items = None
+    if items is None:
+        return report(False, f"give a list of query indices such as [1, 2], got {type(answer).__name__} {answer!r}")
+    if any(isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) for k in items):
+        odd = next(k for k in items if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)))
+        return report(False, f"give the query indices as whole numbers (ints) such as [1, 2], got {odd!r}")
+    got = [int(k) for k in items]
+    if len(set(got)) != len(got):
+        return report(False, f"list each query index once, got {got}")
+    out = [k for k in got if not 0 <= k < _N_TOKENS]
+    if out:
+        return report(False, f"the queries of a {_N_TOKENS}-token sequence are 0 .. {_N_TOKENS - 1}, got {out}")
+    have = set(got)
+    want = set(range(_EDITED, _N_TOKENS))  # query i sees token 3 exactly when 3 <= i
+    if have == want:
+        return report(True, "rows 3, 4 and 5 change: token 3 is a key (and value) only for queries i >= 3, "
+                            "and row 3 is its own query; rows 0..2 cannot see it and stay exactly the same")
+    if have == set(range(_N_TOKENS)):
+        return report(False, "rows 0..2 never see token 3: under a causal mask query i only sees keys 0..i")
+    if have and max(have) <= _EDITED and have & set(range(_EDITED)):
+        return report(False, "those rows cannot see token 3: a causal mask lets query i see keys 0..i only, "
+                             "so only queries i >= 3 see token 3")
+    if have == want - {_EDITED}:
+        return report(False, "row 3 changes too: token 3 is its own query, and it attends to itself")
+    if have == {_EDITED}:
+        return report(False, "queries after 3 also attend to token 3: query i sees keys 0..i, so 4 and 5 see it")
+    if not have:
+        return report(False, "something changes: at least row 3, the edited token's own query")
+    if have & set(range(_EDITED)):
+        return report(False, f"rows {sorted(have & set(range(_EDITED)))} cannot see token 3: query i sees keys "
+                             "0..i only, so only queries i >= 3 change")
+    return report(False, f"also {sorted(want - have)}: every query i >= 3 has token 3 among its keys 0..i")
