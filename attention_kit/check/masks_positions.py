@@ -18,7 +18,8 @@ import numpy as np
 
 from .. import causal_mask as _causal_mask
 from .. import sinusoidal_positions, softmax
-from . import close, not_done, report, try_call
+from . import close as _close_or_raise
+from . import not_done, report, try_call
 
 __all__ = ["causal_mask", "masked_softmax", "positions", "future_unchanged"]
 
@@ -38,6 +39,14 @@ def _array(x) -> np.ndarray | None:
         return np.asarray(x)
     except Exception:  # the learner's object: never raise
         return None
+
+
+def _close(a, b) -> bool:
+    """``check.close`` that also survives an object whose conversion to an array raises anything."""
+    try:
+        return _close_or_raise(a, b)
+    except Exception:  # the learner's object: never raise
+        return False
 
 
 def _floats(x) -> np.ndarray | None:
@@ -60,13 +69,14 @@ def _mask_hint(got, n: int) -> str:
          "True must mean \"may attend\"; this is the mask of the future (PyTorch's nn.MultiheadAttention "
          "polarity, True = blocked). Flip it: np.tril(np.ones((n, n), dtype=bool))"),
         (np.triu(ones),
-         "this is the upper triangle: query i may look at keys 0..i, the past, which is the lower triangle, np.tril"),
+         "this is the upper triangle (the future): query i may look at keys 0..i, the past: that is the lower "
+         "triangle, np.tril"),
         (np.tril(ones, k=-1),
          "each token may attend to itself: keep the diagonal (np.tril with k=0, not k=-1)"),
         (np.tril(ones).T, "rows are queries and columns are keys: mask[i, j] is True when j <= i"),
     ]
     for w, hint in wrong:
-        if close(got, w):
+        if _close(got, w):
             return hint
     if _shape(got) != (n, n):
         return f"expected shape (n, n) = {(n, n)} for n = {n}, got {_shape(got)}"
@@ -84,13 +94,13 @@ def causal_mask(fn) -> bool:
         if err:
             return report(False, err)
         want = _causal_mask(n)  # (n, n) bool
-        if not close(got, want):
+        if not _close(got, want):
             return report(False, f"n = {n}: " + _mask_hint(got, n))
         arr = _array(got)
         if arr is None or arr.dtype != bool:
             got_kind = f"dtype {arr.dtype}" if arr is not None else type(got).__name__
-            return report(False, f"right pattern, but give a bool array ({got_kind} now): add .astype(bool), "
-                                 "so that ~mask and np.where(mask, ...) mean what they say")
+            return report(False, f"right pattern, but give a bool array: add .astype(bool) (yours has {got_kind}; "
+                                 "~mask and np.where(mask, ...) need True/False)")
     return report(True, "the causal mask is right: query i may attend to keys 0..i, the lower triangle with its diagonal")
 
 
@@ -120,43 +130,48 @@ def _softmax_cases():
 
 def _softmax_hint(got, S, mask) -> str:
     """Name the mistake behind a wrong masked softmax (``got`` may hold NaN or inf)."""
+    overflow = ("your weights are NaN, inf or all 0 where keys are allowed: exp overflows (or underflows). "
+                "Subtract each row's maximum (over the allowed entries) before exp")
+    g = _floats(got)
+    live = mask.any(axis=-1)  # rows with at least one allowed key
+    if g is not None and g.shape == S.shape and np.abs(S).max() > 700:  # exp(710) = inf in float64
+        with np.errstate(all="ignore"):
+            if np.any(~np.isfinite(g[live])) or np.any(np.all(g[live] == 0, axis=-1)):
+                return overflow
     with np.errstate(all="ignore"):
         wrong = [
             (softmax(np.where(mask, S, 0.0)),
-             "a masked score of 0 still gets weight exp(0); set masked scores to -np.inf (or drop the entries)"),
+             "a masked score of 0 still gets weight exp(0); use -np.inf (or drop the entries)"),
             (softmax(S) * mask,
              "rows no longer sum to 1: renormalise after zeroing, or mask the scores before the softmax"),
             (softmax(S, mask=~mask),
              "the polarity is reversed: True means \"may attend\", so keep the scores where mask is True "
              "and block them where it is False"),
-            (softmax(S, axis=0, mask=mask),
-             "softmax over the wrong axis: each query's row must sum to 1, so normalise with axis=-1"),
             (softmax(S), "you ignored the mask: entries where mask is False must get weight exactly 0"),
         ]
     for w, hint in wrong:
-        if close(got, w):
+        if _close(got, w):
             return hint
+    # Softmax down the columns: compare only the columns with an allowed entry, since an unguarded
+    # version gives 0/0 = NaN in a column that is all False.
+    cols = mask.any(axis=0)
+    if g is not None and g.shape == S.shape and _close(g[:, cols], softmax(S, axis=0, mask=mask)[:, cols]):
+        return "softmax over the wrong axis: each query's row must sum to 1, so normalise with axis=-1"
     shape = _shape(got)
     if shape != S.shape:
         return f"expected shape (n_q, n_k) = {S.shape}, the shape of S, got {shape}"
-    g = _floats(got)
     if g is None:
         return f"expected an array of numbers, got {type(got).__name__}"
     want = softmax(S, mask=mask)
-    live = mask.any(axis=-1)  # rows with at least one allowed key
     with np.errstate(all="ignore"):
         bad = ~np.isfinite(g)  # (n_q, n_k)
         row_ok = np.all(np.isclose(g, want, atol=1e-6, rtol=1e-6), axis=-1)  # (n_q,)
-        dead_zero = np.all(g == 0, axis=-1) & live  # allowed keys, yet no weight at all
     if bad.any() and not bad[live].any() and row_ok[live].all():
         return ("the all-False row gives 0/0 = NaN; return zeros for such rows, e.g. divide by "
                 "np.where(s == 0, 1, s) where s is the row sum")
     if not live.all() and row_ok[live].all() and np.allclose(g[~live], 1 / S.shape[1]):
         return ("a row with nothing allowed must give all zeros (it attends to nothing), not uniform weights: "
                 "a large negative score like -1e9 leaves that row's scores all equal. Return zeros for it")
-    if bad[live].any() or dead_zero.any():
-        return ("your weights are NaN, inf or all 0 where keys are allowed: exp overflows (or underflows). "
-                "Subtract each row's maximum (over the allowed entries) before exp")
     if bad.any():
         return "your weights contain NaN or inf; every weight must be a finite number between 0 and 1"
     if np.any(g[~mask] != 0):
@@ -176,7 +191,7 @@ def masked_softmax(fn) -> bool:
             return report(False, STUB)
         if err:
             return report(False, err)
-        if not close(got, softmax(S, mask=mask)):
+        if not _close(got, softmax(S, mask=mask)):
             return report(False, f"{case}: " + _softmax_hint(got, S, mask))
     return report(True, "the masked softmax is right: blocked keys get exactly 0, each row sums to 1, "
                         "an all-False row gives zeros, and +-1000 does not overflow")
@@ -231,7 +246,7 @@ def _positions_hint(got, n: int, d: int) -> str:
             (sinusoidal_positions(n, d).T, "rows are positions: return shape (n, d), one row per token"),
         ]
     for w, hint in wrong:
-        if close(got, w):
+        if _close(got, w):
             return hint
     if _shape(got) != (n, d):
         return f"expected shape (n, d) = {(n, d)}, one row per position, got {_shape(got)}"
@@ -249,7 +264,7 @@ def positions(fn) -> bool:
             return report(False, STUB)
         if err:
             return report(False, err)
-        if not close(got, sinusoidal_positions(n, d)):
+        if not _close(got, sinusoidal_positions(n, d)):
             return report(False, f"n = {n}, d = {d}: " + _positions_hint(got, n, d))
     return report(True, "the positional encoding is right: pair i is (sin, cos) of pos / 10000^(2i/d), "
                         "one frequency per pair, from fast to slow")
