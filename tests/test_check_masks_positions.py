@@ -58,7 +58,7 @@ def test_causal_mask_accepts_right_answers(capsys, right):
     (lambda n: np.tril(np.ones((n, n), dtype=bool))[None], "got (1, 4, 4)"),
     (lambda n: np.ones((n, n), dtype=bool), "the shape is right but the pattern is not"),
     (lambda n: np.eye(n, dtype=bool), "the shape is right but the pattern is not"),
-    (lambda n: [[True] * (i + 1) for i in range(n)], "got None"),  # ragged: no shape at all
+    (lambda n: [[True] * (i + 1) for i in range(n)], "a ragged list with no single shape"),  # ragged: no shape at all
     (lambda n: None, "forget `return`"),
     (_raises, "RuntimeError: boom"),
     (lambda n: ..., STUB),
@@ -70,7 +70,7 @@ def test_causal_mask_names_the_mistake(capsys, wrong, words):
     assert out.startswith("✗") and words in out, out
 
 
-def test_causal_mask_hint_when_only_n1_is_tested_first(capsys):
+def test_causal_mask_not_fooled_by_n1(capsys):
     # a function right for n = 1 only must still fail (triu and tril agree at n = 1)
     assert chk.causal_mask(lambda n: np.triu(np.ones((n, n), dtype=bool))) is False
     assert "n = 4" in _line(capsys)
@@ -115,6 +115,17 @@ def test_masked_softmax_accepts_right_answers(capsys):
     assert chk.masked_softmax(ms_where_guarded) is True
     assert _line(capsys).startswith("✓")
     assert chk.masked_softmax(lambda S, m: ak.softmax(S, mask=m).tolist()) is True
+    assert _line(capsys).startswith("✓")
+
+    def in_place(S, mask):  # the common notebook style: overwrite the blocked scores, then softmax
+        S[~mask] = -np.inf
+        top = np.max(S, axis=-1, keepdims=True)
+        top[~np.isfinite(top)] = 0
+        E = np.exp(S - top)
+        s = E.sum(axis=-1, keepdims=True)
+        s[s == 0] = 1
+        return (E / s).astype(np.float32)  # float32 is close enough
+    assert chk.masked_softmax(in_place) is True
     assert _line(capsys).startswith("✓")
 
 
@@ -214,7 +225,7 @@ def test_wrong_answers_really_are_wrong_and_finite_where_expected():
     (lambda S, m: masked_softmax_loop(S, m) + 0.01 * m, "each row with at least one allowed key must sum to 1"),
     (lambda S, m: masked_softmax_loop(S, m) * 0.9 + 0.1 / S.shape[1], "must get weight exactly 0"),
     (lambda S, m: m / np.maximum(m.sum(axis=-1, keepdims=True), 1), "numbers are not"),  # uniform, scores ignored
-    (lambda S, m: "weights", "expected shape"),
+    (lambda S, m: "weights", "got () (a str)"),
     (lambda S, m: None, "forget `return`"),
     (_raises, "RuntimeError: boom"),
     (lambda S, m: ..., STUB),
@@ -266,6 +277,8 @@ def test_positions_accepts_right_answers(capsys):
     assert chk.positions(positions_loop) is True
     assert _line(capsys).startswith("✓")
     assert chk.positions(positions_vectorised) is True
+    assert _line(capsys).startswith("✓")
+    assert chk.positions(lambda n, d: positions_vectorised(n, d).astype(np.float32)) is True
     assert _line(capsys).startswith("✓")
 
 
@@ -363,8 +376,10 @@ def test_future_unchanged_accepts_any_order(capsys, right):
     ([4, 5], "row 3 changes too: token 3 is its own query"),
     ([3], "queries after 3 also attend to token 3"),
     ([0, 1, 2, 3, 4, 5], "rows 0..2 never see token 3"),
-    ([2, 3, 4, 5], "rows [2] cannot see token 3"),
-    ([3, 4], "also [5]"),
+    ([2, 3, 4, 5], "row 2 cannot see token 3"),
+    ([1, 2, 3, 5], "rows 1, 2 cannot see token 3"),
+    ([3, 4], "row 5 changes too"),
+    ([3, 5], "row 4 changes too"),
     ([], "something changes"),
     ([3, 4, 4, 5], "each query index once"),
     ([3, 4, 5.0], "whole numbers"),

@@ -7,8 +7,10 @@ returns True or False. The learner's exceptions are reported, never raised. Mask
 * ``causal_mask(fn)``: ``fn(n) -> (n, n)`` bool, True where key j <= query i; catches the opposite
   polarity, the upper triangle, the missing diagonal and a float 0/1 mask.
 * ``masked_softmax(fn)``: ``fn(S, mask) -> (n_q, n_k)`` weights; masked entries exactly 0, a row with
-  nothing allowed all zeros (never NaN), no overflow for scores of +-1000.
-* ``positions(fn)``: ``fn(n, d) -> (n, d)``, the sinusoidal encoding of Vaswani et al. (2017).
+  nothing allowed all zeros (never NaN), no overflow for scores of +-1000; catches masking with 0
+  instead of -inf, zeroing without renormalising, the reversed polarity and the wrong axis.
+* ``positions(fn)``: ``fn(n, d) -> (n, d)``, the sinusoidal encoding of Vaswani et al. (2017); catches
+  sin/cos swapped, a wrong exponent (i/d, j/d, 2j/d), the halves concatenated, positions from 1.
 * ``future_unchanged(answer)``: which query rows change when token 3 of 6 is edited under a causal mask.
 """
 
@@ -32,6 +34,16 @@ def _shape(x) -> tuple | None:
         return tuple(np.shape(x))
     except Exception:  # the learner's object: never raise
         return None
+
+
+def _shape_text(x) -> str:
+    """``(4, 5)``, or what the learner gave when it is not an array (a ragged list has no shape)."""
+    shape = _shape(x)
+    if shape is None:
+        return f"a ragged {type(x).__name__} with no single shape"
+    if isinstance(x, (np.ndarray, list, tuple)):
+        return str(shape)
+    return f"{shape} (a {type(x).__name__})"
 
 
 def _array(x) -> np.ndarray | None:
@@ -73,13 +85,12 @@ def _mask_hint(got, n: int) -> str:
          "triangle, np.tril"),
         (np.tril(ones, k=-1),
          "each token may attend to itself: keep the diagonal (np.tril with k=0, not k=-1)"),
-        (np.tril(ones).T, "rows are queries and columns are keys: mask[i, j] is True when j <= i"),
     ]
     for w, hint in wrong:
         if _close(got, w):
             return hint
     if _shape(got) != (n, n):
-        return f"expected shape (n, n) = {(n, n)} for n = {n}, got {_shape(got)}"
+        return f"expected shape (n, n) = {(n, n)}, got {_shape_text(got)}"
     return "the shape is right but the pattern is not: mask[i, j] must be True exactly when j <= i"
 
 
@@ -159,7 +170,7 @@ def _softmax_hint(got, S, mask) -> str:
         return "softmax over the wrong axis: each query's row must sum to 1, so normalise with axis=-1"
     shape = _shape(got)
     if shape != S.shape:
-        return f"expected shape (n_q, n_k) = {S.shape}, the shape of S, got {shape}"
+        return f"expected shape (n_q, n_k) = {S.shape}, the shape of S, got {_shape_text(got)}"
     if g is None:
         return f"expected an array of numbers, got {type(got).__name__}"
     want = softmax(S, mask=mask)
@@ -249,7 +260,7 @@ def _positions_hint(got, n: int, d: int) -> str:
         if _close(got, w):
             return hint
     if _shape(got) != (n, d):
-        return f"expected shape (n, d) = {(n, d)}, one row per position, got {_shape(got)}"
+        return f"expected shape (n, d) = {(n, d)}, one row per position, got {_shape_text(got)}"
     return ("the shape is right but the numbers are not: P[pos, 2i] = sin(pos / 10000^(2i/d)), "
             "P[pos, 2i+1] = cos(pos / 10000^(2i/d))")
 
@@ -313,7 +324,10 @@ def future_unchanged(answer) -> bool:
         return report(False, "queries after 3 also attend to token 3: query i sees keys 0..i, so 4 and 5 see it")
     if not have:
         return report(False, "something changes: at least row 3, the edited token's own query")
-    if have & set(range(_EDITED)):
-        return report(False, f"rows {sorted(have & set(range(_EDITED)))} cannot see token 3: query i sees keys "
-                             "0..i only, so only queries i >= 3 change")
-    return report(False, f"also {sorted(want - have)}: every query i >= 3 has token 3 among its keys 0..i")
+    early = sorted(have & set(range(_EDITED)))
+    if early:
+        rows = f"row {early[0]} cannot" if len(early) == 1 else f"rows {', '.join(map(str, early))} cannot"
+        return report(False, f"{rows} see token 3: query i sees keys 0..i only, so only queries i >= 3 change")
+    missing = sorted(want - have)
+    rows = f"row {missing[0]}" if len(missing) == 1 else f"rows {', '.join(map(str, missing))}"
+    return report(False, f"{rows} changes too: every query i >= 3 has token 3 among its keys 0..i")
