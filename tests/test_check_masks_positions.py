@@ -220,6 +220,7 @@ def test_wrong_answers_really_are_wrong_and_finite_where_expected():
     (ms_wrong_axis, "wrong axis"),
     (ms_wrong_axis_naive, "wrong axis"),
     (lambda S, m: _stable(S), "ignored the mask"),
+    (lambda S, m: _stable(np.where(m, S, -30.0)), "exactly 0"),  # exp(-30) ~ 1e-13: close, but not blocked
     (lambda S, m: masked_softmax_loop(S, m).T, "expected shape (n_q, n_k) = (4, 5)"),
     (lambda S, m: masked_softmax_loop(S, m)[0], "got (5,)"),
     (lambda S, m: masked_softmax_loop(S, m) + 0.01 * m, "each row with at least one allowed key must sum to 1"),

@@ -204,6 +204,11 @@ def masked_softmax(fn) -> bool:
             return report(False, err)
         if not _close(got, softmax(S, mask=mask)):
             return report(False, f"{case}: " + _softmax_hint(got, S, mask))
+        blocked = _floats(got)[~mask]  # close() passed, so got converts to floats of S's shape
+        if np.any(blocked != 0):
+            return report(False, f"{case}: almost right, but a blocked key must get weight exactly 0, and yours get "
+                                 f"up to {np.abs(blocked).max():.1e}: a finite score like -100 still leaves exp(-100) > 0. "
+                                 "Use -np.inf (or drop the entries)")
     return report(True, "the masked softmax is right: blocked keys get exactly 0, each row sums to 1, "
                         "an all-False row gives zeros, and +-1000 does not overflow")
 
