@@ -1089,7 +1089,8 @@ class MaskExplorer(_Explorer):
     state : dict
         ``X`` (n, d_model) the inputs after the nudge (and positions), ``mask`` (n, n) bool
         (all True for "none"), ``weights`` (n, n), ``output`` (n, d_model), ``output_base``
-        (n, d_model) with no nudge, and ``change`` (n,) the length of each output row's move.
+        (n, d_model) with no nudge, ``change`` (n,) the length of each output row's move, and
+        ``reach`` the largest such move anywhere on the nudge slider (it sets the bars' scale).
     """
 
     _PLAIN = "MaskExplorer (interactive: run in JupyterLab to use the controls)"
@@ -1198,9 +1199,16 @@ class MaskExplorer(_Explorer):
         out, w = _attention.self_attention(Xn, W_q, W_k, W_v, mask=mask)  # (n, d), (n, n)
         base, _ = _attention.self_attention(X, W_q, W_k, W_v, mask=mask)
         change = np.sqrt(np.sum((out - base) ** 2, axis=1))  # (n,)
+        # the largest move over the slider's whole range fixes the bars' scale while dragging
+        reach = 0.0
+        for end in (c["nudge"].min, c["nudge"].max):
+            Xe = X.copy()
+            Xe[t] += end * self.direction
+            oe, _ = _attention.self_attention(Xe, W_q, W_k, W_v, mask=mask)
+            reach = builtins_max(reach, float(np.sqrt(np.sum((oe - base) ** 2, axis=1)).max()))
         full = np.ones((self.n, self.n), dtype=bool) if mask is None else mask
         return {"X": Xn, "mask": full, "weights": w, "output": out, "output_base": base,
-                "change": change}
+                "change": change, "reach": reach}
 
     def _draw(self, st: dict) -> None:
         c = self.controls
@@ -1209,11 +1217,11 @@ class MaskExplorer(_Explorer):
         extra = " + positions" if c["positions"].value else ""
         self._hm.ax.set_title(f"weights, mask: {kind}{extra}")
         ch = st["change"]
-        lim = _nice_limit(ch, minimum=0.5, room=1.35)
-        lo, current = self._ax_b.get_xlim()
-        if lo != 0 or lim > current or lim < 0.5 * current:  # change the range rarely
+        # one range for the whole nudge slider (room for the value labels): it changes only with
+        # the token, the mask, the positions or the seed, so a drag redraws just the bars
+        lim = _nice_limit(np.array([st["reach"], *ch]), minimum=0.5, room=1.3)
+        if self._ax_b.get_xlim() != (0.0, lim):
             self._ax_b.set_xlim(0, lim)
-        lim = self._ax_b.get_xlim()[1]
         for b, txt, v in zip(self._bars, self._bar_texts, ch, strict=True):
             b.set_width(v)
             txt.set_x(v + 0.02 * lim)

@@ -8,7 +8,7 @@ how long until the new image is sent on iopub:
 * live heatmap: one annotated 8 x 8 weights heatmap kept live with ``heatmap`` +
   ``update_heatmap`` + ``LiveFigure`` (the same picture as the naive case);
 * explorers (SelfAttentionExplorer with 8 tokens: two annotated 8 x 8 heatmaps and the plane;
-  MultiHeadExplorer with 8 heads): the ``comm_msg`` that updates their ``Image`` widget's
+  MultiHeadExplorer with 8 heads; MaskExplorer with 8 tokens, its nudge slider): the ``comm_msg`` that updates their ``Image`` widget's
   ``value``; the kernel's CPU time per update is printed as well, since a busy machine inflates
   wall-clock latency;
 * naive: ``ipywidgets.interact`` with a freshly built annotated 8 x 8 heatmap and ``plt.show()``
@@ -38,7 +38,7 @@ import matplotlib.pyplot as plt
 import ipywidgets as widgets
 import attention_kit as ak
 from attention_kit.plotting import heatmap
-from attention_kit.widgets import MultiHeadExplorer, SelfAttentionExplorer
+from attention_kit.widgets import MaskExplorer, MultiHeadExplorer, SelfAttentionExplorer
 
 rng = np.random.default_rng(0)
 tokens = "the cat sat on the mat and purred".split()
@@ -46,8 +46,10 @@ X2 = rng.normal(0, 1, (8, 2))   # 8 tokens in 2-D: two annotated 8 x 8 heatmaps 
 X8 = rng.normal(0, 1, (8, 8))   # 8 tokens, d_model = 8: 8 heads
 sa = SelfAttentionExplorer(X2, labels=tokens)
 mh = MultiHeadExplorer(X8, tokens, n_heads=8)
+mk = MaskExplorer(tokens, mask="causal", token=2)   # 8 tokens: annotated 8 x 8 heatmap + 8 bars
 display(sa)
 display(mh)
+display(mk)
 
 def naive(v=0.0):
     X = X2.copy()
@@ -87,6 +89,8 @@ ids = {
     "sa_image": sa.live.model_id,
     "mh_slider": mh.controls["dim0"].model_id,
     "mh_image": mh.live.model_id,
+    "mk_slider": mk.controls["nudge"].model_id,
+    "mk_image": mk.live.model_id,
     "naive_slider": naive_slider.model_id,
     "hm_slider": hm_slider.model_id,
     "hm_image": hm_live.model_id,
@@ -179,6 +183,7 @@ def main(argv=None) -> int:
         # warm up each path once (first-time font and layout caches)
         measure(kc, ids["sa_slider"], _image_update(ids["sa_image"]), [0.5])
         measure(kc, ids["mh_slider"], _image_update(ids["mh_image"]), [0.5])
+        measure(kc, ids["mk_slider"], _image_update(ids["mk_image"]), [0.5])
         measure(kc, ids["naive_slider"], _png_display, [0.5])
         measure(kc, ids["hm_slider"], _image_update(ids["hm_image"]), [0.5])
         load_before = os.getloadavg()[0]
@@ -191,6 +196,9 @@ def main(argv=None) -> int:
             "MultiHeadExplorer, 8 heads of 8x8 + output bars":
                 measure(kc, ids["mh_slider"], _image_update(ids["mh_image"]), values,
                         "mh.last_update_ms[1]"),
+            "MaskExplorer, 8 tokens (annotated 8x8 heatmap + row bars), nudge slider":
+                measure(kc, ids["mk_slider"], _image_update(ids["mk_image"]), values,
+                        "mk.last_update_ms[1]"),
             "naive: interact + fresh annotated 8x8 heatmap + plt.show":
                 measure(kc, ids["naive_slider"], _png_display, values),
         }
