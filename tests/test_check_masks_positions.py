@@ -283,11 +283,13 @@ def test_positions_accepts_right_answers(capsys):
     assert _line(capsys).startswith("✓")
 
 
-def _pairs(n, d, exponent, swap=False, start=0, concat=False, multiply=False):
+def _pairs(n, d, exponent, swap=False, start=0, concat=False, multiply=False, same=None):
     pos = np.arange(start, start + n)[:, None]
     i = np.arange(d // 2)[None, :]
     angle = pos * 10000.0 ** exponent(i, d) if multiply else pos / 10000.0 ** exponent(i, d)
     a, b = (np.cos(angle), np.sin(angle)) if swap else (np.sin(angle), np.cos(angle))
+    if same is not None:  # the same function in both columns of a pair
+        a = b = same(angle)
     if concat:
         return np.concatenate([a, b], axis=1)
     P = np.zeros((n, d))
@@ -310,6 +312,8 @@ def two_i(i, d):
 
 @pytest.mark.parametrize("wrong, words", [
     (lambda n, d: _pairs(n, d, two_i, swap=True), "sin and cos are swapped"),
+    (lambda n, d: _pairs(n, d, two_i, same=np.sin), "every column is a sin"),
+    (lambda n, d: _pairs(n, d, two_i, same=np.cos), "every column is a cos"),
     (lambda n, d: _pairs(n, d, lambda i, d: i / d), "you used i/d"),
     (lambda n, d: _columns(n, d, lambda j, d: j / d), "column index j in the exponent, j/d"),
     (lambda n, d: _columns(n, d, lambda j, d: 2 * j / d), "i is the pair index j // 2"),
@@ -336,7 +340,8 @@ def test_position_mistakes_are_told_apart():
     variants = [
         _pairs(6, 8, two_i, swap=True), _pairs(6, 8, lambda i, d: i / d), _columns(6, 8, lambda j, d: j / d),
         _columns(6, 8, lambda j, d: 2 * j / d), _pairs(6, 8, two_i, concat=True), _pairs(6, 8, two_i, start=1),
-        _pairs(6, 8, two_i, multiply=True), positions_loop(6, 8),
+        _pairs(6, 8, two_i, multiply=True), _pairs(6, 8, two_i, same=np.sin), _pairs(6, 8, two_i, same=np.cos),
+        positions_loop(6, 8),
     ]
     for a in range(len(variants)):
         for b in range(a):

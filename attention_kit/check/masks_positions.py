@@ -10,7 +10,7 @@ returns True or False. The learner's exceptions are reported, never raised. Mask
   nothing allowed all zeros (never NaN), no overflow for scores of +-1000; catches masking with 0
   instead of -inf, zeroing without renormalising, the reversed polarity and the wrong axis.
 * ``positions(fn)``: ``fn(n, d) -> (n, d)``, the sinusoidal encoding of Vaswani et al. (2017); catches
-  sin/cos swapped, a wrong exponent (i/d, j/d, 2j/d), the halves concatenated, positions from 1.
+  sin/cos swapped, sin (or cos) in both columns of a pair, a wrong exponent (i/d, j/d, 2j/d), the halves concatenated, positions from 1.
 * ``future_unchanged(answer)``: which query rows change when token 3 of 6 is edited under a causal mask.
 """
 
@@ -243,6 +243,10 @@ def _positions_hint(got, n: int, d: int) -> str:
         wrong = [
             (_interleave(np.cos(angle), np.sin(angle)),
              "sin and cos are swapped: column 2i is sin(pos / 10000^(2i/d)) and column 2i+1 is the cos"),
+            (_interleave(np.sin(angle), np.sin(angle)),
+             "every column is a sin: the odd columns 2i+1 hold cos(pos / 10000^(2i/d)), the even ones the sin"),
+            (_interleave(np.cos(angle), np.cos(angle)),
+             "every column is a cos: the even columns 2i hold sin(pos / 10000^(2i/d)), the odd ones the cos"),
             (_interleave(np.sin(pos / 10000.0 ** (i / d)), np.cos(pos / 10000.0 ** (i / d))),
              "the exponent is 2i/d with i the pair index (0 .. d/2 - 1); you used i/d, so the slowest pair "
              "turns far too fast"),
