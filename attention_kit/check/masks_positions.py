@@ -10,7 +10,8 @@ returns True or False. The learner's exceptions are reported, never raised. Mask
   nothing allowed all zeros (never NaN), no overflow for scores of +-1000; catches masking with 0
   instead of -inf, zeroing without renormalising, the reversed polarity and the wrong axis.
 * ``positions(fn)``: ``fn(n, d) -> (n, d)``, the sinusoidal encoding of Vaswani et al. (2017); catches
-  sin/cos swapped, sin (or cos) in both columns of a pair, a wrong exponent (i/d, j/d, 2j/d), the halves concatenated, positions from 1.
+  sin/cos swapped, sin (or cos) in both columns of a pair, a wrong exponent (i/d, j/d, 2j/d), the
+  halves concatenated, positions from 1.
 * ``future_unchanged(answer)``: which query rows change when token 3 of 6 is edited under a causal mask.
 """
 
