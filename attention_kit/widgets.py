@@ -1143,7 +1143,7 @@ class MaskExplorer(_Explorer):
                                          readout_format="+.1f", layout=narrow,
                                          style={"description_width": "80px"}),
         }
-        fig = Figure(figsize=(11, 0.9 + 0.5 * n), layout="constrained")
+        fig = Figure(figsize=(9.6, 1.2 + 0.5 * n), layout="constrained")
         self._build_figure(fig)
         self._assemble(controls, None, fig, dpi=80 if n <= 8 else 72)
         dynamic = [self._hm.image, self._hm.grid] + ([self._hm.text_batch] if self._hm.text_batch else [])
