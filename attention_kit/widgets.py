@@ -1192,20 +1192,21 @@ class MaskExplorer(_Explorer):
         c["D"].disabled = kind != "local window"
         X = self.X0 + (self.P if c["positions"].value else 0.0)  # (n, d)
         t = int(c["token"].value)
-        Xn = X.copy()
-        Xn[t] += float(c["nudge"].value) * self.direction
         W_q, W_k, W_v = _random_projections(self.d, int(c["seed"].value))
         mask = self._mask()
-        out, w = _attention.self_attention(Xn, W_q, W_k, W_v, mask=mask)  # (n, d), (n, n)
-        base, _ = _attention.self_attention(X, W_q, W_k, W_v, mask=mask)
+
+        def nudged(amount: float):
+            """Token t moved by ``amount`` along the nudge direction: (inputs, output, weights)."""
+            Xa = X.copy()
+            Xa[t] += amount * self.direction
+            return (Xa, *_attention.self_attention(Xa, W_q, W_k, W_v, mask=mask))  # (n, d), (n, d), (n, n)
+
+        Xn, out, w = nudged(float(c["nudge"].value))
+        _, base, _ = nudged(0.0)
         change = np.sqrt(np.sum((out - base) ** 2, axis=1))  # (n,)
         # the largest move over the slider's whole range fixes the bars' scale while dragging
-        reach = 0.0
-        for end in (c["nudge"].min, c["nudge"].max):
-            Xe = X.copy()
-            Xe[t] += end * self.direction
-            oe, _ = _attention.self_attention(Xe, W_q, W_k, W_v, mask=mask)
-            reach = builtins_max(reach, float(np.sqrt(np.sum((oe - base) ** 2, axis=1)).max()))
+        reach = builtins_max(float(np.sqrt(np.sum((nudged(end)[1] - base) ** 2, axis=1)).max())
+                             for end in (c["nudge"].min, c["nudge"].max))
         full = np.ones((self.n, self.n), dtype=bool) if mask is None else mask
         return {"X": Xn, "mask": full, "weights": w, "output": out, "output_base": base,
                 "change": change, "reach": reach}
