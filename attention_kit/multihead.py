@@ -7,7 +7,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .attention import _sdpa_core
-from .errors import ParameterError, ShapeError, as_float_array, check_finite, check_matrix
+from .errors import (
+    MaskError,
+    ParameterError,
+    ShapeError,
+    as_float_array,
+    check_finite,
+    check_matrix,
+)
 
 __all__ = ["MultiHeadParams", "init_multi_head", "split_heads", "merge_heads", "multi_head_attention"]
 
@@ -172,6 +179,37 @@ def _heads(Z: np.ndarray, h: int, d: int, scale: float | None = None) -> np.ndar
     return np.multiply(view, Z.dtype.type(scale), out=np.empty(view.shape, dtype=Z.dtype))
 
 
+def _mask_for_heads(mask, batch: tuple, h: int):
+    """Put a mask in the layout of multi-head weights, ``(*batch, h, n_q, n_k)``.
+
+    A mask shaped like the tokens' batch, ``(*batch, n_q, n_k)`` (or ``(*batch, 1, n_k)`` from
+    ``padding_mask``), means one mask per sequence, shared by every head: the head axis is
+    inserted (PyTorch users write ``mask.unsqueeze(1)``). ``(*batch, h, n_q, n_k)`` is an explicit
+    per-head mask. Without a batch, ``(h, n_q, n_k)`` is per head. A 2-D mask serves every head and
+    every sequence. Any other number of axes is ambiguous and rejected.
+    """
+    if mask is None:
+        return None
+    m = np.asarray(mask)
+    b = len(batch)
+    if m.ndim <= 2 or b == 0 or m.ndim == b + 3:
+        return m  # check_mask validates the shape against the weights
+    if m.ndim == b + 2:
+        lead = m.shape[:b]
+        if all(x in (1, y) for x, y in zip(lead, batch, strict=True)):
+            return m.reshape(*lead, 1, *m.shape[b:])  # (*batch, 1, n_q, n_k): every head
+        per_head = f" (1, {h}, n_q, n_k)" if b == 1 else ""
+        raise MaskError(
+            f"mask has shape {m.shape}; with a batch of shape {batch} its first {b} axis(es) must "
+            f"be the batch, {batch} (or 1): (*batch, n_q, n_k) is one mask per sequence for every "
+            f"head. For a mask per head, add the batch axis: (*batch, h, n_q, n_k) with h = {h},"
+            f" e.g.{per_head or ' mask[None]'}")
+    raise MaskError(
+        f"mask has shape {m.shape} ({m.ndim} axes), which is ambiguous for tokens with batch shape "
+        f"{batch} and {h} heads. Give (n_q, n_k) for every sequence and head, (*batch, n_q, n_k) "
+        f"for one mask per sequence, or (*batch, h, n_q, n_k) for one per sequence and head")
+
+
 def multi_head_attention(X_q, X_kv, params: MultiHeadParams, mask=None):
     """Multi-head attention: h scaled dot-product attentions in parallel, concatenated, then ``W_o``.
 
@@ -186,8 +224,11 @@ def multi_head_attention(X_q, X_kv, params: MultiHeadParams, mask=None):
     X_kv : ndarray, shape (..., n_k, d_model)
         The tokens that are looked at.
     params : MultiHeadParams
-    mask : bool array, broadcastable to (..., h, n_q, n_k), optional
-        True means "may attend"; an (n_q, n_k) mask applies to every head.
+    mask : bool array, optional
+        True means "may attend". ``(n_q, n_k)`` applies to every head (and every sequence);
+        ``(..., n_q, n_k)`` with the tokens' batch axes (e.g. from ``padding_mask``) is one mask
+        per sequence, shared by every head; ``(..., h, n_q, n_k)`` is one per sequence and head;
+        without a batch, ``(h, n_q, n_k)`` is one per head.
 
     Returns
     -------
@@ -226,7 +267,8 @@ def multi_head_attention(X_q, X_kv, params: MultiHeadParams, mask=None):
         Kh += params.b_k.astype(dt, copy=False)[:, None, :]
     if params.b_v is not None:
         Vh += params.b_v.astype(dt, copy=False)[:, None, :]
-    heads, weights = _sdpa_core(Qh, Kh, Vh, mask)  # (..., h, n_q, d_v), (..., h, n_q, n_k)
+    batch = np.broadcast_shapes(X_q.shape[:-2], X_kv.shape[:-2])
+    heads, weights = _sdpa_core(Qh, Kh, Vh, _mask_for_heads(mask, batch, h))  # (..., h, n_q, d_v), (..., h, n_q, n_k)
     out = merge_heads(heads) @ params.W_o.astype(dt, copy=False)  # (..., n_q, d_model)
     if params.b_o is not None:
         out += params.b_o

@@ -702,12 +702,81 @@ def test_mha_per_head_mask_and_batch(rng):
     p = ak.init_multi_head(4, 2, rng=rng)
     X = rng.normal(size=(2, 3, 4))  # (batch, n, d_model)
     mask = np.stack([ak.causal_mask(3), np.ones((3, 3), bool)])  # (h, n, n): head 0 causal
-    out, w = ak.multi_head_attention(X, X, p, mask=mask)
+    # with batched tokens a 3-D mask means one mask per sequence, so a per-head mask gets a
+    # batch axis of 1: (1, h, n, n)
+    out, w = ak.multi_head_attention(X, X, p, mask=mask[None])
     assert out.shape == (2, 3, 4) and w.shape == (2, 2, 3, 3)
     for b in range(2):
         ro, rw = loop_mha(X[b], X[b], p)
         np.testing.assert_allclose(w[b, 1], rw[1], rtol=1e-12)
         assert np.all(np.triu(w[b, 0], 1) == 0)
+
+
+def loop_batched_mha(X, p, masks):
+    """A loop over the sequences of a batch, each with its own (n_q, n_k) mask."""
+    outs, ws = zip(*(loop_mha(X[b], X[b], p, allowed=masks[b]) for b in range(len(X))), strict=True)
+    return np.array(outs), np.array(ws)
+
+
+@pytest.mark.parametrize("batch, h", [(2, 2), (2, 4), (3, 1), (3, 2)])
+def test_mha_batched_padding_mask_means_the_batch(batch, h, rng):
+    # padding_mask gives (batch, 1, n): it must line up with the sequences, not with the heads
+    n, d = 4, 8
+    p = ak.init_multi_head(d, h, rng=rng)
+    X = rng.normal(size=(batch, n, d))
+    lengths = [n - 1 - b % 2 for b in range(batch)]
+    pm = ak.padding_mask(lengths, n)  # (batch, 1, n)
+    out, w = ak.multi_head_attention(X, X, p, mask=pm)
+    ref_out, ref_w = loop_batched_mha(X, p, np.broadcast_to(pm, (batch, n, n)))
+    assert w.shape == (batch, h, n, n)
+    np.testing.assert_allclose(w, ref_w, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(out, ref_out, rtol=1e-12, atol=1e-14)
+    for b, L in enumerate(lengths):
+        assert np.all(w[b, :, :, L:] == 0), "no weight on <pad> keys, in any head"
+
+
+@pytest.mark.parametrize("batch, h", [(2, 2), (2, 4)])
+def test_mha_causal_and_padding_combined_per_sequence(batch, h, rng):
+    n, d = 5, 8
+    p = ak.init_multi_head(d, h, rng=rng, bias=True)
+    X = rng.normal(size=(batch, n, d))
+    m = ak.causal_mask(n) & ak.padding_mask([3, 5][:batch] + [4] * (batch - 2), n)  # (batch, n, n)
+    out, w = ak.multi_head_attention(X, X, p, mask=m)
+    ref_out, ref_w = loop_batched_mha(X, p, m)
+    np.testing.assert_allclose(w, ref_w, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(out, ref_out, rtol=1e-12, atol=1e-14)
+    # the unfused path (X_q is not X_kv) treats the mask the same way
+    out2, w2 = ak.multi_head_attention(X, X.copy(), p, mask=m)
+    np.testing.assert_allclose(w2, w, rtol=1e-12, atol=1e-15)
+
+
+def test_mha_explicit_per_sequence_per_head_mask(rng):
+    batch, h, n, d = 2, 2, 3, 4
+    p = ak.init_multi_head(d, h, rng=rng)
+    X = rng.normal(size=(batch, n, d))
+    m = rng.random((batch, h, n, n)) < 0.7
+    m[..., 0] = True
+    out, w = ak.multi_head_attention(X, X, p, mask=m)
+    for b in range(batch):
+        for l in range(h):
+            _, ref_w = loop_mha(X[b], X[b], p, allowed=m[b, l])
+            np.testing.assert_allclose(w[b, l], ref_w[l], rtol=1e-12, atol=1e-15)
+
+
+def test_mha_ambiguous_or_misplaced_mask_is_rejected(rng):
+    p = ak.init_multi_head(4, 2, rng=rng)
+    X = rng.normal(size=(3, 4, 4))  # batch of 3, h = 2
+    per_head = np.ones((2, 4, 4), bool)  # (h, n, n) given with batched tokens
+    with pytest.raises(ak.errors.MaskError, match=r"\(1, 2, n_q, n_k\)"):
+        ak.multi_head_attention(X, X, p, mask=per_head)
+    X2 = rng.normal(size=(2, 3, 4, 4))  # two batch axes
+    with pytest.raises(ak.errors.MaskError, match="ambiguous"):
+        ak.multi_head_attention(X2, X2, p, mask=np.ones((3, 4, 4), bool))
+    with pytest.raises(ak.errors.MaskError, match="ambiguous"):
+        ak.multi_head_attention(X, X, p, mask=np.ones((1, 3, 2, 4, 4), bool))
+    # two batch axes with a mask shaped like the batch: fine
+    out, w = ak.multi_head_attention(X2, X2, p, mask=np.ones((2, 3, 4, 4), bool))
+    assert w.shape == (2, 3, 2, 4, 4)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -1,0 +1,46 @@
+"""Widgets for the notebooks: a safe vector editor, a live figure and the explorers.
+
+Everything here is an ipywidgets 8 widget whose callbacks are plain methods, so tests (and the
+notebooks' stored outputs) can drive them without a browser:
+
+* :func:`parse_vector` turns typed text into a vector with an allow-list (no ``eval``).
+* :class:`VectorEditor` - a text box and one slider per component for each named vector.
+* :class:`LiveFigure` - an ``ipywidgets.Image`` that shows a reused matplotlib ``Figure`` as PNG.
+* :class:`AttentionExplorer` (notebook 01), :class:`SelfAttentionExplorer` (notebook 02),
+  :class:`MultiHeadExplorer` (notebook 03) and :class:`MaskExplorer` (notebook 04).
+
+An explorer recomputes its ``state`` with ``attention_kit`` and redraws its figure in place
+(``set_data``, ``set_text``, ``set_positions``, ``set_height``); no new figure is made per change.
+Every exception raised while updating is caught and written in the explorer's error label; the
+previous state and picture stay. Without a widget front end (GitHub, nbval) an explorer shows a PNG
+of its current figure.
+
+Where each piece lives (one module per building block, one per explorer):
+
+* ``editor`` - :class:`VectorEditor` (the parser itself is :mod:`attention_kit.parsing`)
+* ``live_figure`` - :class:`LiveFigure`, :func:`encode_png`
+* ``base`` - the explorer base class and the 2-D plane helpers
+* ``messages`` - the error label and its one-line messages
+* ``general_attention``, ``self_attention``, ``multi_head``, ``masks`` - one explorer each
+"""
+
+from ..parsing import VectorParseError, format_vector, parse_vector
+from .editor import VectorEditor
+from .general_attention import AttentionExplorer
+from .live_figure import LiveFigure, encode_png
+from .masks import MaskExplorer
+from .multi_head import MultiHeadExplorer
+from .self_attention import SelfAttentionExplorer
+
+__all__ = [
+    "VectorParseError",
+    "parse_vector",
+    "format_vector",
+    "VectorEditor",
+    "LiveFigure",
+    "encode_png",
+    "AttentionExplorer",
+    "SelfAttentionExplorer",
+    "MultiHeadExplorer",
+    "MaskExplorer",
+]

@@ -1,0 +1,188 @@
+"""What every explorer shares: controls, an editor, an error label, a live figure, a safe
+``update`` that keeps the last good picture, a static PNG where no kernel runs, and the helpers
+for 2-D planes."""
+
+from __future__ import annotations
+
+import base64
+import time
+from contextlib import contextmanager
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.figure import Figure
+
+from .editor import VectorEditor
+from .live_figure import LiveFigure
+from .messages import MessageLabel, friendly
+
+__all__ = ["Explorer", "nice_limit", "plane", "steady_limits", "random_projections"]
+
+
+class Explorer(widgets.VBox):
+    """Shared machinery: controls, editor, error label, live figure, safe update, static repr."""
+
+    _PLAIN = "Explorer (interactive: run in JupyterLab to use the controls)"
+
+    def _assemble(self, controls: dict, editor: VectorEditor | None, figure: Figure,
+                  dpi: float = 80) -> None:
+        self.controls = controls
+        self.editor = editor
+        self.figure = figure
+        self.state: dict[str, np.ndarray] = {}
+        self.error = MessageLabel()
+        self.live = LiveFigure(figure, dpi=dpi)
+        self._busy = False
+        self._last_layout = self._last_background = None
+        for w in controls.values():
+            w.observe(self._control_changed, names="value")
+        if editor is not None:
+            editor.on_change(lambda _e: None if self._busy else self.update())
+        control_box = widgets.HBox(list(self._top_controls()),
+                                   layout=widgets.Layout(flex_flow="row wrap"))
+        parts = [control_box]
+        if editor is not None:
+            parts.append(editor)
+        parts += [self.error, self.live]
+        super().__init__(parts)
+
+    def _top_controls(self):
+        return self.controls.values()
+
+    @property
+    def message(self) -> str:
+        """The error label's text ('' when the last update worked)."""
+        return self.error.value
+
+    @contextmanager
+    def hold(self):
+        """Change several controls or vectors, then redraw once::
+
+            with explorer.hold():
+                explorer.controls["score"].value = "general"
+                explorer.controls["temperature"].value = 0.5
+        """
+        busy = self._busy
+        self._busy = True
+        try:
+            yield self
+        finally:
+            self._busy = busy
+        if not busy:
+            self.update()
+
+    def _control_changed(self, change) -> None:
+        if not self._busy:
+            self.update()
+
+    def update(self) -> bool:
+        """Recompute ``state`` from the controls and redraw in place.
+
+        Returns True on success. On any error the message is shown in ``.error``, ``state`` and
+        the picture stay as they were, and False is returned.
+        """
+        t0, c0 = time.perf_counter(), time.process_time()
+        try:
+            with np.errstate(all="ignore"):  # overflow becomes a NonFiniteError message instead
+                state = self._compute()
+            self._draw(state)
+        except Exception as exc:
+            self.error.value = friendly(exc)
+            if self.state:
+                try:  # put the artists back to the last good state
+                    self._draw(self.state)
+                except Exception:
+                    pass
+            return False
+        self.state = state
+        self.error.value = ""
+        layout_sig, background_sig = self._signatures()
+        if self._last_layout is None or len(layout_sig) != len(self._last_layout) or any(
+                len(new) > len(old) + 3 for new, old in zip(layout_sig, self._last_layout, strict=True)):
+            # a new panel or a clearly longer title: lay out again
+            self._last_layout = layout_sig
+            self._last_background = background_sig
+            self.live.relayout()
+        elif background_sig != self._last_background:  # an axis range or colour scale changed
+            self._last_background = background_sig
+            self.live.invalidate()
+        try:
+            self.live.refresh()
+        except Exception as exc:
+            self.error.value = friendly(exc)
+            return False
+        #: wall and CPU milliseconds of the last successful update (compute + draw + PNG)
+        self.last_update_ms = ((time.perf_counter() - t0) * 1e3, (time.process_time() - c0) * 1e3)
+        return True
+
+    def _signatures(self) -> tuple[tuple, tuple]:
+        axes = [ax for ax in self.figure.get_axes() if ax.get_visible()]
+        plain = [ax for ax in axes if not hasattr(ax, "_colorbar")]
+        layout = tuple(ax.get_title() for ax in plain)
+        background = tuple((ax.get_title(), ax.get_xlim(), ax.get_ylim(),
+                            tuple(im.get_clim() for im in ax.images)) for ax in plain)
+        return layout, background
+
+    def png(self) -> bytes:
+        """The current figure as PNG bytes."""
+        return self.live.render()
+
+    def _repr_mimebundle_(self, **kwargs):
+        data = dict(super()._repr_mimebundle_(**kwargs) or {})
+        data["text/plain"] = self._PLAIN
+        try:
+            data["image/png"] = base64.b64encode(self.png()).decode("ascii")
+        except Exception:
+            pass
+        return data
+
+    def _compute(self) -> dict:
+        raise NotImplementedError
+
+    def _draw(self, state: dict) -> None:
+        raise NotImplementedError
+
+
+LIMIT_STEPS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
+
+
+def nice_limit(points: np.ndarray, minimum: float = 1.0, room: float = 1.2) -> float:
+    """The smallest of 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8 (x 10^k) that leaves ``room``
+    (x the largest value) for labels; never below ``minimum``."""
+    m = float(np.max(np.abs(points))) if points.size else 0.0
+    need = max(minimum, m * room)
+    scale = 10.0 ** np.floor(np.log10(need))
+    for step in LIMIT_STEPS:
+        if step * scale >= need - 1e-12:
+            return float(step * scale)
+    return float(10 * scale)
+
+
+def plane(ax, title: str) -> None:
+    ax.set_aspect("equal")
+    ax.axhline(0, color="#999999", linewidth=0.8, zorder=0)
+    ax.axvline(0, color="#999999", linewidth=0.8, zorder=0)
+    ax.grid(True, color="#e5e5e5", linewidth=0.6)
+    ax.set_axisbelow(True)
+    ax.set_title(title)
+    ax.set_xlabel("component 0")
+    ax.set_ylabel("component 1")
+
+
+def steady_limits(ax, lim: float, which: str = "xy") -> None:
+    """Set symmetric limits (-lim, lim), but only when the data leaves the current range or
+    would fill less than half of it: the axes (and the cached background) rarely change."""
+    get = ax.get_xlim if which[0] == "x" else ax.get_ylim
+    current = get()[1]
+    if not (get()[0] == -current and current > 0) or lim > current or lim < 0.5 * current:
+        if "x" in which:
+            ax.set_xlim(-lim, lim)
+        if "y" in which:
+            ax.set_ylim(-lim, lim)
+
+
+def random_projections(d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Seeded ``W_q, W_k, W_v``, each of shape (d, d), entries N(0, 1/d)."""
+    rng = np.random.default_rng(seed)
+    W = rng.normal(0.0, 1.0 / np.sqrt(d), (3, d, d))  # (3, d_model, d_k)
+    return W[0], W[1], W[2]

@@ -1,0 +1,184 @@
+"""``MultiHeadExplorer`` (notebook 03): the weights of every head side by side, and one token's
+output, as the learner edits the embeddings."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.figure import Figure
+
+from .. import multihead as _multihead
+from ..plotting import OKABE_ITO, head_grid, update_heatmap
+from .base import Explorer, nice_limit, steady_limits
+
+__all__ = ["MultiHeadExplorer"]
+
+class MultiHeadExplorer(Explorer):
+    """Multi-head self-attention of a short sentence: every head's weights, and how one edited
+    token changes its output row.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d_model)
+        Token embeddings, one row per token (d_model <= 8).
+    tokens : sequence of str, length n
+        The words.
+    n_heads : int
+        Initial number of heads (1, 2, 4 or 8, a divisor of d_model).
+    seed : int
+        Seeds ``init_multi_head``.
+    token : int
+        Index of the token whose embedding the sliders edit.
+
+    Attributes
+    ----------
+    state : dict
+        ``weights`` (h, n, n), ``output`` (n, d_model), ``output_initial`` (n, d_model) for the
+        initial embeddings with the same parameters, and ``X`` (n, d_model).
+    """
+
+    _PLAIN = "MultiHeadExplorer (interactive: run in JupyterLab to use the controls)"
+
+    def __init__(self, X, tokens, *, n_heads: int = 2, seed: int = 0, token: int = 0):
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2:
+            raise ValueError(f"X has shape {X.shape} but (n, d_model) was expected (rows are tokens)")
+        n, d = X.shape
+        if d > 8:
+            raise ValueError(f"d_model = {d}: the explorer shows one slider per component, so keep "
+                             "d_model <= 8")
+        tokens = [str(t) for t in tokens]
+        if len(tokens) != n:
+            raise ValueError(f"tokens has {len(tokens)} words but X has {n} rows")
+        heads = [h for h in (1, 2, 4, 8) if d % h == 0]
+        if n_heads not in heads:
+            raise ValueError(f"n_heads = {n_heads} must be one of {heads} (divisors of d_model = {d})")
+        if not 0 <= token < n:
+            raise ValueError(f"token = {token} must be between 0 and {n - 1}")
+        self.n, self.d = n, d
+        self.tokens = tokens
+        self.X0 = X.copy()
+        self._X = X.copy()
+        lo = min(-2.0, float(np.floor(X.min())))
+        hi = max(2.0, float(np.ceil(X.max())))
+        controls = {
+            "n_heads": widgets.Dropdown(options=heads, value=n_heads, description="heads",
+                                        layout=widgets.Layout(width="140px")),
+            "seed": widgets.IntSlider(value=seed, min=0, max=50, description="seed"),
+            "token": widgets.Dropdown(options=[(f"{i}: {t}", i) for i, t in enumerate(tokens)],
+                                      value=token, description="edit token",
+                                      layout=widgets.Layout(width="220px")),
+        }
+        for j in range(d):
+            controls[f"dim{j}"] = widgets.FloatSlider(
+                value=float(X[token, j]), min=lo, max=hi, step=0.05, description=f"dim {j}",
+                readout_format=".2f", continuous_update=True,
+                layout=widgets.Layout(width="260px"), style={"description_width": "40px"})
+        self.reset_button = widgets.Button(description="reset embeddings",
+                                           layout=widgets.Layout(width="150px"))
+        self.reset_button.on_click(lambda _b: self.reset())
+        fig = Figure(figsize=(12, 5.2), layout="constrained")
+        self._built_heads = None
+        self._assemble(controls, None, fig, dpi=72)
+        self.update()
+
+    def _top_controls(self):
+        c = self.controls
+        first = widgets.HBox([c["n_heads"], c["seed"], c["token"], self.reset_button])
+        sliders = widgets.HBox([c[f"dim{j}"] for j in range(self.d)],
+                               layout=widgets.Layout(flex_flow="row wrap"))
+        return [widgets.VBox([first, sliders])]
+
+    @property
+    def X(self) -> np.ndarray:
+        """The current embeddings, shape (n, d_model)."""
+        return self._X.copy()
+
+    def reset(self) -> None:
+        """Back to the initial embeddings."""
+        self._X = self.X0.copy()
+        self._sync_sliders()
+        self.update()
+
+    def _sync_sliders(self) -> None:
+        t = int(self.controls["token"].value)
+        self._syncing = True
+        try:
+            for j in range(self.d):
+                s = self.controls[f"dim{j}"]
+                v = float(self._X[t, j])
+                s.min, s.max = min(s.min, v), max(s.max, v)
+                s.value = v
+        finally:
+            self._syncing = False
+
+    def _control_changed(self, change) -> None:
+        if getattr(self, "_syncing", False):
+            return
+        owner = change["owner"]
+        if owner is self.controls["token"]:
+            self._sync_sliders()
+        else:
+            for j in range(self.d):
+                if owner is self.controls[f"dim{j}"]:
+                    t = int(self.controls["token"].value)
+                    self._X[t, j] = float(change["new"])
+        if not self._busy:
+            self.update()
+
+    def _compute(self) -> dict:
+        c = self.controls
+        h = int(c["n_heads"].value)
+        params = _multihead.init_multi_head(self.d, h, rng=np.random.default_rng(int(c["seed"].value)))
+        X = self._X.copy()
+        out, w = _multihead.multi_head_attention(X, X, params)  # (n, d), (h, n, n)
+        out0, _ = _multihead.multi_head_attention(self.X0, self.X0, params)
+        return {"X": X, "weights": w, "output": out, "output_initial": out0}
+
+    def _build(self, h: int) -> None:
+        fig = self.figure
+        fig.clear()
+        # one row of up to 4 heads; the figure's height follows the number of rows
+        fig.set_size_inches(12, {1: 4.4, 2: 4.4, 4: 3.6}.get(h, 5.4))
+        gs = fig.add_gridspec(1, 2, width_ratios=[3.2, 1])
+        ncols = min(h, 4)
+        zeros = np.full((h, self.n, self.n), 1.0 / self.n)
+        _, self._axes, self._hms = head_grid(zeros, query_labels=self.tokens, key_labels=self.tokens,
+                                             fig=fig, ncols=ncols, subplot_spec=gs[0, 0])
+        self._hms[0].colorbar.ax.set_ylabel("attention weight")
+        sub = fig.add_subfigure(gs[0, 1])
+        ax = sub.add_subplot()
+        x = np.arange(self.d)
+        self._bars0 = ax.barh(x + 0.2, np.zeros(self.d), height=0.4, color="#999999",
+                              label="initial")
+        self._bars1 = ax.barh(x - 0.2, np.zeros(self.d), height=0.4, color=OKABE_ITO[0], label="now")
+        ax.axvline(0, color="#555555", linewidth=0.8)
+        ax.set_yticks(x)
+        ax.set_yticklabels([f"dim {j}" for j in range(self.d)])
+        ax.set_ylim(self.d - 0.5, -0.5)
+        ax.set_xlabel("output value")
+        ax.spines[["top", "right"]].set_visible(False)
+        self._ax_out = ax
+        self._built_heads = h
+        dynamic = []
+        for hm in self._hms:
+            dynamic += [hm.image, hm.grid] + ([hm.text_batch] if hm.text_batch else [])
+        self.live.set_dynamic(dynamic + [*self._bars0, *self._bars1])
+        self.live.relayout()
+
+    def _draw(self, st: dict) -> None:
+        w = st["weights"]
+        h = w.shape[0]
+        if self._built_heads != h:
+            self._build(h)
+        for i, art in enumerate(self._hms):
+            update_heatmap(art, w[i])
+        t = int(self.controls["token"].value)
+        o, o0 = st["output"][t], st["output_initial"][t]
+        for b, v in zip(self._bars1, o, strict=True):
+            b.set_width(v)
+        for b, v in zip(self._bars0, o0, strict=True):
+            b.set_width(v)
+        steady_limits(self._ax_out, nice_limit(np.concatenate([o, o0]), minimum=0.5), "x")
+        self._ax_out.set_title(f"output row of “{self.tokens[t]}”\nblue: now, grey: initial",
+                               fontsize=10.5)

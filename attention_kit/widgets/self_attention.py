@@ -1,0 +1,134 @@
+"""``SelfAttentionExplorer`` (notebook 02): self-attention of a few tokens, raw dot products,
+weights and (in 2-D) the inputs and outputs drawn as arrows."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.figure import Figure
+
+from .. import attention as _attention
+from .. import scores as _scores
+from ..plotting import OKABE_ITO, heatmap, plot_vectors, update_heatmap, update_vectors
+from .base import Explorer, nice_limit, plane, random_projections, steady_limits
+from .editor import VectorEditor
+
+__all__ = ["SelfAttentionExplorer"]
+
+class SelfAttentionExplorer(Explorer):
+    """Self-attention of a few tokens: raw dot products, weights and (in 2-D) inputs and outputs.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        One token per row (d = 2 also draws the plane).
+    labels : sequence of str, optional
+        Token names (default ``x1 .. xn``).
+    learned : bool
+        Use seeded random ``W_q, W_k, W_v`` of shape (d, d) instead of the identity.
+    seed : int
+        Seed of those projections.
+    temperature : float
+        Extra divisor of the scores.
+    scale : bool
+        Divide the scores by ``sqrt(d_k)``.
+
+    Attributes
+    ----------
+    state : dict
+        ``dots`` (n, n) raw ``Q K^T``, ``weights`` (n, n), ``outputs`` (n, d), plus ``Q``, ``K``,
+        ``V`` (n, d).
+    """
+
+    _PLAIN = "SelfAttentionExplorer (interactive: run in JupyterLab to use the controls)"
+
+    def __init__(self, X, *, labels=None, learned: bool = False, seed: int = 0,
+                 temperature: float = 1.0, scale: bool = True):
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+            raise ValueError(f"X has shape {X.shape} but (n, d) was expected (rows are tokens)")
+        n, d = X.shape
+        self.n, self.d = n, d
+        self.labels = list(labels) if labels is not None else [f"x{i + 1}" for i in range(n)]
+        if len(self.labels) != n:
+            raise ValueError(f"labels has {len(self.labels)} entries but X has {n} tokens")
+        editor = VectorEditor({f"x{i + 1}": X[i] for i in range(n)})
+        controls = {
+            "learned": widgets.Checkbox(value=learned, description="learned W_q, W_k, W_v (random)",
+                                        indent=False),
+            "seed": widgets.IntSlider(value=seed, min=0, max=50, description="seed"),
+            "scale": widgets.Checkbox(value=scale, description="divide by √d_k", indent=False),
+            "temperature": widgets.FloatLogSlider(value=temperature, base=10, min=-1, max=1,
+                                                  step=0.05, description="temperature",
+                                                  readout_format=".2f",
+                                                  style={"description_width": "initial"}),
+        }
+        fig = Figure(figsize=(13.5 if d == 2 else 10, 4.6), layout="constrained")
+        self._build_figure(fig)
+        self._assemble(controls, editor, fig, dpi=72 if n > 5 else 80)
+        dynamic = []
+        for hm in (self._hm_dots, self._hm_w):
+            dynamic += [hm.image, hm.grid] + ([hm.text_batch] if hm.text_batch else [])
+        if self._ax_p is not None:
+            dynamic += [*self._arr_x, *self._arr_y]
+        self.live.set_dynamic(dynamic)
+        self.update()
+
+    def _build_figure(self, fig: Figure) -> None:
+        n, d = self.n, self.d
+        ncols = 3 if d == 2 else 2
+        axes = fig.subplots(1, ncols, gridspec_kw={"width_ratios": [1, 1, 0.9][:ncols]})
+        zeros = np.zeros((n, n))
+        self._hm_dots = heatmap(zeros, query_labels=self.labels, key_labels=self.labels, ax=axes[0],
+                                kind="scores", title="raw scores Q Kᵀ")
+        self._hm_w = heatmap(np.full((n, n), 1.0 / n), query_labels=self.labels,
+                             key_labels=self.labels, ax=axes[1], title="weights")
+        self._ax_p = axes[2] if d == 2 else None
+        if self._ax_p is not None:
+            colors = [OKABE_ITO[i % len(OKABE_ITO)] for i in range(n)]
+            plane(self._ax_p, "inputs x (solid), outputs y (dashed)" if n <= 4 else
+                   "inputs (solid), outputs (dashed)")
+            self._arr_x = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=self.labels, color=colors)
+            # with many tokens, output labels would pile up: the colour pairs them instead
+            self._arr_y = plot_vectors(self._ax_p, np.zeros((n, 2)),
+                                       labels=[f"y{i + 1}" if n <= 4 else "" for i in range(n)],
+                                       color=colors, linestyle="--")
+
+    def _compute(self) -> dict:
+        c = self.controls
+        X = self.editor.matrix([f"x{i + 1}" for i in range(self.n)])  # (n, d)
+        d = self.d
+        if c["learned"].value:
+            W_q, W_k, W_v = random_projections(d, int(c["seed"].value))
+        else:
+            W_q = W_k = W_v = np.eye(d)
+        c["seed"].disabled = not c["learned"].value
+        T = float(c["temperature"].value)
+        if not np.isfinite(T) or T <= 0:
+            raise ValueError(f"temperature must be positive, got {T}")
+        Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (n, d) each
+        dots = _scores.dot_score(Q, K)  # (n, n)
+        s = (1.0 / np.sqrt(K.shape[1]) if c["scale"].value else 1.0) / T
+        outputs, weights = _attention.scaled_dot_product_attention(Q, K, V, scale=s)
+        return {"X": X, "Q": Q, "K": K, "V": V, "dots": dots, "weights": weights, "outputs": outputs}
+
+    def _draw(self, st: dict) -> None:
+        c = self.controls
+        update_heatmap(self._hm_dots, st["dots"])
+        update_heatmap(self._hm_w, st["weights"])
+        div = []
+        if c["scale"].value:
+            div.append("√d_k")
+        if abs(c["temperature"].value - 1.0) > 1e-9:
+            div.append(f"{c['temperature'].value:.2f}")
+        arg = "Q Kᵀ" + (" / " + "·".join(div) if div else "")
+        self._hm_w.ax.set_title(f"weights softmax({arg})")
+        src = "X W_q (X W_k)ᵀ" if c["learned"].value else "X Xᵀ (W = identity)"
+        self._hm_dots.ax.set_title(f"raw scores Q Kᵀ = {src}")
+        if self._ax_p is not None:
+            X, Y = st["X"], st["outputs"]
+            lim = nice_limit(np.vstack([X, Y]), minimum=0.5, room=1.4)  # room for the tip labels
+            steady_limits(self._ax_p, lim)
+            lim = self._ax_p.get_xlim()[1]
+            update_vectors(self._arr_x, X, span=lim)
+            update_vectors(self._arr_y, Y, span=lim)

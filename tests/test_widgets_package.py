@@ -1,0 +1,61 @@
+"""The widgets package: every documented name imports from its documented path, and every module
+stays small enough to read in one sitting."""
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+import attention_kit
+
+PUBLIC = {
+    "attention_kit.widgets": ["VectorParseError", "parse_vector", "format_vector", "VectorEditor",
+                              "LiveFigure", "encode_png", "AttentionExplorer",
+                              "SelfAttentionExplorer", "MultiHeadExplorer", "MaskExplorer"],
+    "attention_kit.widgets.editor": ["VectorEditor"],
+    "attention_kit.widgets.live_figure": ["LiveFigure", "encode_png"],
+    "attention_kit.widgets.base": ["Explorer", "nice_limit", "plane", "steady_limits",
+                                   "random_projections"],
+    "attention_kit.widgets.messages": ["MessageLabel", "friendly"],
+    "attention_kit.widgets.general_attention": ["AttentionExplorer"],
+    "attention_kit.widgets.self_attention": ["SelfAttentionExplorer"],
+    "attention_kit.widgets.multi_head": ["MultiHeadExplorer"],
+    "attention_kit.widgets.masks": ["MaskExplorer"],
+}
+PACKAGE = Path(attention_kit.__file__).parent
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC))
+def test_documented_names_import(module):
+    mod = importlib.import_module(module)
+    for name in PUBLIC[module]:
+        assert hasattr(mod, name), f"{module} has no {name}"
+
+
+def test_package_reexports_the_explorers_classes_themselves():
+    from attention_kit import widgets
+    from attention_kit.widgets.masks import MaskExplorer
+    from attention_kit.widgets.multi_head import MultiHeadExplorer
+
+    assert widgets.MaskExplorer is MaskExplorer
+    assert widgets.MultiHeadExplorer is MultiHeadExplorer
+    assert set(widgets.__all__) == set(PUBLIC["attention_kit.widgets"]) | set(
+        n for n in widgets.__all__ if n not in PUBLIC["attention_kit.widgets"])
+
+
+def test_old_single_file_is_gone():
+    assert not (PACKAGE / "widgets.py").exists()
+    assert (PACKAGE / "widgets" / "__init__.py").exists()
+
+
+def test_every_widget_module_is_small():
+    for path in sorted((PACKAGE / "widgets").glob("*.py")):
+        n = len(path.read_text(encoding="utf-8").splitlines())
+        assert n <= 420, f"{path.name} has {n} lines; split it by concept (about 400 at most)"
+
+
+def test_every_public_name_of_the_package_is_listed_here():
+    from attention_kit import widgets
+
+    missing = [n for n in widgets.__all__ if n not in PUBLIC["attention_kit.widgets"]]
+    assert not missing, f"add {missing} to PUBLIC with their documented module"
