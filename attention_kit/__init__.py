@@ -21,6 +21,13 @@ The survey of Brauwers & Frasincar writes vectors as *columns* (``K = W_K F``, `
 
 from .alignment import ALIGNMENTS, align, hard_align, local_align, soft_align, softmax
 from .attention import attend, general_attention, scaled_dot_product_attention, self_attention
+from .backward import (
+    multi_head_attention_backward,
+    numerical_gradient,
+    relative_error,
+    scaled_dot_product_attention_backward,
+    softmax_backward,
+)
 from .errors import (
     AttentionError,
     EmptySequenceError,
@@ -69,3 +76,6 @@ __all__ = [
     "position_rotation", "scaled_dot_product_attention",
     "scaled_dot_score", "score", "self_attention", "sinusoidal_positions", "soft_align", "softmax", "split_heads", "window_mask",
 ]
+# the backward pass (notebook 05); the optimisers are in attention_kit.optim
+__all__ += ["multi_head_attention_backward", "numerical_gradient", "relative_error",
+            "scaled_dot_product_attention_backward", "softmax_backward"]

@@ -1,0 +1,396 @@
+"""The backward pass of attention, by hand (rows are tokens, heads are ``(h, n, d_head)``).
+
+Every function here returns the gradient of a scalar loss ``L`` with respect to the inputs of a
+forward function, given ``grad_out = dL/d(output)`` of the same shape as the output. Nothing is
+automatic: each gradient is one or two matrix products, written out and commented with its shape.
+
+* ``softmax_backward(a, grad_a)``: the vector-Jacobian product of the row-wise softmax.
+* ``attention_forward`` / ``attention_backward``: scaled dot-product attention with a cache of
+  what the backward pass needs; ``scaled_dot_product_attention_backward`` runs both.
+* ``multi_head_forward`` / ``multi_head_backward``: the same for multi-head attention (biases
+  included); ``multi_head_attention_backward`` runs both.
+* ``numerical_gradient`` (central differences) and ``relative_error``, to check all of the above.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .attention import _sdpa_core, scaled_dot_product_attention
+from .errors import ParameterError, ShapeError, as_float_array, check_finite, check_matrix
+from .multihead import MultiHeadParams, _heads, _stack, merge_heads
+
+__all__ = [
+    "softmax_backward", "AttentionCache", "attention_forward", "attention_backward",
+    "scaled_dot_product_attention_backward", "MultiHeadCache", "multi_head_forward",
+    "multi_head_backward", "multi_head_attention_backward", "numerical_gradient", "relative_error",
+]
+
+
+def _swap(x: np.ndarray) -> np.ndarray:
+    return np.swapaxes(x, -1, -2)  # (..., a, b) -> (..., b, a)
+
+
+def _grad_arg(grad, shape: tuple, name: str, of: str) -> np.ndarray:
+    """Validate an incoming gradient: a finite float array with exactly the shape of ``of``."""
+    g = as_float_array(grad, name)
+    if g.shape != tuple(shape):
+        hint = "; did you pass it transposed? Use .T" if g.shape == tuple(shape)[:-2] + tuple(shape)[-2:][::-1] else ""
+        raise ShapeError(f"{name} has shape {g.shape} but it must have the shape of {of}, {tuple(shape)}: "
+                         f"one entry dL/dy for every entry y of {of}{hint}")
+    check_finite(g, name)
+    return g
+
+
+def _unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
+    """Sum ``grad`` over the axes that broadcasting added or stretched, so it gets ``shape`` back.
+
+    An input that was broadcast (say K of shape (n_k, d_k) against a batch of queries) was used
+    once per batch element, so its gradient is the sum of the per-element gradients.
+    """
+    extra = grad.ndim - len(shape)
+    if extra:
+        grad = grad.sum(axis=tuple(range(extra)))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    return grad.sum(axis=stretched, keepdims=True) if stretched else grad
+
+
+def _softmax_vjp(a: np.ndarray, g: np.ndarray, axis: int = -1) -> np.ndarray:
+    """``a * (g - sum_j g_j a_j)`` along ``axis``; no validation (internal)."""
+    return a * (g - np.sum(g * a, axis=axis, keepdims=True))
+
+
+def softmax_backward(a, grad_a, *, axis: int = -1) -> np.ndarray:
+    """Gradient with respect to the scores, given the softmax weights and ``dL/da``.
+
+    With ``a = softmax(s)`` along ``axis``, ``da_i/ds_j = a_i (delta_ij - a_j)``, so
+    ``dL/ds_j = sum_i dL/da_i * da_i/ds_j = a_j (g_j - sum_i g_i a_i)``.
+    A masked entry (weight exactly 0) gets a gradient of exactly 0, and so does every entry of a
+    fully masked row.
+
+    Parameters
+    ----------
+    a : ndarray, shape (..., n_k)
+        The softmax weights (the output of the forward pass, not the scores).
+    grad_a : ndarray, same shape as ``a``
+        ``dL/da``.
+    axis : int
+        The axis the softmax normalised (the keys' axis, -1, for attention weights).
+
+    Returns
+    -------
+    grad_s : ndarray, same shape as ``a``
+        ``dL/ds``.
+    """
+    a = as_float_array(a, "a")
+    if a.ndim == 0:
+        raise ShapeError("a is a scalar; give the softmax weights, shape (n_k,) or (n_q, n_k)")
+    check_finite(a, "a")
+    if np.any(a < 0) or np.any(a > 1):
+        raise ParameterError("a must hold softmax weights, between 0 and 1; did you pass the scores s "
+                             "instead of the weights a = softmax(s)?")
+    g = _grad_arg(grad_a, a.shape, "grad_a", "a")
+    return _softmax_vjp(a, g, axis)
+
+
+# ---------------------------------------------------------------- scaled dot-product attention
+
+@dataclass
+class AttentionCache:
+    """What the backward pass of scaled dot-product attention needs from the forward pass.
+
+    Attributes
+    ----------
+    Q : ndarray, shape (..., n_q, d_k)
+        The queries, before scaling.
+    K : ndarray, shape (..., n_k, d_k)
+    V : ndarray, shape (..., n_k, d_v)
+    weights : ndarray, shape (..., n_q, n_k)
+        ``A = softmax(Q K^T * scale)`` (masked entries 0).
+    scale : float
+        The factor on the scores, ``1 / sqrt(d_k)`` by default.
+    """
+
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+    weights: np.ndarray
+    scale: float
+
+
+def _attention_grads(Q, K, V, A, g, scale: float):
+    """dQ, dK, dV of ``out = softmax(Q K^T * scale) V`` given ``g = dL/d(out)`` (no validation).
+
+    The results have the shapes of Q, K and V (summed over any broadcast batch axes).
+    """
+    dV = _swap(A) @ g  # (..., n_k, n_q) @ (..., n_q, d_v) -> (..., n_k, d_v)
+    dA = g @ _swap(V)  # (..., n_q, d_v) @ (..., d_v, n_k) -> (..., n_q, n_k)
+    dS = _softmax_vjp(A, dA)  # (..., n_q, n_k), 0 wherever A is 0 (masked)
+    dQ = (dS @ K) * scale  # (..., n_q, n_k) @ (..., n_k, d_k) -> (..., n_q, d_k)
+    dK = (_swap(dS) @ Q) * scale  # (..., n_k, n_q) @ (..., n_q, d_k) -> (..., n_k, d_k)
+    return _unbroadcast(dQ, Q.shape), _unbroadcast(dK, K.shape), _unbroadcast(dV, V.shape)
+
+
+def attention_forward(Q, K, V, mask=None, *, scale: float | None = None):
+    """``scaled_dot_product_attention``, plus a cache for ``attention_backward``.
+
+    Same arguments, checks and errors as ``scaled_dot_product_attention``.
+
+    Returns
+    -------
+    output : ndarray, shape (..., n_q, d_v)
+    weights : ndarray, shape (..., n_q, n_k)
+    cache : AttentionCache
+    """
+    out, weights = scaled_dot_product_attention(Q, K, V, mask, scale=scale)  # validates everything
+    Q, K, V = (as_float_array(x, name) for x, name in ((Q, "Q"), (K, "K"), (V, "V")))
+    s = 1.0 / np.sqrt(Q.shape[-1]) if scale is None else float(scale)
+    return out, weights, AttentionCache(Q, K, V, weights, s)
+
+
+def attention_backward(cache: AttentionCache, grad_out):
+    """Gradients of scaled dot-product attention from its cache and ``dL/d(output)``.
+
+    ``dV = A^T g``, ``dA = g V^T``, ``dS = softmax_backward(A, dA)``, ``dQ = dS K * scale``,
+    ``dK = dS^T Q * scale``.
+
+    Parameters
+    ----------
+    cache : AttentionCache
+        From ``attention_forward``.
+    grad_out : ndarray, shape (..., n_q, d_v)
+
+    Returns
+    -------
+    dQ, dK, dV : ndarrays with the shapes of Q, K and V
+    """
+    if not isinstance(cache, AttentionCache):
+        raise ParameterError("cache must be the AttentionCache returned by attention_forward")
+    out_shape = cache.weights.shape[:-1] + cache.V.shape[-1:]  # (..., n_q, d_v)
+    g = _grad_arg(grad_out, out_shape, "grad_out", "the attention output (..., n_q, d_v)")
+    return _attention_grads(cache.Q, cache.K, cache.V, cache.weights, g, cache.scale)
+
+
+def scaled_dot_product_attention_backward(Q, K, V, mask, grad_out, *, scale: float | None = None):
+    """``(dQ, dK, dV)`` of ``softmax(Q K^T / sqrt(d_k)) V`` given ``grad_out = dL/d(output)``.
+
+    Parameters
+    ----------
+    Q : ndarray, shape (..., n_q, d_k)
+    K : ndarray, shape (..., n_k, d_k)
+    V : ndarray, shape (..., n_k, d_v)
+    mask : bool array broadcastable to (..., n_q, n_k), or None
+        True means "may attend"; masked pairs pass no gradient.
+    grad_out : ndarray, shape (..., n_q, d_v)
+    scale : float, optional
+        Defaults to ``1 / sqrt(d_k)``.
+
+    Returns
+    -------
+    dQ : ndarray, shape of Q
+    dK : ndarray, shape of K
+    dV : ndarray, shape of V
+    """
+    _, _, cache = attention_forward(Q, K, V, mask, scale=scale)
+    return attention_backward(cache, grad_out)
+
+
+# ---------------------------------------------------------------- multi-head attention
+
+@dataclass
+class MultiHeadCache:
+    """What the backward pass of multi-head attention needs from the forward pass.
+
+    Attributes
+    ----------
+    X_q : ndarray, shape (..., n_q, d_model)
+    X_kv : ndarray, shape (..., n_k, d_model)
+    params : MultiHeadParams
+    Q : ndarray, shape (..., h, n_q, d_k)
+        Per-head queries ``X_q W_q[l] + b_q[l]``, before the 1/sqrt(d_k) scale.
+    K : ndarray, shape (..., h, n_k, d_k)
+    V : ndarray, shape (..., h, n_k, d_v)
+    weights : ndarray, shape (..., h, n_q, n_k)
+    concat : ndarray, shape (..., n_q, h * d_v)
+        The heads' outputs side by side, the input of ``W_o``.
+    """
+
+    X_q: np.ndarray
+    X_kv: np.ndarray
+    params: MultiHeadParams
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+    weights: np.ndarray
+    concat: np.ndarray
+
+
+def multi_head_forward(X_q, X_kv, params: MultiHeadParams, mask=None):
+    """``multi_head_attention``, plus a cache for ``multi_head_backward``.
+
+    Same arguments and errors as ``multi_head_attention``, the same output (to rounding).
+
+    Returns
+    -------
+    output : ndarray, shape (..., n_q, d_model)
+    weights : ndarray, shape (..., h, n_q, n_k)
+    cache : MultiHeadCache
+    """
+    if not isinstance(params, MultiHeadParams):
+        raise ParameterError("params must be a MultiHeadParams; make one with init_multi_head(d_model, n_heads, rng=...)")
+    h, d_model, d_k = params.W_q.shape
+    d_v = params.d_v
+    X_q = check_matrix(X_q, "X_q", expected="(n_q, d_model)", d=d_model, d_name="d_model")
+    X_kv = check_matrix(X_kv, "X_kv", expected="(n_k, d_model)", d=d_model, d_name="d_model")
+    Q = _heads(X_q @ _stack(params.W_q), h, d_k)  # (..., n_q, h*d_k) -> (..., h, n_q, d_k)
+    K = _heads(X_kv @ _stack(params.W_k), h, d_k)  # (..., h, n_k, d_k)
+    V = _heads(X_kv @ _stack(params.W_v), h, d_v)  # (..., h, n_k, d_v)
+    for arr, b in ((Q, params.b_q), (K, params.b_k), (V, params.b_v)):
+        if b is not None:
+            arr += b[:, None, :]  # (h, 1, d): the same bias for every token of a head
+    scale = 1.0 / np.sqrt(d_k)
+    heads, weights = _sdpa_core(Q * scale, K, V, mask)  # (..., h, n_q, d_v), (..., h, n_q, n_k)
+    concat = merge_heads(heads)  # (..., n_q, h*d_v)
+    out = concat @ params.W_o  # (..., n_q, d_model)
+    if params.b_o is not None:
+        out = out + params.b_o
+    check_finite(out, "the output of multi_head_attention (overflow?)")
+    return out, weights, MultiHeadCache(X_q, X_kv, params, Q, K, V, weights, concat)
+
+
+def _sum_to_head_bias(dZ: np.ndarray) -> np.ndarray:
+    """(..., h, n, d) -> (h, d): a head's bias is added to every token of every batch element."""
+    return dZ.reshape(-1, *dZ.shape[-3:]).sum(axis=(0, 2))
+
+
+def _weight_grad(X: np.ndarray, dZ: np.ndarray) -> np.ndarray:
+    """dW of ``Z = X @ W_stacked`` summed over tokens and batch, back in the (h, d_model, d) layout."""
+    h, _, d = dZ.shape[-3:]
+    dZ2 = merge_heads(dZ).reshape(-1, h * d)  # (batch*n, h*d)
+    X2 = X.reshape(-1, X.shape[-1])  # (batch*n, d_model)
+    return (X2.T @ dZ2).reshape(X.shape[-1], h, d).transpose(1, 0, 2)  # (d_model, h, d) -> (h, d_model, d)
+
+
+def multi_head_backward(cache: MultiHeadCache, grad_out):
+    """Gradients of multi-head attention from its cache and ``dL/d(output)``.
+
+    Parameters
+    ----------
+    cache : MultiHeadCache
+        From ``multi_head_forward``.
+    grad_out : ndarray, shape (..., n_q, d_model)
+
+    Returns
+    -------
+    dX_q : ndarray, shape of X_q
+    dX_kv : ndarray, shape of X_kv
+        For self-attention (the same tokens as X_q and X_kv) the gradient of the tokens is
+        ``dX_q + dX_kv``: they are used twice.
+    grads : MultiHeadParams
+        ``dL/dW_q`` ... ``dL/dW_o``, and ``dL/db_q`` ... ``dL/db_o`` where the parameters have biases.
+    """
+    if not isinstance(cache, MultiHeadCache):
+        raise ParameterError("cache must be the MultiHeadCache returned by multi_head_forward")
+    p, c = cache.params, cache
+    h, d_model, d_k = p.W_q.shape
+    out_shape = c.concat.shape[:-1] + (d_model,)  # (..., n_q, d_model)
+    g = _grad_arg(grad_out, out_shape, "grad_out", "the output (..., n_q, d_model)")
+    g2 = g.reshape(-1, d_model)  # (batch*n_q, d_model)
+    dW_o = c.concat.reshape(-1, c.concat.shape[-1]).T @ g2  # (h*d_v, batch*n_q) @ (batch*n_q, d_model)
+    d_heads = _heads(g @ p.W_o.T, h, p.d_v)  # (..., n_q, h*d_v) -> (..., h, n_q, d_v)
+    dQ, dK, dV = _attention_grads(c.Q, c.K, c.V, c.weights, d_heads, 1.0 / np.sqrt(d_k))
+    dX_q = merge_heads(dQ) @ _stack(p.W_q).T  # (..., n_q, h*d_k) @ (h*d_k, d_model)
+    dX_kv = merge_heads(dK) @ _stack(p.W_k).T + merge_heads(dV) @ _stack(p.W_v).T  # (..., n_k, d_model)
+    grads = MultiHeadParams(
+        W_q=_weight_grad(c.X_q, dQ), W_k=_weight_grad(c.X_kv, dK), W_v=_weight_grad(c.X_kv, dV), W_o=dW_o,
+        b_q=None if p.b_q is None else _sum_to_head_bias(dQ),
+        b_k=None if p.b_k is None else _sum_to_head_bias(dK),
+        b_v=None if p.b_v is None else _sum_to_head_bias(dV),
+        b_o=None if p.b_o is None else g2.sum(axis=0),
+    )
+    return _unbroadcast(dX_q, c.X_q.shape), _unbroadcast(dX_kv, c.X_kv.shape), grads
+
+
+def multi_head_attention_backward(X_q, X_kv, params: MultiHeadParams, mask, grad_out):
+    """``(dX_q, dX_kv, grads)`` of ``multi_head_attention`` given ``grad_out = dL/d(output)``.
+
+    Parameters
+    ----------
+    X_q : ndarray, shape (..., n_q, d_model)
+    X_kv : ndarray, shape (..., n_k, d_model)
+    params : MultiHeadParams
+    mask : bool array or None
+        As in ``multi_head_attention``.
+    grad_out : ndarray, shape (..., n_q, d_model)
+
+    Returns
+    -------
+    dX_q, dX_kv : ndarrays with the shapes of X_q and X_kv
+    grads : MultiHeadParams
+        The gradient of every parameter (biases included when ``params`` has them).
+    """
+    _, _, cache = multi_head_forward(X_q, X_kv, params, mask)
+    return multi_head_backward(cache, grad_out)
+
+
+# ---------------------------------------------------------------- gradient checks
+
+def numerical_gradient(f: Callable[[np.ndarray], float], x, eps: float = 1e-6) -> np.ndarray:
+    """Central differences ``(f(x + eps e_i) - f(x - eps e_i)) / (2 eps)`` for every entry i of ``x``.
+
+    The error is of order ``eps**2`` (a one-sided difference has an error of order ``eps``).
+
+    Parameters
+    ----------
+    f : callable
+        Takes an array shaped like ``x`` and returns a scalar. It receives a perturbed copy of ``x``;
+        ``x`` itself is never modified.
+    x : ndarray, any shape
+    eps : float > 0
+
+    Returns
+    -------
+    grad : ndarray, float64, shape of x
+    """
+    step = float(eps)
+    if not np.isfinite(step) or step <= 0:
+        raise ParameterError(f"eps must be a small positive number such as 1e-6, got {eps!r}")
+    x = np.array(as_float_array(x, "x"), dtype=np.float64, copy=True)
+    check_finite(x, "x")
+    grad = np.empty_like(x)
+    for i in np.ndindex(x.shape):
+        old = x[i]
+        x[i] = old + step
+        f_plus = _scalar(f(x))
+        x[i] = old - step
+        f_minus = _scalar(f(x))
+        x[i] = old
+        grad[i] = (f_plus - f_minus) / (2 * step)
+    return grad
+
+
+def _scalar(value) -> float:
+    v = np.asarray(value, dtype=float)
+    if v.size != 1:
+        raise ShapeError(f"f must return one number (a scalar loss), but it returned shape {v.shape}; "
+                         "reduce it, e.g. with np.sum(out * R) for a fixed random R")
+    if not np.isfinite(v):
+        raise ParameterError("f returned NaN or inf; a gradient check needs a finite loss")
+    return float(v.reshape(()))
+
+
+def relative_error(a, b) -> float:
+    """``|a - b| / (|a| + |b|)`` with Euclidean norms; 0 when both are zero.
+
+    Scale-free: multiplying both gradients by 1000 leaves it unchanged. In float64 a correct
+    gradient checked with central differences gives about 1e-8 or less; 1e-2 means a bug.
+    """
+    a = as_float_array(a, "a")
+    b = as_float_array(b, "b")
+    if a.shape != b.shape:
+        raise ShapeError(f"a has shape {a.shape} but b has shape {b.shape}; compare two gradients of the same array")
+    den = np.linalg.norm(a) + np.linalg.norm(b)
+    return 0.0 if den == 0 else float(np.linalg.norm(a - b) / den)
