@@ -216,6 +216,8 @@ class MultiHeadCache:
     weights : ndarray, shape (..., h, n_q, n_k)
     concat : ndarray, shape (..., n_q, h * d_v)
         The heads' outputs side by side, the input of ``W_o``.
+    scale : float
+        The factor on the scores, ``1 / sqrt(d_k)`` by default.
     """
 
     X_q: np.ndarray
@@ -226,12 +228,15 @@ class MultiHeadCache:
     V: np.ndarray
     weights: np.ndarray
     concat: np.ndarray
+    scale: float
 
 
-def multi_head_forward(X_q, X_kv, params: MultiHeadParams, mask=None):
+def multi_head_forward(X_q, X_kv, params: MultiHeadParams, mask=None, *, scale: float | None = None):
     """``multi_head_attention``, plus a cache for ``multi_head_backward``.
 
     Same arguments and errors as ``multi_head_attention``, the same output (to rounding).
+    ``scale`` (keyword only) replaces the factor ``1 / sqrt(d_k)`` on the scores, for experiments:
+    ``scale=1.0`` is attention without the scaling.
 
     Returns
     -------
@@ -251,14 +256,21 @@ def multi_head_forward(X_q, X_kv, params: MultiHeadParams, mask=None):
     for arr, b in ((Q, params.b_q), (K, params.b_k), (V, params.b_v)):
         if b is not None:
             arr += b[:, None, :]  # (h, 1, d): the same bias for every token of a head
-    scale = 1.0 / np.sqrt(d_k)
+    scale = 1.0 / np.sqrt(d_k) if scale is None else _scale_arg(scale)
     heads, weights = _sdpa_core(Q * scale, K, V, mask)  # (..., h, n_q, d_v), (..., h, n_q, n_k)
     concat = merge_heads(heads)  # (..., n_q, h*d_v)
     out = concat @ params.W_o  # (..., n_q, d_model)
     if params.b_o is not None:
         out = out + params.b_o
     check_finite(out, "the output of multi_head_attention (overflow?)")
-    return out, weights, MultiHeadCache(X_q, X_kv, params, Q, K, V, weights, concat)
+    return out, weights, MultiHeadCache(X_q, X_kv, params, Q, K, V, weights, concat, scale)
+
+
+def _scale_arg(scale) -> float:
+    s = float(scale)
+    if not np.isfinite(s) or s <= 0:
+        raise ParameterError(f"scale must be a positive number, got {scale!r}; leave it None for 1/sqrt(d_k)")
+    return s
 
 
 def _sum_to_head_bias(dZ: np.ndarray) -> np.ndarray:
@@ -301,7 +313,7 @@ def multi_head_backward(cache: MultiHeadCache, grad_out):
     g2 = g.reshape(-1, d_model)  # (batch*n_q, d_model)
     dW_o = c.concat.reshape(-1, c.concat.shape[-1]).T @ g2  # (h*d_v, batch*n_q) @ (batch*n_q, d_model)
     d_heads = _heads(g @ p.W_o.T, h, p.d_v)  # (..., n_q, h*d_v) -> (..., h, n_q, d_v)
-    dQ, dK, dV = _attention_grads(c.Q, c.K, c.V, c.weights, d_heads, 1.0 / np.sqrt(d_k))
+    dQ, dK, dV = _attention_grads(c.Q, c.K, c.V, c.weights, d_heads, c.scale)
     dX_q = merge_heads(dQ) @ _stack(p.W_q).T  # (..., n_q, h*d_k) @ (h*d_k, d_model)
     dX_kv = merge_heads(dK) @ _stack(p.W_k).T + merge_heads(dV) @ _stack(p.W_v).T  # (..., n_k, d_model)
     grads = MultiHeadParams(
@@ -314,7 +326,8 @@ def multi_head_backward(cache: MultiHeadCache, grad_out):
     return _unbroadcast(dX_q, c.X_q.shape), _unbroadcast(dX_kv, c.X_kv.shape), grads
 
 
-def multi_head_attention_backward(X_q, X_kv, params: MultiHeadParams, mask, grad_out):
+def multi_head_attention_backward(X_q, X_kv, params: MultiHeadParams, mask, grad_out, *,
+                                  scale: float | None = None):
     """``(dX_q, dX_kv, grads)`` of ``multi_head_attention`` given ``grad_out = dL/d(output)``.
 
     Parameters
@@ -325,6 +338,8 @@ def multi_head_attention_backward(X_q, X_kv, params: MultiHeadParams, mask, grad
     mask : bool array or None
         As in ``multi_head_attention``.
     grad_out : ndarray, shape (..., n_q, d_model)
+    scale : float, optional
+        As in ``multi_head_forward``; defaults to ``1 / sqrt(d_k)``.
 
     Returns
     -------
@@ -332,7 +347,7 @@ def multi_head_attention_backward(X_q, X_kv, params: MultiHeadParams, mask, grad
     grads : MultiHeadParams
         The gradient of every parameter (biases included when ``params`` has them).
     """
-    _, _, cache = multi_head_forward(X_q, X_kv, params, mask)
+    _, _, cache = multi_head_forward(X_q, X_kv, params, mask, scale=scale)
     return multi_head_backward(cache, grad_out)
 
 

@@ -326,3 +326,20 @@ def test_mha_backward_bad_inputs_match_forward():
         multi_head_attention_backward(X_q, X_kv, p, None, R[:, :5])
     with pytest.raises(ak.ParameterError, match="MultiHeadCache"):
         multi_head_backward(None, R)
+
+
+def test_mha_without_scaling():
+    """scale=1.0 is attention on the raw scores q . k, checked against finite differences."""
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(4, 6))
+    p = _params(rng, 6, 2, 3, 3, False)
+    R = rng.normal(size=(4, 6))
+    out1 = multi_head_forward(X, X, p, scale=1.0)[0]
+    W_q_big = ak.MultiHeadParams(**{**vars(p), "W_q": p.W_q * np.sqrt(3)})  # sqrt(d_k) undoes the 1/sqrt(d_k)
+    np.testing.assert_allclose(out1, ak.multi_head_attention(X, X, W_q_big)[0], rtol=1e-12)
+    _, _, grads = multi_head_attention_backward(X, X, p, None, R, scale=1.0)
+    loss = lambda w: np.sum(multi_head_forward(X, X, ak.MultiHeadParams(**{**vars(p), "W_q": w}), scale=1.0)[0] * R)  # noqa: E731
+    assert_grad(grads.W_q, numerical_gradient(loss, p.W_q), "W_q, unscaled")
+    for bad in (0, -1.0, float("nan")):
+        with pytest.raises(ak.ParameterError, match="scale must be a positive number"):
+            multi_head_forward(X, X, p, scale=bad)
