@@ -16,6 +16,7 @@ Tasks (``TASKS``), on sequences of ``n = 6`` words from a vocabulary of 8:
   advance: query i must look at key n-1-i (the anti-diagonal).
 * ``pair``: position i outputs the pair (word at i, word at n-1-i) as one of 64 classes. It needs
   two keys per query at once.
+* ``rotate``: position i outputs the word at position i+1, the last one the word at 0.
 * ``lookup``: positions 0..4 hold five different words, position 5 repeats one of the first four;
   the last position must output the word that *follows* the earlier copy of it. Attention would
   have to find key p+1 from the word at key p, which key p+1 does not contain: one layer of
@@ -64,6 +65,11 @@ def _pair(rng, batch):
     return tokens, tokens * VOCAB + tokens[:, ::-1]  # class = (word at i) * 8 + (word at n-1-i)
 
 
+def _rotate(rng, batch):
+    tokens = rng.integers(0, VOCAB, (batch, N_TOKENS))
+    return tokens, np.roll(tokens, -1, axis=1)  # target i = word at i+1 (the last: word 0)
+
+
 def _lookup(rng, batch):
     memory = np.argsort(rng.random((batch, VOCAB)), axis=1)[:, : N_TOKENS - 1]  # 5 different words
     p = rng.integers(0, N_TOKENS - 2, batch)  # the repeated word's first position, 0..3
@@ -80,6 +86,8 @@ TASKS = {
                     "position i outputs the word at position n-1-i"),
     "pair": Task("pair", VOCAB * VOCAB, _pair, np.maximum(np.eye(N_TOKENS), _ANTI),
                  "position i outputs (word at i, word at n-1-i)"),
+    "rotate": Task("rotate", VOCAB, _rotate, np.roll(np.eye(N_TOKENS), 1, axis=1),
+                   "position i outputs the word at position i+1 (the last: the word at 0)"),
     "lookup": Task("lookup", VOCAB, _lookup, None,
                    "the last word appeared before; output the word that followed it"),
 }

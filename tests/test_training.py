@@ -128,3 +128,10 @@ def test_bad_arguments():
         init_model(n_heads=3)
     with pytest.raises(ak.ParameterError, match="optimizer must be"):
         Trainer(optimizer="rmsprop")
+
+
+def test_rotate_is_learned_with_the_shifted_pattern():
+    tr = Trainer("rotate", lr=0.1)
+    tr.step(200)
+    assert tr.heldout_accuracy >= 0.95
+    np.testing.assert_array_equal(tr.probe_weights()[0].argmax(axis=1), (np.arange(N_TOKENS) + 1) % N_TOKENS)

@@ -6,7 +6,8 @@ and returns True or False. A checker never lets the learner's exception escape a
 it prints what went wrong instead.
 
 Submodules by concept: ``check.general`` (notebook 01), ``check.self_attention`` (notebook 02),
-``check.multi_head`` (notebook 03), ``check.masks_positions`` (notebook 04).
+``check.multi_head`` (notebook 03), ``check.masks_positions`` (notebook 04),
+``check.backprop`` (notebook 05).
 """
 
 from __future__ import annotations

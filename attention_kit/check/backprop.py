@@ -1,0 +1,284 @@
+"""Exercise checkers for notebook 05 (how attention learns).
+
+Every checker prints one line, ``✓ ...`` or ``✗ ...`` with a hint aimed at the usual mistake, and
+returns True or False. The learner's exceptions are reported, never raised.
+
+* ``softmax_backward(fn)``: ``fn(a, g) -> dS`` for row-wise softmax weights ``a`` (n_q, n_k); catches
+  the missing sum term, only the diagonal of the Jacobian, the sum over the wrong axis, the row sums
+  laid along the columns (no ``keepdims``), the flipped sign and a Jacobian returned instead of a product.
+* ``attention_grads(fn)``: ``fn(A, V, G) -> (dA, dV)`` for ``out = A V``; catches ``A @ G`` (the
+  missing transpose of A), transposed results, ``G @ V`` and the two results swapped.
+* ``gradient_check(fn)``: ``fn(f, x, analytic, eps) -> relative error``; catches an absolute error
+  (which hides the scale of the gradient), a one-sided difference and a division by eps instead of 2 eps.
+* ``rotate_pattern(answer)``: which key each query of the ``rotate`` task attends to after training.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..backward import relative_error
+from ..backward import softmax_backward as _softmax_backward
+from ..training import N_TOKENS
+from . import not_done, report, try_call
+from .masks_positions import _close, _floats, _shape, _shape_text
+
+__all__ = ["softmax_backward", "attention_grads", "gradient_check", "rotate_pattern"]
+
+STUB = "no answer yet: replace the `...` after `return` with your code, then run the cell again"
+
+
+# ---------------------------------------------------------------- softmax backward
+
+def _softmax_cases():
+    """(name, a (n_q, n_k), g (n_q, n_k)); square cases too, so a wrongly broadcast sum can still run."""
+    rng = np.random.default_rng(5)
+
+    def weights(S, mask=None):
+        Z = np.where(mask, S, -np.inf) if mask is not None else S
+        top = Z.max(axis=1, keepdims=True)
+        E = np.exp(Z - np.where(np.isfinite(top), top, 0.0))
+        s = E.sum(axis=1, keepdims=True)
+        return E / np.where(s == 0, 1.0, s)
+
+    a1 = weights(rng.normal(size=(3, 4)))  # n_q != n_k
+    a2 = weights(rng.normal(size=(4, 4)))  # square
+    mask = np.array([[True, False, True], [False, False, False], [True, True, True]])
+    a3 = weights(rng.normal(size=(3, 3)), mask)  # masked, with a row that sees nothing
+    return [("3x4 weights", a1, rng.normal(size=(3, 4))), ("4x4 weights", a2, rng.normal(size=(4, 4))),
+            ("masked weights with an empty row", a3, rng.normal(size=(3, 3)))]
+
+
+def _softmax_hint(got, a, g) -> str:
+    n_q, n_k = a.shape
+    with np.errstate(all="ignore"):
+        wrong = [
+            (a * g, "you dropped the sum term: dS_j = a_j (g_j - sum_i g_i a_i); the weights compete, so "
+                    "raising one score lowers every other weight of its row"),
+            (a * (1 - a) * g, "you used only the diagonal of the Jacobian, a_j (1 - a_j); the off-diagonal "
+                              "entries -a_i a_j matter too: dS = a * (g - (g * a).sum(axis=1, keepdims=True))"),
+            (a * (g - (g * a).sum(axis=0, keepdims=True)),
+             "the sum runs over the wrong axis: each query's row is its own softmax, so sum over the keys, axis=1"),
+            (a * (g - (g * a).sum()), "you summed over the whole matrix; each row is its own softmax: "
+                                      "(g * a).sum(axis=1, keepdims=True)"),
+            (-_softmax_backward(a, g), "the sign is flipped: dS_j = a_j (g_j - sum_i g_i a_i), g first"),
+        ]
+        if n_q == n_k:
+            wrong.append((a * (g - (g * a).sum(axis=1)[None, :]),
+                          "the row sums were laid along the columns (a transposed sum): without "
+                          "keepdims=True, (g * a).sum(axis=1) has shape (n_q,) and broadcasts across the "
+                          "columns. Use .sum(axis=1, keepdims=True), shape (n_q, 1)"))
+    for w, hint in wrong:
+        if _close(got, w):
+            return hint
+    shape = _shape(got)
+    if shape is not None and len(shape) >= 2 and shape[-1] == shape[-2] == n_k and shape != a.shape:
+        return (f"this looks like a Jacobian, shape {_shape_text(got)}; return the product with g instead, "
+                "one number per score: shape (n_q, n_k)")
+    if shape != a.shape:
+        return f"expected shape (n_q, n_k) = {a.shape}, the shape of a, got {_shape_text(got)}"
+    f = _floats(got)
+    if f is not None and not np.isfinite(f).all():
+        return "your gradient holds NaN or inf; a row of zero weights (nothing allowed) must give zeros"
+    return "the shape is right but the numbers are not: dS = a * (g - (g * a).sum(axis=1, keepdims=True))"
+
+
+def softmax_backward(fn) -> bool:
+    """Check ``fn(a (n_q, n_k) weights, g (n_q, n_k)) -> dL/dS (n_q, n_k)``."""
+    if not_done(fn):
+        return report(False, "no answer yet: write my_softmax_backward(a, g) and pass it in")
+    for case, a, g in _softmax_cases():
+        got, err = try_call(fn, a.copy(), g.copy())
+        if got is Ellipsis:
+            return report(False, STUB)
+        if err:
+            if a.shape[0] != a.shape[1] and "broadcast" in err:
+                err += ("; a sum over axis 1 without keepdims=True has shape (n_q,), which does not line up "
+                        "with the rows: use keepdims=True")
+            return report(False, f"{case}: {err}")
+        want = _softmax_backward(a, g)
+        if not _close(got, want):
+            return report(False, f"{case}: " + _softmax_hint(got, a, g))
+        f = _floats(got)
+        if np.any(f[a == 0] != 0):
+            return report(False, f"{case}: a weight of exactly 0 (a blocked key) must get a gradient of exactly 0")
+    return report(True, "the softmax backward is right: dS = a * (g - (g * a).sum(axis=1, keepdims=True)); "
+                        "blocked keys get exactly 0")
+
+
+# ---------------------------------------------------------------- dA and dV
+
+def _grads_cases():
+    rng = np.random.default_rng(6)
+    out = []
+    for n_q, n_k, d_v in ((3, 5, 2), (4, 4, 4)):  # the square case lets A @ G run, so its numbers are checked
+        A = rng.random((n_q, n_k))
+        A /= A.sum(axis=1, keepdims=True)  # (n_q, n_k) rows sum to 1
+        out.append((f"n_q={n_q}, n_k={n_k}, d_v={d_v}", A, rng.normal(size=(n_k, d_v)), rng.normal(size=(n_q, d_v))))
+    return out
+
+
+def _dv_hint(dV, A, G) -> str:
+    n_k, d_v = A.shape[1], G.shape[1]
+    wrong = [(G.T @ A, "this is dV transposed, (d_v, n_k); rows are tokens: dV = A.T @ G, shape (n_k, d_v)")]
+    if A.shape[0] == A.shape[1]:  # only then does A @ G run
+        wrong.append((A @ G, "dV = A @ G is missing the transpose of A: value j reaches output i with "
+                             "weight A[i, j], so dV_j = sum_i A[i, j] g_i, i.e. dV = A.T @ G, shape (n_k, d_v)"))
+    for w, hint in wrong:
+        if _close(dV, w):
+            return hint
+    if _shape(dV) != (n_k, d_v):
+        return (f"dV must have the shape of V, (n_k, d_v) = {(n_k, d_v)}, got {_shape_text(dV)}; "
+                "dV = A.T @ G")
+    return "dV has the right shape but the wrong numbers: dV = A.T @ G"
+
+
+def _da_hint(dA, V, G) -> str:
+    n_q, n_k = G.shape[0], V.shape[0]
+    if _close(dA, V @ G.T):
+        return "this is dA transposed, (n_k, n_q); dA[i, j] = g_i . v_j, so dA = G @ V.T, shape (n_q, n_k)"
+    if _shape(dA) != (n_q, n_k):
+        return f"dA must have the shape of A, (n_q, n_k) = {(n_q, n_k)}, got {_shape_text(dA)}; dA = G @ V.T"
+    return "dA has the right shape but the wrong numbers: dA[i, j] = g_i . v_j, so dA = G @ V.T"
+
+
+def attention_grads(fn) -> bool:
+    """Check ``fn(A (n_q, n_k), V (n_k, d_v), G (n_q, d_v)) -> (dA, dV)`` for ``out = A @ V``."""
+    if not_done(fn):
+        return report(False, "no answer yet: write my_attention_grads(A, V, G) and pass it in")
+    for case, A, V, G in _grads_cases():
+        got, err = try_call(fn, A.copy(), V.copy(), G.copy())
+        if got is Ellipsis or (isinstance(got, tuple) and any(x is Ellipsis for x in got)):
+            return report(False, STUB)
+        if err:
+            if "matmul" in err or "align" in err or "shape" in err:
+                err += (". Check each product's shapes: dA = G @ V.T is (n_q, d_v) @ (d_v, n_k); dV needs the "
+                        "transpose of A, A.T @ G is (n_k, n_q) @ (n_q, d_v), while A @ G does not fit")
+            return report(False, f"{case}: {err}")
+        if not isinstance(got, (tuple, list)) or len(got) != 2:
+            return report(False, f"return two arrays, (dA, dV); got {type(got).__name__}")
+        dA, dV = got
+        want_dA, want_dV = G @ V.T, A.T @ G
+        if _close(dA, want_dV) and _close(dV, want_dA):
+            return report(False, "dA and dV are swapped: return (dA, dV) in that order")
+        if not _close(dA, want_dA):
+            return report(False, f"{case}: " + _da_hint(dA, V, G))
+        if not _close(dV, want_dV):
+            return report(False, f"{case}: " + _dv_hint(dV, A, G))
+    return report(True, "dA = G @ V.T and dV = A.T @ G are right: each value collects the gradients of the "
+                        "outputs that used it, weighted by how much they used it")
+
+
+# ---------------------------------------------------------------- gradient check
+
+_EPS = 1e-4  # central differences: ~1e-8 relative here; one-sided: ~1e-4, so the two cannot be confused
+
+
+def _cases():
+    """(name, f, x, analytic, wanted band) for the gradient-check checker."""
+    x = np.linspace(-1.2, 1.3, 6).reshape(2, 3)  # no 0, where a gradient would vanish
+    curved = lambda z: float(np.sum(np.sin(3 * z) * z**2))  # noqa: E731 (a lot of curvature)
+    d_curved = np.cos(3 * x) * 3 * x**2 + 2 * x * np.sin(3 * x)
+    tiny = lambda z: 1e-9 * float(np.sum(z**3))  # noqa: E731 gradient of order 1e-9
+    d_tiny_wrong = 2 * (3e-9 * x**2)  # twice the true gradient: a relative error of 1/3
+    huge = lambda z: 1e6 * float(np.sum(np.cos(z)))  # noqa: E731 gradient of order 1e6
+    return [("a correct gradient", curved, x, d_curved, "small"),
+            ("a wrong gradient of size 1e-9", tiny, x, d_tiny_wrong, "large"),
+            ("a correct gradient of size 1e6", huge, x, -1e6 * np.sin(x), "small")]
+
+
+def _numeric(f, x, eps, kind: str) -> np.ndarray:
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += eps
+        down[i] -= eps
+        if kind == "central":
+            g[i] = (f(up) - f(down)) / (2 * eps)
+        elif kind == "one-sided":
+            g[i] = (f(up) - f(x)) / eps
+        else:  # "over eps": a central difference divided by eps, not 2 eps
+            g[i] = (f(up) - f(down)) / eps
+    return g
+
+
+def _abs_errors(a, b) -> list[float]:
+    return [float(np.max(np.abs(a - b))), float(np.linalg.norm(a - b))]
+
+
+def gradient_check(fn) -> bool:
+    """Check ``fn(f, x, analytic, eps) -> float``: the relative error between ``analytic`` and central differences."""
+    if not_done(fn):
+        return report(False, "no answer yet: write my_gradient_check(f, x, analytic, eps) and pass it in")
+    for case, f, x, analytic, band in _cases():
+        got, err = try_call(fn, f, x.copy(), analytic.copy(), _EPS)
+        if got is Ellipsis:
+            return report(False, STUB)
+        if err:
+            return report(False, f"{case}: {err}")
+        v = _floats(got)
+        if v is None or v.size != 1 or not np.isfinite(v):
+            return report(False, f"{case}: return one finite number, the relative error, got {_shape_text(got)}")
+        v = float(v.reshape(()))
+        if v < 0:
+            return report(False, f"{case}: a relative error is |a - n| / (|a| + |n|), never negative; got {v:.3g}")
+        num = {k: _numeric(f, x, _EPS, k) for k in ("central", "one-sided", "over eps")}
+        if band == "small" and v <= 1e-6:
+            continue
+        if band == "large" and 0.1 <= v <= 1.0:
+            continue
+        if any(np.isclose(v, e, rtol=0.05) for e in _abs_errors(analytic, num["central"])):
+            return report(False, f"{case}: you returned an absolute error ({v:.3g}). It hides the scale: a "
+                                 "gradient of size 1e-9 that is wrong by 100% differs by only 1e-9, and one of size "
+                                 "1e6 that is right differs by more than that. Divide by |a| + |n|")
+        if np.isclose(v, relative_error(analytic, num["one-sided"]), rtol=0.2):
+            return report(False, f"{case}: this is the error of a one-sided difference (f(x + eps) - f(x)) / eps, "
+                                 f"{v:.1e}: its own error is of order eps. Use the central difference "
+                                 "(f(x + eps) - f(x - eps)) / (2 eps), whose error is of order eps^2")
+        if np.isclose(v, relative_error(analytic, num["over eps"]), rtol=0.05):
+            return report(False, f"{case}: your numerical gradient is twice too large: the two points "
+                                 "x + eps and x - eps are 2 eps apart, so divide by 2 * eps")
+        if band == "small":
+            return report(False, f"{case}: a correct gradient should give a relative error below 1e-6, got {v:.2e}; "
+                                 "use the central difference and divide |a - n| by |a| + |n|")
+        return report(False, f"{case}: a gradient that is twice too large has a relative error of 1/3, got {v:.2e}; "
+                             "compare |a - n| with |a| + |n|")
+    return report(True, "your gradient check is right: central differences, and an error relative to the "
+                        "size of the gradients, so 1e-9 and 1e6 are judged alike")
+
+
+# ---------------------------------------------------------------- predict the learned pattern
+
+def rotate_pattern(answer) -> bool:
+    """Check ``answer``: for each query i = 0..5 of the ``rotate`` task, the key it attends to most."""
+    if not_done(answer):
+        return report(False, "no answer yet: replace the `...` after `answer =` with a list of 6 key indices, "
+                             "then run the cell again")
+    items = None
+    if not isinstance(answer, (str, bytes, dict)):
+        try:
+            items = list(answer)
+        except Exception:  # not iterable: never raise
+            items = None
+    if items is None or len(items) != N_TOKENS:
+        return report(False, f"give a list of {N_TOKENS} key indices, one per query 0..{N_TOKENS - 1}, "
+                             f"such as [0, 1, 2, 3, 4, 5]; got {answer!r}")
+    if any(isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) for k in items):
+        return report(False, "give whole numbers (ints), the index of a key for each query")
+    got = [int(k) for k in items]
+    want = [(i + 1) % N_TOKENS for i in range(N_TOKENS)]  # query i needs the word at i + 1 (the last: at 0)
+    if got == want:
+        return report(True, "query i attends to key i + 1, and the last query wraps round to key 0: "
+                            "attention goes where the answer is stored")
+    if got == [(i - 1) % N_TOKENS for i in range(N_TOKENS)]:
+        return report(False, "that is, for each key, the query that reads it (or a shift the wrong way): "
+                             "query i outputs the word at i + 1, so query i looks at key i + 1")
+    if got == list(range(N_TOKENS)):
+        return report(False, "the diagonal would copy each word in place; query i must output the word at "
+                             "position i + 1, so it has to look there")
+    if got == list(range(N_TOKENS))[::-1]:
+        return report(False, "that is the reverse task's pattern; in rotate, query i outputs the word at i + 1")
+    if got[:-1] == want[:-1]:
+        return report(False, f"almost: the last query ({N_TOKENS - 1}) outputs the word at position "
+                             f"({N_TOKENS - 1} + 1) mod {N_TOKENS} = 0")
+    return report(False, "query i outputs the word at position i + 1 (the last one wraps to 0): where must it look?")

@@ -1,0 +1,236 @@
+"""The notebook-05 checkers accept right answers and name the usual mistakes."""
+
+import numpy as np
+import pytest
+
+from attention_kit.backward import numerical_gradient, relative_error
+from attention_kit.check import backprop as chk
+
+STUB = "✗ no answer yet: replace the `...` after `return` with your code, then run the cell again"
+
+
+def _line(capsys):
+    out = capsys.readouterr().out.strip()
+    assert "\n" not in out, out
+    return out
+
+
+def _raises(*args):
+    raise RuntimeError("boom")
+
+
+# ---------------------------------------------------------------- softmax backward
+
+def sb_loop(a, g):
+    """Reference with loops, from the Jacobian entries a_i (delta_ij - a_j)."""
+    out = np.zeros_like(a)
+    for r in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[r, j] = sum(g[r, i] * a[r, i] * ((i == j) - a[r, j]) for i in range(a.shape[1]))
+    return out
+
+
+def sb_jacobian(a, g):
+    rows = []
+    for ar, gr in zip(a, g, strict=True):
+        J = np.diag(ar) - np.outer(ar, ar)
+        rows.append(J.T @ gr)  # J is symmetric: J.T @ g == J @ g
+    return np.array(rows)
+
+
+@pytest.mark.parametrize("right", [
+    sb_loop,
+    sb_jacobian,
+    lambda a, g: a * (g - (g * a).sum(axis=1, keepdims=True)),
+    lambda a, g: (a * (g - np.einsum("ij,ij->i", g, a)[:, None])).tolist(),
+    lambda a, g: (a * (g - (g * a).sum(axis=-1, keepdims=True))).astype(np.float32),
+])
+def test_softmax_backward_accepts_right_answers(capsys, right):
+    assert chk.softmax_backward(right) is True
+    assert _line(capsys).startswith("✓")
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (lambda a, g: a * g, "you dropped the sum term"),
+    (lambda a, g: a * (1 - a) * g, "only the diagonal of the Jacobian"),
+    (lambda a, g: a * (g - (g * a).sum(axis=0, keepdims=True)), "wrong axis"),
+    (lambda a, g: a * (g - (g * a).sum()), "summed over the whole matrix"),
+    (lambda a, g: a * ((g * a).sum(axis=1, keepdims=True) - g), "sign is flipped"),
+    (lambda a, g: a * (g - (g * a).sum(axis=1)), "keepdims=True"),  # 3x4: a broadcasting error
+    (lambda a, g: np.array([np.diag(r) - np.outer(r, r) for r in a]), "looks like a Jacobian"),
+    (lambda a, g: a.T, "expected shape (n_q, n_k) = (3, 4)"),
+    (lambda a, g: a * (g - (g * a).sum(axis=1, keepdims=True)) + 0.1, "the numbers are not"),
+    (lambda a, g: None, "forget `return`"),
+    (_raises, "RuntimeError: boom"),
+    (lambda a, g: ..., STUB),
+    (np.zeros((3, 4)), "expected a function, got ndarray"),
+])
+def test_softmax_backward_names_the_mistake(capsys, wrong, words):
+    with np.errstate(all="ignore"):
+        assert chk.softmax_backward(wrong) is False
+    out = _line(capsys)
+    assert out.startswith("✗") and words in out, out
+
+
+def test_softmax_backward_catches_the_transposed_sum_on_square_weights(capsys):
+    def transposed_sum(a, g):
+        s = (g * a).sum(axis=1)  # (n_q,), no keepdims
+        if a.shape[0] != a.shape[1]:
+            s = np.resize(s, a.shape[1])  # make the first (3x4) case run, so the square case is reached
+            return a * (g - (g * a).sum(axis=1, keepdims=True))
+        return a * (g - s)
+    assert chk.softmax_backward(transposed_sum) is False
+    out = _line(capsys)
+    assert "4x4 weights" in out and "laid along the columns" in out, out
+
+
+def test_softmax_backward_blocked_keys_exactly_zero(capsys):
+    def leaky(a, g):
+        out = a * (g - (g * a).sum(axis=1, keepdims=True))
+        return np.where(a == 0, 1e-9, out)
+    assert chk.softmax_backward(leaky) is False
+    assert "exactly 0" in _line(capsys)
+
+
+# ---------------------------------------------------------------- dA, dV
+
+@pytest.mark.parametrize("right", [
+    lambda A, V, G: (G @ V.T, A.T @ G),
+    lambda A, V, G: [np.einsum("id,jd->ij", G, V), np.einsum("ij,id->jd", A, G)],
+])
+def test_attention_grads_accepts_right_answers(capsys, right):
+    assert chk.attention_grads(right) is True
+    assert _line(capsys).startswith("✓")
+
+
+def _first_square(fn_square):
+    """Right on the 3x5 case, the mistake on the square one (so the square case is what fails)."""
+    return lambda A, V, G: (G @ V.T, A.T @ G) if A.shape[0] != A.shape[1] else fn_square(A, V, G)
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (lambda A, V, G: (G @ V.T, A @ G), "A @ G"),  # 3x5: a shape error with a hint
+    (_first_square(lambda A, V, G: (G @ V.T, A @ G)), "missing the transpose of A"),
+    (lambda A, V, G: (G @ V.T, G.T @ A), "dV transposed"),
+    (lambda A, V, G: (V @ G.T, A.T @ G), "dA transposed"),
+    (lambda A, V, G: (A.T @ G, G @ V.T), "swapped"),
+    (lambda A, V, G: (G @ V.T, np.zeros((5, 2))), "dV has the right shape but the wrong numbers"),
+    (lambda A, V, G: A.T @ G, "return two arrays"),
+    (lambda A, V, G: (..., ...), STUB),
+    (_raises, "RuntimeError: boom"),
+])
+def test_attention_grads_names_the_mistake(capsys, wrong, words):
+    assert chk.attention_grads(wrong) is False
+    out = _line(capsys)
+    assert out.startswith("✗") and words in out, out
+
+
+# ---------------------------------------------------------------- gradient check
+
+def gc_right(f, x, analytic, eps=1e-4):
+    return relative_error(analytic, numerical_gradient(f, x, eps))
+
+
+def gc_elementwise(f, x, analytic, eps=1e-4):  # the other common relative error: the worst entry
+    n = numerical_gradient(f, x, eps)
+    return float(np.max(np.abs(analytic - n) / np.maximum(np.abs(analytic) + np.abs(n), 1e-300)))
+
+
+def _numeric(f, x, eps, kind):
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += eps
+        down[i] -= eps
+        g[i] = (f(up) - f(x)) / eps if kind == "one-sided" else (f(up) - f(down)) / eps
+    return g
+
+
+@pytest.mark.parametrize("right", [gc_right, gc_elementwise])
+def test_gradient_check_accepts_right_answers(capsys, right):
+    assert chk.gradient_check(right) is True
+    assert _line(capsys).startswith("✓")
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (lambda f, x, a, eps: float(np.max(np.abs(a - numerical_gradient(f, x, eps)))), "absolute error"),
+    (lambda f, x, a, eps: float(np.linalg.norm(a - numerical_gradient(f, x, eps))), "absolute error"),
+    (lambda f, x, a, eps: relative_error(a, _numeric(f, x, eps, "one-sided")), "one-sided difference"),
+    (lambda f, x, a, eps: relative_error(a, _numeric(f, x, eps, "over")), "divide by 2 * eps"),
+    (lambda f, x, a, eps: -1.0, "never negative"),
+    (lambda f, x, a, eps: np.ones(3), "return one finite number"),
+    (lambda f, x, a, eps: float("nan"), "return one finite number"),
+    (lambda f, x, a, eps: 0.5, "below 1e-6"),
+    (lambda f, x, a, eps: ..., STUB),
+    (_raises, "RuntimeError: boom"),
+])
+def test_gradient_check_names_the_mistake(capsys, wrong, words):
+    assert chk.gradient_check(wrong) is False
+    out = _line(capsys)
+    assert out.startswith("✗") and words in out, out
+
+
+def test_gradient_check_cases_separate_the_mistakes():
+    """The absolute error of the tiny wrong gradient is far below any sane threshold, and of the huge
+    right one far above: only a relative error judges both correctly."""
+    (_, f1, x1, a1, _), (_, f2, x2, a2, _), (_, f3, x3, a3, _) = chk._cases()
+    assert np.max(np.abs(a2 - numerical_gradient(f2, x2, 1e-4))) < 1e-8
+    assert np.max(np.abs(a3 - numerical_gradient(f3, x3, 1e-4))) > 1e-6
+    assert relative_error(a1, _numeric(f1, x1, 1e-4, "one-sided")) > 1e-5
+
+
+# ---------------------------------------------------------------- rotate pattern
+
+@pytest.mark.parametrize("answer, words", [
+    ([1, 2, 3, 4, 5, 0], "✓"),
+    (np.array([1, 2, 3, 4, 5, 0]), "✓"),
+    ([5, 0, 1, 2, 3, 4], "the query that reads it"),
+    ([0, 1, 2, 3, 4, 5], "copy each word in place"),
+    ([5, 4, 3, 2, 1, 0], "reverse task"),
+    ([1, 2, 3, 4, 5, 6], "(5 + 1) mod 6 = 0"),
+    ([1, 2, 3], "give a list of 6 key indices"),
+    ([1.0, 2, 3, 4, 5, 0], "whole numbers"),
+    ("1 2 3 4 5 0", "give a list of 6"),
+    ([3, 3, 3, 3, 3, 3], "where must it look"),
+    (..., "no answer yet"),
+])
+def test_rotate_pattern(capsys, answer, words):
+    assert chk.rotate_pattern(answer) is (words == "✓")
+    out = _line(capsys)
+    assert words in out, out
+
+
+# ---------------------------------------------------------------- never raise
+
+class Weird:
+    """An object that breaks everything a checker might do with it."""
+
+    def __array__(self, *args, **kwargs):
+        raise RuntimeError("no array for you")
+
+    def __iter__(self):
+        raise RuntimeError("no iteration either")
+
+    def __len__(self):
+        raise RuntimeError("no length")
+
+
+@pytest.mark.parametrize("checker, answer", [
+    (chk.softmax_backward, lambda a, g: Weird()),
+    (chk.attention_grads, lambda A, V, G: (Weird(), Weird())),
+    (chk.attention_grads, lambda A, V, G: Weird()),
+    (chk.gradient_check, lambda f, x, a, eps: Weird()),
+    (chk.rotate_pattern, Weird()),
+    (chk.softmax_backward, 42),
+    (chk.rotate_pattern, 42),
+])
+def test_checkers_never_raise(capsys, checker, answer):
+    with np.errstate(all="ignore"):
+        assert checker(answer) is False
+    out = _line(capsys)
+    assert out.startswith("✗"), out
+
+
+def test_module_docstring_lists_every_checker():
+    for name in chk.__all__:
+        assert f"``{name}(" in chk.__doc__, name
