@@ -35,9 +35,10 @@ from .errors import NonFiniteError, ParameterError
 from .multihead import MultiHeadParams, init_multi_head
 from .optim import SGD, Adam, check_learning_rate
 
-__all__ = ["Task", "TASKS", "TinyAttentionModel", "init_model", "cross_entropy", "Trainer"]
+__all__ = ["WORDS", "Task", "TASKS", "TinyAttentionModel", "init_model", "cross_entropy", "Trainer"]
 
 N_TOKENS, VOCAB, D_MODEL = 6, 8, 16
+WORDS = ("ant", "bee", "cat", "dog", "eel", "fox", "gnu", "owl")  # names of the 8 words, for labels
 IGNORE = -1  # a target of -1: this position has nothing to predict
 
 
@@ -222,13 +223,14 @@ class Trainer:
     checkpoints : list of (step, held-out accuracy)
         Recorded every ``eval_every`` steps (and at step 0).
     probe : int ndarray, shape (n,)
-        A fixed sequence whose attention weights are drawn.
+        A fixed sequence whose attention weights are drawn: six different words where the task
+        allows, so that each query has exactly one right key.
     diverged : str
         Empty, or the message saying that (and when) training diverged; ``reset`` clears it.
     """
 
     def __init__(self, task="reverse", *, n_heads: int = 1, d_k: int | None = None, scaled: bool = True,
-                 optimizer: str = "sgd", lr: float = 0.3, batch: int = 64, n_heldout: int = 500,
+                 optimizer: str = "sgd", lr: float = 0.2, batch: int = 64, n_heldout: int = 500,
                  eval_every: int = 10, seed: int = 0):
         self.task = _task(task)
         if optimizer not in ("sgd", "adam"):
@@ -238,7 +240,9 @@ class Trainer:
         self.lr = lr
         self.heldout = self.task.make(np.random.default_rng(10_000 + seed), n_heldout)
         self._heldout_codes = set(_codes(self.heldout[0]).tolist())
-        self.probe = self.task.make(np.random.default_rng(20_000 + seed), 1)[0][0]  # (n,)
+        candidates = self.task.make(np.random.default_rng(20_000 + seed), 64)[0]  # (64, n)
+        distinct = [row for row in candidates if len(set(row.tolist())) == len(row)]
+        self.probe = (distinct or list(candidates))[0]  # (n,): different words, where the task allows
         self.reset()
 
     def reset(self) -> None:
