@@ -21,7 +21,7 @@ import numpy as np
 
 from .attention import _sdpa_core, scaled_dot_product_attention
 from .errors import ParameterError, ShapeError, as_float_array, check_finite, check_matrix
-from .multihead import MultiHeadParams, _heads, _stack, merge_heads
+from .multihead import MultiHeadParams, _heads, _mask_for_heads, _stack, merge_heads
 
 __all__ = [
     "softmax_backward", "AttentionCache", "attention_forward", "attention_backward",
@@ -257,6 +257,8 @@ def multi_head_forward(X_q, X_kv, params: MultiHeadParams, mask=None, *, scale: 
         if b is not None:
             arr += b[:, None, :]  # (h, 1, d): the same bias for every token of a head
     scale = 1.0 / np.sqrt(d_k) if scale is None else _scale_arg(scale)
+    batch = np.broadcast_shapes(X_q.shape[:-2], X_kv.shape[:-2])
+    mask = _mask_for_heads(mask, batch, h)  # the forward's own mask rules (a head axis inserted, ...)
     heads, weights = _sdpa_core(Q * scale, K, V, mask)  # (..., h, n_q, d_v), (..., h, n_q, n_k)
     concat = merge_heads(heads)  # (..., n_q, h*d_v)
     out = concat @ params.W_o  # (..., n_q, d_model)

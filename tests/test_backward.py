@@ -239,7 +239,9 @@ MHA_CASES = [
     # (X_q shape, X_kv shape, h, d_k, d_v, bias, mask shape or None)
     ((3, 6), (4, 6), 2, 3, 2, False, None),  # cross-attention, n_q != n_k
     ((3, 6), (4, 6), 2, 3, 2, True, (3, 4)),  # biases and a mask with a fully masked row
-    ((2, 3, 4), (2, 5, 4), 2, 2, 3, True, (2, 2, 3, 5)),  # a batch, a mask per head
+    ((2, 3, 4), (2, 5, 4), 2, 2, 3, True, (2, 2, 3, 5)),  # a batch, a mask per sequence and head
+    ((2, 3, 4), (2, 5, 4), 2, 2, 3, False, (2, 3, 5)),  # a mask per sequence, shared by the heads
+    ((3, 4, 4), (3, 4, 4), 2, 2, 2, False, (3, 1, 4)),  # a padding mask (batch, 1, n_k)
     ((2, 3, 4), (5, 4), 1, 4, 4, True, None),  # one head; tokens to look at shared by the batch
     ((4, 4), (4, 4), 4, 1, 1, True, (4, 4)),  # four heads of width 1
 ]
@@ -314,13 +316,16 @@ def test_mha_backward_bad_inputs_match_forward():
         dict(params=(p.W_q, p.W_k)),  # not a MultiHeadParams
         dict(mask=np.ones((3, 4), dtype=int)),
         dict(mask=np.ones((4, 3), dtype=bool)),
+        dict(X_q=X_q[None].repeat(2, 0), X_kv=X_kv[None].repeat(2, 0), mask=np.ones((3, 3, 4), dtype=bool)),
+        dict(X_q=X_q[None].repeat(2, 0), X_kv=X_kv[None].repeat(2, 0), mask=np.ones((1, 2, 2, 3, 4), dtype=bool)),
     ]
     for kw in bad:
         args = dict(X_q=X_q, X_kv=X_kv, params=p, mask=None) | kw
         with pytest.raises(ak.AttentionError) as fwd:
             ak.multi_head_attention(**args)
+        g = R if np.ndim(args["X_q"]) == 2 else np.broadcast_to(R, args["X_q"].shape[:-2] + R.shape)
         with pytest.raises(type(fwd.value)) as bwd:
-            multi_head_attention_backward(args["X_q"], args["X_kv"], args["params"], args["mask"], R)
+            multi_head_attention_backward(args["X_q"], args["X_kv"], args["params"], args["mask"], g)
         assert str(bwd.value) == str(fwd.value)
     with pytest.raises(ak.ShapeError, match=r"grad_out has shape \(3, 5\) but it must have the shape of the output"):
         multi_head_attention_backward(X_q, X_kv, p, None, R[:, :5])
