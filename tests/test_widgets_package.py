@@ -11,7 +11,8 @@ import attention_kit
 PUBLIC = {
     "attention_kit.widgets": ["VectorParseError", "parse_vector", "format_vector", "VectorEditor",
                               "LiveFigure", "encode_png", "AttentionExplorer",
-                              "SelfAttentionExplorer", "MultiHeadExplorer", "MaskExplorer"],
+                              "SelfAttentionExplorer", "MultiHeadExplorer", "MaskExplorer",
+                              "AttentionTrainer", "TrainingMonitor"],
     "attention_kit.widgets.editor": ["VectorEditor"],
     "attention_kit.widgets.live_figure": ["LiveFigure", "encode_png"],
     "attention_kit.widgets.base": ["Explorer", "nice_limit", "plane", "steady_limits",
@@ -21,6 +22,7 @@ PUBLIC = {
     "attention_kit.widgets.self_attention": ["SelfAttentionExplorer"],
     "attention_kit.widgets.multi_head": ["MultiHeadExplorer"],
     "attention_kit.widgets.masks": ["MaskExplorer"],
+    "attention_kit.widgets.trainer": ["AttentionTrainer", "TrainingMonitor"],
 }
 PACKAGE = Path(attention_kit.__file__).parent
 

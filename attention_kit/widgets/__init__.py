@@ -8,6 +8,7 @@ notebooks' stored outputs) can drive them without a browser:
 * :class:`LiveFigure` - an ``ipywidgets.Image`` that shows a reused matplotlib ``Figure`` as PNG.
 * :class:`AttentionExplorer` (notebook 01), :class:`SelfAttentionExplorer` (notebook 02),
   :class:`MultiHeadExplorer` (notebook 03) and :class:`MaskExplorer` (notebook 04).
+* :class:`AttentionTrainer` and :class:`TrainingMonitor` (notebook 05): train a head and watch it.
 
 An explorer recomputes its ``state`` with ``attention_kit`` and redraws its figure in place
 (``set_data``, ``set_text``, ``set_positions``, ``set_height``); no new figure is made per change.
@@ -22,6 +23,7 @@ Where each piece lives (one module per building block, one per explorer):
 * ``base`` - the explorer base class and the 2-D plane helpers
 * ``messages`` - the error label and its one-line messages
 * ``general_attention``, ``self_attention``, ``multi_head``, ``masks`` - one explorer each
+* ``trainer`` - :class:`AttentionTrainer` and :class:`TrainingMonitor`
 """
 
 from ..parsing import VectorParseError, format_vector, parse_vector
@@ -31,6 +33,7 @@ from .live_figure import LiveFigure, encode_png
 from .masks import MaskExplorer
 from .multi_head import MultiHeadExplorer
 from .self_attention import SelfAttentionExplorer
+from .trainer import AttentionTrainer, TrainingMonitor
 
 __all__ = [
     "VectorParseError",
@@ -43,4 +46,6 @@ __all__ = [
     "SelfAttentionExplorer",
     "MultiHeadExplorer",
     "MaskExplorer",
+    "AttentionTrainer",
+    "TrainingMonitor",
 ]
