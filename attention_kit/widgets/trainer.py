@@ -51,6 +51,8 @@ class _Curves:
         # 0 has no place on a log scale, and a diverging run's 1e300 would squash everything else
         losses = np.clip(st["losses"], 1e-12, 1e4)
         self.loss_line.set_data(np.arange(1, len(losses) + 1), losses)
+        self.loss_line.set_marker("o" if len(losses) < 20 else "")  # a single step still shows
+        self.loss_line.set_markersize(3)
         self.acc_line.set_data(st["acc_steps"], st["acc"])
         right = max(self.total, int(np.ceil(st["steps"] / 100.0)) * 100)  # grows in steps of 100
         low, high = (min(1e-5, losses.min() / 2), 1e4 if losses.max() > 10 else 10) if losses.size else (1e-5, 10)
