@@ -3,20 +3,14 @@
 import numpy as np
 import pytest
 
+# the helpers of the notebook-04 checker tests: one line of output, a raising answer, and an object
+# that breaks everything a checker might do with it
+from test_check_masks_positions import Weird, _line, _raises  # (tests/ is on sys.path)
+
 from attention_kit.backward import numerical_gradient, relative_error
 from attention_kit.check import backprop as chk
 
 STUB = "✗ no answer yet: replace the `...` after `return` with your code, then run the cell again"
-
-
-def _line(capsys):
-    out = capsys.readouterr().out.strip()
-    assert "\n" not in out, out
-    return out
-
-
-def _raises(*args):
-    raise RuntimeError("boom")
 
 
 # ---------------------------------------------------------------- softmax backward
@@ -201,19 +195,6 @@ def test_rotate_pattern(capsys, answer, words):
 
 
 # ---------------------------------------------------------------- never raise
-
-class Weird:
-    """An object that breaks everything a checker might do with it."""
-
-    def __array__(self, *args, **kwargs):
-        raise RuntimeError("no array for you")
-
-    def __iter__(self):
-        raise RuntimeError("no iteration either")
-
-    def __len__(self):
-        raise RuntimeError("no length")
-
 
 @pytest.mark.parametrize("checker, answer", [
     (chk.softmax_backward, lambda a, g: Weird()),
