@@ -89,7 +89,7 @@ def softmax_backward(a, grad_a, *, axis: int = -1) -> np.ndarray:
     if a.ndim == 0:
         raise ShapeError("a is a scalar; give the softmax weights, shape (n_k,) or (n_q, n_k)")
     check_finite(a, "a")
-    if np.any(a < 0) or np.any(a > 1):
+    if np.any(a < -1e-12) or np.any(a > 1 + 1e-12):  # (a rounding error of the softmax is no mistake)
         raise ParameterError("a must hold softmax weights, between 0 and 1; did you pass the scores s "
                              "instead of the weights a = softmax(s)?")
     g = _grad_arg(grad_a, a.shape, "grad_a", "a")

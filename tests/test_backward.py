@@ -135,6 +135,8 @@ def test_softmax_backward_bad_input():
         softmax_backward(np.array([1.0, 2.0, 3.0]), np.ones(3))
     with pytest.raises(ak.ShapeError, match="scalar"):
         softmax_backward(1.0, 1.0)
+    one = np.nextafter(1.0, 2.0)  # a weight one rounding step above 1 is still a weight
+    np.testing.assert_allclose(softmax_backward(np.array([one, 0.0]), np.array([1.0, 2.0])), [0.0, 0.0], atol=1e-15)
 
 
 # ---------------------------------------------------------------- scaled dot-product attention
