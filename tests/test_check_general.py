@@ -203,3 +203,20 @@ def _boom(*args):
 def test_checkers_never_raise(capsys, checker, args, phrase):
     ok, line = run(capsys, checker, *args)
     assert not ok and line.startswith("✗") and phrase in line, line
+
+
+# --- quietly: what the worked solutions use ------------------------------------------------------
+
+
+def test_quietly_silences_every_checker_but_keeps_the_verdict(capsys):
+    from attention_kit.check import masks_positions, multi_head, self_attention
+
+    with chk.quietly():
+        assert chk.softmax_by_hand([0.665, 0.245, 0.090]) is True
+        assert chk.softmax_by_hand([0.6, 0.3, 0.1]) is False
+        with multi_head.quietly():  # nests; every checker module offers the same context manager
+            assert multi_head.n_parameters(4 * 512**2, d_model=512, n_heads=8) is True
+        assert self_attention.quietly is masks_positions.quietly is chk.quietly
+    assert capsys.readouterr().out == ""
+    chk.softmax_by_hand([0.665, 0.245, 0.090])  # printing is back after the block
+    assert capsys.readouterr().out.startswith("✓")

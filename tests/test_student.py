@@ -117,3 +117,14 @@ def test_student_copy_runs_and_exercises_print_hints(src, student_dir):
         assert "✗" in text, (f"{src.name}: the unfinished exercise printed no ✗ hint:\n"
                              f"{cell.source[:200]}\n--- output ---\n{text[:300]}")
     assert seen == len(exercises)
+
+
+@pytest.mark.parametrize("src", NOTEBOOKS, ids=lambda p: p.stem)
+def test_worked_solutions_store_no_output(src):
+    """A collapsed solution hides its source, not its output: a stored output (a printed answer, a
+    ✓ line that repeats it) would give the answer away before the learner tries. Solutions run
+    their checker inside ``check.quietly()``, so the re-executed notebook stores nothing for them."""
+    nb = nbformat.read(src, as_version=4)
+    shown = [c.source.splitlines()[0] for c in nb.cells
+             if make_student.is_solution(c) and c.cell_type == "code" and c.outputs]
+    assert not shown, f"{src.name}: solution cells with stored outputs: {shown}"

@@ -12,19 +12,37 @@ Submodules by concept: ``check.general`` (notebook 01), ``check.self_attention``
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
-__all__ = ["report", "try_call", "not_done", "close"]
+__all__ = ["report", "try_call", "not_done", "close", "quietly"]
 
 PASS = "✓"
 FAIL = "✗"
+_quiet = 0  # > 0 inside `with quietly():`
+
+
+@contextmanager
+def quietly() -> Iterator[None]:
+    """Run checkers without printing; they still return True or False.
+
+    The worked solutions use it (``with check.quietly(): assert check.x(answer)``), so that their
+    cells store no output and the saved notebook gives no answer away before the learner tries.
+    """
+    global _quiet
+    _quiet += 1
+    try:
+        yield
+    finally:
+        _quiet -= 1
 
 
 def report(ok: bool, message: str) -> bool:
-    """Print ``✓ message`` or ``✗ message`` and return ``ok``."""
-    print(f"{PASS if ok else FAIL} {message}")
+    """Print ``✓ message`` or ``✗ message`` (nothing inside ``quietly()``) and return ``ok``."""
+    if not _quiet:
+        print(f"{PASS if ok else FAIL} {message}")
     return bool(ok)
 
 

@@ -18,9 +18,10 @@ import numpy as np
 
 from ..alignment import softmax
 from ..scores import cosine_score, dot_score
-from . import close, not_done, report, try_call
+from . import close, not_done, quietly, report, try_call
 
 __all__ = [
+    "quietly",
     "SOFTMAX_SCORES",
     "WINNER_Q",
     "WINNER_K",

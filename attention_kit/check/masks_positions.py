@@ -22,9 +22,9 @@ import numpy as np
 from .. import causal_mask as _causal_mask
 from .. import sinusoidal_positions, softmax
 from . import close as _close_or_raise
-from . import not_done, report, try_call
+from . import not_done, quietly, report, try_call
 
-__all__ = ["causal_mask", "masked_softmax", "positions", "future_unchanged"]
+__all__ = ["quietly", "causal_mask", "masked_softmax", "positions", "future_unchanged"]
 
 STUB = "no answer yet: replace the `...` after `return` with your code, then run the cell again"
 

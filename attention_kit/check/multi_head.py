@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import init_multi_head, merge_heads, scaled_dot_product_attention, softmax, split_heads
-from . import close, not_done, report, try_call
+from . import close, not_done, quietly, report, try_call
 
-__all__ = ["split_merge", "one_head", "concat_project", "n_parameters"]
+__all__ = ["quietly", "split_merge", "one_head", "concat_project", "n_parameters"]
 
 # (n, h, d_head): n differs from h and from d_head, so a wrong reshape can never look right by accident.
 _SPLIT_CASES = ((4, 2, 3), (3, 3, 2), (5, 4, 1))

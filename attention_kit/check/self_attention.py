@@ -18,9 +18,10 @@ import numpy as np
 
 from ..alignment import softmax
 from ..attention import self_attention
-from . import close, not_done, report, try_call
+from . import close, not_done, quietly, report, try_call
 
 __all__ = [
+    "quietly",
     "softmax_rows",
     "scaled_scores",
     "output_row",
