@@ -254,3 +254,33 @@ def test_source_003_original_code_fails_the_checker(capsys):
 def test_untouched_stub_is_reported_as_not_answered(capsys, checker, stub):
     ok, out = run(capsys, checker, stub)
     assert not ok and "not answered yet" in out, out
+
+
+# d_k = 16, E(q) = 1, Var(q) = Var(k) = 1, E(k) = 0: each term has variance 1 + 0 + 1 = 2, so 32
+@pytest.mark.parametrize(
+    "var, std, ok_expected, hint",
+    [
+        (32, 32**0.5, True, "variance 32"),
+        (16, 4, False, "not just Var(q)Var(k)"),
+        (32 ** 0.5, 32 ** 0.5, False, "standard deviation, not the variance"),
+        (32, 32, False, "square root"),
+        (512, 32 ** 0.5, False, "add"),
+        (40, 6, False, "Var(q)E(k)^2 + Var(k)E(q)^2"),
+    ],
+)
+def test_dot_variance_with_a_mean(capsys, var, std, ok_expected, hint):
+    ok, out = run(capsys, check.dot_variance, var, std, d_k=16, mean_q=1.0)
+    assert ok is ok_expected and hint in out, out
+
+
+def test_dot_variance_formula_matches_a_simulation():
+    rng = np.random.default_rng(0)
+    q = rng.normal(1.0, 1.0, size=(200_000, 16))
+    k = rng.normal(0.0, 1.0, size=(200_000, 16))
+    assert abs((q * k).sum(axis=1).var() - 32) < 0.5  # the checker's 16 x (1 + 0 + 1)
+
+
+def test_dot_variance_recognises_the_subtracted_means(capsys):
+    # E(q) = E(k) = 1: the wrong rule d_k (Var Var - E E) gives 16 x 0 = 0
+    ok, out = run(capsys, check.dot_variance, 0.0, 0.0, d_k=16, mean_q=1.0, mean_k=1.0)
+    assert not ok and "wrong rule" in out, out

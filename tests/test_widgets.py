@@ -491,3 +491,18 @@ def test_mask_explorer_bad_arguments(kwargs, match):
     args = {"tokens": PADDED, **kwargs}
     with pytest.raises(ValueError, match=match):
         MaskExplorer(args.pop("tokens"), **args)
+
+
+def test_self_attention_plane_fits_the_vectors_not_a_square_around_zero():
+    """Issue 17: the toy vectors filled one corner of a [-1.25, 1.25] box and their labels overlapped."""
+    from attention_kit.widgets import SelfAttentionExplorer
+
+    X = np.array([[0.1, 0.5], [0.3, 0.4], [0.8, 0.0]])
+    ex = SelfAttentionExplorer(X, labels=["x1", "x2", "x3"])
+    ax = ex._ax_p
+    pts = np.vstack([np.zeros((1, 2)), ex.state["X"], ex.state["outputs"]])
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    assert x0 <= pts[:, 0].min() and pts[:, 0].max() <= x1 and y0 <= pts[:, 1].min() and pts[:, 1].max() <= y1
+    assert np.ptp(pts[:, 0]) > 0.5 * (x1 - x0) and np.ptp(pts[:, 1]) > 0.4 * (y1 - y0)
+    ex.editor.set_text("x3", "3, 0")                 # a long vector: the box grows to hold it
+    assert ax.get_xlim()[1] >= 3.0

@@ -15,7 +15,7 @@ PUBLIC = {
                               "AttentionTrainer", "TrainingMonitor"],
     "attention_kit.widgets.editor": ["VectorEditor"],
     "attention_kit.widgets.live_figure": ["LiveFigure", "encode_png"],
-    "attention_kit.widgets.base": ["Explorer", "nice_limit", "plane", "steady_limits",
+    "attention_kit.widgets.base": ["Explorer", "nice_limit", "plane", "steady_limits", "steady_box",
                                    "random_projections"],
     "attention_kit.widgets.messages": ["MessageLabel", "friendly"],
     "attention_kit.widgets.general_attention": ["AttentionExplorer"],

@@ -318,11 +318,15 @@ def full_self_attention(fn: Callable) -> bool:
 # Exercise: predict a number (the variance of a dot product)
 # ---------------------------------------------------------------------------------------------
 
-def dot_variance(variance, std) -> bool:
-    """Check the predicted variance and standard deviation of ``q . k`` for d_k = 64.
+def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: float = 1.0,
+                 mean_k: float = 0.0, var_k: float = 1.0) -> bool:
+    """Check the predicted variance and standard deviation of ``q . k``.
 
-    ``q`` and ``k`` have independent entries with mean 0 and variance 1, so the answer is
-    variance 64 and standard deviation 8. Recognises the source's slip (variance 8).
+    ``q`` and ``k`` have ``d_k`` independent entries with the given means and variances. Each term
+    ``q_m k_m`` has variance ``Var(q)Var(k) + Var(q)E(k)^2 + Var(k)E(q)^2``, and the ``d_k`` terms'
+    variances add. The default (means 0, variances 1, d_k = 64) gives variance 64 and standard
+    deviation 8. Recognises: the standard deviation given as the variance, the variance after the
+    scaling, squared instead of added, and the mean terms left out or subtracted.
     """
     if not_done(variance) or not_done(std):
         return report(False, NOT_DONE)
@@ -330,39 +334,50 @@ def dot_variance(variance, std) -> bool:
         v, s = float(variance), float(std)
     except (TypeError, ValueError):
         return report(False, "give two numbers: the variance and the standard deviation")
-    v_ok, s_ok = abs(v - 64) < 1e-6, abs(s - 8) < 1e-6
+    term = var_q * var_k + var_q * mean_k**2 + var_k * mean_q**2  # Var(q_m k_m), independent q_m, k_m
+    want = d_k * term
+    v_ok, s_ok = abs(v - want) < 1e-3, abs(s - np.sqrt(want)) < 1e-3
     if v_ok and s_ok:
-        return report(True, "variance 64 = d_k, standard deviation 8 = sqrt(d_k); dividing by "
-                      "sqrt(d_k) = 8 brings the variance back to 1")
-    if abs(v - 8) < 1e-6:
-        return report(False, "8 is the standard deviation, not the variance (the source makes this slip): "
-                      "q.k is a sum of 64 independent terms of variance 1 each, so the variances add up")
+        return report(True, f"variance {want:g} = {d_k} terms x {term:g}, standard deviation "
+                      f"{np.sqrt(want):.3f}; dividing by {np.sqrt(want):.3f} brings the variance back to 1")
+    if abs(v - np.sqrt(want)) < 1e-3:
+        return report(False, f"{np.sqrt(want):.3f} is the standard deviation, not the variance (a common "
+                      f"slip): q.k is a sum of {d_k} independent terms, so the variances add up")
     if abs(v - 1) < 1e-6:
-        return report(False, "variance 1 is what you get AFTER dividing by sqrt(d_k); before, the 64 "
-                      "terms' variances add up")
+        return report(False, "variance 1 is what the scaling aims for AFTER dividing; before, the "
+                      f"{d_k} terms' variances add up")
     if v_ok:
         return report(False, "the variance is right; the standard deviation is its square root")
-    if abs(v - 4096) < 1e-6:
-        return report(False, "variances of independent terms add: 64 terms of variance 1 give 64, not 64^2")
-    return report(False, "each term q_i k_i has mean 0 and variance 1 x 1 = 1, and the 64 terms are "
-                  "independent, so their variances add")
+    if abs(v - d_k**2 * term) < 1e-3 and d_k > 1:
+        return report(False, f"variances of independent terms add: {d_k} terms of variance {term:g} "
+                      f"give {want:g}, not {d_k}^2 x {term:g}")
+    without_means = d_k * var_q * var_k
+    subtracted = d_k * (var_q * var_k - mean_q * mean_k)
+    if term != var_q * var_k and abs(v - without_means) < 1e-3:
+        return report(False, "with a non-zero mean the product's variance is not just Var(q)Var(k): "
+                      "add Var(q)E(k)^2 + Var(k)E(q)^2 for each term")
+    if mean_q * mean_k != 0 and abs(v - subtracted) < 1e-3:
+        return report(False, "subtracting E(q)E(k) is a wrong rule that can even give a negative "
+                      "variance; for independent factors add Var(q)E(k)^2 + Var(k)E(q)^2")
+    return report(False, f"each term q_m k_m has variance Var(q)Var(k) + Var(q)E(k)^2 + Var(k)E(q)^2 "
+                  f"= {term:g}, and the {d_k} terms are independent, so their variances add")
 
 
 # ---------------------------------------------------------------------------------------------
-# Exercise: repair source 003's numpy code
+# Exercise: repair a broken numpy implementation
 # ---------------------------------------------------------------------------------------------
 
 def _fix_cases():
     rng = np.random.default_rng(7)
     X = np.round(rng.normal(size=(4, 3)), 2)  # (n, d) = (4, 3): n != d
-    Ws = [np.round(rng.normal(size=(3, 3)), 2) for _ in range(3)]  # (d, d) each, as in the source
+    Ws = [np.round(rng.normal(size=(3, 3)), 2) for _ in range(3)]  # (d, d) each, as in the broken code
     return X, *Ws
 
 
 def fixed_source_code(fn: Callable) -> bool:
-    """Check the repaired version of source 003's code: ``fn(X, W_q, W_k, W_v)`` -> Y (n, d).
+    """Check the repaired version of the broken tutorial code: ``fn(X, W_q, W_k, W_v)`` -> Y (n, d).
 
-    The source draws ``W = np.random.rand(n * n)`` (a flat vector) and computes ``np.matmul(W, X)``
+    The broken code draws ``W = np.random.rand(n * n)`` (a flat vector) and computes ``np.matmul(W, X)``
     (the column convention on row-major ``X``). The repaired function takes (d, d) matrices and
     computes ``Q = X @ W_q``. Recognises: the column convention (``X @ W.T``), no scaling,
     the wrong axis, and drawing new random matrices inside.

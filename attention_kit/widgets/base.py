@@ -16,7 +16,7 @@ from .editor import VectorEditor
 from .live_figure import LiveFigure
 from .messages import MessageLabel, friendly
 
-__all__ = ["Explorer", "nice_limit", "plane", "steady_limits", "random_projections"]
+__all__ = ["Explorer", "nice_limit", "plane", "steady_limits", "steady_box", "random_projections"]
 
 
 class Explorer(widgets.VBox):
@@ -179,6 +179,26 @@ def steady_limits(ax, lim: float, which: str = "xy") -> None:
             ax.set_xlim(-lim, lim)
         if "y" in which:
             ax.set_ylim(-lim, lim)
+
+
+def steady_box(ax, points: np.ndarray, *, room: float = 0.25, minimum: float = 0.5) -> float:
+    """Fit the limits to the origin and ``points`` (shape (m, 2)) with a margin of ``room`` x the
+    larger side, on a 0.25 grid, so that arrows fill the plane instead of one corner of a square
+    around 0. Changes the limits only when a point leaves them or the data fills less than half of
+    the current box (the axes, and the cached background, rarely change). Returns the box's side."""
+    pts = np.vstack([np.zeros((1, 2)), np.asarray(points, dtype=float).reshape(-1, 2)])
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    pad = room * max(float((hi - lo).max()), minimum)
+    lo, hi = np.floor((lo - pad) * 4) / 4, np.ceil((hi + pad) * 4) / 4
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    inside = (pts[:, 0] >= x0).all() and (pts[:, 0] <= x1).all() \
+        and (pts[:, 1] >= y0).all() and (pts[:, 1] <= y1).all()
+    big = (hi - lo).max() < 0.5 * max(x1 - x0, y1 - y0)
+    if not inside or big:
+        ax.set_xlim(lo[0], hi[0])
+        ax.set_ylim(lo[1], hi[1])
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    return float(max(x1 - x0, y1 - y0))
 
 
 def random_projections(d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

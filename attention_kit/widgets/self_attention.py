@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from .. import attention as _attention
 from .. import scores as _scores
 from ..plotting import OKABE_ITO, heatmap, plot_vectors, update_heatmap, update_vectors
-from .base import Explorer, nice_limit, plane, random_projections, steady_limits
+from .base import Explorer, plane, random_projections, steady_box
 from .editor import VectorEditor
 
 __all__ = ["SelfAttentionExplorer"]
@@ -78,6 +78,7 @@ class SelfAttentionExplorer(Explorer):
         n, d = self.n, self.d
         ncols = 3 if d == 2 else 2
         axes = fig.subplots(1, ncols, gridspec_kw={"width_ratios": [1, 1, 0.9][:ncols]})
+        fig.get_layout_engine().set(wspace=0.06)  # the colour bar's label clear of the plane's axis label
         zeros = np.zeros((n, n))
         self._hm_dots = heatmap(zeros, query_labels=self.labels, key_labels=self.labels, ax=axes[0],
                                 kind="scores", title="raw scores Q Kᵀ")
@@ -86,12 +87,10 @@ class SelfAttentionExplorer(Explorer):
         self._ax_p = axes[2] if d == 2 else None
         if self._ax_p is not None:
             colors = [OKABE_ITO[i % len(OKABE_ITO)] for i in range(n)]
-            plane(self._ax_p, "inputs x (solid), outputs y (dashed)" if n <= 4 else
-                   "inputs (solid), outputs (dashed)")
+            plane(self._ax_p, "inputs (solid), outputs (dashed):\nthe same colour for x_i and y_i")
             self._arr_x = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=self.labels, color=colors)
-            # with many tokens, output labels would pile up: the colour pairs them instead
-            self._arr_y = plot_vectors(self._ax_p, np.zeros((n, 2)),
-                                       labels=[f"y{i + 1}" if n <= 4 else "" for i in range(n)],
+            # outputs sit close together near the middle: labels would pile up, the colour pairs them
+            self._arr_y = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=[""] * n,
                                        color=colors, linestyle="--")
 
     def _compute(self) -> dict:
@@ -127,8 +126,6 @@ class SelfAttentionExplorer(Explorer):
         self._hm_dots.ax.set_title(f"raw scores Q Kᵀ = {src}")
         if self._ax_p is not None:
             X, Y = st["X"], st["outputs"]
-            lim = nice_limit(np.vstack([X, Y]), minimum=0.5, room=1.4)  # room for the tip labels
-            steady_limits(self._ax_p, lim)
-            lim = self._ax_p.get_xlim()[1]
-            update_vectors(self._arr_x, X, span=lim)
-            update_vectors(self._arr_y, Y, span=lim)
+            side = steady_box(self._ax_p, np.vstack([X, Y]))  # the data, not a square around 0
+            update_vectors(self._arr_x, X, span=side / 2)
+            update_vectors(self._arr_y, Y, span=side / 2)
