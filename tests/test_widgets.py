@@ -506,3 +506,15 @@ def test_self_attention_plane_fits_the_vectors_not_a_square_around_zero():
     assert np.ptp(pts[:, 0]) > 0.5 * (x1 - x0) and np.ptp(pts[:, 1]) > 0.4 * (y1 - y0)
     ex.editor.set_text("x3", "3, 0")                 # a long vector: the box grows to hold it
     assert ax.get_xlim()[1] >= 3.0
+
+
+def test_multi_head_explorer_sliders_show_feature_names():
+    from attention_kit.widgets import MultiHeadExplorer
+
+    X = np.eye(4)
+    names = ["det", "noun", "pos0", "pos1"]
+    ex = MultiHeadExplorer(X, ["a", "b", "c", "d"], n_heads=2, feature_names=names)
+    assert [ex.controls[f"dim{j}"].description for j in range(4)] == names
+    assert MultiHeadExplorer(X, list("abcd")).controls["dim3"].description == "dim 3"
+    with pytest.raises(ValueError, match="feature_names has 3 names"):
+        MultiHeadExplorer(X, list("abcd"), feature_names=names[:3])

@@ -29,6 +29,9 @@ class MultiHeadExplorer(Explorer):
         Seeds ``init_multi_head``.
     token : int
         Index of the token whose embedding the sliders edit.
+    feature_names : sequence of str, length d_model, optional
+        Names of the embedding's features, shown on the sliders (default ``dim 0`` ...).
+        The controls keep their keys ``dim0`` ... whatever the names.
 
     Attributes
     ----------
@@ -39,7 +42,8 @@ class MultiHeadExplorer(Explorer):
 
     _PLAIN = "MultiHeadExplorer (interactive: run in JupyterLab to use the controls)"
 
-    def __init__(self, X, tokens, *, n_heads: int = 2, seed: int = 0, token: int = 0):
+    def __init__(self, X, tokens, *, n_heads: int = 2, seed: int = 0, token: int = 0,
+                 feature_names=None):
         X = np.asarray(X, dtype=float)
         if X.ndim != 2:
             raise ValueError(f"X has shape {X.shape} but (n, d_model) was expected (rows are tokens)")
@@ -55,6 +59,9 @@ class MultiHeadExplorer(Explorer):
             raise ValueError(f"n_heads = {n_heads} must be one of {heads} (divisors of d_model = {d})")
         if not 0 <= token < n:
             raise ValueError(f"token = {token} must be between 0 and {n - 1}")
+        names = [f"dim {j}" for j in range(d)] if feature_names is None else [str(f) for f in feature_names]
+        if len(names) != d:
+            raise ValueError(f"feature_names has {len(names)} names but X has {d} features per token")
         self.n, self.d = n, d
         self.tokens = tokens
         self.X0 = X.copy()
@@ -71,9 +78,9 @@ class MultiHeadExplorer(Explorer):
         }
         for j in range(d):
             controls[f"dim{j}"] = widgets.FloatSlider(
-                value=float(X[token, j]), min=lo, max=hi, step=0.05, description=f"dim {j}",
+                value=float(X[token, j]), min=lo, max=hi, step=0.05, description=names[j],
                 readout_format=".2f", continuous_update=True,
-                layout=widgets.Layout(width="260px"), style={"description_width": "40px"})
+                layout=widgets.Layout(width="260px"), style={"description_width": "44px"})
         self.reset_button = widgets.Button(description="reset embeddings",
                                            layout=widgets.Layout(width="150px"))
         self.reset_button.on_click(lambda _b: self.reset())
