@@ -78,7 +78,6 @@ class SelfAttentionExplorer(Explorer):
         n, d = self.n, self.d
         ncols = 3 if d == 2 else 2
         axes = fig.subplots(1, ncols, gridspec_kw={"width_ratios": [1, 1, 0.9][:ncols]})
-        fig.get_layout_engine().set(wspace=0.06)  # the colour bar's label clear of the plane's axis label
         zeros = np.zeros((n, n))
         self._hm_dots = heatmap(zeros, query_labels=self.labels, key_labels=self.labels, ax=axes[0],
                                 kind="scores", title="raw scores Q Kᵀ")
@@ -88,6 +87,8 @@ class SelfAttentionExplorer(Explorer):
         if self._ax_p is not None:
             colors = [OKABE_ITO[i % len(OKABE_ITO)] for i in range(n)]
             plane(self._ax_p, "inputs (solid), outputs (dashed):\nthe same colour for x_i and y_i")
+            self._ax_p.yaxis.tick_right()  # ticks and label on the right, away from the colour bar's label
+            self._ax_p.yaxis.set_label_position("right")
             self._arr_x = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=self.labels, color=colors)
             # outputs sit close together near the middle: labels would pile up, the colour pairs them
             self._arr_y = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=[""] * n,
