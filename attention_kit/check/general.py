@@ -10,6 +10,8 @@ usual mistake, and returns True or False. The learner's exceptions are reported,
 * ``context_vector(fn)``: ``fn(a, V)`` returns the context ``a V`` for one query ``(n_k,)`` or
   several ``(n_q, n_k)``.
 * ``output_model(fn)``: ``fn(c, W_c, b_c)`` returns ``softmax(W_c c + b_c)`` in the survey's layout.
+* ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers;
+  the worked solutions use it so that their cells store no output.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ returns True or False. The learner's exceptions are reported, never raised. Mask
   sin/cos swapped, sin (or cos) in both columns of a pair, a wrong exponent (i/d, j/d, 2j/d), the
   halves concatenated, positions from 1.
 * ``future_unchanged(answer)``: which query rows change when token 3 of 6 is edited under a causal mask.
+* ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers;
+  the worked solutions use it so that their cells store no output.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ returns True or False. The learner's exceptions are reported, never raised.
 * ``one_head(fn)``: one head of scaled dot-product attention by hand.
 * ``concat_project(fn)``: concatenate the heads, then apply ``W_o``.
 * ``n_parameters(answer, d_model=..., n_heads=..., bias=...)``: count the parameters of a layer.
+* ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers;
+  the worked solutions use it so that their cells store no output.
 """
 
 from __future__ import annotations

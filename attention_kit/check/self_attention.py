@@ -8,6 +8,8 @@ lets the learner's exception escape.
 
 Checkers: ``softmax_rows``, ``scaled_scores``, ``output_row``, ``full_self_attention``,
 ``dot_variance`` and ``fixed_source_code``.
+``quietly()`` (from ``attention_kit.check``) silences them; the worked solutions use it so that
+their cells store no output.
 """
 
 from __future__ import annotations
