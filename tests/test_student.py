@@ -121,7 +121,7 @@ def test_student_copy_runs_and_exercises_print_hints(src, student_dir):
 
 # Notebooks whose solutions still store their output (issue 17 covered 01-04); remove an entry once
 # its solutions run their checker inside check.quietly() and the notebook is re-executed.
-SOLUTION_OUTPUT_PENDING = {"05_how_attention_learns.ipynb"}
+SOLUTION_OUTPUT_PENDING: set[str] = set()
 
 
 @pytest.mark.parametrize("src", NOTEBOOKS, ids=lambda p: p.stem)

@@ -11,6 +11,8 @@ returns True or False. The learner's exceptions are reported, never raised.
 * ``gradient_check(fn)``: ``fn(f, x, analytic, eps) -> relative error``; catches an absolute error
   (which hides the scale of the gradient), a one-sided difference and a division by eps instead of 2 eps.
 * ``rotate_pattern(answer)``: which key each query of the ``rotate`` task attends to after training.
+* ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers; the
+  worked solutions use it so that their cells store no output.
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ import numpy as np
 from ..backward import relative_error
 from ..backward import softmax_backward as _softmax_backward
 from ..training import N_TOKENS
-from . import not_done, report, try_call
+from . import not_done, quietly, report, try_call
 from .masks_positions import _close, _floats, _shape, _shape_text
 
-__all__ = ["softmax_backward", "attention_grads", "gradient_check", "rotate_pattern"]
+__all__ = ["softmax_backward", "attention_grads", "gradient_check", "rotate_pattern", "quietly"]
 
 STUB = "no answer yet: replace the `...` after `return` with your code, then run the cell again"
 
