@@ -28,6 +28,7 @@ from .backward import (
     scaled_dot_product_attention_backward,
     softmax_backward,
 )
+from .decoding import TinyDecoder
 from .errors import (
     AttentionError,
     EmptySequenceError,
@@ -38,6 +39,14 @@ from .errors import (
     ShapeError,
     UnknownNameError,
 )
+from .gqa import (
+    GroupedQueryParams,
+    from_multi_head,
+    grouped_query_attention,
+    init_grouped_query,
+    to_multi_head,
+)
+from .kvcache import MODEL_SHAPES, KVCache, kv_cache_bytes
 from .masks import causal_mask, padding_mask, window_mask
 from .multihead import (
     MultiHeadParams,
@@ -46,6 +55,7 @@ from .multihead import (
     multi_head_attention,
     split_heads,
 )
+from .online import online_softmax, online_step, online_trace
 from .positions import position_frequencies, position_rotation, sinusoidal_positions
 from .scores import (
     ACTIVATIONS,
@@ -62,6 +72,8 @@ from .scores import (
     scaled_dot_score,
     score,
 )
+from .sliding import receptive_field, sliding_window_mask
+from .tiled import TileCounts, TileStep, tile_counts, tiled_attention, tiled_trace
 
 __version__ = "0.1.0"
 
@@ -75,6 +87,11 @@ __all__ = [
     "local_align", "merge_heads", "multi_head_attention", "padding_mask", "position_frequencies",
     "position_rotation", "scaled_dot_product_attention",
     "scaled_dot_score", "score", "self_attention", "sinusoidal_positions", "soft_align", "softmax", "split_heads", "window_mask",
+    # attention at scale (notebook 07)
+    "GroupedQueryParams", "KVCache", "MODEL_SHAPES", "TileCounts", "TileStep", "TinyDecoder",
+    "from_multi_head", "grouped_query_attention", "init_grouped_query", "kv_cache_bytes",
+    "online_softmax", "online_step", "online_trace", "receptive_field", "sliding_window_mask",
+    "tile_counts", "tiled_attention", "tiled_trace", "to_multi_head",
 ]
 # the backward pass (notebook 05); the optimisers are in attention_kit.optim
 __all__ += ["multi_head_attention_backward", "numerical_gradient", "relative_error",

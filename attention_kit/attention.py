@@ -120,6 +120,24 @@ def scaled_dot_product_attention(Q, K, V, mask=None, *, scale: float | None = No
     weights : ndarray, shape (..., n_q, n_k)
         Each row sums to 1 (or 0 for a fully masked row).
     """
+    Q, K, V = check_qkv(Q, K, V)
+    return _sdpa_core(Q * Q.dtype.type(check_scale(scale, Q.shape[-1])), K, V, mask)
+
+
+def check_scale(scale, d_k: int) -> float:
+    """The score scale: ``1 / sqrt(d_k)`` when ``scale`` is None, else ``scale`` if it is finite."""
+    s = (1.0 / np.sqrt(d_k)) if scale is None else float(scale)
+    if not np.isfinite(s):
+        raise ParameterError(f"scale must be a finite number, got {scale!r}; leave it None for 1/sqrt(d_k)")
+    return s
+
+
+def check_qkv(Q, K, V) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate queries ``(..., n_q, d_k)``, keys ``(..., n_k, d_k)`` and values ``(..., n_k, d_v)``.
+
+    Returns them as float arrays; raises ``ShapeError`` (naming the column layout when that is the
+    likely cause), ``EmptySequenceError`` or ``NonFiniteError`` otherwise.
+    """
     Q = check_matrix(Q, "Q", expected="(n_q, d_k)")
     K = check_matrix(K, "K", expected="(n_k, d_k)")
     V = check_matrix(V, "V", expected="(n_k, d_v)")
@@ -133,10 +151,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None, *, scale: float | None = No
             f"K has {K.shape[-2]} keys but V has {V.shape[-2]} values (K {K.shape}, V {V.shape}); "
             "V must be (n_k, d_v), one row per key. If V is in the column layout (d_v, n_k), use V.T"
         )
-    s = (1.0 / np.sqrt(Q.shape[-1])) if scale is None else float(scale)
-    if not np.isfinite(s):
-        raise ParameterError(f"scale must be a finite number, got {scale!r}; leave it None for 1/sqrt(d_k)")
-    return _sdpa_core(Q * Q.dtype.type(s), K, V, mask)
+    return Q, K, V
 
 
 # |q . k| <= |q| |k|; below this bound the score matrix cannot overflow.

@@ -1,0 +1,165 @@
+"""The KV cache of causal decoding, and its size.
+
+A model that writes text one token at a time would, naively, recompute the keys and values of the
+whole prefix for every new token. Under a causal mask the keys and values of the old tokens never
+change, so they can be kept: the cache stores them, each step appends the new token's key and value
+and attends with the new token's query alone. Row ``t`` of full causal attention over the prefix
+is exactly what that one query computes (:meth:`KVCache.attend`).
+
+The price is memory, ``2 (K and V) x layers x kv_heads x d_head x bytes`` per token
+(:func:`kv_cache_bytes`); multi-query and grouped-query attention (:mod:`.gqa`) shrink it by
+sharing each key/value head between several query heads, and a sliding window caps it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .attention import scaled_dot_product_attention
+from .errors import ParameterError, ShapeError, as_float_array, check_finite
+from .masks import _check_count
+
+__all__ = ["KVCache", "kv_cache_bytes", "MODEL_SHAPES"]
+
+# Shapes of a few published decoder-only models, from their released configuration files
+# (config.json on the Hugging Face hub): layers, query heads, key/value heads, d_head, context length.
+MODEL_SHAPES = {
+    "Llama 2 7B": {"layers": 32, "heads": 32, "kv_heads": 32, "d_head": 128, "context": 4096},
+    "Llama 2 70B": {"layers": 80, "heads": 64, "kv_heads": 8, "d_head": 128, "context": 4096},
+    "Mistral 7B": {"layers": 32, "heads": 32, "kv_heads": 8, "d_head": 128, "context": 32768},
+    "Falcon 7B": {"layers": 32, "heads": 71, "kv_heads": 1, "d_head": 64, "context": 2048},
+}
+
+
+def kv_cache_bytes(n_tokens: int, *, layers: int, kv_heads: int, d_head: int,
+                   bytes_per_value: int = 2) -> int:
+    """Bytes of the keys and values cached for ``n_tokens`` tokens of one sequence.
+
+    ``2 * layers * kv_heads * d_head * bytes_per_value`` per token: one key and one value vector of
+    ``d_head`` numbers per key/value head per layer. ``bytes_per_value`` is 2 for float16 and
+    bfloat16, 4 for float32, 8 for float64.
+    """
+    n = int(n_tokens)
+    if n < 0:
+        raise ParameterError(f"n_tokens must be >= 0, got {n_tokens!r}")
+    for name, v in (("layers", layers), ("kv_heads", kv_heads), ("d_head", d_head),
+                    ("bytes_per_value", bytes_per_value)):
+        _check_count(v, name)
+    return 2 * layers * kv_heads * d_head * bytes_per_value * n
+
+
+class KVCache:
+    """Keys and values of the tokens seen so far, for one layer of causal decoding.
+
+    Parameters
+    ----------
+    d_k, d_v : int
+        Width of each key and of each value.
+    n_heads : int, optional
+        Number of key/value heads. Without it, keys are ``(n, d_k)``; with it, ``(h, n, d_k)``.
+    window : int, optional
+        Keep only the last ``window`` tokens (a rolling buffer, for sliding-window attention).
+    dtype : numpy dtype
+        float64 (default) or float32.
+
+    Attributes
+    ----------
+    keys : ndarray, shape ([h,] n, d_k)
+        The cached keys, oldest first (a view).
+    values : ndarray, shape ([h,] n, d_v)
+    nbytes : int
+        Bytes of the cached keys and values.
+    """
+
+    def __init__(self, d_k: int, d_v: int, *, n_heads: int | None = None, window: int | None = None,
+                 dtype=np.float64, capacity: int = 16):
+        self.d_k, self.d_v = _check_count(d_k, "d_k"), _check_count(d_v, "d_v")
+        self.lead = () if n_heads is None else (_check_count(n_heads, "n_heads"),)
+        self.window = None if window is None else _check_count(window, "window")
+        self.dtype = np.dtype(dtype)
+        if self.dtype not in (np.float32, np.float64):
+            raise ParameterError(f"dtype must be float32 or float64, got {self.dtype}")
+        cap = _check_count(capacity, "capacity")
+        self._K = np.empty(self.lead + (cap, self.d_k), self.dtype)  # ([h,] capacity, d_k)
+        self._V = np.empty(self.lead + (cap, self.d_v), self.dtype)  # ([h,] capacity, d_v)
+        self._start = self._stop = 0
+        self.seen = 0  # tokens appended so far (also those a window has dropped)
+
+    def __len__(self) -> int:
+        return self._stop - self._start
+
+    @property
+    def keys(self) -> np.ndarray:
+        return self._K[..., self._start : self._stop, :]
+
+    @property
+    def values(self) -> np.ndarray:
+        return self._V[..., self._start : self._stop, :]
+
+    @property
+    def nbytes(self) -> int:
+        return self.keys.nbytes + self.values.nbytes
+
+    def _rows(self, x, name: str, d: int) -> np.ndarray:
+        """``x`` as ``([h,] t, d)``: one token ``([h,] d)`` gets a token axis."""
+        x = as_float_array(x, name)
+        want = self.lead + (d,)
+        if x.shape == want:
+            x = x[..., None, :]  # ([h,] 1, d)
+        if x.ndim != len(want) + 1 or x.shape[:-2] != self.lead or x.shape[-1] != d or x.shape[-2] == 0:
+            tok = "(t, " if not self.lead else f"({self.lead[0]}, t, "
+            raise ShapeError(f"{name} has shape {x.shape} but {want} (one token) or {tok}{d}) (t tokens) "
+                             f"was expected for this cache (d = {d}" + (f", {self.lead[0]} heads)" if self.lead else ")"))
+        check_finite(x, name)
+        return x
+
+    def append(self, k, v) -> None:
+        """Add the key(s) and value(s) of one token, ``([h,] d)``, or of ``t`` tokens, ``([h,] t, d)``."""
+        k, v = self._rows(k, "k", self.d_k), self._rows(v, "v", self.d_v)
+        if k.shape[-2] != v.shape[-2]:
+            raise ShapeError(f"k holds {k.shape[-2]} tokens but v holds {v.shape[-2]}; give one value per key")
+        t = k.shape[-2]
+        cap = self._K.shape[-2]
+        if self._stop + t > cap:  # make room: drop what the window no longer needs, move to the front, grow
+            if self.window is not None:
+                self._start = max(self._start, self._stop + t - self.window)
+            live = len(self)
+            new_cap = max(cap, 2 * (live + t))
+            K = np.empty(self.lead + (new_cap, self.d_k), self.dtype)
+            V = np.empty(self.lead + (new_cap, self.d_v), self.dtype)
+            K[..., :live, :], V[..., :live, :] = self.keys, self.values
+            self._K, self._V, self._start, self._stop = K, V, 0, live
+        self._K[..., self._stop : self._stop + t, :] = k
+        self._V[..., self._stop : self._stop + t, :] = v
+        self._stop += t
+        self.seen += t
+        if self.window is not None and len(self) > self.window:
+            self._start = self._stop - self.window
+
+    def attend(self, q, *, scale: float | None = None):
+        """Attention of the newest token's query over every cached key: one row of causal attention.
+
+        Parameters
+        ----------
+        q : ndarray, shape (d_k,) or (h_q, d_k)
+            The newest token's query; with key/value heads, one per query head. ``h_q`` may be a
+            multiple of the cache's heads (grouped-query attention): query heads
+            ``g * j .. g * j + g - 1`` share key/value head ``j``, with ``g = h_q / h``.
+
+        Returns
+        -------
+        output : ndarray, shape ([h_q,] d_v)
+        weights : ndarray, shape ([h_q,] n)
+            Over the cached tokens, oldest first.
+        """
+        if len(self) == 0:
+            raise ShapeError("the cache is empty: append the new token's k and v before attending with its q")
+        q = as_float_array(q, "q")
+        h = self.lead[0] if self.lead else None
+        ok = q.shape == (self.d_k,) if h is None else (q.ndim == 2 and q.shape[1] == self.d_k and q.shape[0] % h == 0)
+        if not ok:
+            want = f"({self.d_k},)" if h is None else f"(h_q, {self.d_k}) with h_q a multiple of the {h} key/value heads"
+            raise ShapeError(f"q has shape {q.shape} but {want} was expected: the newest token's query only")
+        Q = q[None, :] if h is None else q.reshape(h, q.shape[0] // h, self.d_k)  # (1, d_k) or (h, g, d_k)
+        out, w = scaled_dot_product_attention(Q, self.keys, self.values, scale=scale)  # (.., 1 or g, d_v), (.., n)
+        return out.reshape(q.shape[:-1] + (self.d_v,)), w.reshape(q.shape[:-1] + (len(self),))

@@ -1,0 +1,59 @@
+"""Sliding-window attention: each query sees only the last ``window`` keys.
+
+A causal model with a sliding window (Beltagy et al. 2020, Longformer; Mistral 7B uses 4096) lets
+query ``i`` attend to keys ``i - window + 1 .. i``. It is the local alignment of the survey (a
+window ``[p - D, p + D]`` around ``p = i``) cut to its past half, ``D = window - 1``. Per layer,
+the work and the KV cache stop growing with ``n``; across layers the window compounds: after
+``L`` layers, output ``i`` can depend on inputs ``i - L (window - 1) .. i``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import MaskDtypeError, MaskError
+from .masks import _check_count, causal_mask, window_mask
+
+__all__ = ["sliding_window_mask", "receptive_field"]
+
+
+def sliding_window_mask(n: int, window: int) -> np.ndarray:
+    """Causal sliding-window mask: query i may attend to keys ``max(0, i - window + 1) .. i``.
+
+    Returns
+    -------
+    mask : ndarray of bool, shape (n, n)
+        The causal mask and the local window of half-width ``D = window - 1`` around ``p = i``.
+    """
+    n, window = _check_count(n, "n"), _check_count(window, "window")
+    return causal_mask(n) & window_mask(n, n, center=np.arange(n), D=window - 1)
+
+
+def receptive_field(mask, n_layers: int) -> np.ndarray:
+    """Which inputs can influence which outputs after ``n_layers`` layers with the same mask.
+
+    Output ``i`` of one layer mixes the inputs ``j`` with ``mask[i, j]``; through a residual
+    connection it also keeps input ``i`` itself. Composing layers is a boolean matrix product.
+
+    Parameters
+    ----------
+    mask : ndarray of bool, shape (n, n)
+        True means "may attend".
+    n_layers : int >= 1
+
+    Returns
+    -------
+    reach : ndarray of bool, shape (n, n)
+        ``reach[i, j]`` is True when input token j can change output token i after ``n_layers``.
+    """
+    m = np.asarray(mask)
+    if m.dtype != np.bool_:
+        raise MaskDtypeError(f"mask must be boolean (True = may attend), got dtype {m.dtype}; use mask.astype(bool)")
+    if m.ndim != 2 or m.shape[0] != m.shape[1]:
+        raise MaskError(f"mask has shape {m.shape} but a square (n, n) self-attention mask was expected")
+    n_layers = _check_count(n_layers, "n_layers")
+    step = m | np.eye(m.shape[0], dtype=bool)  # the residual connection keeps token i in row i
+    reach = step.copy()
+    for _ in range(n_layers - 1):
+        reach = (reach.astype(np.int64) @ step.astype(np.int64)) > 0  # (n, n): a path i <- k <- j
+    return reach
