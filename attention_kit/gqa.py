@@ -24,7 +24,7 @@ from .errors import (
     check_mask,
     check_matrix,
 )
-from .multihead import MultiHeadParams, _heads, _heads_arg, _stack, merge_heads
+from .multihead import MultiHeadParams, _heads, _heads_arg, _mask_for_heads, _stack, merge_heads
 
 __all__ = ["GroupedQueryParams", "init_grouped_query", "grouped_query_attention", "from_multi_head",
            "to_multi_head"]
@@ -134,11 +134,12 @@ def to_multi_head(params: GroupedQueryParams) -> MultiHeadParams:
                            W_v=np.repeat(params.W_v, g, axis=0), W_o=params.W_o)  # (h, d_model, d_v)
 
 
-def _grouped_mask(mask, shape: tuple, h: int, h_kv: int):
-    """A mask broadcastable to (..., h, n_q, n_k), as (..., h_kv, g, n_q, n_k) (or None)."""
+def _grouped_mask(mask, batch: tuple, h: int, h_kv: int, n_q: int, n_k: int):
+    """A mask in multi-head layout (see ``multi_head_attention``), as (..., h_kv, g, n_q, n_k) or
+    (..., 1, 1, n_q, n_k), to match the grouped scores; None stays None."""
     if mask is None:
         return None
-    m = check_mask(mask, shape)
+    m = check_mask(_mask_for_heads(mask, batch, h), batch + (h, n_q, n_k))
     if m.ndim < 3 or m.shape[-3] == 1:  # the same mask for every head
         return m[..., None, :, :] if m.ndim >= 3 else m
     return m.reshape(m.shape[:-3] + (h_kv, h // h_kv) + m.shape[-2:])  # (..., h_kv, g, n_q, n_k)
@@ -157,8 +158,10 @@ def grouped_query_attention(X_q, X_kv, params: GroupedQueryParams, mask=None):
     X_q : ndarray, shape (..., n_q, d_model)
     X_kv : ndarray, shape (..., n_k, d_model)
     params : GroupedQueryParams
-    mask : bool array, broadcastable to (..., h, n_q, n_k), optional
-        True means "may attend"; an (n_q, n_k) mask applies to every head.
+    mask : bool array, optional
+        True means "may attend", in the layouts of ``multi_head_attention``: ``(n_q, n_k)`` for
+        every head, ``(..., n_q, n_k)`` with the tokens' batch axes for one mask per sequence,
+        ``(..., h, n_q, n_k)`` for one per sequence and query head.
 
     Returns
     -------
@@ -177,9 +180,9 @@ def grouped_query_attention(X_q, X_kv, params: GroupedQueryParams, mask=None):
     Kh = _heads(X_kv @ _stack(params.W_k).astype(dt, copy=False), h_kv, d_k)  # (..., h_kv, n_k, d_k)
     Vh = _heads(X_kv @ _stack(params.W_v).astype(dt, copy=False), h_kv, d_v)  # (..., h_kv, n_k, d_v)
     n_q, n_k = Qh.shape[-2], Kh.shape[-2]
-    batch = np.broadcast_shapes(Qh.shape[:-3], Kh.shape[:-3])
+    batch = np.broadcast_shapes(X_q.shape[:-2], X_kv.shape[:-2])
     Qg = Qh.reshape(Qh.shape[:-3] + (h_kv, g, n_q, d_k))  # (..., h_kv, g, n_q, d_k): groups side by side
-    mask = _grouped_mask(mask, batch + (h, n_q, n_k), h, h_kv)
+    mask = _grouped_mask(mask, batch, h, h_kv, n_q, n_k)
     heads, weights = _sdpa_core(Qg, Kh[..., None, :, :], Vh[..., None, :, :], mask)  # (..., h_kv, g, n_q, d_v)
     heads = heads.reshape(heads.shape[:-4] + (h, n_q, d_v))  # (..., h, n_q, d_v)
     weights = weights.reshape(weights.shape[:-4] + (h, n_q, n_k))  # (..., h, n_q, n_k)

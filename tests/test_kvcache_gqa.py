@@ -110,12 +110,16 @@ def test_gqa_equals_multi_head_with_repeated_kv_heads(heads, n_q, n_k, seed):
     np.testing.assert_allclose(w, ref_w, atol=1e-12)
     # plain loop over query heads: head l uses K/V head l // g
     g = h // h_kv
+    heads = []
     for head in range(h):
         q = Xq @ p.W_q[head]
         k, v = Xkv @ p.W_k[head // g], Xkv @ p.W_v[head // g]
         s = np.where(mask[head], q @ k.T / np.sqrt(q.shape[1]), -np.inf)
         e = np.exp(s - np.where(mask[head].any(1), s.max(1), 0)[:, None])
-        np.testing.assert_allclose(w[head], e / np.maximum(e.sum(1, keepdims=True), 1e-300), atol=1e-12)
+        a = e / np.maximum(e.sum(1, keepdims=True), 1e-300)
+        np.testing.assert_allclose(w[head], a, atol=1e-12)
+        heads.append(a @ v)
+    np.testing.assert_allclose(out, np.concatenate(heads, axis=1) @ p.W_o, atol=1e-12)
 
 
 def test_gqa_with_as_many_kv_heads_as_heads_is_mha():
@@ -241,3 +245,20 @@ def test_decoder_bad_input():
         dec.generate([1, 2, 3], 6, cache=False)
     with pytest.raises(ak.ParameterError, match="Generator"):
         ak.TinyDecoder(10, 8, 2, 1, rng=0)
+
+
+def test_gqa_batched_masks_follow_multi_head_attention():
+    """A (batch, n_q, n_k) padding mask is one mask per sequence; (batch, h, n_q, n_k) one per head."""
+    rng = np.random.default_rng(7)
+    p = ak.init_grouped_query(8, 4, 2, rng=rng)
+    X = rng.normal(size=(3, 5, 8))
+    pad = ak.padding_mask([5, 3, 2], 5, n_q=5)  # (3, 5, 5)
+    per_head = rng.random((3, 4, 5, 5)) < 0.6
+    for mask in (pad, pad & ak.causal_mask(5), per_head, ak.padding_mask([5, 3, 2], 5)):
+        out, w = ak.grouped_query_attention(X, X, p, mask=mask)
+        ref, ref_w = ak.multi_head_attention(X, X, ak.to_multi_head(p), mask=mask)
+        np.testing.assert_allclose(out, ref, atol=1e-12)
+        np.testing.assert_allclose(w, ref_w, atol=1e-12)
+    assert np.all(w[1, :, :, 3:] == 0)  # sequence 1 has 3 real tokens: no head looks at the pads
+    with pytest.raises(ak.MaskError, match="ambiguous"):
+        ak.grouped_query_attention(X, X, p, mask=np.ones((1, 1, 1, 1, 5, 5), bool))

@@ -61,7 +61,7 @@ def test_online_softmax_equals_two_pass_softmax(n_q, n_k, block, data):
 def test_online_step_rescales_the_old_sum():
     x = np.array([1.0, 3.0, 2.0, 5.0])
     m, l = np.array(-np.inf), np.array(0.0)
-    for j, xj in enumerate(x):
+    for j in range(len(x)):
         m, l, alpha, _ = ak.online_step(m, l, x[j : j + 1])
         seen = x[: j + 1]
         assert m == seen.max()
