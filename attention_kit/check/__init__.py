@@ -7,7 +7,7 @@ it prints what went wrong instead.
 
 Submodules by concept: ``check.general`` (notebook 01), ``check.self_attention`` (notebook 02),
 ``check.multi_head`` (notebook 03), ``check.masks_positions`` (notebook 04),
-``check.backprop`` (notebook 05).
+``check.backprop`` (notebook 05), ``check.at_scale`` (notebook 07).
 """
 
 from __future__ import annotations

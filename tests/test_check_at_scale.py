@@ -1,0 +1,187 @@
+"""The notebook-07 checkers accept right answers and name the usual mistakes."""
+
+import math
+
+import numpy as np
+import pytest
+
+import attention_kit as ak
+from attention_kit.check import at_scale as chk
+
+STUB = "✗ no answer yet: replace the `...` after `return` with your code, then run the cell again"
+
+
+def _line(capsys):
+    out = capsys.readouterr().out.strip()
+    assert "\n" not in out, out
+    return out
+
+
+def _raises(*args):
+    raise RuntimeError("boom")
+
+
+# ---------------------------------------------------------------- online update
+
+def update_right(m, l, acc, s, V):
+    m_new = max(m, np.max(s))
+    alpha = np.exp(m - m_new)
+    p = np.exp(s - m_new)
+    return m_new, alpha * l + p.sum(), alpha * acc + p @ V
+
+
+def update_loop(m, l, acc, s, V):
+    """The same step one score at a time (an online softmax inside the block): also right."""
+    for sj, vj in zip(s, V, strict=True):
+        m_new = max(m, sj)
+        a = math.exp(m - m_new)
+        p = math.exp(sj - m_new)
+        m, l, acc = m_new, a * l + p, a * acc + p * vj
+    return m, l, acc
+
+
+def test_update_reference_gives_softmax_times_values():
+    rng = np.random.default_rng(0)
+    s, V = rng.normal(size=10) * 3, rng.normal(size=(10, 2))
+    m, l, acc = -np.inf, 0.0, np.zeros(2)
+    for start in range(0, 10, 3):
+        m, l, acc = update_right(m, l, acc, s[start:start + 3], V[start:start + 3])
+    np.testing.assert_allclose(acc / l, ak.softmax(s) @ V)
+
+
+@pytest.mark.parametrize("right", [update_right, update_loop,
+                                   lambda m, l, acc, s, V: tuple(map(list, [[0]]))[0] and update_right(m, l, acc, s, V)])
+def test_online_update_accepts_right_answers(capsys, right):
+    assert chk.online_update(right) is True
+    assert _line(capsys).startswith("✓")
+
+
+def _variant(l_rule, acc_rule, *, keep_m=False, norm=False, inverted=False):
+    def f(m, l, acc, s, V):
+        m_new = max(m, np.max(s))
+        a = np.exp(m - m_new) if not inverted else (np.exp(m_new - m) if np.isfinite(m) else 0.0)
+        p = np.exp(s - m_new)
+        l_new = l_rule(a, l) + p.sum()
+        acc_new = acc_rule(a, acc, p @ V)
+        if norm:
+            acc_new = acc_new / l_new
+        return (m if keep_m else m_new), l_new, acc_new
+    return f
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (_variant(lambda a, l: l, lambda a, acc, pv: a * acc + pv), "old sum l was not rescaled"),
+    (_variant(lambda a, l: a * l, lambda a, acc, pv: acc + pv), "old output acc was not rescaled"),
+    (_variant(lambda a, l: a * l, lambda a, acc, pv: a ** 2 * acc + pv), "rescaled twice"),
+    (_variant(lambda a, l: a * l, lambda a, acc, pv: a * (a * acc + pv)), "rescaled twice"),
+    (_variant(lambda a, l: l, lambda a, acc, pv: acc + pv), "neither the old sum nor the old output"),
+    (_variant(lambda a, l: a * l, lambda a, acc, pv: a * acc + pv, inverted=True), "upside down"),
+    (_variant(lambda a, l: a * l, lambda a, acc, pv: a * acc + pv, keep_m=True), "return the new maximum"),
+    (_variant(lambda a, l: a * l, lambda a, acc, pv: a * acc + pv, norm=True), "divided by l too early"),
+    (lambda m, l, acc, s, V: (max(m, np.max(s)), l + np.exp(s).sum(), acc + np.exp(s) @ V), "after block"),
+    (lambda m, l, acc, s, V: (max(m, np.max(s)), 1.0, np.zeros(V.shape[1] + 1)), "shape (d_v,)"),
+    (lambda m, l, acc, s, V: (m, l), "return the three values"),
+    (lambda m, l, acc, s, V: None, "forget `return`"),
+    (_raises, "RuntimeError: boom"),
+    (lambda m, l, acc, s, V: ..., STUB),
+    (lambda m, l, acc, s, V: (..., ..., ...), STUB),
+])
+def test_online_update_names_the_mistake(capsys, wrong, words):
+    assert chk.online_update(wrong) is False
+    out = _line(capsys)
+    assert out.startswith("✗") and words in out, out
+
+
+def test_online_update_not_done(capsys):
+    assert chk.online_update(None) is False
+    assert "no answer yet" in _line(capsys)
+
+
+# ---------------------------------------------------------------- skipped tiles
+
+def tiles_loop(n, bq, bk):
+    """Reference written independently: a tile is skipped when all its pairs (i, j) have j > i."""
+    skipped = 0
+    for r0 in range(0, n, bq):
+        for c0 in range(0, n, bk):
+            rows, cols = range(r0, min(r0 + bq, n)), range(c0, min(c0 + bk, n))
+            skipped += all(j > i for i in rows for j in cols)
+    return skipped
+
+
+def test_tiles_loop_agrees_with_package():
+    for n, bq, bk in [(13, 4, 4), (9, 2, 3), (20, 5, 3), (1, 1, 1)]:
+        assert tiles_loop(n, bq, bk) == ak.tile_counts(n, n, block_q=bq, block_k=bk, causal=True).skipped
+
+
+@pytest.mark.parametrize("right", [
+    tiles_loop,
+    lambda n, bq, bk: sum(1 for r0 in range(0, n, bq) for c0 in range(0, n, bk) if c0 > min(r0 + bq, n) - 1),
+    lambda n, bq, bk: np.int64(tiles_loop(n, bq, bk)),
+    lambda n, bq, bk: float(tiles_loop(n, bq, bk)),
+])
+def test_skipped_tiles_accepts_right_answers(capsys, right):
+    assert chk.skipped_tiles(right) is True
+    assert _line(capsys).startswith("✓")
+
+
+def _ceil(a, b):
+    return -(-a // b)
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (lambda n, bq, bk: n * (n - 1) // 2, "(query, key) pairs"),
+    (lambda n, bq, bk: sum(j * bk > (i + 1) * bq - 1 for i in range(n // bq) for j in range(n // bk)),
+     "shorter block was left out"),
+    (lambda n, bq, bk: ak.tile_counts(n, n, block_q=bq, block_k=bk, causal=True).computed, "are computed"),
+    (lambda n, bq, bk: sum(any(j > i for i in range(r0, min(r0 + bq, n)) for j in range(c0, min(c0 + bk, n)))
+                           for r0 in range(0, n, bq) for c0 in range(0, n, bk)), "diagonal tiles were counted"),
+    (lambda n, bq, bk: _ceil(n, bq) * _ceil(n, bk) / 2, "about half"),
+    (lambda n, bq, bk: _ceil(n, bq) * (_ceil(n, bq) - 1) // 2, "only when block_q == block_k"),
+    (lambda n, bq, bk: 3, "expected 6 skipped tiles, got 3"),
+    (lambda n, bq, bk: "6", "whole number"),
+    (lambda n, bq, bk: None, "forget `return`"),
+    (_raises, "RuntimeError: boom"),
+    (lambda n, bq, bk: ..., STUB),
+])
+def test_skipped_tiles_names_the_mistake(capsys, wrong, words):
+    assert chk.skipped_tiles(wrong) is False
+    out = _line(capsys)
+    assert out.startswith("✗") and words in out, out
+
+
+# ---------------------------------------------------------------- KV cache size
+
+def kv_right(n, layers, heads, kv_heads, d_head, b):
+    return 2 * layers * kv_heads * d_head * b * n
+
+
+@pytest.mark.parametrize("right", [kv_right, lambda *a: float(kv_right(*a)), lambda *a: np.int64(kv_right(*a))])
+def test_kv_cache_size_accepts_right_answers(capsys, right):
+    assert chk.kv_cache_size(right) is True
+    assert _line(capsys).startswith("✓")
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (lambda n, L, H, Hkv, d, b: L * Hkv * d * b * n, "the factor 2"),
+    (lambda n, L, H, Hkv, d, b: 2 * L * H * d * b * n, "query heads"),
+    (lambda n, L, H, Hkv, d, b: 2 * Hkv * d * b * n, "one layer"),
+    (lambda n, L, H, Hkv, d, b: 2 * L * Hkv * d * n, "bytes_per_value"),
+    (lambda n, L, H, Hkv, d, b: 16 * L * Hkv * d * b * n, "bits"),
+    (lambda n, L, H, Hkv, d, b: 2 * L * Hkv * d * b * n * n, "n_tokens^2"),
+    (lambda n, L, H, Hkv, d, b: 2 * L * Hkv * d * b * n / 2**30, "not GiB"),
+    (lambda n, L, H, Hkv, d, b: 3 * L * Hkv * d * b * n, "2 (K and V) x layers"),
+    (lambda *a: [1], "number of bytes"),
+    (_raises, "RuntimeError: boom"),
+    (lambda *a: ..., STUB),
+])
+def test_kv_cache_size_names_the_mistake(capsys, wrong, words):
+    assert chk.kv_cache_size(wrong) is False
+    out = _line(capsys)
+    assert out.startswith("✗") and words in out, out
+
+
+def test_first_kv_case_tells_heads_from_kv_heads():
+    # the first case must have fewer key/value heads than heads, or the 'query heads' mistake would pass it
+    name, shape, _ = chk._KV_CASES[0]
+    assert shape["kv_heads"] < shape["heads"], name
