@@ -12,7 +12,7 @@ PUBLIC = {
     "attention_kit.widgets": ["VectorParseError", "parse_vector", "format_vector", "VectorEditor",
                               "LiveFigure", "encode_png", "AttentionExplorer",
                               "SelfAttentionExplorer", "MultiHeadExplorer", "MaskExplorer",
-                              "AttentionTrainer", "TrainingMonitor"],
+                              "AttentionTrainer", "TrainingMonitor", "TilingStepper"],
     "attention_kit.widgets.editor": ["VectorEditor"],
     "attention_kit.widgets.live_figure": ["LiveFigure", "encode_png"],
     "attention_kit.widgets.base": ["Explorer", "nice_limit", "plane", "steady_limits", "steady_box",
@@ -23,6 +23,7 @@ PUBLIC = {
     "attention_kit.widgets.multi_head": ["MultiHeadExplorer"],
     "attention_kit.widgets.masks": ["MaskExplorer"],
     "attention_kit.widgets.trainer": ["AttentionTrainer", "TrainingMonitor"],
+    "attention_kit.widgets.tiling": ["TilingStepper"],
 }
 PACKAGE = Path(attention_kit.__file__).parent
 

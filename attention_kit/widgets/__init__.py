@@ -7,7 +7,8 @@ notebooks' stored outputs) can drive them without a browser:
 * :class:`VectorEditor` - a text box and one slider per component for each named vector.
 * :class:`LiveFigure` - an ``ipywidgets.Image`` that shows a reused matplotlib ``Figure`` as PNG.
 * :class:`AttentionExplorer` (notebook 01), :class:`SelfAttentionExplorer` (notebook 02),
-  :class:`MultiHeadExplorer` (notebook 03) and :class:`MaskExplorer` (notebook 04).
+  :class:`MultiHeadExplorer` (notebook 03), :class:`MaskExplorer` (notebook 04) and
+  :class:`TilingStepper` (notebook 07).
 * :class:`AttentionTrainer` and :class:`TrainingMonitor` (notebook 05): train a head and watch it.
 
 An explorer recomputes its ``state`` with ``attention_kit`` and redraws its figure in place
@@ -22,7 +23,7 @@ Where each piece lives (one module per building block, one per explorer):
 * ``live_figure`` - :class:`LiveFigure`, :func:`encode_png`
 * ``base`` - the explorer base class and the 2-D plane helpers
 * ``messages`` - the error label and its one-line messages
-* ``general_attention``, ``self_attention``, ``multi_head``, ``masks`` - one explorer each
+* ``general_attention``, ``self_attention``, ``multi_head``, ``masks``, ``tiling`` - one explorer each
 * ``trainer`` - :class:`AttentionTrainer` and :class:`TrainingMonitor`
 """
 
@@ -33,6 +34,7 @@ from .live_figure import LiveFigure, encode_png
 from .masks import MaskExplorer
 from .multi_head import MultiHeadExplorer
 from .self_attention import SelfAttentionExplorer
+from .tiling import TilingStepper
 from .trainer import AttentionTrainer, TrainingMonitor
 
 __all__ = [
@@ -48,4 +50,5 @@ __all__ = [
     "MaskExplorer",
     "AttentionTrainer",
     "TrainingMonitor",
+    "TilingStepper",
 ]

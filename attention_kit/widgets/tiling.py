@@ -1,0 +1,241 @@
+"""``TilingStepper`` (notebook 07): tiled attention one tile at a time, with one query row's running
+maximum, running sum and partial output converging to the exact output."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.collections import LineCollection
+from matplotlib.colors import ListedColormap
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch, Rectangle
+
+from .. import attention as _attention
+from .. import masks as _masks
+from .. import tiled as _tiled
+from ..plotting import OKABE_ITO
+from .base import Explorer, nice_limit
+from .editor import VectorEditor
+
+__all__ = ["TilingStepper"]
+
+# cell status in the grid of (query, key) pairs
+TODO, DONE, CURRENT, SKIPPED, MASKED = range(5)
+STATUS_COLORS = ("#ffffff", "#9ecae1", OKABE_ITO[1], "#8c8c8c", "#ececec")
+STATUS_NAMES = ("not yet", "computed", "this step", "skipped tile", "masked pair (-inf)")
+
+
+class TilingStepper(Explorer):
+    """Step through tiled attention on a short random sequence, one tile per step.
+
+    The left panel is the grid of (query, key) pairs, queries top to bottom, cut into tiles of
+    ``block_q x block_k``: computed tiles, the current one, and (with ``causal``) the skipped tiles
+    above the diagonal. For the followed query row, the middle panels show its running maximum
+    ``m`` and running sum ``l`` after each of its tiles, the right one its partial output
+    ``acc / l`` against the exact output of ``scaled_dot_product_attention``.
+
+    Parameters
+    ----------
+    n : int
+        Number of tokens (queries = keys), 2 to 16.
+    block_q, block_k : int
+        Tile size (1 .. n); need not divide n.
+    causal : bool
+        Causal mask: tiles above the diagonal are skipped.
+    row : int
+        The query row whose ``m``, ``l`` and output are followed.
+    seed : int
+        Seeds ``Q``, ``K`` (n, 4) and ``V`` (n, 3).
+    step : int, optional
+        Initial number of tiles done (default: all of them).
+
+    Attributes
+    ----------
+    state : dict
+        ``steps`` (the :class:`~attention_kit.tiled.TileStep` list), ``step``, ``status`` (n, n)
+        int codes, ``keys_read`` / ``m`` / ``l`` (the followed row after each of its tiles so far),
+        ``partial`` (d_v,), ``exact`` (d_v,), ``counts`` (a TileCounts).
+    """
+
+    _PLAIN = "TilingStepper (interactive: run in JupyterLab to use the controls)"
+    D_K, D_V = 4, 3
+
+    def __init__(self, n: int = 12, *, block_q: int = 4, block_k: int = 3, causal: bool = False,
+                 row: int = 5, seed: int = 0, step: int | None = None):
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 2 <= n <= 16:
+            raise ValueError(f"n = {n!r} must be a whole number from 2 to 16 so that the grid stays readable")
+        for name, b in (("block_q", block_q), ("block_k", block_k)):
+            if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or not 1 <= b <= n:
+                raise ValueError(f"{name} = {b!r} must be a whole number from 1 to n = {n}")
+        if not 0 <= row < n:
+            raise ValueError(f"row = {row} must be between 0 and {n - 1}")
+        self.n = int(n)
+        rng = np.random.default_rng(seed)
+        # two decimals, so that the query typed in (or shown in) the text box is exactly the one used
+        self.Q = rng.normal(0.0, 1.0, (n, self.D_K)).round(2)  # (n, d_k)
+        self.K = rng.normal(0.0, 1.0, (n, self.D_K))  # (n, d_k)
+        self.V = rng.normal(0.0, 1.0, (n, self.D_V))  # (n, d_v)
+        total = _tiled.tile_counts(n, n, block_q=block_q, block_k=block_k, causal=causal).total
+        first = total if step is None else int(step)
+        if not 0 <= first <= total:
+            raise ValueError(f"step = {step} must be between 0 and the number of tiles, {total}")
+        wide = widgets.Layout(width="260px")
+        style = {"description_width": "70px"}
+        controls = {
+            "step": widgets.IntSlider(value=first, min=0, max=total, description="tiles done",
+                                      layout=widgets.Layout(width="330px"), style=style),
+            "block_q": widgets.IntSlider(value=block_q, min=1, max=n, description="block_q", layout=wide,
+                                         style=style),
+            "block_k": widgets.IntSlider(value=block_k, min=1, max=n, description="block_k", layout=wide,
+                                         style=style),
+            "row": widgets.IntSlider(value=row, min=0, max=n - 1, description="follow row", layout=wide,
+                                     style=style),
+            "causal": widgets.Checkbox(value=causal, description="causal mask", indent=False,
+                                       layout=widgets.Layout(width="130px")),
+        }
+        self.back = widgets.Button(description="◀ back", layout=widgets.Layout(width="80px"),
+                                   tooltip="undo the last tile")
+        self.next = widgets.Button(description="next ▶", layout=widgets.Layout(width="80px"),
+                                   tooltip="process the next tile")
+        self.back.on_click(lambda _b: self.advance(-1))
+        self.next.on_click(lambda _b: self.advance(+1))
+        editor = VectorEditor({"q": self.Q[row]}, min=-3.0, max=3.0, step=0.1)
+        fig = Figure(figsize=(11.0, 3.7), layout="constrained")
+        self._build_figure(fig)
+        self._assemble(controls, editor, fig, dpi=80)
+        self.update()
+
+    # -- controls ------------------------------------------------------------------------------
+    def _top_controls(self):
+        c = self.controls
+        return [widgets.VBox([widgets.HBox([self.back, self.next, c["step"], c["causal"]]),
+                              widgets.HBox([c["block_q"], c["block_k"], c["row"]])])]
+
+    def advance(self, by: int = 1) -> None:
+        """Move ``by`` tiles forward (or back), within 0 .. the number of tiles."""
+        s = self.controls["step"]
+        s.value = int(np.clip(s.value + by, s.min, s.max))
+
+    def _control_changed(self, change) -> None:
+        if self._busy:
+            return
+        c = self.controls
+        owner = change["owner"]
+        if owner in (c["block_q"], c["block_k"], c["causal"]):
+            with self.hold():  # a new tiling: a new number of steps; keep "all done" if it was
+                step = c["step"]
+                was_done = step.value == step.max
+                step.max = _tiled.tile_counts(self.n, self.n, block_q=c["block_q"].value,
+                                              block_k=c["block_k"].value, causal=c["causal"].value).total
+                step.value = step.max if was_done else min(step.value, step.max)
+        elif owner is c["row"]:
+            with self.hold():  # keep the edited query of the old row; show the new row's query
+                self.Q[change["old"]] = self.editor.values["q"]
+                self.editor.set_vector("q", self.Q[change["new"]])
+        else:
+            self.update()
+
+    # -- figure --------------------------------------------------------------------------------
+    def _build_figure(self, fig: Figure) -> None:
+        n = self.n
+        gs = fig.add_gridspec(2, 3, width_ratios=[1.15, 1.0, 1.0])
+        ax_g = fig.add_subplot(gs[:, 0])
+        self._grid = ax_g.imshow(np.zeros((n, n)), cmap=ListedColormap(STATUS_COLORS), vmin=-0.5, vmax=4.5,
+                                 interpolation="nearest")
+        self._tiles = LineCollection([], colors="#333333", linewidths=1.6)
+        ax_g.add_collection(self._tiles)
+        self._row_box = Rectangle((-0.5, -0.5), n, 1, fill=False, edgecolor=OKABE_ITO[3], linewidth=2.4)
+        ax_g.add_patch(self._row_box)
+        ax_g.set_xticks(range(n))
+        ax_g.set_yticks(range(n))
+        ax_g.tick_params(length=0, labelsize=8)
+        ax_g.set_xlabel("key j")
+        ax_g.set_ylabel("query i")
+        ax_g.legend(handles=[Patch(facecolor=c, edgecolor="#666666", label=t)
+                             for c, t in zip(STATUS_COLORS[1:], STATUS_NAMES[1:], strict=True)],
+                    loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=8, frameon=False)
+        self._ax_g = ax_g
+        ax_m, ax_l = fig.add_subplot(gs[0, 1]), fig.add_subplot(gs[1, 1])
+        self._m_line, = ax_m.plot([], [], "o-", color=OKABE_ITO[0])
+        self._m_final = ax_m.axhline(0, color="#555555", linestyle="--", linewidth=1)
+        self._l_line, = ax_l.plot([], [], "o-", color=OKABE_ITO[2])
+        self._l_final = ax_l.axhline(0, color="#555555", linestyle="--", linewidth=1)
+        for ax, name in ((ax_m, "running max m"), (ax_l, "running sum l")):
+            ax.set_xlim(0, n + 0.5)
+            ax.set_ylabel(name)
+            ax.grid(True, color="#e5e5e5", linewidth=0.6)
+        ax_l.set_xlabel("keys read by the row's tiles")
+        self._ax_m, self._ax_l = ax_m, ax_l
+        ax_o = fig.add_subplot(gs[:, 2])
+        x = np.arange(self.D_V)
+        self._bars = ax_o.bar(x, np.zeros(self.D_V), width=0.6, color=OKABE_ITO[4], label="partial acc / l")
+        self._exact = ax_o.plot(x, np.zeros(self.D_V), "_", color="#000000", markersize=28, markeredgewidth=2.5,
+                                label="exact output")[0]
+        ax_o.axhline(0, color="#999999", linewidth=0.8)
+        ax_o.set_xticks(x)
+        ax_o.set_xticklabels([f"out[{i}]" for i in x])
+        ax_o.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, fontsize=8, frameon=False,
+                    markerscale=0.5)
+        self._ax_o = ax_o
+
+    # -- compute and draw ----------------------------------------------------------------------
+    def _compute(self) -> dict:
+        c = self.controls
+        n, r = self.n, int(c["row"].value)
+        bq, bk, causal = int(c["block_q"].value), int(c["block_k"].value), bool(c["causal"].value)
+        Q = self.Q.copy()
+        Q[r] = self.editor.values["q"]  # (d_k,): the followed row's query, as typed or slid
+        steps = _tiled.tiled_trace(Q, self.K, self.V, block_q=bq, block_k=bk, causal=causal)
+        s = min(int(c["step"].value), len(steps))
+        mask = _masks.causal_mask(n) if causal else None
+        exact = _attention.scaled_dot_product_attention(Q, self.K, self.V, mask=mask)[0][r]  # (d_v,)
+        status = np.full((n, n), TODO)
+        for k, t in enumerate(steps[:s]):
+            (r0, r1), (c0, c1) = t.rows, t.cols
+            status[r0:r1, c0:c1] = SKIPPED if t.skipped else (CURRENT if k == s - 1 else DONE)
+        for t in steps[s:]:
+            if t.skipped:  # a skipped tile is known to be skippable before it is reached
+                status[t.rows[0]:t.rows[1], t.cols[0]:t.cols[1]] = SKIPPED
+        if causal:
+            future = ~_masks.causal_mask(n)
+            status[future & ((status == DONE) | (status == CURRENT))] = MASKED
+        mine = [t for t in steps if t.rows[0] <= r < t.rows[1] and not t.skipped]
+        done = [t for t in mine if steps.index(t) < s]
+        li = r - mine[0].rows[0]
+        return {"steps": steps, "step": s, "status": status, "exact": exact, "row": r,
+                "keys_read": np.array([t.cols[1] for t in done]), "m": np.array([t.m[li] for t in done]),
+                "l": np.array([t.l[li] for t in done]),
+                "partial": done[-1].out[li] if done else np.zeros(self.D_V),
+                "m_all": np.array([t.m[li] for t in mine]), "l_all": np.array([t.l[li] for t in mine]),
+                "outs_all": np.array([t.out[li] for t in mine]), "blocks": (bq, bk),
+                "counts": _tiled.tile_counts(n, n, block_q=bq, block_k=bk, causal=causal)}
+
+    def _draw(self, st: dict) -> None:
+        n, (bq, bk), r, s = self.n, st["blocks"], st["row"], st["step"]
+        self._grid.set_data(st["status"])
+        lines = [[(-0.5, y - 0.5), (n - 0.5, y - 0.5)] for y in range(bq, n, bq)]
+        lines += [[(x - 0.5, -0.5), (x - 0.5, n - 0.5)] for x in range(bk, n, bk)]
+        self._tiles.set_segments(lines)
+        self._row_box.set_y(r - 0.5)
+        counts = st["counts"]
+        where = ""
+        if s:
+            t = st["steps"][s - 1]
+            where = f": query block {t.q_block}, key block {t.k_block}" + (" (skipped)" if t.skipped else "")
+        self._ax_g.set_title(f"tile {s} of {counts.total}{where}\n{counts.skipped} of {counts.total} tiles skipped",
+                             fontsize=10)
+        for line, final, ax, ys, all_ys in ((self._m_line, self._m_final, self._ax_m, st["m"], st["m_all"]),
+                                            (self._l_line, self._l_final, self._ax_l, st["l"], st["l_all"])):
+            line.set_data(st["keys_read"], ys)
+            final.set_ydata([all_ys[-1]] * 2)
+            lo, hi = float(all_ys.min()), float(all_ys.max())
+            pad = 0.15 * max(hi - lo, 0.5)
+            ax.set_ylim(lo - pad, hi + pad)
+        self._ax_m.set_title(f"row {r}: m and l after each of its tiles (dashed: final)", fontsize=10)
+        for b, v in zip(self._bars, st["partial"], strict=True):
+            b.set_height(v)
+        self._exact.set_ydata(st["exact"])
+        lim = nice_limit(np.concatenate([st["exact"], st["outs_all"].ravel()]), minimum=0.5, room=1.15)
+        self._ax_o.set_ylim(-lim, lim)
+        err = float(np.abs(st["partial"] - st["exact"]).max())
+        self._ax_o.set_title(f"row {r}: partial output vs exact\nlargest gap {err:.3f}", fontsize=10)
