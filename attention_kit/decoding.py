@@ -16,6 +16,8 @@ from the shapes actually multiplied, not taken from a formula.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from .alignment import softmax
@@ -121,20 +123,25 @@ class TinyDecoder:
             The logits each new token was chosen from.
         madds : list of int
             Multiply-adds counted for each new token.
+        seconds : list of float
+            Wall-clock time of each new token's step (``time.perf_counter``; the prompt's pass
+            through the caches is not included).
         """
         t = [int(x) for x in self._tokens(prompt)]
         n_new = _check_count(n_new, "n_new")
         if len(t) + n_new > self.max_len:
             raise ParameterError(f"prompt ({len(t)}) + n_new ({n_new}) exceeds max_len = {self.max_len}")
         caches = [KVCache(p.W_k.shape[2], p.W_v.shape[2], n_heads=p.n_kv_heads) for p in self.layers]
-        logits, madds = [], []
+        logits, madds, seconds = [], [], []
         if cache:  # the prompt fills the caches first (not counted: both ways read the prompt once)
             for pos, tok in enumerate(t[:-1]):
                 self._step_cached(tok, pos, caches)
         for _ in range(n_new):
             self.madds = 0
+            t0 = time.perf_counter()
             z = self._step_cached(t[-1], len(t) - 1, caches) if cache else self.forward(t)[-1]
+            seconds.append(time.perf_counter() - t0)
             madds.append(self.madds)
             logits.append(z)
             t.append(int(np.argmax(z)))
-        return t, np.array(logits), madds
+        return t, np.array(logits), madds, seconds

@@ -219,8 +219,9 @@ def test_sliding_bad_input():
 
 def test_decoder_with_and_without_cache_agree_and_count():
     dec = ak.TinyDecoder(40, 16, 4, 2, n_layers=2, rng=np.random.default_rng(0), max_len=40)
-    a_tok, a_log, a_madds = dec.generate([3, 1, 4], 12, cache=False)
-    b_tok, b_log, b_madds = dec.generate([3, 1, 4], 12, cache=True)
+    a_tok, a_log, a_madds, a_sec = dec.generate([3, 1, 4], 12, cache=False)
+    b_tok, b_log, b_madds, b_sec = dec.generate([3, 1, 4], 12, cache=True)
+    assert len(a_sec) == len(b_sec) == 12 and min(a_sec + b_sec) > 0
     assert a_tok == b_tok and len(a_tok) == 15
     np.testing.assert_allclose(a_log, b_log, atol=1e-12)
     # the no-cache forward equals grouped-query attention layer by layer

@@ -99,3 +99,18 @@ def test_bad_text_is_a_message_and_keeps_the_picture():
 def test_bad_arguments(kwargs, words):
     with pytest.raises(ValueError, match=words):
         TilingStepper(**kwargs)
+
+
+def test_changes_inside_hold_keep_the_step_range_in_sync():
+    w = TilingStepper(step=3)
+    with w.hold():
+        w.controls["block_q"].value = 1
+        w.controls["block_k"].value = 1
+        w.controls["step"].value = 64  # allowed only once the range has grown to 144
+    assert w.controls["step"].max == 144 and w.state["step"] == 64
+    assert w.state["keys_read"].tolist() == [1, 2, 3, 4]
+    with w.hold():
+        w.controls["row"].value = 7
+        w.editor.set_text("q", "1, 1, 1, 1")
+    assert w.state["row"] == 7 and not np.allclose(w.Q[5], [1, 1, 1, 1])
+    np.testing.assert_allclose(w.state["exact"], _exact_row(w, 7, False))

@@ -117,22 +117,23 @@ class TilingStepper(Explorer):
         s.value = int(np.clip(s.value + by, s.min, s.max))
 
     def _control_changed(self, change) -> None:
-        if self._busy:
-            return
         c = self.controls
         owner = change["owner"]
-        if owner in (c["block_q"], c["block_k"], c["causal"]):
-            with self.hold():  # a new tiling: a new number of steps; keep "all done" if it was
+        busy, self._busy = self._busy, True  # the adjustments below must not redraw on their own
+        try:
+            if owner in (c["block_q"], c["block_k"], c["causal"]):
+                # a new tiling, a new number of steps; "all done" stays all done
                 step = c["step"]
                 was_done = step.value == step.max
                 step.max = _tiled.tile_counts(self.n, self.n, block_q=c["block_q"].value,
                                               block_k=c["block_k"].value, causal=c["causal"].value).total
                 step.value = step.max if was_done else min(step.value, step.max)
-        elif owner is c["row"]:
-            with self.hold():  # keep the edited query of the old row; show the new row's query
+            elif owner is c["row"]:  # keep the edited query of the old row; show the new row's query
                 self.Q[change["old"]] = self.editor.values["q"]
                 self.editor.set_vector("q", self.Q[change["new"]])
-        else:
+        finally:
+            self._busy = busy
+        if not busy:
             self.update()
 
     # -- figure --------------------------------------------------------------------------------
