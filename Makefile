@@ -65,6 +65,7 @@ bench: $(TESTS)
 	$(BIN)/python benchmarks/attention_speed.py
 	$(BIN)/python benchmarks/widget_latency.py
 	$(BIN)/python benchmarks/browser_latency.py
+	$(BIN)/python benchmarks/attention_at_scale.py --cpu-time
 
 clean:
 	rm -rf $(VENV) *.egg-info build artifacts student
