@@ -99,7 +99,7 @@ class TilingStepper(Explorer):
                                    tooltip="process the next tile")
         self.back.on_click(lambda _b: self.advance(-1))
         self.next.on_click(lambda _b: self.advance(+1))
-        editor = VectorEditor({"q": self.Q[row]}, min=-3.0, max=3.0, step=0.1)
+        editor = VectorEditor({"q": self.Q[row]}, min=-3.0, max=3.0, step=0.01)  # step = the rounding of Q
         fig = Figure(figsize=(11.0, 3.7), layout="constrained")
         self._build_figure(fig)
         self._assemble(controls, editor, fig, dpi=80)

@@ -185,3 +185,48 @@ def test_notebook_runs_renders_and_responds_in_jupyterlab(notebook, page):
     for r in reports:
         print("  ", {k: v for k, v in r.items() if k != "latencies"})
     assert not problems, "\n".join(problems)
+
+
+STEPPER_NOTEBOOKS = [p for p in jlab.course_notebooks() if p.name.startswith("07_")]
+
+
+@pytest.mark.parametrize("notebook", STEPPER_NOTEBOOKS, ids=lambda p: p.stem)
+def test_tiling_stepper_buttons_and_a_bad_query(notebook, page):
+    """Notebook 07's TilingStepper: a click on next ▶ or ◀ back redraws the picture within 2 s; a query of
+    the wrong length shows a message naming the length and leaves the picture alone."""
+    jlab.activate(page, notebook.name)
+    jlab.wait_run_all(page)
+    found = [c for c in jlab.wait_widgets_rendered(page) if c.is_interactive and "TilingStepper(" in c.source]
+    assert found, "no rendered TilingStepper in notebook 07"
+    cell = jlab.cell_locator(page, found[0].index)
+    cell.scroll_into_view_if_needed()
+    problems = []
+    for label in ("next ▶", "◀ back"):
+        before = jlab.image_srcs(cell)
+        cell.get_by_role("button", name=label).click()
+        dt = jlab.wait_image_change(page, cell, before, timeout=CHANGE_TIMEOUT)
+        if dt is None:
+            problems.append(f"a click on {label!r} did not change the picture within {CHANGE_TIMEOUT} s")
+        else:
+            print(f"  {label}: picture changed in {dt * 1000:.0f} ms")
+    page.wait_for_timeout(300)
+    box = cell.locator(".jupyter-widgets input[type=text]").first  # the query box (it may hold
+    assert box.is_visible(), "the stepper has no query box"        # the other test's bad text)
+    before, before_text = jlab.image_srcs(cell), _lines(_cell_text(cell))
+    _type(box, "1, 2")
+    message = None
+    for _ in range(int(CHANGE_TIMEOUT / 0.05)):
+        new = _lines(_cell_text(cell)) - before_text
+        if new:
+            message = " | ".join(sorted(new))
+            break
+        page.wait_for_timeout(50)
+    page.wait_for_timeout(500)
+    if message is None or "expected 4 numbers" not in message:
+        problems.append(f"typing a 2-number query showed {message!r}, not a message asking for 4 numbers")
+    else:
+        print(f"  '1, 2' -> {message!r}")
+    if jlab.image_srcs(cell) != before:
+        problems.append("the bad query changed the picture")
+    cell.screenshot(path=str(SHOTS / f"{notebook.stem}-stepper.png"))
+    assert not problems, "\n".join(problems)
