@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 import tracemalloc
+
+from _cpu_time import single_thread_blas
 
 D, BLOCK = 64, 64
 
@@ -101,10 +102,7 @@ def main(argv=None) -> None:
                     help="process CPU time with one BLAS thread instead of wall-clock time")
     args = ap.parse_args(argv)
     if args.cpu_time:
-        if "numpy" in sys.modules:
-            raise SystemExit("--cpu-time must set the BLAS thread count before numpy is imported")
-        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ[var] = "1"
+        single_thread_blas()
     import numpy as np
 
     clock = time.process_time if args.cpu_time else time.perf_counter

@@ -33,6 +33,8 @@ import os
 import sys
 import time
 
+from _cpu_time import single_thread_blas
+
 D_MODEL, HEADS = 512, 8
 
 
@@ -143,10 +145,7 @@ def main(argv=None) -> None:
                     help="measure process CPU time with one BLAS/softmax thread (robust on a busy machine)")
     args = ap.parse_args(argv)
     if args.cpu_time:
-        if "numpy" in sys.modules:
-            raise SystemExit("--cpu-time must set the BLAS thread count before numpy is imported")
-        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ[var] = "1"
+        single_thread_blas()
     import attention_kit.alignment as alignment
 
     if args.cpu_time:

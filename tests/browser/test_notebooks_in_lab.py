@@ -74,6 +74,20 @@ def _type(box, text: str) -> None:
     box.press("Enter")
 
 
+def _wait_message(page, cell, before_text: set[str]) -> str | None:
+    """The lines that appear in the cell's output within CHANGE_TIMEOUT (None if none), after
+    which a wrong redraw gets 0.5 s more to show up."""
+    message = None
+    for _ in range(int(CHANGE_TIMEOUT / 0.05)):
+        new = _lines(_cell_text(cell)) - before_text
+        if new:
+            message = " | ".join(sorted(new))
+            break
+        page.wait_for_timeout(50)
+    page.wait_for_timeout(500)  # give a wrong redraw the time to show up
+    return message
+
+
 def _type_vectors(page, cell, report: dict, problems: list[str], where: str) -> None:
     box = _vector_box(cell)
     if box is None:
@@ -96,14 +110,7 @@ def _type_vectors(page, cell, report: dict, problems: list[str], where: str) -> 
     before = jlab.image_srcs(cell)
     before_text = _lines(_cell_text(cell))
     _type(box, BAD_VECTOR)
-    message = None
-    for _ in range(int(CHANGE_TIMEOUT / 0.05)):
-        new = _lines(_cell_text(cell)) - before_text
-        if new:
-            message = " | ".join(sorted(new))
-            break
-        page.wait_for_timeout(50)
-    page.wait_for_timeout(500)  # give a wrong redraw the time to show up
+    message = _wait_message(page, cell, before_text)
     if message is None:
         problems.append(f"{where}: typing the bad vector {BAD_VECTOR!r} showed no message")
     else:
@@ -214,14 +221,7 @@ def test_tiling_stepper_buttons_and_a_bad_query(notebook, page):
     assert box.is_visible(), "the stepper has no query box"        # the other test's bad text)
     before, before_text = jlab.image_srcs(cell), _lines(_cell_text(cell))
     _type(box, "1, 2")
-    message = None
-    for _ in range(int(CHANGE_TIMEOUT / 0.05)):
-        new = _lines(_cell_text(cell)) - before_text
-        if new:
-            message = " | ".join(sorted(new))
-            break
-        page.wait_for_timeout(50)
-    page.wait_for_timeout(500)
+    message = _wait_message(page, cell, before_text)
     if message is None or "expected 4 numbers" not in message:
         problems.append(f"typing a 2-number query showed {message!r}, not a message asking for 4 numbers")
     else:
