@@ -8,7 +8,8 @@ how long until the new image is sent on iopub:
 * live heatmap: one annotated 8 x 8 weights heatmap kept live with ``heatmap`` +
   ``update_heatmap`` + ``LiveFigure`` (the same picture as the naive case);
 * explorers (SelfAttentionExplorer with 8 tokens: two annotated 8 x 8 heatmaps and the plane;
-  MultiHeadExplorer with 8 heads; MaskExplorer with 8 tokens, its nudge slider): the ``comm_msg`` that updates their ``Image`` widget's
+  MultiHeadExplorer with 8 heads; MaskExplorer with 8 tokens, its nudge slider; TilingStepper, its
+  "tiles done" slider and a slider of its query): the ``comm_msg`` that updates their ``Image`` widget's
   ``value``; the kernel's CPU time per update is printed as well, since a busy machine inflates
   wall-clock latency;
 * naive: ``ipywidgets.interact`` with a freshly built annotated 8 x 8 heatmap and ``plt.show()``
@@ -38,7 +39,7 @@ import matplotlib.pyplot as plt
 import ipywidgets as widgets
 import attention_kit as ak
 from attention_kit.plotting import heatmap
-from attention_kit.widgets import MaskExplorer, MultiHeadExplorer, SelfAttentionExplorer
+from attention_kit.widgets import MaskExplorer, MultiHeadExplorer, SelfAttentionExplorer, TilingStepper
 
 rng = np.random.default_rng(0)
 tokens = "the cat sat on the mat and purred".split()
@@ -50,6 +51,8 @@ mk = MaskExplorer(tokens, mask="causal", token=2)   # 8 tokens: annotated 8 x 8 
 display(sa)
 display(mh)
 display(mk)
+ts = TilingStepper(step=6)                           # 12 tokens, 4 x 3 tiles
+display(ts)
 
 def naive(v=0.0):
     X = X2.copy()
@@ -91,6 +94,9 @@ ids = {
     "mh_image": mh.live.model_id,
     "mk_slider": mk.controls["nudge"].model_id,
     "mk_image": mk.live.model_id,
+    "ts_step": ts.controls["step"].model_id,
+    "ts_q0": ts.editor._sliders["q"][0].model_id,
+    "ts_image": ts.live.model_id,
     "naive_slider": naive_slider.model_id,
     "hm_slider": hm_slider.model_id,
     "hm_image": hm_live.model_id,
@@ -184,6 +190,9 @@ def main(argv=None) -> int:
         measure(kc, ids["sa_slider"], _image_update(ids["sa_image"]), [0.5])
         measure(kc, ids["mh_slider"], _image_update(ids["mh_image"]), [0.5])
         measure(kc, ids["mk_slider"], _image_update(ids["mk_image"]), [0.5])
+        measure(kc, ids["ts_step"], _image_update(ids["ts_image"]), [5])
+        measure(kc, ids["ts_q0"], _image_update(ids["ts_image"]), [0.5])
+        steps = [int(k) for k in np.arange(args.n) % 12 + 1]  # 1, 2, ..., 12, 1, ...: one tile apart
         measure(kc, ids["naive_slider"], _png_display, [0.5])
         measure(kc, ids["hm_slider"], _image_update(ids["hm_image"]), [0.5])
         load_before = os.getloadavg()[0]
@@ -199,6 +208,12 @@ def main(argv=None) -> int:
             "MaskExplorer, 8 tokens (annotated 8x8 heatmap + row bars), nudge slider":
                 measure(kc, ids["mk_slider"], _image_update(ids["mk_image"]), values,
                         "mk.last_update_ms[1]"),
+            "TilingStepper, 12 tokens, 4x3 tiles: tiles-done slider (one step)":
+                measure(kc, ids["ts_step"], _image_update(ids["ts_image"]), steps,
+                        "ts.last_update_ms[1]"),
+            "TilingStepper: a slider of the followed row's query":
+                measure(kc, ids["ts_q0"], _image_update(ids["ts_image"]), values,
+                        "ts.last_update_ms[1]"),
             "naive: interact + fresh annotated 8x8 heatmap + plt.show":
                 measure(kc, ids["naive_slider"], _png_display, values),
         }

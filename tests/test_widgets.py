@@ -20,6 +20,7 @@ from attention_kit.widgets import (  # noqa: E402
     MaskExplorer,
     MultiHeadExplorer,
     SelfAttentionExplorer,
+    TilingStepper,
     VectorEditor,
     encode_png,
 )
@@ -347,6 +348,7 @@ def all_explorers():
         SelfAttentionExplorer(rng.normal(0, 1, (8, 2)), labels=TOKENS),
         MultiHeadExplorer(rng.normal(0, 1, (8, 8)), TOKENS, n_heads=4),
         MaskExplorer(PADDED, mask="causal + padding", token=2),
+        TilingStepper(causal=True, step=7),
     ]
 
 

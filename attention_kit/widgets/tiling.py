@@ -25,6 +25,18 @@ STATUS_COLORS = ("#ffffff", "#9ecae1", OKABE_ITO[1], "#8c8c8c", "#ececec")
 STATUS_NAMES = ("not yet", "computed", "this step", "skipped tile", "masked pair (-inf)")
 
 
+def _steady_ylim(ax, lo: float, hi: float) -> None:
+    """Show ``lo .. hi`` with some room, changing the range (and so redrawing the axes) only when
+    the data leaves it or fills less than 40 % of it; new limits are rounded outwards."""
+    pad = 0.15 * max(hi - lo, 0.5)
+    want_lo, want_hi = lo - pad, hi + pad
+    cur_lo, cur_hi = ax.get_ylim()
+    if cur_lo <= want_lo and want_hi <= cur_hi and (want_hi - want_lo) >= 0.4 * (cur_hi - cur_lo):
+        return
+    step = 10.0 ** np.floor(np.log10(want_hi - want_lo)) / 2  # e.g. 0.5 for a range of 1 to 10
+    ax.set_ylim(np.floor(want_lo / step) * step, np.ceil(want_hi / step) * step)
+
+
 class TilingStepper(Explorer):
     """Step through tiled attention on a short random sequence, one tile per step.
 
@@ -103,6 +115,12 @@ class TilingStepper(Explorer):
         fig = Figure(figsize=(11.0, 3.7), layout="constrained")
         self._build_figure(fig)
         self._assemble(controls, editor, fig, dpi=80)
+        # Only what a step changes is redrawn; axes, ticks and legends stay in the cached background.
+        # The titles change with every step, but always have two lines: they are drawn as dynamic
+        # artists too, and do not trigger a new layout (see _signatures).
+        self.live.set_dynamic([self._grid, self._tiles, self._row_box, self._m_line, self._m_final,
+                               self._l_line, self._l_final, *self._bars, self._exact,
+                               self._ax_g.title, self._ax_m.title, self._ax_o.title])
         self.update()
 
     # -- controls ------------------------------------------------------------------------------
@@ -179,6 +197,12 @@ class TilingStepper(Explorer):
                     markerscale=0.5)
         self._ax_o = ax_o
 
+    def _signatures(self) -> tuple[tuple, tuple]:
+        """A fixed layout (the two-line titles are dynamic artists), and the axes' ranges: the
+        background is redrawn only when a range changes (a new row or query), not on a step."""
+        axes = (self._ax_g, self._ax_m, self._ax_l, self._ax_o)
+        return ("tiling",), tuple((ax.get_xlim(), ax.get_ylim()) for ax in axes)
+
     # -- compute and draw ----------------------------------------------------------------------
     def _compute(self) -> dict:
         c = self.controls
@@ -225,18 +249,19 @@ class TilingStepper(Explorer):
             where = f": query block {t.q_block}, key block {t.k_block}" + (" (skipped)" if t.skipped else "")
         self._ax_g.set_title(f"tile {s} of {counts.total}{where}\n{counts.skipped} of {counts.total} tiles skipped",
                              fontsize=10)
-        for line, final, ax, ys, all_ys in ((self._m_line, self._m_final, self._ax_m, st["m"], st["m_all"]),
-                                            (self._l_line, self._l_final, self._ax_l, st["l"], st["l_all"])):
+        for line, final, ys, all_ys in ((self._m_line, self._m_final, st["m"], st["m_all"]),
+                                        (self._l_line, self._l_final, st["l"], st["l_all"])):
             line.set_data(st["keys_read"], ys)
             final.set_ydata([all_ys[-1]] * 2)
-            lo, hi = float(all_ys.min()), float(all_ys.max())
-            pad = 0.15 * max(hi - lo, 0.5)
-            ax.set_ylim(lo - pad, hi + pad)
+        for ax, all_ys in ((self._ax_m, st["m_all"]), (self._ax_l, st["l_all"])):
+            _steady_ylim(ax, float(all_ys.min()), float(all_ys.max()))
         self._ax_m.set_title(f"row {r}: m and l after each of its tiles (dashed: final)", fontsize=10)
         for b, v in zip(self._bars, st["partial"], strict=True):
             b.set_height(v)
         self._exact.set_ydata(st["exact"])
+        # the row's exact and partial outputs fix the range (nice steps: it rarely changes)
         lim = nice_limit(np.concatenate([st["exact"], st["outs_all"].ravel()]), minimum=0.5, room=1.15)
-        self._ax_o.set_ylim(-lim, lim)
+        if self._ax_o.get_ylim() != (-lim, lim):
+            self._ax_o.set_ylim(-lim, lim)
         err = float(np.abs(st["partial"] - st["exact"]).max())
         self._ax_o.set_title(f"row {r}: partial output vs exact\nlargest gap {err:.3f}", fontsize=10)
