@@ -21,10 +21,10 @@ import time
 import numpy as np
 
 from .alignment import softmax
-from .errors import ParameterError
+from .errors import ParameterError, check_count
 from .gqa import GroupedQueryParams, init_grouped_query
 from .kvcache import KVCache
-from .masks import _check_count, causal_mask
+from .masks import causal_mask
 from .positions import sinusoidal_positions
 
 __all__ = ["TinyDecoder"]
@@ -50,14 +50,14 @@ class TinyDecoder:
                  rng: np.random.Generator, max_len: int = 256):
         if not isinstance(rng, np.random.Generator):
             raise ParameterError("rng must be a numpy Generator; make one with np.random.default_rng(seed)")
-        self.vocab, self.d_model = _check_count(vocab, "vocab"), _check_count(d_model, "d_model")
-        self.max_len = _check_count(max_len, "max_len")
+        self.vocab, self.d_model = check_count(vocab, "vocab"), check_count(d_model, "d_model")
+        self.max_len = check_count(max_len, "max_len")
         self.E = rng.normal(0, 1, (self.vocab, self.d_model))  # (vocab, d_model)
         self.U = rng.normal(0, 1 / np.sqrt(self.d_model), (self.d_model, self.vocab))  # (d_model, vocab)
         self.P = sinusoidal_positions(self.max_len, self.d_model)  # (max_len, d_model)
         self.layers: list[GroupedQueryParams] = [
             init_grouped_query(self.d_model, n_heads, n_kv_heads, rng=rng)
-            for _ in range(_check_count(n_layers, "n_layers"))]
+            for _ in range(check_count(n_layers, "n_layers"))]
         self.madds = 0
 
     def _mm(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -130,7 +130,7 @@ class TinyDecoder:
             not included).
         """
         t = [int(x) for x in self._tokens(prompt)]
-        n_new = _check_count(n_new, "n_new")
+        n_new = check_count(n_new, "n_new")
         if len(t) + n_new > self.max_len:
             raise ParameterError(f"prompt ({len(t)}) + n_new ({n_new}) exceeds max_len = {self.max_len}")
         caches = [KVCache(p.W_k.shape[2], p.W_v.shape[2], n_heads=p.n_kv_heads) for p in self.layers]

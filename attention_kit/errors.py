@@ -22,6 +22,7 @@ __all__ = [
     "check_matrix",
     "check_finite",
     "check_mask",
+    "check_count",
 ]
 
 
@@ -190,3 +191,12 @@ def check_mask(mask, shape: tuple, name: str = "mask") -> np.ndarray:
             "causal_mask(n_q, n_k) or padding_mask(lengths, n_k)"
         )
     return m
+
+
+def check_count(value, name: str, *, example: str | None = None) -> int:
+    """``value`` as an int >= 1 (a count or a size: heads, layers, a block, a window), else a
+    ParameterError that names ``name``, what was given and, if given, an example."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        hint = f"; for example {name}={example}" if example else ""
+        raise ParameterError(f"{name} must be a whole number >= 1, got {value!r}{hint}")
+    return int(value)

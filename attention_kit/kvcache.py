@@ -16,8 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .attention import scaled_dot_product_attention
-from .errors import ParameterError, ShapeError, as_float_array, check_finite
-from .masks import _check_count
+from .errors import ParameterError, ShapeError, as_float_array, check_count, check_finite
 
 __all__ = ["KVCache", "kv_cache_bytes", "MODEL_SHAPES"]
 
@@ -44,7 +43,7 @@ def kv_cache_bytes(n_tokens: int, *, layers: int, kv_heads: int, d_head: int,
         raise ParameterError(f"n_tokens must be >= 0, got {n_tokens!r}")
     for name, v in (("layers", layers), ("kv_heads", kv_heads), ("d_head", d_head),
                     ("bytes_per_value", bytes_per_value)):
-        _check_count(v, name)
+        check_count(v, name)
     return 2 * layers * kv_heads * d_head * bytes_per_value * n
 
 
@@ -73,13 +72,13 @@ class KVCache:
 
     def __init__(self, d_k: int, d_v: int, *, n_heads: int | None = None, window: int | None = None,
                  dtype=np.float64, capacity: int = 16):
-        self.d_k, self.d_v = _check_count(d_k, "d_k"), _check_count(d_v, "d_v")
-        self.lead = () if n_heads is None else (_check_count(n_heads, "n_heads"),)
-        self.window = None if window is None else _check_count(window, "window")
+        self.d_k, self.d_v = check_count(d_k, "d_k"), check_count(d_v, "d_v")
+        self.lead = () if n_heads is None else (check_count(n_heads, "n_heads"),)
+        self.window = None if window is None else check_count(window, "window", example="4096")
         self.dtype = np.dtype(dtype)
         if self.dtype not in (np.float32, np.float64):
             raise ParameterError(f"dtype must be float32 or float64, got {self.dtype}")
-        cap = _check_count(capacity, "capacity")
+        cap = check_count(capacity, "capacity")
         self._K = np.empty(self.lead + (cap, self.d_k), self.dtype)  # ([h,] capacity, d_k)
         self._V = np.empty(self.lead + (cap, self.d_v), self.dtype)  # ([h,] capacity, d_v)
         self._start = self._stop = 0

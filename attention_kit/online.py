@@ -22,19 +22,15 @@ from __future__ import annotations
 import numpy as np
 
 from .alignment import _scores
-from .errors import ParameterError, check_mask
+from .errors import ParameterError, check_count, check_mask
 
 __all__ = ["online_step", "online_softmax", "online_trace", "check_block"]
 
 
 def check_block(block, name: str = "block") -> int:
     """A block size: a whole number >= 1 (a block larger than the sequence is simply clipped)."""
-    if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:
-        raise ParameterError(
-            f"{name} must be a whole number of tokens >= 1, got {block!r}; for example {name}=64 "
-            "(it need not divide the sequence length: the last block is shorter)"
-        )
-    return int(block)
+    return check_count(block, name, example="64 (it need not divide the sequence length: the last "
+                                             "block is shorter)")
 
 
 def online_step(m, l, x):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import MaskDtypeError, MaskError
+from .errors import MaskDtypeError, MaskError, check_count
 from .masks import _check_count, causal_mask, window_mask
 
 __all__ = ["sliding_window_mask", "receptive_field"]
@@ -25,7 +25,7 @@ def sliding_window_mask(n: int, window: int) -> np.ndarray:
     mask : ndarray of bool, shape (n, n)
         The causal mask and the local window of half-width ``D = window - 1`` around ``p = i``.
     """
-    n, window = _check_count(n, "n"), _check_count(window, "window")
+    n, window = _check_count(n, "n"), check_count(window, "window", example="4096")
     return causal_mask(n) & window_mask(n, n, center=np.arange(n), D=window - 1)
 
 
@@ -51,7 +51,7 @@ def receptive_field(mask, n_layers: int) -> np.ndarray:
         raise MaskDtypeError(f"mask must be boolean (True = may attend), got dtype {m.dtype}; use mask.astype(bool)")
     if m.ndim != 2 or m.shape[0] != m.shape[1]:
         raise MaskError(f"mask has shape {m.shape} but a square (n, n) self-attention mask was expected")
-    n_layers = _check_count(n_layers, "n_layers")
+    n_layers = check_count(n_layers, "n_layers")
     step = m | np.eye(m.shape[0], dtype=bool)  # the residual connection keeps token i in row i
     reach = step.copy()
     for _ in range(n_layers - 1):

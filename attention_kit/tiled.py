@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .attention import _OVERFLOW_BOUND, check_qkv, check_scale
-from .errors import ParameterError, ShapeError, check_finite, check_mask
+from .errors import ShapeError, check_count, check_finite, check_mask
 from .masks import _check_count
 from .online import check_block, online_step
 
@@ -80,12 +80,8 @@ class TileStep:
 
 
 def _window(window) -> int | None:
-    if window is None:
-        return None
-    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
-        raise ParameterError(f"window must be a whole number of keys >= 1 (query i sees keys i - window + 1 .. i), "
-                             f"got {window!r}")
-    return int(window)
+    return None if window is None else check_count(window, "window", example="4096 (query i sees keys "
+                                                                      "i - window + 1 .. i)")
 
 
 def _tile_mask(r0, r1, c0, c1, causal, window, mask):

@@ -72,7 +72,7 @@ def test_cache_bad_input(call, err, words):
 
 
 def test_cache_bad_parameters():
-    with pytest.raises(ak.ParameterError, match="window must be at least 1"):
+    with pytest.raises(ak.ParameterError, match="window must be a whole number >= 1"):
         ak.KVCache(3, 2, window=0)
     with pytest.raises(ak.ParameterError, match="float32 or float64"):
         ak.KVCache(3, 2, dtype=np.int64)
@@ -206,7 +206,7 @@ def test_receptive_field_matches_a_perturbation_through_real_layers():
 
 
 def test_sliding_bad_input():
-    with pytest.raises(ak.ParameterError, match="window must be at least 1"):
+    with pytest.raises(ak.ParameterError, match="window must be a whole number >= 1"):
         ak.sliding_window_mask(5, 0)
     with pytest.raises(ak.MaskDtypeError, match="boolean"):
         ak.receptive_field(np.ones((3, 3)), 2)

@@ -232,7 +232,7 @@ def test_tiled_never_holds_an_n_by_n_array():
 @pytest.mark.parametrize("kwargs, err, words", [
     ({"block_q": 0}, ak.ParameterError, "block_q must be a whole number"),
     ({"block_k": 2.5}, ak.ParameterError, "block_k"),
-    ({"window": 0}, ak.ParameterError, "window must be"),
+    ({"window": 0}, ak.ParameterError, "window must be a whole number >= 1, got 0; for example window=4096"),
     ({"mask": np.ones((4, 4))}, ak.MaskDtypeError, "boolean"),
     ({"mask": np.ones((3, 4), bool)}, ak.MaskError, "broadcast"),
     ({"scale": np.inf}, ak.ParameterError, "scale"),
