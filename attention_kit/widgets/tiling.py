@@ -14,7 +14,7 @@ from .. import attention as _attention
 from .. import masks as _masks
 from .. import tiled as _tiled
 from ..plotting import OKABE_ITO
-from .base import Explorer, nice_limit
+from .base import Explorer
 from .editor import VectorEditor
 
 __all__ = ["TilingStepper"]
@@ -25,14 +25,16 @@ STATUS_COLORS = ("#ffffff", "#9ecae1", OKABE_ITO[1], "#8c8c8c", "#ececec")
 STATUS_NAMES = ("not yet", "computed", "this step", "skipped tile", "masked pair (-inf)")
 
 
-def _steady_ylim(ax, lo: float, hi: float) -> None:
+def _steady_ylim(ax, lo: float, hi: float, *, symmetric: bool = False) -> None:
     """Show ``lo .. hi`` with some room, changing the range (and so redrawing the axes) only when
-    the data leaves it or fills less than 40 % of it; new limits are rounded outwards."""
-    pad = 0.15 * max(hi - lo, 0.5)
-    want_lo, want_hi = lo - pad, hi + pad
+    the data leaves it or fills less than a quarter of it; new limits are rounded outwards."""
+    if symmetric:
+        lo, hi = -max(abs(lo), abs(hi)), max(abs(lo), abs(hi))
+    span = max(hi - lo, 0.5)
     cur_lo, cur_hi = ax.get_ylim()
-    if cur_lo <= want_lo and want_hi <= cur_hi and (want_hi - want_lo) >= 0.4 * (cur_hi - cur_lo):
+    if cur_lo <= lo - 0.05 * span and hi + 0.05 * span <= cur_hi and span >= 0.25 * (cur_hi - cur_lo):
         return
+    want_lo, want_hi = lo - 0.2 * span, hi + 0.2 * span
     step = 10.0 ** np.floor(np.log10(want_hi - want_lo)) / 2  # e.g. 0.5 for a range of 1 to 10
     ax.set_ylim(np.floor(want_lo / step) * step, np.ceil(want_hi / step) * step)
 
@@ -259,9 +261,7 @@ class TilingStepper(Explorer):
         for b, v in zip(self._bars, st["partial"], strict=True):
             b.set_height(v)
         self._exact.set_ydata(st["exact"])
-        # the row's exact and partial outputs fix the range (nice steps: it rarely changes)
-        lim = nice_limit(np.concatenate([st["exact"], st["outs_all"].ravel()]), minimum=0.5, room=1.15)
-        if self._ax_o.get_ylim() != (-lim, lim):
-            self._ax_o.set_ylim(-lim, lim)
+        outs = np.concatenate([st["exact"], st["outs_all"].ravel()])  # every value the bars will take
+        _steady_ylim(self._ax_o, float(outs.min()), float(outs.max()), symmetric=True)
         err = float(np.abs(st["partial"] - st["exact"]).max())
         self._ax_o.set_title(f"row {r}: partial output vs exact\nlargest gap {err:.3f}", fontsize=10)
