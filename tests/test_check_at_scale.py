@@ -185,3 +185,15 @@ def test_first_kv_case_tells_heads_from_kv_heads():
     # the first case must have fewer key/value heads than heads, or the 'query heads' mistake would pass it
     name, shape, _ = chk._KV_CASES[0]
     assert shape["kv_heads"] < shape["heads"], name
+
+
+def test_module_docstring_lists_every_checker():
+    for name in chk.__all__:
+        assert f"``{name}(" in chk.__doc__, name
+
+
+def test_quietly_keeps_the_verdict_and_prints_nothing(capsys):
+    with chk.quietly():
+        assert chk.kv_cache_size(kv_right) is True
+        assert chk.skipped_tiles(lambda n, bq, bk: 0) is False
+    assert capsys.readouterr().out == ""

@@ -13,6 +13,8 @@ returns True or False. The learner's exceptions are reported, never raised.
 * ``kv_cache_size(fn)``: ``fn(n_tokens, layers, heads, kv_heads, d_head, bytes_per_value) -> int``
   bytes; catches the forgotten 2 (keys *and* values), query heads instead of key/value heads, the
   layers or the bytes per value forgotten, bits instead of bytes.
+* ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers;
+  the worked solutions use it so that their cells store no output.
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ import numpy as np
 
 from .. import kv_cache_bytes, tile_counts
 from ..kvcache import MODEL_SHAPES
-from . import close, not_done, report, try_call
+from . import close, not_done, quietly, report, try_call
 
-__all__ = ["online_update", "skipped_tiles", "kv_cache_size"]
+__all__ = ["quietly", "online_update", "skipped_tiles", "kv_cache_size"]
 
 STUB = "no answer yet: replace the `...` after `return` with your code, then run the cell again"
 
