@@ -1,0 +1,221 @@
+"""The other pieces of a Transformer block, forward and backward: token embedding, layer norm, a
+position-wise MLP (GELU), and the cross-entropy loss of the next-token prediction.
+
+Every forward returns ``(output, cache)``; the matching ``*_backward(grad, cache)`` returns the
+gradients in the order of the forward's inputs. Rows are tokens: activations are ``(..., n, d)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import ParameterError, ShapeError, check_finite, check_matrix
+
+__all__ = [
+    "embed", "embed_backward",
+    "layer_norm", "layer_norm_backward",
+    "gelu", "gelu_backward",
+    "mlp", "mlp_backward",
+    "cross_entropy", "cross_entropy_backward",
+]
+
+
+def _token_ids(ids, vocab_size: int, name: str = "ids") -> np.ndarray:
+    arr = np.asarray(ids)
+    if arr.dtype.kind not in "iu":
+        raise ShapeError(f"{name} must hold whole-number token ids, got dtype {arr.dtype}; "
+                         "turn words into ids with the vocabulary first (e.g. vocab.encode(text))")
+    if arr.ndim == 0 or arr.size == 0:
+        raise ShapeError(f"{name} has shape {arr.shape}: give a sequence (n,) or a batch (batch, n) "
+                         "of at least one token id")
+    if (arr < 0).any() or (arr >= vocab_size).any():
+        bad = arr[(arr < 0) | (arr >= vocab_size)]
+        raise ParameterError(f"{name} holds {bad.ravel()[:5].tolist()}, outside 0..{vocab_size - 1} "
+                             f"(the vocabulary has {vocab_size} tokens)")
+    return arr
+
+
+# ---------------------------------------------------------------------------------------------
+# Token embedding: a table lookup
+# ---------------------------------------------------------------------------------------------
+
+
+def embed(ids, E) -> tuple[np.ndarray, tuple]:
+    """Look up one row of ``E`` per token.
+
+    Parameters
+    ----------
+    ids : int array, shape (..., n)
+    E : ndarray, shape (vocab_size, d_model)
+
+    Returns
+    -------
+    X : ndarray, shape (..., n, d_model)
+    cache : tuple
+    """
+    E = check_matrix(E, "E", expected="(vocab_size, d_model)", batch=False)
+    ids = _token_ids(ids, E.shape[0])
+    return E[ids], (ids, E.shape)  # (..., n, d_model)
+
+
+def embed_backward(grad, cache) -> np.ndarray:
+    """``dE``: each token's gradient row added into its row of the table (repeats add up)."""
+    ids, shape = cache
+    dE = np.zeros(shape, dtype=np.result_type(grad, np.float64))
+    np.add.at(dE, ids.reshape(-1), np.asarray(grad).reshape(-1, shape[1]))  # (vocab, d_model)
+    return dE
+
+
+# ---------------------------------------------------------------------------------------------
+# Layer norm: each row to mean 0 and variance 1, then a learned scale and shift
+# ---------------------------------------------------------------------------------------------
+
+
+def layer_norm(X, gamma, beta, *, eps: float = 1e-5) -> tuple[np.ndarray, tuple]:
+    """``gamma * (x - mean(x)) / sqrt(var(x) + eps) + beta``, over the features of each row.
+
+    Parameters
+    ----------
+    X : ndarray, shape (..., n, d)
+    gamma, beta : ndarray, shape (d,)
+    eps : float
+        Keeps the division finite for a constant row.
+
+    Returns
+    -------
+    Y : ndarray, shape (..., n, d)
+    cache : tuple
+    """
+    X = check_matrix(X, "X", expected="(n, d)", allow_1d=True)
+    d = X.shape[-1]
+    gamma, beta = np.asarray(gamma, dtype=float), np.asarray(beta, dtype=float)
+    for name, p in (("gamma", gamma), ("beta", beta)):
+        if p.shape != (d,):
+            raise ShapeError(f"{name} has shape {p.shape} but ({d},) was expected: one number per "
+                             "feature (layer norm works across the features of each row)")
+    if not (isinstance(eps, (int, float)) and eps > 0):
+        raise ParameterError(f"eps must be a small positive number such as 1e-5, got {eps!r}")
+    mu = X.mean(axis=-1, keepdims=True)  # (..., n, 1)
+    Xc = X - mu  # (..., n, d)
+    inv = 1.0 / np.sqrt((Xc * Xc).mean(axis=-1, keepdims=True) + eps)  # (..., n, 1)
+    Xhat = Xc * inv  # (..., n, d)
+    return Xhat * gamma + beta, (Xhat, inv, gamma)
+
+
+def layer_norm_backward(grad, cache) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Gradients ``(dX, dgamma, dbeta)`` of layer norm.
+
+    With ``g = grad * gamma``: ``dX = inv * (g - mean(g) - xhat * mean(g * xhat))``, row by row.
+    """
+    Xhat, inv, gamma = cache
+    grad = np.asarray(grad, dtype=float)
+    axes = tuple(range(grad.ndim - 1))
+    dgamma = (grad * Xhat).sum(axis=axes)  # (d,)
+    dbeta = grad.sum(axis=axes)  # (d,)
+    g = grad * gamma  # (..., n, d)
+    dX = inv * (g - g.mean(axis=-1, keepdims=True)
+                - Xhat * (g * Xhat).mean(axis=-1, keepdims=True))  # (..., n, d)
+    return dX, dgamma, dbeta
+
+
+# ---------------------------------------------------------------------------------------------
+# GELU and the position-wise MLP
+# ---------------------------------------------------------------------------------------------
+
+_C = np.sqrt(2.0 / np.pi)
+
+
+def gelu(x) -> np.ndarray:
+    """GELU, tanh form: ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
+    x = np.asarray(x, dtype=float)
+    return 0.5 * x * (1.0 + np.tanh(_C * (x + 0.044715 * x ** 3)))
+
+
+def gelu_backward(grad, x) -> np.ndarray:
+    """``grad * gelu'(x)``."""
+    x = np.asarray(x, dtype=float)
+    t = np.tanh(_C * (x + 0.044715 * x ** 3))
+    dt = (1.0 - t * t) * _C * (1.0 + 3 * 0.044715 * x * x)
+    return grad * (0.5 * (1.0 + t) + 0.5 * x * dt)
+
+
+def mlp(X, W1, b1, W2, b2) -> tuple[np.ndarray, tuple]:
+    """The position-wise MLP ``gelu(X W1 + b1) W2 + b2``: the same two layers for every token.
+
+    Parameters
+    ----------
+    X : ndarray, shape (..., n, d_model)
+    W1 : ndarray, shape (d_model, d_ff)
+    b1 : ndarray, shape (d_ff,)
+    W2 : ndarray, shape (d_ff, d_model)
+    b2 : ndarray, shape (d_model,)
+
+    Returns
+    -------
+    Y : ndarray, shape (..., n, d_model)
+    cache : tuple
+    """
+    W1 = check_matrix(W1, "W1", expected="(d_model, d_ff)", batch=False)
+    d_model, d_ff = W1.shape
+    X = check_matrix(X, "X", expected="(n, d_model)", d=d_model, d_name="d_model")
+    W2 = check_matrix(W2, "W2", expected="(d_ff, d_model)", batch=False, n=d_ff, d=d_model,
+                      n_name="d_ff", d_name="d_model")
+    H = X @ W1 + b1  # (..., n, d_ff)
+    A = gelu(H)  # (..., n, d_ff)
+    Y = A @ W2 + b2  # (..., n, d_model)
+    check_finite(Y, "the MLP's output")
+    return Y, (X, H, A, W1, W2)
+
+
+def mlp_backward(grad, cache) -> tuple[np.ndarray, ...]:
+    """Gradients ``(dX, dW1, db1, dW2, db2)`` of :func:`mlp`."""
+    X, H, A, W1, W2 = cache
+    grad = np.asarray(grad, dtype=float)
+    d_model, d_ff = W1.shape
+    dW2 = A.reshape(-1, d_ff).T @ grad.reshape(-1, d_model)  # (d_ff, d_model): sum over tokens
+    db2 = grad.reshape(-1, d_model).sum(axis=0)  # (d_model,)
+    dH = gelu_backward(grad @ W2.T, H)  # (..., n, d_ff)
+    dW1 = X.reshape(-1, d_model).T @ dH.reshape(-1, d_ff)  # (d_model, d_ff)
+    db1 = dH.reshape(-1, d_ff).sum(axis=0)  # (d_ff,)
+    dX = dH @ W1.T  # (..., n, d_model)
+    return dX, dW1, db1, dW2, db2
+
+
+# ---------------------------------------------------------------------------------------------
+# Cross-entropy of the next token
+# ---------------------------------------------------------------------------------------------
+
+
+def cross_entropy(logits, targets) -> tuple[float, tuple]:
+    """Mean of ``-log softmax(logits)[target]`` over every position.
+
+    Parameters
+    ----------
+    logits : ndarray, shape (..., n, vocab_size)
+        One row of unnormalised scores per position.
+    targets : int array, shape (..., n)
+        The token that really comes next at each position.
+
+    Returns
+    -------
+    loss : float
+    cache : tuple
+        Holds the probabilities ``softmax(logits)``, shape (..., n, vocab_size).
+    """
+    logits = check_matrix(logits, "logits", expected="(n, vocab_size)")
+    targets = _token_ids(targets, logits.shape[-1], "targets")
+    if targets.shape != logits.shape[:-1]:
+        raise ShapeError(f"targets has shape {targets.shape} but {logits.shape[:-1]} was expected: "
+                         "one next-token id per row of logits")
+    z = logits - logits.max(axis=-1, keepdims=True)  # (..., n, V), shifted: exp cannot overflow
+    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))  # (..., n, V)
+    picked = np.take_along_axis(logp, targets[..., None], axis=-1)[..., 0]  # (..., n)
+    return float(-picked.mean()), (np.exp(logp), targets)
+
+
+def cross_entropy_backward(cache) -> np.ndarray:
+    """``dlogits = (softmax(logits) - onehot(target)) / number of positions``."""
+    probs, targets = cache
+    d = probs.copy()  # (..., n, V)
+    np.put_along_axis(d, targets[..., None], np.take_along_axis(d, targets[..., None], -1) - 1.0, -1)
+    return d / targets.size
