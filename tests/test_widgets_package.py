@@ -12,7 +12,7 @@ PUBLIC = {
     "attention_kit.widgets": ["VectorParseError", "parse_vector", "format_vector", "VectorEditor",
                               "LiveFigure", "encode_png", "AttentionExplorer",
                               "SelfAttentionExplorer", "MultiHeadExplorer", "MaskExplorer",
-                              "AttentionTrainer", "TrainingMonitor", "TilingStepper"],
+                              "AttentionTrainer", "TrainingMonitor", "TilingStepper", "HeadView"],
     "attention_kit.widgets.editor": ["VectorEditor"],
     "attention_kit.widgets.live_figure": ["LiveFigure", "encode_png"],
     "attention_kit.widgets.base": ["Explorer", "nice_limit", "plane", "steady_limits", "steady_box",
@@ -24,6 +24,7 @@ PUBLIC = {
     "attention_kit.widgets.masks": ["MaskExplorer"],
     "attention_kit.widgets.trainer": ["AttentionTrainer", "TrainingMonitor"],
     "attention_kit.widgets.tiling": ["TilingStepper"],
+    "attention_kit.widgets.head_view": ["HeadView"],
 }
 PACKAGE = Path(attention_kit.__file__).parent
 

@@ -23,13 +23,15 @@ Where each piece lives (one module per building block, one per explorer):
 * ``live_figure`` - :class:`LiveFigure`, :func:`encode_png`
 * ``base`` - the explorer base class and the 2-D plane helpers
 * ``messages`` - the error label and its one-line messages
-* ``general_attention``, ``self_attention``, ``multi_head``, ``masks``, ``tiling`` - one explorer each
+* ``general_attention``, ``self_attention``, ``multi_head``, ``masks``, ``head_view``,
+  ``tiling`` - one explorer each
 * ``trainer`` - :class:`AttentionTrainer` and :class:`TrainingMonitor`
 """
 
 from ..parsing import VectorParseError, format_vector, parse_vector
 from .editor import VectorEditor
 from .general_attention import AttentionExplorer
+from .head_view import HeadView
 from .live_figure import LiveFigure, encode_png
 from .masks import MaskExplorer
 from .multi_head import MultiHeadExplorer
@@ -51,4 +53,5 @@ __all__ = [
     "AttentionTrainer",
     "TrainingMonitor",
     "TilingStepper",
+    "HeadView",
 ]

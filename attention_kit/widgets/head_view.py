@@ -1,0 +1,195 @@
+"""``HeadView`` (notebook 06): inside a trained language model, in the spirit of BertViz.
+
+The context typed in a text box is run through the model. Left: the tokens twice, queries on the
+left and keys on the right, joined by lines whose strength is one head's attention weight (a
+selected query's lines stand out). Middle: the same weights as a heatmap, the selected query's row
+framed. Right: the model's probabilities for the next token.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.cm import ScalarMappable
+from matplotlib.collections import LineCollection
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from ..corpus import UnknownWordError, Vocab
+from ..plotting import OKABE_ITO, WEIGHTS_CMAP, heatmap
+from ..tiny_lm import TinyLMConfig, head_weights, next_token_probs
+from .base import Explorer
+
+__all__ = ["HeadView"]
+
+TOP_K = 8
+
+
+class HeadView(Explorer):
+    """Attention lines, heatmap and next-token bars of a trained tiny language model.
+
+    Parameters
+    ----------
+    params : dict of ndarrays
+        The model's parameters (e.g. from ``load_pretrained()``).
+    config : TinyLMConfig
+    vocab : Vocab
+    context : str
+        The first text to show, e.g. ``"humpty dumpty sat on"``.
+    layer, head : int
+        Counted from 0 in code; the menus show them from 1.
+    token : int
+        The query to highlight (-1: the last token; None: no highlight).
+
+    Attributes
+    ----------
+    state : dict
+        ``tokens`` (list of str), ``weights`` (n, n) of the shown head, ``probs`` (vocab_size,),
+        ``top`` (the ``TOP_K`` most likely next words), ``token`` (the highlighted query or -1).
+    """
+
+    _PLAIN = "HeadView (interactive: run in JupyterLab to type a context and pick a head)"
+
+    def __init__(self, params: dict, config: TinyLMConfig, vocab: Vocab, *,
+                 context: str = "humpty dumpty sat on", layer: int = 0, head: int = 0,
+                 token: int | None = -1):
+        if not isinstance(config, TinyLMConfig) or not isinstance(vocab, Vocab):
+            raise TypeError("give the model's params, its TinyLMConfig and its Vocab, "
+                            "e.g. HeadView(*load_pretrained()[:2], vocab)")
+        self.params, self.config, self.vocab = params, config, vocab
+        self._ids = self._encode(context)
+        n = len(self._ids)
+        controls = {
+            "layer": widgets.Dropdown(options=[(f"layer {l + 1}", l) for l in range(config.n_layers)],
+                                      value=layer, description="layer",
+                                      layout=widgets.Layout(width="170px")),
+            "head": widgets.Dropdown(options=[(f"head {h + 1}", h) for h in range(config.n_heads)],
+                                     value=head, description="head", layout=widgets.Layout(width="170px")),
+            "token": widgets.Dropdown(options=self._token_options(n), description="query",
+                                      value=(n - 1 if token == -1 else -1 if token is None else token),
+                                      layout=widgets.Layout(width="230px")),
+        }
+        self.text = widgets.Text(value=context, continuous_update=False, description="context",
+                                 placeholder="e.g. humpty dumpty sat on",
+                                 layout=widgets.Layout(width="480px"))
+        self.text.observe(self._text_changed, names="value")
+        self.known = widgets.HTML(value="", layout=widgets.Layout(display="none", max_width="900px"))
+        fig = Figure(figsize=(11.5, 4.6), layout="constrained")
+        gs = fig.add_gridspec(1, 4, width_ratios=[1.0, 1.3, 0.05, 0.8])
+        self._ax_lines, self._ax_heat, self._ax_cbar, self._ax_bars = (
+            fig.add_subplot(gs[0, k]) for k in range(4))
+        fig.colorbar(ScalarMappable(norm=Normalize(0, 1), cmap=WEIGHTS_CMAP), cax=self._ax_cbar,
+                     label="attention weight")
+        self._assemble(controls, None, fig, dpi=72)
+        self.children = (widgets.VBox([self.text, self.known]), *self.children)
+        self.update()
+
+    # -- the context ---------------------------------------------------------------------------
+    def _encode(self, text: str) -> np.ndarray:
+        ids = self.vocab.encode(text)  # raises UnknownWordError with the list of known words
+        return ids[-self.config.context:]
+
+    @staticmethod
+    def _token_options(n: int):
+        return [("none", -1)] + [(f"{i + 1}", i) for i in range(n)]
+
+    def set_context(self, text: str) -> bool:
+        """Type ``text`` into the box and press Enter. Returns whether it was accepted."""
+        if self.text.value == text:
+            return self._apply_text(text)
+        self.text.value = text
+        return self.message == ""
+
+    def _text_changed(self, change) -> None:
+        self._apply_text(change["new"])
+
+    def _apply_text(self, text: str) -> bool:
+        try:
+            ids = self._encode(text)
+        except UnknownWordError as exc:
+            unknown, _, known = str(exc).partition("; it knows only ")
+            self.error.value = f"⚠ {unknown}: type only words of the rhymes (the picture shows the last good context)"
+            self.known.value = (f"<div style='font-size:12px;line-height:1.3'><b>It knows only "
+                                f"{known.split(':')[0]}:</b> {known.partition(': ')[2]}</div>")
+            self.known.layout.display = None
+            return False
+        except Exception as exc:  # empty text and the like
+            self.error.value = f"⚠ {exc}"
+            return False
+        self.known.value, self.known.layout.display = "", "none"
+        self._ids = ids
+        n = len(ids)
+        self.live.relayout()  # new labels: lay the panels out again
+        with self.hold():
+            self.controls["token"].options = self._token_options(n)
+            self.controls["token"].value = n - 1
+        return self.message == ""
+
+    @property
+    def tokens(self) -> list[str]:
+        return self.vocab.decode(self._ids)
+
+    def _signatures(self) -> tuple[tuple, tuple]:
+        return (), ()  # the axes have fixed places and every update redraws the whole figure
+
+    # -- compute and draw ----------------------------------------------------------------------
+    def _compute(self) -> dict:
+        c = self.controls
+        l, h = int(c["layer"].value), int(c["head"].value)
+        w = head_weights(self.params, self.config, self._ids)[l][h]  # (n, n)
+        probs = next_token_probs(self.params, self.config, self._ids)  # (V,)
+        top = np.argsort(-probs, kind="stable")[:TOP_K]
+        tok = c["token"].value
+        return {"tokens": self.tokens, "weights": w, "probs": probs, "top": top,
+                "token": int(tok), "layer": l, "head": h}
+
+    def _draw(self, st: dict) -> None:
+        toks, w, sel = st["tokens"], st["weights"], st["token"]
+        n = len(toks)
+        colour = OKABE_ITO[st["head"] % len(OKABE_ITO)]
+        for ax in (self._ax_lines, self._ax_heat, self._ax_bars):
+            ax.clear()
+        # lines: query i (left, x = 0) to key j (right, x = 1), strength = weight
+        ax = self._ax_lines
+        segs, alphas, widths = [], [], []
+        for i in range(n):
+            for j in range(n):
+                if w[i, j] > 0.01:
+                    segs.append([(0.08, i), (0.92, j)])
+                    faint = sel >= 0 and i != sel
+                    alphas.append(float(w[i, j]) * (0.12 if faint else 1.0))
+                    widths.append(0.5 + 4.5 * float(w[i, j]))
+        rgba = np.zeros((len(segs), 4))
+        rgba[:, :3] = [int(colour[k:k + 2], 16) / 255 for k in (1, 3, 5)]
+        rgba[:, 3] = alphas
+        ax.add_collection(LineCollection(segs, colors=rgba, linewidths=widths))
+        for i, t in enumerate(toks):
+            bold = "bold" if i == sel else "normal"
+            ax.text(0.06, i, t, ha="right", va="center", fontsize=10, fontweight=bold)
+            ax.text(0.94, i, t, ha="left", va="center", fontsize=10)
+        ax.set_xlim(-0.55, 1.55)
+        ax.set_ylim(max(n, 6) - 0.5, -0.5)
+        ax.axis("off")
+        ax.set_title(f"layer {st['layer'] + 1}, head {st['head'] + 1}: query → key", fontsize=11)
+        # heatmap, the selected query's row framed
+        labels = [f"{i + 1} {t}" for i, t in enumerate(toks)]
+        heatmap(w, query_labels=labels, key_labels=toks, ax=self._ax_heat, annotate=n <= 8,
+                title="weights (rows: queries)", cbar=False)
+        if sel >= 0:
+            self._ax_heat.add_patch(Rectangle((-0.5, sel - 0.5), n, 1, fill=False, ec=OKABE_ITO[5], lw=2.5))
+        # next-token probabilities, most likely on top
+        ax = self._ax_bars
+        top, p = st["top"], st["probs"][st["top"]]
+        y = np.arange(len(top))
+        ax.barh(y, p, color=OKABE_ITO[0])
+        ax.set_yticks(y, [self.vocab.words[i] for i in top], fontsize=10)
+        ax.set_ylim(len(top) - 0.5, -0.5)
+        ax.set_xlim(0, 1)
+        for yi, pi in zip(y, p, strict=True):
+            inside = pi > 0.8  # a long bar carries its number inside, in white
+            ax.text(pi - 0.02 if inside else pi + 0.02, yi, f"{pi:.2f}", va="center", fontsize=9,
+                    ha="right" if inside else "left", color="white" if inside else "black")
+        ax.set_title(f"next word after “{toks[-1]}”", fontsize=11)
+        ax.set_xlabel("probability")
+        self.live.invalidate()
