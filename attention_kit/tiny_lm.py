@@ -22,7 +22,7 @@ from .multihead import MultiHeadParams
 from .positions import sinusoidal_positions
 
 __all__ = ["TinyLMConfig", "init_tiny_lm", "lm_forward", "lm_backward", "lm_loss_and_grads",
-           "head_weights", "next_token_probs", "generate", "save_params", "load_params",
+           "attention_params", "head_weights", "next_token_probs", "generate", "save_params", "load_params",
            "load_pretrained", "count_parameters"]
 
 
@@ -78,7 +78,8 @@ def count_parameters(params: dict) -> dict[str, int]:
     return counts
 
 
-def _mha(params: dict, l: int) -> MultiHeadParams:
+def attention_params(params: dict, l: int) -> MultiHeadParams:
+    """Layer ``l``'s attention weights as a ``MultiHeadParams`` (views: no copy)."""
     return MultiHeadParams(W_q=params[f"l{l}.attn.W_q"], W_k=params[f"l{l}.attn.W_k"],
                            W_v=params[f"l{l}.attn.W_v"], W_o=params[f"l{l}.attn.W_o"])
 
@@ -122,7 +123,7 @@ def lm_forward(params: dict, config: TinyLMConfig, ids, *, causal: bool = True,
     layers, weights = [], []
     for l in range(c.n_layers):
         A_in, c1 = L.layer_norm(X, params[f"l{l}.ln1.g"], params[f"l{l}.ln1.b"])  # (B, n, d)
-        att, w, ca = multi_head_forward(A_in, A_in, _mha(params, l), mask)  # (B, n, d), (B, h, n, n)
+        att, w, ca = multi_head_forward(A_in, A_in, attention_params(params, l), mask)  # (B, n, d), (B, h, n, n)
         X = X + att if residual else att
         M_in, c2 = L.layer_norm(X, params[f"l{l}.ln2.g"], params[f"l{l}.ln2.b"])
         m, cm = L.mlp(M_in, params[f"l{l}.mlp.W1"], params[f"l{l}.mlp.b1"],

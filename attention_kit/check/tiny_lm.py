@@ -42,6 +42,8 @@ def layer_norm(fn) -> bool:
     X = rng.normal(2.0, 3.0, (4, 6))  # (n, d): 4 tokens, 6 features
     g, b = rng.normal(1.0, 0.3, 6), rng.normal(0.0, 0.5, 6)
     got, err = try_call(fn, X.copy(), g.copy(), b.copy(), eps=1e-5)
+    if got is Ellipsis:
+        return report(False, STUB)
     if err:
         return report(False, f"{err} (if it does not take eps, add the argument eps=1e-5)")
     if np.shape(got) != X.shape:
@@ -111,6 +113,8 @@ def _draws(fn, logits, t, n, seed):
     out = []
     for _ in range(n):
         k, err = try_call(fn, logits.copy(), t, rng)
+        if k is Ellipsis:
+            return None, STUB
         if err:
             return None, err
         try:
