@@ -72,7 +72,9 @@ class Vocab:
                                  "e.g. 'humpty dumpty sat on'")
         unknown = [t for t in toks if t not in self.index]
         if unknown:
-            shown = ", ".join(sorted(self.words, key=str.lower))
+            words = sorted(w for w in self.words if w[0].isalpha())
+            marks = " ".join(f"“{w}”" for w in self.words if not w[0].isalpha())
+            shown = ", ".join(words) + (f"; and the marks {marks}" if marks else "")
             raise UnknownWordError(
                 f"the model does not know {', '.join(repr(u) for u in dict.fromkeys(unknown))}; "
                 f"it knows only the {len(self)} words of its rhymes: {shown}")

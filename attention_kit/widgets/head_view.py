@@ -66,7 +66,7 @@ class HeadView(Explorer):
                                       layout=widgets.Layout(width="170px")),
             "head": widgets.Dropdown(options=[(f"head {h + 1}", h) for h in range(config.n_heads)],
                                      value=head, description="head", layout=widgets.Layout(width="170px")),
-            "token": widgets.Dropdown(options=self._token_options(n), description="query",
+            "token": widgets.Dropdown(options=self._token_options(self._ids), description="query",
                                       value=(n - 1 if token == -1 else -1 if token is None else token),
                                       layout=widgets.Layout(width="230px")),
         }
@@ -90,9 +90,8 @@ class HeadView(Explorer):
         ids = self.vocab.encode(text)  # raises UnknownWordError with the list of known words
         return ids[-self.config.context:]
 
-    @staticmethod
-    def _token_options(n: int):
-        return [("none", -1)] + [(f"{i + 1}", i) for i in range(n)]
+    def _token_options(self, ids):
+        return [("none", -1)] + [(f"{i + 1} {w}", i) for i, w in enumerate(self.vocab.decode(ids))]
 
     def set_context(self, text: str) -> bool:
         """Type ``text`` into the box and press Enter. Returns whether it was accepted."""
@@ -122,7 +121,7 @@ class HeadView(Explorer):
         n = len(ids)
         self.live.relayout()  # new labels: lay the panels out again
         with self.hold():
-            self.controls["token"].options = self._token_options(n)
+            self.controls["token"].options = self._token_options(ids)
             self.controls["token"].value = n - 1
         return self.message == ""
 
