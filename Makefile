@@ -10,7 +10,7 @@ NB     ?= $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: install install-test lab test lint unit nbval notebooks student reset bench clean
+.PHONY: install install-test lab test lint unit nbval notebooks student reset bench clean tiny-lm
 
 $(BASE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,10 @@ bench: $(TESTS)
 	$(BIN)/python benchmarks/widget_latency.py
 	$(BIN)/python benchmarks/browser_latency.py
 	$(BIN)/python benchmarks/attention_at_scale.py --cpu-time
+
+# Retrain notebook 06's language model and rewrite attention_kit/data/tiny_lm.npz (about a minute)
+tiny-lm: $(BASE)
+	$(BIN)/python tools/train_tiny_lm.py
 
 clean:
 	rm -rf $(VENV) *.egg-info build artifacts student
