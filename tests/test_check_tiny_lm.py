@@ -89,3 +89,9 @@ def test_head_role_checker(model, capsys):
     assert "brightest cell" in capsys.readouterr().out
     assert not C.head_role(3, **model)
     assert not C.head_role(None, **model)
+
+
+def test_model_checkers_default_to_the_shipped_weights(capsys):
+    assert C.mask_at_inference(False, True)
+    assert C.head_role("muffet")
+    assert capsys.readouterr().out.count("✓") == 2

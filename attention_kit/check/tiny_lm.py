@@ -76,18 +76,32 @@ def layer_norm(fn) -> bool:
 # ---------------------------------------------------------------- the mask at inference
 
 
-def mask_at_inference(last_changes, earlier_change, *, params: dict, config: TinyLMConfig,
-                      vocab: Vocab, context: str = "humpty dumpty sat on") -> bool:
+def _shipped(params, config, vocab):
+    """The model the notebook uses: the given one, or the weights shipped with the package."""
+    if params is None or config is None or vocab is None:
+        from ..lm_training import rhyme_stream
+        from ..tiny_lm import load_pretrained
+
+        p, c, _ = load_pretrained()
+        params, config, vocab = params or p, config or c, vocab or rhyme_stream()[1]
+    return params, config, vocab
+
+
+def mask_at_inference(last_changes, earlier_change, *, params: dict | None = None,
+                      config: TinyLMConfig | None = None, vocab: Vocab | None = None,
+                      context: str = "humpty dumpty sat on") -> bool:
     """The learner predicts, before running it, what removing the causal mask changes.
 
     ``last_changes``: does the next-word distribution after the whole context change?
     ``earlier_change``: do the predictions at the earlier positions change?
-    Both are checked against the model itself.
+    Both are checked against the model itself (by default the trained weights shipped with the
+    package, which notebook 06 uses).
     """
     if not_done(last_changes) or not_done(earlier_change):
         return report(False, "no answer yet: set both predictions to True or False")
     if not isinstance(last_changes, (bool, np.bool_)) or not isinstance(earlier_change, (bool, np.bool_)):
         return report(False, "answer each question with True or False")
+    params, config, vocab = _shipped(params, config, vocab)
     ids = vocab.encode(context)
     masked = lm_forward(params, config, ids)[0][0]  # (n, V)
     free = lm_forward(params, config, ids, causal=False)[0][0]
@@ -171,13 +185,15 @@ def sample(fn) -> bool:
 # ---------------------------------------------------------------- a head's role
 
 
-def head_role(word, *, params: dict, config: TinyLMConfig, vocab: Vocab,
-              context: str = "little miss muffet sat on a", head: int = 1) -> bool:
+def head_role(word, *, params: dict | None = None, config: TinyLMConfig | None = None,
+              vocab: Vocab | None = None, context: str = "little miss muffet sat on a",
+              head: int = 1) -> bool:
     """The word that head ``head`` (0-based; "head 2" in the widget) looks at most from the last token."""
     if not_done(word):
         return report(False, "no answer yet: write the word, e.g. 'sat', as a string")
     if not isinstance(word, str):
         return report(False, f"answer with the word as a string, e.g. 'sat', not {type(word).__name__}")
+    params, config, vocab = _shipped(params, config, vocab)
     ids = vocab.encode(context)
     toks = vocab.decode(ids)
     w = head_weights(params, config, ids)[0][head, -1]  # (n,): the last query's row
