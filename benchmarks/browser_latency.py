@@ -1,15 +1,23 @@
-"""Median time from a key press on a slider to the new image shown, in a real JupyterLab.
+"""Time from a key press on a slider to the new picture, in a real JupyterLab, for every explorer.
 
     python benchmarks/browser_latency.py                     # every notebooks/NN_*.ipynb
     python benchmarks/browser_latency.py --presses 30 notebooks/02_self_attention.ipynb
+    python benchmarks/browser_latency.py --stages            # also the per-stage breakdown
 
 For each notebook: start JupyterLab (127.0.0.1, temporary settings, a copy of the notebook), open
 it in the system Chromium (headless, via playwright), run all cells, take the first interactive
-section (a widget with an image) and the first of its sliders that redraws the image, then press
-ArrowRight / ArrowLeft on that slider's handle ``--presses`` times. Each press is timed in the page:
-from the ``keydown`` event to the first animation frame after the widget's ``<img>`` has loaded
-the new picture. That covers the round trip browser -> kernel (recompute, matplotlib render to
-PNG) -> browser (decode). Presses are spaced so that they do not queue.
+section (a widget with an image) and its first ``--sliders`` enabled sliders that redraw the image,
+then press ArrowRight / ArrowLeft on each slider's handle ``--presses`` times, one press at a time.
+The same run measures the naive baseline: ``ipywidgets.interact`` drawing a fresh annotated 8 x 8
+heatmap with ``plt.show()`` on every change.
+
+Each press is timed in the page, from the ``keydown`` event to the end of the first frame painted
+after the widget's ``<img>`` has loaded the new picture ("painted"); "frame" is the start of that
+frame (the measure of the first version of this script). That covers the round trip browser ->
+kernel (recompute, matplotlib render to PNG) -> browser (decode, paint). The machinery and the
+per-stage breakdown are in ``benchmarks/latency_stages.py``. Targets (issue 15): median <= 50 ms
+and 95th percentile <= 100 ms for every explorer. The load average is printed beside every row:
+the machine's other work stretches every stage.
 """
 
 from __future__ import annotations
@@ -21,123 +29,70 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
-import jlab  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import latency_stages as ls  # noqa: E402
 
-_JS_INSTALL = """
-(sel) => {
-  const root = document.querySelector(sel);
-  window.__lat = {down: null, results: []};
-  if (!window.__latKey) {
-    window.__latKey = true;
-    document.addEventListener('keydown', () => { window.__lat.down = performance.now(); }, true);
-  }
-  for (const img of root.querySelectorAll('.jupyter-widgets img')) {
-    img.addEventListener('load', () => {
-      const t0 = window.__lat.down;
-      if (t0 === null) return;
-      window.__lat.down = null;
-      requestAnimationFrame(() => window.__lat.results.push(performance.now() - t0));
-    });
-  }
-}
-"""
+TARGET_MEDIAN, TARGET_P95 = 50.0, 100.0
 
 
-def _slider_label(handle) -> str:
-    box = handle.locator("xpath=ancestor::div[contains(@class, 'widget-slider')][1]")
-    try:
-        return box.locator(".widget-label").first.inner_text(timeout=1000).strip() or "?"
-    except Exception:
-        return "?"
-
-
-def measure(page, server, notebook: Path, presses: int) -> dict:
-    jlab.open_notebook(page, server, notebook.name)
-    jlab.run_all_cells(page)
-    cells = jlab.wait_widgets_rendered(page)
-    interactive = [c for c in cells if c.is_interactive]
-    if not interactive:
-        raise RuntimeError(f"{notebook.name}: no interactive section")
-    c = interactive[0]
-    cell = jlab.cell_locator(page, c.index)
-    cell.scroll_into_view_if_needed()
-    # Find the first slider whose key press redraws the image.
-    chosen = None
-    for handle in cell.locator(".jupyter-widgets [role=slider]").all():
-        if not handle.is_visible():
+def summary(rows: list[dict]) -> list[str]:
+    lines = [f"{'notebook / slider':40s} {'median':>7s} {'p95':>6s} {'min':>5s} {'max':>6s} "
+             f"{'frame med':>9s} {'n':>3s} {'miss':>4s} {'load':>9s}  target"]
+    explorers = []
+    for r in rows:
+        total = ls.stage_values(r, "total")
+        frame = ls.stage_values(r, "to frame")
+        if not total:
+            lines.append(f"{ls.short_name(r)[:40]:40s} no press reached a new picture "
+                         f"(missed {r['missed']})")
             continue
-        before = jlab.image_srcs(cell)
-        handle.focus()
-        page.keyboard.press("ArrowRight")
-        if jlab.wait_image_change(page, cell, before, timeout=3.0) is not None:
-            chosen = handle
-            page.keyboard.press("ArrowLeft")  # back to where it was
-            jlab.wait_image_change(page, cell, jlab.image_srcs(cell), timeout=3.0)
-            break
-    if chosen is None:
-        raise RuntimeError(f"{notebook.name}: no slider in cell {c.index} redraws the image")
-    page.wait_for_timeout(500)
-    page.evaluate(_JS_INSTALL, jlab.cell_selector(page, c.index))
-    chosen.focus()
-    missed = 0
-    for i in range(presses):
-        n = len(page.evaluate("() => window.__lat.results"))
-        page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
-        t0 = time.monotonic()
-        while len(page.evaluate("() => window.__lat.results")) == n:
-            if time.monotonic() - t0 > 10:
-                missed += 1
-                page.evaluate("() => { window.__lat.down = null; }")
-                break
-            page.wait_for_timeout(10)
-        page.wait_for_timeout(250)  # let the kernel go idle: one press at a time
-    ms = page.evaluate("() => window.__lat.results")
-    return {"notebook": notebook.name, "cell": c.index, "slider": _slider_label(chosen),
-            "ms": ms, "missed": missed}
+        med, p95 = statistics.median(total), ls.percentile(total, 95)
+        baseline = r["notebook"] == ls.BASELINE_NAME
+        ok = "" if baseline else ("ok" if med <= TARGET_MEDIAN and p95 <= TARGET_P95 else "MISSED")
+        if not baseline:
+            explorers += total
+        lines.append(f"{ls.short_name(r)[:40]:40s} {med:7.1f} {p95:6.1f} {min(total):5.0f} "
+                     f"{max(total):6.0f} {statistics.median(frame):9.1f} {len(total):3d} "
+                     f"{r['missed']:4d} {r['load'][0]:4.1f}-{r['load'][1]:<4.1f}  {ok}")
+    if explorers:
+        lines.append(f"{'all explorer presses':40s} {statistics.median(explorers):7.1f} "
+                     f"{ls.percentile(explorers, 95):6.1f} {min(explorers):5.0f} "
+                     f"{max(explorers):6.0f} {'':9s} {len(explorers):3d}")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument("--presses", type=int, default=20)
+    parser.add_argument("--sliders", type=int, default=2,
+                        help="enabled sliders measured per explorer (default 2)")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the interact baseline")
+    parser.add_argument("--stages", action="store_true", help="also print the stage breakdown")
+    parser.add_argument("--json", type=Path, help="also write every stamp to this file")
     args = parser.parse_args(argv)
-    notebooks = args.notebooks or jlab.course_notebooks()
-    chromium = jlab.find_chromium()
-    if chromium is None:
+    notebooks = args.notebooks or ls.jlab.course_notebooks()
+    if ls.jlab.find_chromium() is None:
         print("browser_latency: skipped, no Chromium at /usr/bin/chromium "
               "(apt-get install -y chromium)")
         return 0
     if not notebooks:
         print("browser_latency: no notebooks")
         return 0
-    from playwright.sync_api import sync_playwright
+    print(f"key press on a slider -> new picture painted in JupyterLab, ms ({args.presses} presses "
+          f"per slider; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the start, "
+          f"{time.strftime('%Y-%m-%d %H:%M:%S')})")
+    rows = ls.run(notebooks, args.presses, args.sliders, baseline=not args.no_baseline)
+    for line in summary(rows):
+        print("  " + line)
+    print(f"  targets: median <= {TARGET_MEDIAN:.0f} ms, p95 <= {TARGET_P95:.0f} ms per explorer "
+          f"slider; load average {os.getloadavg()[0]:.1f} at the end")
+    if args.stages:
+        ls.print_stages(rows)
+    if args.json:
+        import json
 
-    print(f"key press on a slider -> new image shown in JupyterLab ({args.presses} presses each; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at the start)")
-    rows = []
-    with jlab.LabServer(notebooks) as server, sync_playwright() as pw:
-        browser = jlab.launch_browser(pw, chromium)
-        try:
-            for nb in notebooks:
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                try:
-                    r = measure(page, server, nb, args.presses)
-                finally:
-                    page.close()
-                rows.append(r)
-                ms = sorted(r["ms"])
-                print(f"  {r['notebook']:<36} cell {r['cell']:>2}, slider {r['slider']!r:<14} "
-                      f"median {statistics.median(ms):6.0f} ms  min {ms[0]:5.0f}  "
-                      f"p90 {ms[int(0.9 * (len(ms) - 1))]:5.0f}  max {ms[-1]:5.0f}  "
-                      f"(n={len(ms)}, missed {r['missed']})")
-        finally:
-            browser.close()
-    every = sorted(x for r in rows for x in r["ms"])
-    if every:
-        print(f"  {'all':<36} median {statistics.median(every):6.0f} ms over {len(every)} presses "
-              f"(load average {os.getloadavg()[0]:.1f} at the end)")
+        args.json.write_text(json.dumps(rows, indent=1))
     return 0
 
 

@@ -82,10 +82,13 @@ class Explorer(widgets.VBox):
         the picture stay as they were, and False is returned.
         """
         t0, c0 = time.perf_counter(), time.process_time()
+        self.live.stamp("callback")
         try:
             with np.errstate(all="ignore"):  # overflow becomes a NonFiniteError message instead
                 state = self._compute()
+            self.live.stamp("computed")
             self._draw(state)
+            self.live.stamp("drawn")
         except Exception as exc:
             self.error.value = friendly(exc)
             if self.state:

@@ -4,6 +4,7 @@ incrementally (cached background, cached text bitmaps, fast PNG encoding)."""
 from __future__ import annotations
 
 import struct
+import time
 import zlib
 from functools import partial
 
@@ -84,6 +85,11 @@ class LiveFigure(widgets.Image):
         Rendering resolution (default: the figure's).
     """
 
+    #: Set to a list (``LiveFigure.trace = []``) to record, for every refresh of every live figure,
+    #: a dict of wall-clock stamps (ms since the epoch) of its stages; None (the default) records
+    #: nothing. ``benchmarks/latency_stages.py`` uses it to split a slider press into stages.
+    trace: list | None = None
+
     def __init__(self, figure: Figure, *, dpi: float | None = None, **kwargs):
         super().__init__(format="png", **kwargs)
         self.figure = figure
@@ -97,6 +103,12 @@ class LiveFigure(widgets.Image):
         self._dynamic: list = []
         self.renders = 0
         self.full_renders = 0
+        self._stamps: dict = {}
+
+    def stamp(self, stage: str) -> None:
+        """Note the time of ``stage`` of the current refresh when :attr:`trace` is on."""
+        if LiveFigure.trace is not None:
+            self._stamps[stage] = time.time() * 1e3
 
     def set_dynamic(self, artists) -> None:
         """The artists that change between refreshes (images, cell texts, arrows, bars)."""
@@ -142,10 +154,18 @@ class LiveFigure(widgets.Image):
         for a in self._dynamic:
             if a.get_visible():
                 a.draw(renderer)
+        self.stamp("rendered")
         png = encode_png(np.asarray(canvas.buffer_rgba()))
+        self.stamp("encoded")
         self.renders += 1
         return png
 
     def refresh(self) -> None:
         """Re-render the figure into the image."""
+        full = self.full_renders
         self.value = self.render()
+        if LiveFigure.trace is not None:
+            self.stamp("sent")
+            LiveFigure.trace.append(dict(self._stamps, model=self.model_id, bytes=len(self.value),
+                                         full=self.full_renders > full))
+        self._stamps = {}

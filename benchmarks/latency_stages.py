@@ -1,0 +1,413 @@
+"""Where the time of one slider press goes, stage by stage, in a real JupyterLab.
+
+    python benchmarks/latency_stages.py                      # every notebooks/NN_*.ipynb
+    python benchmarks/latency_stages.py --presses 30 --sliders 1 notebooks/02_self_attention.ipynb
+
+For each notebook: start JupyterLab (127.0.0.1, throw-away settings, a copy of the notebook) and a
+scratch notebook with the naive ``interact`` baseline (a fresh annotated 8 x 8 heatmap and
+``plt.show()`` per change), open each in the system Chromium (headless, via playwright), run all
+cells, take the first interactive section (a widget with an image) and its first ``--sliders``
+enabled sliders that redraw the image, then press ArrowRight / ArrowLeft on each ``--presses``
+times, one press at a time (the kernel goes idle in between).
+
+Every press is stamped on both sides with the same clock (ms since the epoch: ``time.time()`` in
+the kernel, ``performance.timeOrigin + performance.now()`` in the page; one machine):
+
+=============  ============================================================================
+stage          from -> to
+=============  ============================================================================
+key -> send    ``keydown`` -> the widget's ``comm_msg`` leaves the page (slider + model)
+to kernel      that message sent -> the kernel's shell handler gets it (server, zmq)
+dispatch       shell handler -> the explorer's callback starts (set_state, traitlets)
+compute        callback -> new state computed (``_compute``)
+artists        state -> artists updated (``_draw``)
+render         artists -> Agg canvas drawn (cached background + changing artists)
+png            canvas -> PNG bytes
+send back      PNG -> ``Image.value`` set and its ``comm_msg`` handed to the iopub thread
+to page        kernel sent -> the page's kernel connection receives it (iopub, server, ws)
+to <img>       received -> the widget view has put the new ``src`` on its ``<img>``
+decode         new ``src`` -> the ``<img>`` ``load`` event
+frame          ``load`` -> the next animation frame (the picture is painted in this frame)
+paint          that frame's callbacks -> its style, layout and paint are done
+round trip     the widget's message sent -> the new picture's message received
+to frame       ``keydown`` -> that animation frame (the total of the first measurement)
+total          ``keydown`` -> the frame painted (what benchmarks/browser_latency.py reports)
+=============  ============================================================================
+
+The kernel stamps come from ``LiveFigure.trace`` (attention_kit/widgets/live_figure.py) and a
+wrapper around the kernel's ``comm_msg`` handler, both switched on only here. The naive baseline
+has no kernel stamps (its rows show only the browser stages). Medians per stage, with the
+machine's load average: on a busy machine every stage stretches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+import jlab  # noqa: E402
+
+BASELINE_NAME = "00_interact_baseline.ipynb"
+BASELINE_CELLS = [
+    """\
+%matplotlib inline
+import numpy as np
+import matplotlib.pyplot as plt
+from ipywidgets import interact, FloatSlider
+import attention_kit as ak
+from attention_kit.plotting import heatmap
+
+rng = np.random.default_rng(0)
+tokens = "the cat sat on the mat and purred".split()
+X2 = rng.normal(0, 1, (8, 2))  # 8 tokens in 2-D""",
+    """\
+def naive(v=0.0):
+    X = X2.copy()
+    X[0, 0] = v
+    _, W = ak.self_attention(X, np.eye(2), np.eye(2), np.eye(2))  # (8, 8)
+    fig, ax = plt.subplots(figsize=(6, 5), layout="constrained")
+    heatmap(W, query_labels=tokens, key_labels=tokens, ax=ax, title="self-attention weights")
+    plt.show()
+
+interact(naive, v=FloatSlider(value=0.0, min=-2, max=2, step=0.05));""",
+]
+
+# Kernel side: switch LiveFigure's stage stamps on and stamp the arrival of every comm_msg.
+KERNEL_SETUP = """
+import time as _lt_time
+from attention_kit.widgets.live_figure import LiveFigure as _LtLive
+_LtLive.trace = []
+_lt_arrivals = []
+_lt_kernel = get_ipython().kernel
+if not hasattr(_lt_kernel, "_lt_original_comm_msg"):
+    _lt_kernel._lt_original_comm_msg = _lt_kernel.shell_handlers["comm_msg"]
+    def _lt_comm_msg(stream, ident, msg, _orig=_lt_kernel._lt_original_comm_msg):
+        _lt_arrivals.append(_lt_time.time() * 1e3)
+        return _orig(stream, ident, msg)
+    _lt_kernel.shell_handlers["comm_msg"] = _lt_comm_msg
+"""
+KERNEL_FETCH = "__import__('json').dumps({'trace': _LtLive.trace, 'arrivals': _lt_arrivals})"
+KERNEL_RESET = "_LtLive.trace.clear(); _lt_arrivals.clear()"
+
+_JS_EXECUTE = """
+async ([code, expr]) => {
+  const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  const f = k.requestExecute({code, silent: true, store_history: false,
+                              user_expressions: expr ? {out: expr} : {}});
+  const reply = await f.done;
+  const c = reply.content;
+  if (c.status !== 'ok') return {error: c.ename + ': ' + c.evalue};
+  if (!expr) return {};
+  const out = c.user_expressions.out;
+  if (out.status !== 'ok') return {error: out.ename + ': ' + out.evalue};
+  return {value: out.data['text/plain']};
+}
+"""
+
+# Page side: stamps per press. `cur` is the press under way; a new keydown starts a new one.
+_JS_INSTALL = """
+(sel) => {
+  const now = () => performance.timeOrigin + performance.now();
+  const st = window.__st = {cur: null, done: []};
+  document.addEventListener('keydown', (e) => {
+    if (e.key.startsWith('Arrow')) st.cur = {key: now()};
+  }, true);
+  const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  k.anyMessage.connect((_, a) => {
+    const c = st.cur, m = a.msg, t = m.header.msg_type;
+    if (!c) return;
+    if (a.direction === 'send' && t === 'comm_msg' && c.send === undefined) c.send = now();
+    if (a.direction === 'recv' && c.recv === undefined && c.send !== undefined
+        && ((t === 'comm_msg' && m.buffers && m.buffers.length)
+            || (t === 'display_data' && m.content.data && m.content.data['image/png']))) {
+      c.recv = now();
+      c.bytes = (m.buffers && m.buffers.length) ? m.buffers[0].byteLength
+                : Math.round(m.content.data['image/png'].length * 3 / 4);
+    }
+  });
+  const loaded = (img) => {
+    const c = st.cur;
+    if (!c || c.src === undefined || c.load !== undefined) return;
+    c.load = now();
+    c.size = img.naturalWidth + 'x' + img.naturalHeight;
+    requestAnimationFrame(() => {
+      c.frame = now();
+      // a message posted here runs after this frame's style, layout and paint
+      const ch = new MessageChannel();
+      ch.port1.onmessage = () => {
+        c.painted = now();
+        st.done.push(c);
+        if (st.cur === c) st.cur = null;
+      };
+      ch.port2.postMessage(0);
+    });
+  };
+  const watch = (img) => {
+    if (img.__stWatched) return;
+    img.__stWatched = true;
+    img.addEventListener('load', () => loaded(img));
+  };
+  const root = document.querySelector(sel);
+  root.querySelectorAll('img').forEach(watch);
+  new MutationObserver((records) => {
+    const c = st.cur;
+    for (const r of records) {
+      const imgs = r.type === 'attributes' ? [r.target]
+        : [...r.addedNodes].flatMap(n => n.nodeType !== 1 ? [] : n.tagName === 'IMG' ? [n]
+                                         : [...n.querySelectorAll('img')]);
+      for (const img of imgs) {
+        watch(img);
+        if (c && c.recv !== undefined && c.src === undefined) c.src = now();
+      }
+    }
+  }).observe(root, {subtree: true, childList: true, attributes: true, attributeFilter: ['src']});
+}
+"""
+
+KERNEL_STAGES = ("callback", "computed", "drawn", "rendered", "encoded", "sent")
+STAGES = (  # (name, from stamp, to stamp)
+    ("key -> send", "key", "send"),
+    ("to kernel", "send", "arrived"),
+    ("dispatch", "arrived", "callback"),
+    ("compute", "callback", "computed"),
+    ("artists", "computed", "drawn"),
+    ("render", "drawn", "rendered"),
+    ("png", "rendered", "encoded"),
+    ("send back", "encoded", "sent"),
+    ("to page", "sent", "recv"),
+    ("to <img>", "recv", "src"),
+    ("decode", "src", "load"),
+    ("frame", "load", "frame"),
+    ("paint", "frame", "painted"),
+    ("round trip", "send", "recv"),
+    ("to frame", "key", "frame"),
+    ("total", "key", "painted"),
+)
+
+
+def kernel_execute(page, code: str, expr: str | None = None):
+    out = page.evaluate(_JS_EXECUTE, [code, expr])
+    if "error" in out:
+        raise RuntimeError(f"kernel: {out['error']}")
+    return out.get("value")
+
+
+def write_baseline(directory: Path) -> Path:
+    """The naive interact notebook (two code cells) in ``directory``."""
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {},
+                     "outputs": [], "source": src} for i, src in enumerate(BASELINE_CELLS)],
+          "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python",
+                                      "name": "python3"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    path = directory / BASELINE_NAME
+    path.write_text(json.dumps(nb, indent=1))
+    return path
+
+
+def _slider_label(handle) -> str:
+    box = handle.locator("xpath=ancestor::div[contains(@class, 'widget-slider')][1]")
+    try:
+        return box.locator(".widget-label").first.inner_text(timeout=1000).strip() or "?"
+    except Exception:
+        return "?"
+
+
+def _redrawing_sliders(page, cell, limit: int) -> list:
+    """The first ``limit`` enabled, visible sliders whose key press changes the image."""
+    chosen = []
+    for handle in cell.locator(".jupyter-widgets [role=slider]").all():
+        if len(chosen) >= limit:
+            break
+        if not handle.is_visible() or handle.evaluate("h => !!h.closest('[disabled]')"):
+            continue
+        now, top = handle.get_attribute("aria-valuenow"), handle.get_attribute("aria-valuemax")
+        first = "ArrowLeft" if now is not None and now == top else "ArrowRight"
+        back = "ArrowRight" if first == "ArrowLeft" else "ArrowLeft"
+        before = jlab.image_srcs(cell)
+        handle.focus()
+        page.keyboard.press(first)
+        if jlab.wait_image_change(page, cell, before, timeout=3.0) is not None:
+            chosen.append((handle, first, back))
+            page.keyboard.press(back)  # back to where it was
+            jlab.wait_image_change(page, cell, jlab.image_srcs(cell), timeout=3.0)
+    return chosen
+
+
+def _press(page, handle, keys: tuple[str, str], presses: int, gap_ms: int) -> tuple[list, int]:
+    """Press the keys alternately; the stamps of each press that reached a new picture."""
+    page.evaluate("() => { window.__st.done = []; window.__st.cur = null; }")
+    handle.focus()
+    missed = 0
+    for i in range(presses):
+        page.keyboard.press(keys[i % 2])
+        try:
+            page.wait_for_function("n => window.__st.done.length > n", arg=i - missed,
+                                   polling=20, timeout=10_000)
+        except Exception:
+            missed += 1
+            page.evaluate("() => { window.__st.cur = null; }")
+        page.wait_for_timeout(gap_ms)  # let the kernel go idle: one press at a time
+    return page.evaluate("() => window.__st.done"), missed
+
+
+def _attach_kernel(presses: list[dict], trace: list[dict], arrivals: list[float]) -> None:
+    """Give each press the kernel stamps of the first refresh (and comm arrival) after its key."""
+    for i, p in enumerate(presses):
+        end = presses[i + 1]["key"] if i + 1 < len(presses) else float("inf")
+        refresh = next((r for r in trace if p["key"] <= r.get("callback", -1) < end), None)
+        if refresh is not None:
+            p.update({k: refresh[k] for k in KERNEL_STAGES if k in refresh})
+            p["full"] = refresh.get("full")
+            arrived = [t for t in arrivals if p.get("send", p["key"]) <= t <= refresh["callback"]]
+            if arrived:
+                p["arrived"] = arrived[-1]
+
+
+def measure(page, server, notebook: Path, presses: int, sliders: int, gap_ms: int = 250) -> list[dict]:
+    """One row per slider: its label, the stamps of every press, misses, load averages."""
+    jlab.open_notebook(page, server, notebook.name)
+    jlab.run_all_cells(page)
+    cells = jlab.wait_widgets_rendered(page)
+    interactive = [c for c in cells if c.is_interactive or (
+        notebook.name == BASELINE_NAME and c.widget_outputs)]
+    if not interactive:
+        raise RuntimeError(f"{notebook.name}: no interactive section")
+    c = interactive[0]
+    cell = jlab.cell_locator(page, c.index)
+    cell.evaluate("el => el.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(300)
+    chosen = _redrawing_sliders(page, cell, sliders)
+    if not chosen:
+        raise RuntimeError(f"{notebook.name}: no slider in cell {c.index} redraws the image")
+    kernel_execute(page, KERNEL_SETUP)
+    page.evaluate(_JS_INSTALL, jlab.cell_selector(page, c.index))
+    page.wait_for_timeout(500)
+    rows = []
+    for handle, first, back in chosen:
+        kernel_execute(page, KERNEL_RESET)
+        load = os.getloadavg()[0]
+        done, missed = _press(page, handle, (first, back), presses, gap_ms)
+        fetched = json.loads(ast.literal_eval(kernel_execute(page, "", KERNEL_FETCH)))
+        _attach_kernel(done, fetched["trace"], fetched["arrivals"])
+        rows.append({"notebook": notebook.name, "cell": c.index, "slider": _slider_label(handle),
+                     "presses": done, "missed": missed,
+                     "load": (load, os.getloadavg()[0])})
+    return rows
+
+
+def run(notebooks: list[Path], presses: int, sliders: int, baseline: bool = True,
+        gap_ms: int = 250) -> list[dict]:
+    """Measure every notebook (and the interact baseline) in one JupyterLab; rows as measure()."""
+    from playwright.sync_api import sync_playwright
+
+    chromium = jlab.find_chromium()
+    if chromium is None:
+        raise RuntimeError("no Chromium at /usr/bin/chromium (apt-get install -y chromium)")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="attn-latency-") as tmp:
+        extra = [write_baseline(Path(tmp))] if baseline else []
+        with jlab.LabServer(list(notebooks) + extra) as server, sync_playwright() as pw:
+            browser = jlab.launch_browser(pw, chromium)
+            try:
+                for nb in list(notebooks) + extra:
+                    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                    try:
+                        rows += measure(page, server, nb, presses,
+                                        1 if nb.name == BASELINE_NAME else sliders, gap_ms)
+                    finally:
+                        page.close()
+                    _shutdown_kernels(server)
+            finally:
+                browser.close()
+    return rows
+
+
+def _shutdown_kernels(server) -> None:
+    """Two cores: a notebook's idle kernel is stopped before the next notebook is measured."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(server.api("sessions"), timeout=5) as r:
+            for s in json.load(r):
+                req = urllib.request.Request(server.api(f"sessions/{s['id']}"), method="DELETE")
+                urllib.request.urlopen(req, timeout=10).close()
+    except OSError:
+        pass
+
+
+def percentile(xs: list[float], q: float) -> float:
+    """The q-th percentile (linear interpolation, as numpy's default)."""
+    xs = sorted(xs)
+    if not xs:
+        return float("nan")
+    pos = (len(xs) - 1) * q / 100.0
+    lo = int(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def stage_values(row: dict, name: str) -> list[float]:
+    a, b = next((a, b) for n, a, b in STAGES if n == name)
+    return [p[b] - p[a] for p in row["presses"] if a in p and b in p]
+
+
+def short_name(row: dict) -> str:
+    nb = row["notebook"].removesuffix(".ipynb")
+    return ("interact baseline" if row["notebook"] == BASELINE_NAME else nb[:18]) + \
+        f" / {row['slider']}"
+
+
+def print_stages(rows: list[dict]) -> None:
+    names = [n for n, _, _ in STAGES]
+    print("median ms per stage (a blank: no stamp for that stage, e.g. the baseline's kernel)")
+    head = f"{'notebook / slider':34s} " + " ".join(f"{n[:9]:>9s}" for n in names) + \
+        f" {'p95':>6s} {'KB':>5s} {'full':>4s} {'load':>9s}"
+    print(head)
+    for r in rows:
+        cells = []
+        for n in names:
+            v = stage_values(r, n)
+            cells.append(f"{statistics.median(v):9.1f}" if v else f"{'':9s}")
+        total = stage_values(r, "total")
+        kb = [p["bytes"] / 1024 for p in r["presses"] if "bytes" in p]
+        full = sum(1 for p in r["presses"] if p.get("full"))
+        print(f"{short_name(r)[:34]:34s} " + " ".join(cells)
+              + f" {percentile(total, 95):6.0f} {statistics.median(kb) if kb else 0:5.0f}"
+              + f" {full:4d} {r['load'][0]:4.1f}-{r['load'][1]:<4.1f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path)
+    parser.add_argument("--presses", type=int, default=20)
+    parser.add_argument("--sliders", type=int, default=2,
+                        help="enabled sliders measured per explorer (default 2)")
+    parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--json", type=Path, help="also write every stamp to this file")
+    args = parser.parse_args(argv)
+    notebooks = args.notebooks or jlab.course_notebooks()
+    if jlab.find_chromium() is None:
+        print("latency_stages: skipped, no Chromium at /usr/bin/chromium")
+        return 0
+    print(f"slider key press -> new picture, stage by stage ({args.presses} presses per slider; "
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start, "
+          f"{time.strftime('%H:%M:%S')})")
+    rows = run(notebooks, args.presses, args.sliders, baseline=not args.no_baseline)
+    print_stages(rows)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
