@@ -122,7 +122,9 @@ class Explorer(widgets.VBox):
         axes = [ax for ax in self.figure.get_axes() if ax.get_visible()]
         plain = [ax for ax in axes if not hasattr(ax, "_colorbar")]
         layout = tuple(ax.get_title() for ax in plain)
-        background = tuple((ax.get_title(), ax.get_xlim(), ax.get_ylim(),
+        dynamic = {id(a) for a in self.live.dynamic}  # a title redrawn every time: not background
+        background = tuple((None if id(ax.title) in dynamic else ax.get_title(),
+                            ax.get_xlim(), ax.get_ylim(),
                             tuple(im.get_clim() for im in ax.images)) for ax in plain)
         return layout, background
 

@@ -91,8 +91,10 @@ class AttentionExplorer(Explorer):
         fig = Figure(figsize=(10.5, 4.2), layout="constrained")
         self._build_figure(fig)
         self._assemble(controls, editor, fig, dpi=80)
+        # the titles name the temperature and the sum: redrawn on each change, not the background
         self.live.set_dynamic([*self._bars_s, *self._bars_w, *self._txt_s, *self._txt_w,
-                               *self._arr_k, *self._arr_v, *self._arr_q, *self._arr_c])
+                               *self._arr_k, *self._arr_v, *self._arr_q, *self._arr_c,
+                               self._ax_s.title, self._ax_w.title])
         self.update()
 
     def _build_figure(self, fig: Figure) -> None:

@@ -1,8 +1,10 @@
 """A live figure: a matplotlib ``Figure`` shown as a PNG in an ``ipywidgets.Image``, redrawn
-incrementally (cached background, cached text bitmaps, fast PNG encoding)."""
+incrementally (cached background, cached text bitmaps, fast PNG encoding) and sent to the page as
+a ``data:`` URL."""
 
 from __future__ import annotations
 
+import base64
 import struct
 import time
 import zlib
@@ -10,6 +12,7 @@ from functools import partial
 
 import ipywidgets as widgets
 import numpy as np
+import traitlets
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -28,10 +31,13 @@ def encode_png(rgba: np.ndarray, level: int = 1) -> bytes:
     a widget-sized figure, at a similar size (figures are mostly flat colour).
     """
     h, w, _ = rgba.shape
-    raw = np.empty((h, w * 3 + 1), dtype=np.uint8)  # each row: filter byte 0, then R G B ...
+    # RGBA rows copied whole (dropping the alpha channel would be a slow strided copy), alpha
+    # then set opaque: the picture is the RGB image, as before
+    raw = np.empty((h, w * 4 + 1), dtype=np.uint8)  # each row: filter byte 0, then R G B A ...
     raw[:, 0] = 0
-    raw[:, 1:].reshape(h, w, 3)[...] = rgba[..., :3]
-    header = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)  # 8-bit RGB
+    raw[:, 1:] = np.ascontiguousarray(rgba, dtype=np.uint8).reshape(h, w * 4)
+    raw[:, 4::4] = 255
+    header = struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0)  # 8-bit RGBA
     return (b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", header)
             + _png_chunk(b"IDAT", zlib.compress(raw, level)) + _png_chunk(b"IEND", b""))
 
@@ -66,6 +72,17 @@ def _cached_draw_text(renderer, original, gc, x, y, s, prop, angle, ismath=False
     renderer._renderer.draw_text_image(img, round(x + xo), round(y + yo) + 1, 0, gc)
 
 
+def _png_as_data_url(value, widget) -> memoryview | None:
+    """How a LiveFigure's PNG travels to the page: as the bytes of a ``data:`` URL.
+
+    The browser shows a ``data:`` URL without the round trip through the browser process that a
+    blob URL (ipywidgets' way for image bytes) costs: about 15 ms less per picture in Chromium.
+    """
+    if value is None:
+        return None
+    return memoryview(b"data:image/png;base64," + base64.b64encode(bytes(value)))
+
+
 class LiveFigure(widgets.Image):
     """An ``ipywidgets.Image`` showing a reused matplotlib ``Figure`` as PNG.
 
@@ -76,7 +93,9 @@ class LiveFigure(widgets.Image):
     * artists registered with :meth:`set_dynamic` are the only ones redrawn on a :meth:`refresh`:
       everything else (axes, ticks, labels, colorbars) is rendered once into a cached background,
       until :meth:`invalidate` is called (e.g. after an axis range or a title changed);
-    * rendered strings are cached, and the PNG is written with fast compression.
+    * rendered strings are cached, and the PNG is written with fast compression;
+    * in Python ``value`` is the PNG and ``format`` is ``"png"``, as for any ``Image``; the page
+      gets them as a ``data:`` URL with ``format="url"`` (shown sooner than an image blob).
 
     Parameters
     ----------
@@ -89,6 +108,12 @@ class LiveFigure(widgets.Image):
     #: a dict of wall-clock stamps (ms since the epoch) of its stages; None (the default) records
     #: nothing. ``benchmarks/latency_stages.py`` uses it to split a slider press into stages.
     trace: list | None = None
+
+    value = widgets.trait_types.CByteMemoryView(
+        help="The PNG bytes (sent to the page as a data: URL).").tag(
+        sync=True, to_json=_png_as_data_url, from_json=widgets.trait_types.bytes_from_json)
+    format = traitlets.Unicode("png", help="The image format (the page is told 'url').").tag(
+        sync=True, to_json=lambda _value, _widget: "url")
 
     def __init__(self, figure: Figure, *, dpi: float | None = None, **kwargs):
         super().__init__(format="png", **kwargs)
@@ -110,8 +135,14 @@ class LiveFigure(widgets.Image):
         if LiveFigure.trace is not None:
             self._stamps[stage] = time.time() * 1e3
 
+    @property
+    def dynamic(self) -> tuple:
+        """The artists redrawn on every refresh (see :meth:`set_dynamic`)."""
+        return tuple(self._dynamic)
+
     def set_dynamic(self, artists) -> None:
-        """The artists that change between refreshes (images, cell texts, arrows, bars)."""
+        """The artists that change between refreshes (images, cell texts, arrows, bars, a title
+        whose text changes with a slider): everything else is drawn once into the background."""
         for a in self._dynamic:
             a.set_animated(False)
         self._dynamic = list(artists)

@@ -180,10 +180,13 @@ class MaskExplorer(Explorer):
         extra = " + positions" if c["positions"].value else ""
         self._hm.ax.set_title(f"weights, mask: {kind}{extra}")
         ch = st["change"]
-        # one range for the whole nudge slider (room for the value labels): it changes only with
-        # the token, the mask, the positions or the seed, so a drag redraws just the bars
-        lim = nice_limit(np.array([st["reach"], *ch]), minimum=0.5, room=1.3)
-        if self._ax_b.get_xlim() != (0.0, lim):
+        # one range for the whole nudge slider (room for the value labels), kept while it fits
+        # and is at least half used: a drag of the nudge (or of the seed, mostly) redraws just the
+        # bars, not the axes
+        need = nice_limit(np.array([st["reach"], *ch]), minimum=0.5, room=1.3)
+        left, lim = self._ax_b.get_xlim()
+        if left != 0.0 or need > lim or need < 0.5 * lim:
+            lim = need
             self._ax_b.set_xlim(0, lim)
         for b, txt, v in zip(self._bars, self._bar_texts, ch, strict=True):
             b.set_width(v)

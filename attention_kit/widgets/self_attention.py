@@ -71,7 +71,8 @@ class SelfAttentionExplorer(Explorer):
             dynamic += [hm.image, hm.grid] + ([hm.text_batch] if hm.text_batch else [])
         if self._ax_p is not None:
             dynamic += [*self._arr_x, *self._arr_y]
-        self.live.set_dynamic(dynamic)
+        # the titles name the temperature: redrawn on each change, not part of the background
+        self.live.set_dynamic(dynamic + [self._hm_dots.ax.title, self._hm_w.ax.title])
         self.update()
 
     def _build_figure(self, fig: Figure) -> None:
