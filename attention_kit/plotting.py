@@ -22,7 +22,7 @@ from matplotlib import colormaps
 from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
-from matplotlib.colors import Colormap, Normalize
+from matplotlib.colors import Colormap, Normalize, to_rgba
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.patches import FancyArrowPatch, Rectangle
@@ -82,8 +82,12 @@ class CellImage(AxesImage):
         W, H = right - left, top - bottom
         cols = np.minimum(((np.arange(W) + 0.5) / W * n_k).astype(int), n_k - 1)  # (W,)
         rows = np.minimum(((np.arange(H) + 0.5) / H * n_q).astype(int), n_q - 1)  # (H,) top first
-        im = rgba[rows[::-1, None], cols[None, :]]  # (H, W, 4), row 0 = bottom (Agg order)
-        return im, left, bottom, IdentityTransform()
+        # pixels per cell column and per cell row (both index lists are sorted): each cell is
+        # repeated as a block, far cheaper than indexing every pixel
+        per_col = np.bincount(cols, minlength=n_k)  # (n_k,)
+        per_row = np.bincount(rows, minlength=n_q)  # (n_q,)
+        im = np.repeat(np.repeat(rgba[::-1], per_row[::-1], axis=0), per_col, axis=1)
+        return im, left, bottom, IdentityTransform()  # (H, W, 4), row 0 = bottom (Agg order)
 
 
 _BITMAPS: dict = {}
@@ -107,20 +111,56 @@ def _text_bitmap(renderer, s: str, prop) -> np.ndarray:
     return img
 
 
+_OFFSETS: dict = {}
+_OFFSETS_MAX = 4096
+
+
 class FastText(Text):
     """A ``Text`` whose Agg rendering is cached: used for the values written in heatmap cells and
-    the labels at arrow tips, which a live widget redraws on every change.
+    the labels at arrow tips and bars, which a live widget redraws on every change.
 
-    Only centred, unrotated, single-line plain text on the Agg renderer takes the fast path (the
-    string's bitmap is rendered once, then blitted centred on the anchor); everything else, and
-    every other backend, draws exactly like ``Text``.
+    Only unrotated, single-line plain text on the Agg renderer takes a fast path: centred text is
+    blitted from the string's cached bitmap, centred on the anchor; other alignments reuse the
+    offset from the anchor that ``Text`` computed the first time for the same string, font and
+    alignment (the same pixels, without laying the text out again). Everything else, and every
+    other backend, draws exactly like ``Text``.
     """
 
-    def _fast_ok(self, renderer, s: str) -> bool:
+    def _plain_ok(self, s: str) -> bool:
         return bool(s) and "\n" not in s and "$" not in s and self._rotation in (0, 0.0, None) \
-            and self._bbox_patch is None and self._horizontalalignment == "center" \
-            and self._verticalalignment == "center" and not self._usetex \
-            and not self._path_effects
+            and self._bbox_patch is None and not self._usetex and not self._path_effects
+
+    def _fast_ok(self, renderer, s: str) -> bool:
+        return self._plain_ok(s) and self._horizontalalignment == "center" \
+            and self._verticalalignment == "center"
+
+    def _draw_with_cached_layout(self, renderer, s: str) -> None:
+        """``Text.draw`` for one plain line, with the layout offset cached."""
+        key = (s, hash(self._fontproperties), self._horizontalalignment,
+               self._verticalalignment, self._linespacing, renderer.dpi)
+        offset = _OFFSETS.get(key)
+        if offset is None:
+            _, info, _ = self._get_layout(renderer)
+            if len(info) != 1:
+                return super().draw(renderer)
+            offset = info[0][2]
+            if len(_OFFSETS) >= _OFFSETS_MAX:
+                _OFFSETS.clear()
+            _OFFSETS[key] = offset
+        x, y = self.get_transform().transform(self.get_unitless_position())
+        if not (np.isfinite(x) and np.isfinite(y)):
+            return
+        gc = renderer.new_gc()
+        gc.set_foreground(to_rgba(self.get_color()), isRGBA=True)
+        gc.set_alpha(self.get_alpha())
+        gc.set_url(self._url)
+        gc.set_antialiased(self._antialiased)
+        gc.set_snap(self.get_snap())
+        self._set_gc_clip(gc)
+        renderer.draw_text(gc, x + offset[0], renderer.height - (y + offset[1]), s,
+                           self._fontproperties, 0, ismath=False, mtext=self)
+        gc.restore()
+        self.stale = False
 
     def draw(self, renderer):
         if not self.get_visible():
@@ -130,8 +170,10 @@ class FastText(Text):
             from matplotlib.backends.backend_agg import RendererAgg
         except ImportError:  # pragma: no cover
             return super().draw(renderer)
-        if not isinstance(renderer, RendererAgg) or not self._fast_ok(renderer, s):
+        if not isinstance(renderer, RendererAgg) or not self._plain_ok(s):
             return super().draw(renderer)
+        if not self._fast_ok(renderer, s):
+            return self._draw_with_cached_layout(renderer, s)
         x, y = self.get_transform().transform(self.get_unitless_position())
         if not (np.isfinite(x) and np.isfinite(y)):
             return

@@ -181,11 +181,11 @@ class MaskExplorer(Explorer):
         self._hm.ax.set_title(f"weights, mask: {kind}{extra}")
         ch = st["change"]
         # one range for the whole nudge slider (room for the value labels), kept while it fits
-        # and is at least half used: a drag of the nudge (or of the seed, mostly) redraws just the
-        # bars, not the axes
+        # and a quarter of it is used: a drag of the nudge (or, mostly, of the seed) redraws just
+        # the bars, not the axes; every bar carries its value, so a shorter bar stays readable
         need = nice_limit(np.array([st["reach"], *ch]), minimum=0.5, room=1.3)
         left, lim = self._ax_b.get_xlim()
-        if left != 0.0 or need > lim or need < 0.5 * lim:
+        if left != 0.0 or need > lim or need < 0.25 * lim:
             lim = need
             self._ax_b.set_xlim(0, lim)
         for b, txt, v in zip(self._bars, self._bar_texts, ch, strict=True):
