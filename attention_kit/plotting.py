@@ -215,7 +215,9 @@ class TextBatch(Artist):
             for t in self.texts:
                 t.draw(renderer)
             return
-        anchors = np.array([t.get_unitless_position() for t in self.texts], dtype=float)  # (m, 2)
+        plain = (int, float, np.floating, np.integer)  # no units to convert (cell centres)
+        anchors = np.array([(t._x, t._y) if isinstance(t._x, plain) and isinstance(t._y, plain)
+                            else t.get_unitless_position() for t in self.texts], dtype=float)  # (m, 2)
         xy = self.get_transform().transform(anchors)  # (m, 2) display coordinates
         H = renderer.height
         gc = renderer.new_gc()

@@ -272,8 +272,31 @@ def _attach_kernel(presses: list[dict], trace: list[dict], arrivals: list[float]
                 p["arrived"] = arrived[-1]
 
 
-def measure(page, server, notebook: Path, presses: int, sliders: int, gap_ms: int = 250) -> list[dict]:
-    """One row per slider: its label, the stamps of every press, misses, load averages."""
+TRACE_EVENTS = ("EventDispatch", "FunctionCall", "TimerFire", "UpdateLayoutTree", "Layout",
+                "PrePaint", "Paint", "Layerize", "Commit", "Decode Image", "ImageDecodeTask",
+                "Decode LazyPixelRef", "RasterTask", "HitTest", "ParseHTML")
+
+
+def summarize_trace(raw: bytes, presses: int) -> dict[str, tuple[float, float]]:
+    """Per press: ms spent in each kind of Chromium event, on the page's main thread and on other
+    threads of the renderer (raster, image decoding), from a performance trace."""
+    events = json.loads(raw)
+    events = events.get("traceEvents", events) if isinstance(events, dict) else events
+    main = {(e["pid"], e["tid"]) for e in events if e.get("ph") == "M"
+            and e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"}
+    out: dict[str, list[float]] = {}
+    for e in events:
+        if e.get("ph") != "X" or e.get("name") not in TRACE_EVENTS:
+            continue
+        where = 0 if (e["pid"], e["tid"]) in main else 1
+        out.setdefault(e["name"], [0.0, 0.0])[where] += e.get("dur", 0) / 1000.0
+    return {k: (v[0] / presses, v[1] / presses) for k, v in out.items()}
+
+
+def measure(page, server, notebook: Path, presses: int, sliders: int, gap_ms: int = 250,
+            trace: bool = False) -> list[dict]:
+    """One row per slider: its label, the stamps of every press, misses, load averages (and,
+    with ``trace``, a Chromium trace summary of the first slider's presses)."""
     jlab.open_notebook(page, server, notebook.name)
     jlab.run_all_cells(page)
     cells = jlab.wait_widgets_rendered(page)
@@ -295,17 +318,22 @@ def measure(page, server, notebook: Path, presses: int, sliders: int, gap_ms: in
     for handle, first, back in chosen:
         kernel_execute(page, KERNEL_RESET)
         load = os.getloadavg()[0]
+        tracing = trace and not rows
+        if tracing:
+            page.context.browser.start_tracing(page=page, categories=[
+                "devtools.timeline", "disabled-by-default-devtools.timeline"])
         done, missed = _press(page, handle, (first, back), presses, gap_ms)
+        summary = summarize_trace(page.context.browser.stop_tracing(), presses) if tracing else None
         fetched = json.loads(ast.literal_eval(kernel_execute(page, "", KERNEL_FETCH)))
         _attach_kernel(done, fetched["trace"], fetched["arrivals"])
         rows.append({"notebook": notebook.name, "cell": c.index, "slider": _slider_label(handle),
                      "presses": done, "missed": missed,
-                     "load": (load, os.getloadavg()[0])})
+                     "load": (load, os.getloadavg()[0]), "trace": summary})
     return rows
 
 
 def run(notebooks: list[Path], presses: int, sliders: int, baseline: bool = True,
-        gap_ms: int = 250) -> list[dict]:
+        gap_ms: int = 250, trace: bool = False) -> list[dict]:
     """Measure every notebook (and the interact baseline) in one JupyterLab; rows as measure()."""
     from playwright.sync_api import sync_playwright
 
@@ -322,7 +350,7 @@ def run(notebooks: list[Path], presses: int, sliders: int, baseline: bool = True
                     page = browser.new_page(viewport={"width": 1400, "height": 1000})
                     try:
                         rows += measure(page, server, nb, presses,
-                                        1 if nb.name == BASELINE_NAME else sliders, gap_ms)
+                                        1 if nb.name == BASELINE_NAME else sliders, gap_ms, trace)
                     finally:
                         page.close()
                     _shutdown_kernels(server)
@@ -385,6 +413,18 @@ def print_stages(rows: list[dict]) -> None:
               + f" {full:4d} {r['load'][0]:4.1f}-{r['load'][1]:<4.1f}")
 
 
+def print_traces(rows: list[dict]) -> None:
+    traced = [r for r in rows if r.get("trace")]
+    if not traced:
+        return
+    names = [n for n in TRACE_EVENTS if any(n in r["trace"] for r in traced)]
+    print("Chromium trace, ms per press on the page's main thread (+ other renderer threads)")
+    print(f"{'notebook / slider':34s} " + " ".join(f"{n[:14]:>14s}" for n in names))
+    for r in traced:
+        cells = [r["trace"].get(n, (0.0, 0.0)) for n in names]
+        print(f"{short_name(r)[:34]:34s} " + " ".join(f"{a:7.1f} +{b:5.1f}" for a, b in cells))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
@@ -393,6 +433,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="enabled sliders measured per explorer (default 2)")
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--json", type=Path, help="also write every stamp to this file")
+    parser.add_argument("--trace", action="store_true",
+                        help="also record a Chromium trace of each first slider's presses")
     args = parser.parse_args(argv)
     notebooks = args.notebooks or jlab.course_notebooks()
     if jlab.find_chromium() is None:
@@ -401,8 +443,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"slider key press -> new picture, stage by stage ({args.presses} presses per slider; "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start, "
           f"{time.strftime('%H:%M:%S')})")
-    rows = run(notebooks, args.presses, args.sliders, baseline=not args.no_baseline)
+    rows = run(notebooks, args.presses, args.sliders, baseline=not args.no_baseline,
+               trace=args.trace)
     print_stages(rows)
+    print_traces(rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
