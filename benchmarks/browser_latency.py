@@ -69,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="enabled sliders measured per explorer (default 2)")
     parser.add_argument("--no-baseline", action="store_true", help="skip the interact baseline")
     parser.add_argument("--stages", action="store_true", help="also print the stage breakdown")
+    parser.add_argument("--bursts", type=int, default=0,
+                        help="also time this many bursts of 10 quick presses (a held key)")
     parser.add_argument("--json", type=Path, help="also write every stamp to this file")
     args = parser.parse_args(argv)
     notebooks = args.notebooks or ls.jlab.course_notebooks()
@@ -82,13 +84,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"key press on a slider -> new picture painted in JupyterLab, ms ({args.presses} presses "
           f"per slider; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the start, "
           f"{time.strftime('%Y-%m-%d %H:%M:%S')})")
-    rows = ls.run(notebooks, args.presses, args.sliders, baseline=not args.no_baseline)
+    rows = ls.run(notebooks, args.presses, args.sliders, baseline=not args.no_baseline,
+                  bursts=args.bursts)
     for line in summary(rows):
         print("  " + line)
     print(f"  targets: median <= {TARGET_MEDIAN:.0f} ms, p95 <= {TARGET_P95:.0f} ms per explorer "
           f"slider; load average {os.getloadavg()[0]:.1f} at the end")
     if args.stages:
         ls.print_stages(rows)
+    ls.print_bursts(rows)
     if args.json:
         import json
 

@@ -117,9 +117,9 @@ async ([code, expr]) => {
 _JS_INSTALL = """
 (sel) => {
   const now = () => performance.timeOrigin + performance.now();
-  const st = window.__st = {cur: null, done: []};
+  const st = window.__st = {cur: null, done: [], keys: [], painted: []};
   document.addEventListener('keydown', (e) => {
-    if (e.key.startsWith('Arrow')) st.cur = {key: now()};
+    if (e.key.startsWith('Arrow')) { st.cur = {key: now()}; st.keys.push(st.cur.key); }
   }, true);
   const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
   k.anyMessage.connect((_, a) => {
@@ -135,6 +135,11 @@ _JS_INSTALL = """
     }
   });
   const loaded = (img) => {
+    requestAnimationFrame(() => {  // every new picture, for the bursts
+      const ch = new MessageChannel();
+      ch.port1.onmessage = () => st.painted.push(now());
+      ch.port2.postMessage(0);
+    });
     const c = st.cur;
     if (!c || c.src === undefined || c.load !== undefined) return;
     c.load = now();
@@ -172,6 +177,8 @@ _JS_INSTALL = """
   }).observe(root, {subtree: true, childList: true, attributes: true, attributeFilter: ['src']});
 }
 """
+
+BURST_SIZE, BURST_EVERY_MS = 10, 30  # a held arrow key repeats about every 30 ms
 
 KERNEL_STAGES = ("callback", "computed", "drawn", "rendered", "encoded", "sent")
 STAGES = (  # (name, from stamp, to stamp)
@@ -259,6 +266,28 @@ def _press(page, handle, keys: tuple[str, str], presses: int, gap_ms: int) -> tu
     return page.evaluate("() => window.__st.done"), missed
 
 
+def _bursts(page, handle, keys: tuple[str, str], bursts: int, size: int, every_ms: int,
+            settle_ms: int = 1500) -> list[dict]:
+    """Bursts of ``size`` presses ``every_ms`` apart (a held key, a quick drag): how many pictures
+    the kernel drew, and the time from the last key press to the last picture painted."""
+    out = []
+    handle.focus()
+    for b in range(bursts):
+        kernel_execute(page, KERNEL_RESET)
+        page.evaluate("() => { window.__st.keys = []; window.__st.painted = []; }")
+        for _ in range(size):
+            page.keyboard.press(keys[b % 2])
+            page.wait_for_timeout(every_ms)
+        page.wait_for_timeout(settle_ms)  # the last picture has long arrived by then
+        st = page.evaluate("() => ({keys: window.__st.keys, painted: window.__st.painted})")
+        fetched = json.loads(ast.literal_eval(kernel_execute(page, "", KERNEL_FETCH)))
+        last = st["keys"][-1] if st["keys"] else None
+        after = [t for t in st["painted"] if last is not None and t >= last]
+        out.append({"presses": len(st["keys"]), "pictures": len(fetched["trace"]),
+                    "last_key_to_picture": (after[-1] - last) if after else None})
+    return out
+
+
 def _attach_kernel(presses: list[dict], trace: list[dict], arrivals: list[float]) -> None:
     """Give each press the kernel stamps of the first refresh (and comm arrival) after its key."""
     for i, p in enumerate(presses):
@@ -294,7 +323,7 @@ def summarize_trace(raw: bytes, presses: int) -> dict[str, tuple[float, float]]:
 
 
 def measure(page, server, notebook: Path, presses: int, sliders: int, gap_ms: int = 250,
-            trace: bool = False) -> list[dict]:
+            trace: bool = False, bursts: int = 0) -> list[dict]:
     """One row per slider: its label, the stamps of every press, misses, load averages (and,
     with ``trace``, a Chromium trace summary of the first slider's presses)."""
     jlab.open_notebook(page, server, notebook.name)
@@ -326,14 +355,16 @@ def measure(page, server, notebook: Path, presses: int, sliders: int, gap_ms: in
         summary = summarize_trace(page.context.browser.stop_tracing(), presses) if tracing else None
         fetched = json.loads(ast.literal_eval(kernel_execute(page, "", KERNEL_FETCH)))
         _attach_kernel(done, fetched["trace"], fetched["arrivals"])
+        burst = _bursts(page, handle, (first, back), bursts, BURST_SIZE, BURST_EVERY_MS) \
+            if bursts and not rows else None
         rows.append({"notebook": notebook.name, "cell": c.index, "slider": _slider_label(handle),
                      "presses": done, "missed": missed,
-                     "load": (load, os.getloadavg()[0]), "trace": summary})
+                     "load": (load, os.getloadavg()[0]), "trace": summary, "bursts": burst})
     return rows
 
 
 def run(notebooks: list[Path], presses: int, sliders: int, baseline: bool = True,
-        gap_ms: int = 250, trace: bool = False) -> list[dict]:
+        gap_ms: int = 250, trace: bool = False, bursts: int = 0) -> list[dict]:
     """Measure every notebook (and the interact baseline) in one JupyterLab; rows as measure()."""
     from playwright.sync_api import sync_playwright
 
@@ -350,7 +381,8 @@ def run(notebooks: list[Path], presses: int, sliders: int, baseline: bool = True
                     page = browser.new_page(viewport={"width": 1400, "height": 1000})
                     try:
                         rows += measure(page, server, nb, presses,
-                                        1 if nb.name == BASELINE_NAME else sliders, gap_ms, trace)
+                                        1 if nb.name == BASELINE_NAME else sliders, gap_ms, trace,
+                                        bursts)
                     finally:
                         page.close()
                     _shutdown_kernels(server)
@@ -425,6 +457,21 @@ def print_traces(rows: list[dict]) -> None:
         print(f"{short_name(r)[:34]:34s} " + " ".join(f"{a:7.1f} +{b:5.1f}" for a, b in cells))
 
 
+def print_bursts(rows: list[dict]) -> None:
+    rows = [r for r in rows if r.get("bursts")]
+    if not rows:
+        return
+    print(f"bursts of {BURST_SIZE} presses {BURST_EVERY_MS} ms apart (first slider): pictures "
+          "drawn per burst, ms from the last press to the last picture painted")
+    for r in rows:
+        lat = [b["last_key_to_picture"] for b in r["bursts"] if b["last_key_to_picture"] is not None]
+        pics = [b["pictures"] for b in r["bursts"]]
+        print(f"  {short_name(r)[:34]:34s} pictures {statistics.median(pics):4.0f} of "
+              f"{BURST_SIZE}  last press -> picture median "
+              + (f"{statistics.median(lat):6.1f} max {max(lat):6.1f}" if lat else "-")
+              + f"  (n={len(r['bursts'])})")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
@@ -434,7 +481,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--json", type=Path, help="also write every stamp to this file")
     parser.add_argument("--trace", action="store_true",
-                        help="also record a Chromium trace of each first slider's presses")
+                        help="also record a Chromium trace of each first slider's presses "
+                             "(tracing slows those presses down)")
+    parser.add_argument("--bursts", type=int, default=0,
+                        help=f"also time this many bursts of {BURST_SIZE} quick presses")
     args = parser.parse_args(argv)
     notebooks = args.notebooks or jlab.course_notebooks()
     if jlab.find_chromium() is None:
@@ -444,9 +494,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start, "
           f"{time.strftime('%H:%M:%S')})")
     rows = run(notebooks, args.presses, args.sliders, baseline=not args.no_baseline,
-               trace=args.trace)
+               trace=args.trace, bursts=args.bursts)
     print_stages(rows)
     print_traces(rows)
+    print_bursts(rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
