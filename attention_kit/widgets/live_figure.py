@@ -31,13 +31,10 @@ def encode_png(rgba: np.ndarray, level: int = 1) -> bytes:
     a widget-sized figure, at a similar size (figures are mostly flat colour).
     """
     h, w, _ = rgba.shape
-    # RGBA rows copied whole (dropping the alpha channel would be a slow strided copy), alpha
-    # then set opaque: the picture is the RGB image, as before
-    raw = np.empty((h, w * 4 + 1), dtype=np.uint8)  # each row: filter byte 0, then R G B A ...
+    raw = np.empty((h, w * 3 + 1), dtype=np.uint8)  # each row: filter byte 0, then R G B ...
     raw[:, 0] = 0
-    raw[:, 1:] = np.ascontiguousarray(rgba, dtype=np.uint8).reshape(h, w * 4)
-    raw[:, 4::4] = 255
-    header = struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0)  # 8-bit RGBA
+    raw[:, 1:].reshape(h, w, 3)[...] = rgba[..., :3]
+    header = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)  # 8-bit RGB
     return (b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", header)
             + _png_chunk(b"IDAT", zlib.compress(raw, level)) + _png_chunk(b"IEND", b""))
 
