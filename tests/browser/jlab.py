@@ -432,9 +432,14 @@ def activate(page, name: str) -> None:
 
 
 def image_srcs(cell) -> list[str]:
-    """The ``src`` of every image in a cell's widget views, and whether each has loaded."""
+    """The ``src`` of every image in a cell's widget views, and whether each has loaded.
+
+    A long ``data:`` URL (a live figure's PNG) is shortened to its start, its length and its last
+    64 characters: those hold the PNG's checksums, which change with any pixel."""
     return cell.locator(".jupyter-widgets img").evaluate_all(
-        "els => els.map(e => e.src + (e.complete && e.naturalWidth > 0 ? '' : '#unloaded'))")
+        """els => els.map(e => (e.src.length > 256
+                                 ? e.src.slice(0, 32) + '…' + e.src.length + '…' + e.src.slice(-64)
+                                 : e.src) + (e.complete && e.naturalWidth > 0 ? '' : '#unloaded'))""")
 
 
 def wait_image_change(page, cell, before: list[str], *, timeout: float = 2.0) -> float | None:
