@@ -283,7 +283,8 @@ def _bursts(page, handle, keys: tuple[str, str], bursts: int, size: int, every_m
         fetched = json.loads(ast.literal_eval(kernel_execute(page, "", KERNEL_FETCH)))
         last = st["keys"][-1] if st["keys"] else None
         after = [t for t in st["painted"] if last is not None and t >= last]
-        out.append({"presses": len(st["keys"]), "pictures": len(fetched["trace"]),
+        out.append({"presses": len(st["keys"]), "pictures": len(st["painted"]),
+                    "kernel_pictures": len(fetched["trace"]),
                     "last_key_to_picture": (after[-1] - last) if after else None})
     return out
 
