@@ -40,6 +40,9 @@ def summary(rows: list[dict]) -> list[str]:
              f"{'frame med':>9s} {'n':>3s} {'miss':>4s} {'load':>9s}  target"]
     explorers = []
     for r in rows:
+        if r.get("error"):
+            lines.append(f"{ls.short_name(r)[:40]:40s} not measured: {r['error']}")
+            continue
         total = ls.stage_values(r, "total")
         frame = ls.stage_values(r, "to frame")
         if not total:

@@ -384,6 +384,10 @@ def run(notebooks: list[Path], presses: int, sliders: int, baseline: bool = True
                         rows += measure(page, server, nb, presses,
                                         1 if nb.name == BASELINE_NAME else sliders, gap_ms, trace,
                                         bursts)
+                    except RuntimeError as exc:  # e.g. a notebook whose sliders redraw nothing
+                        rows.append({"notebook": nb.name, "slider": "-", "presses": [],
+                                     "missed": 0, "load": (os.getloadavg()[0],) * 2,
+                                     "error": str(exc)})
                     finally:
                         page.close()
                     _shutdown_kernels(server)
@@ -434,6 +438,9 @@ def print_stages(rows: list[dict]) -> None:
         f" {'p95':>6s} {'KB':>5s} {'full':>4s} {'load':>9s}"
     print(head)
     for r in rows:
+        if r.get("error"):
+            print(f"{short_name(r)[:34]:34s} not measured: {r['error']}")
+            continue
         cells = []
         for n in names:
             v = stage_values(r, n)
