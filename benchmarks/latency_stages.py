@@ -81,102 +81,13 @@ def naive(v=0.0):
 interact(naive, v=FloatSlider(value=0.0, min=-2, max=2, step=0.05));""",
 ]
 
-# Kernel side: switch LiveFigure's stage stamps on and stamp the arrival of every comm_msg.
-KERNEL_SETUP = """
-import time as _lt_time
-from attention_kit.widgets.live_figure import LiveFigure as _LtLive
-_LtLive.trace = []
-_lt_arrivals = []
-_lt_kernel = get_ipython().kernel
-if not hasattr(_lt_kernel, "_lt_original_comm_msg"):
-    _lt_kernel._lt_original_comm_msg = _lt_kernel.shell_handlers["comm_msg"]
-    def _lt_comm_msg(stream, ident, msg, _orig=_lt_kernel._lt_original_comm_msg):
-        _lt_arrivals.append(_lt_time.time() * 1e3)
-        return _orig(stream, ident, msg)
-    _lt_kernel.shell_handlers["comm_msg"] = _lt_comm_msg
-"""
-KERNEL_FETCH = "__import__('json').dumps({'trace': _LtLive.trace, 'arrivals': _lt_arrivals})"
-KERNEL_RESET = "_LtLive.trace.clear(); _lt_arrivals.clear()"
-
-_JS_EXECUTE = """
-async ([code, expr]) => {
-  const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-  const f = k.requestExecute({code, silent: true, store_history: false,
-                              user_expressions: expr ? {out: expr} : {}});
-  const reply = await f.done;
-  const c = reply.content;
-  if (c.status !== 'ok') return {error: c.ename + ': ' + c.evalue};
-  if (!expr) return {};
-  const out = c.user_expressions.out;
-  if (out.status !== 'ok') return {error: out.ename + ': ' + out.evalue};
-  return {value: out.data['text/plain']};
-}
-"""
-
-# Page side: stamps per press. `cur` is the press under way; a new keydown starts a new one.
-_JS_INSTALL = """
-(sel) => {
-  const now = () => performance.timeOrigin + performance.now();
-  const st = window.__st = {cur: null, done: [], keys: [], painted: []};
-  document.addEventListener('keydown', (e) => {
-    if (e.key.startsWith('Arrow')) { st.cur = {key: now()}; st.keys.push(st.cur.key); }
-  }, true);
-  const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-  k.anyMessage.connect((_, a) => {
-    const c = st.cur, m = a.msg, t = m.header.msg_type;
-    if (!c) return;
-    if (a.direction === 'send' && t === 'comm_msg' && c.send === undefined) c.send = now();
-    if (a.direction === 'recv' && c.recv === undefined && c.send !== undefined
-        && ((t === 'comm_msg' && m.buffers && m.buffers.length)
-            || (t === 'display_data' && m.content.data && m.content.data['image/png']))) {
-      c.recv = now();
-      c.bytes = (m.buffers && m.buffers.length) ? m.buffers[0].byteLength
-                : Math.round(m.content.data['image/png'].length * 3 / 4);
-    }
-  });
-  const loaded = (img) => {
-    requestAnimationFrame(() => {  // every new picture, for the bursts
-      const ch = new MessageChannel();
-      ch.port1.onmessage = () => st.painted.push(now());
-      ch.port2.postMessage(0);
-    });
-    const c = st.cur;
-    if (!c || c.src === undefined || c.load !== undefined) return;
-    c.load = now();
-    c.size = img.naturalWidth + 'x' + img.naturalHeight;
-    requestAnimationFrame(() => {
-      c.frame = now();
-      // a message posted here runs after this frame's style, layout and paint
-      const ch = new MessageChannel();
-      ch.port1.onmessage = () => {
-        c.painted = now();
-        st.done.push(c);
-        if (st.cur === c) st.cur = null;
-      };
-      ch.port2.postMessage(0);
-    });
-  };
-  const watch = (img) => {
-    if (img.__stWatched) return;
-    img.__stWatched = true;
-    img.addEventListener('load', () => loaded(img));
-  };
-  const root = document.querySelector(sel);
-  root.querySelectorAll('img').forEach(watch);
-  new MutationObserver((records) => {
-    const c = st.cur;
-    for (const r of records) {
-      const imgs = r.type === 'attributes' ? [r.target]
-        : [...r.addedNodes].flatMap(n => n.nodeType !== 1 ? [] : n.tagName === 'IMG' ? [n]
-                                         : [...n.querySelectorAll('img')]);
-      for (const img of imgs) {
-        watch(img);
-        if (c && c.recv !== undefined && c.src === undefined) c.src = now();
-      }
-    }
-  }).observe(root, {subtree: true, childList: true, attributes: true, attributeFilter: ['src']});
-}
-"""
+from latency_probes import (  # noqa: E402
+    JS_EXECUTE,
+    JS_INSTALL,
+    KERNEL_FETCH,
+    KERNEL_RESET,
+    KERNEL_SETUP,
+)
 
 BURST_SIZE, BURST_EVERY_MS = 10, 30  # a held arrow key repeats about every 30 ms
 
@@ -202,7 +113,7 @@ STAGES = (  # (name, from stamp, to stamp)
 
 
 def kernel_execute(page, code: str, expr: str | None = None):
-    out = page.evaluate(_JS_EXECUTE, [code, expr])
+    out = page.evaluate(JS_EXECUTE, [code, expr])
     if "error" in out:
         raise RuntimeError(f"kernel: {out['error']}")
     return out.get("value")
@@ -342,7 +253,7 @@ def measure(page, server, notebook: Path, presses: int, sliders: int, gap_ms: in
     if not chosen:
         raise RuntimeError(f"{notebook.name}: no slider in cell {c.index} redraws the image")
     kernel_execute(page, KERNEL_SETUP)
-    page.evaluate(_JS_INSTALL, jlab.cell_selector(page, c.index))
+    page.evaluate(JS_INSTALL, jlab.cell_selector(page, c.index))
     page.wait_for_timeout(500)
     rows = []
     for handle, first, back in chosen:
