@@ -26,6 +26,8 @@ LN_CASES = {
                "eps inside"),
     "variance": (lambda X, g, b, eps=1e-5: (X - X.mean(-1, keepdims=True)) / (X.var(-1, keepdims=True) + eps) * g + b,
                  "not by the variance"),
+    "ddof 1": (lambda X, g, b, eps=1e-5: (X - X.mean(-1, keepdims=True))
+               / np.sqrt(X.var(-1, ddof=1, keepdims=True) + eps) * g + b, "ddof=1"),
     "no gamma": (lambda X, g, b, eps=1e-5: (X - X.mean(-1, keepdims=True)) / np.sqrt(X.var(-1, keepdims=True) + eps),
                  "multiply by gamma"),
 }

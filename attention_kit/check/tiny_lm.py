@@ -5,7 +5,8 @@ returns True or False. The learner's exceptions are reported, never raised.
 
 * ``layer_norm(fn)``: ``fn(X, gamma, beta, eps=1e-5) -> (n, d)``; catches normalising over the wrong
   axis (the tokens instead of the features), a missing ``eps`` (a constant row gives NaN), dividing
-  by the variance instead of its square root, and forgetting ``gamma`` or ``beta``.
+  by the variance instead of its square root, the unbiased variance (``ddof=1``), and forgetting
+  ``gamma`` or ``beta``.
 * ``mask_at_inference(last_changes, earlier_change)``: predictions of what removing the causal mask
   does to the trained one-block model at inference.
 * ``sample(fn)``: ``fn(logits, temperature, rng) -> int``; catches multiplying by the temperature,
@@ -54,6 +55,7 @@ def layer_norm(fn) -> bool:
         wrong_axis = (X - mu0) / np.sqrt(X.var(axis=0, keepdims=True) + 1e-5) * g + b
         no_scale = _ref(X, np.ones(6), np.zeros(6))
         by_var = (X - X.mean(-1, keepdims=True)) / (X.var(-1, keepdims=True) + 1e-5) * g + b
+        unbiased = (X - X.mean(-1, keepdims=True)) / np.sqrt(X.var(-1, ddof=1, keepdims=True) + 1e-5) * g + b
         if close(got, wrong_axis):
             hint = ("you normalised each feature over the tokens (axis 0); layer norm normalises "
                     "each token over its features: mean and var with axis=-1, keepdims=True")
@@ -61,6 +63,9 @@ def layer_norm(fn) -> bool:
             hint = "the normalised rows are right, but multiply by gamma and add beta at the end"
         elif close(got, by_var):
             hint = "divide by the standard deviation sqrt(var + eps), not by the variance"
+        elif close(got, unbiased):
+            hint = ("you used the unbiased variance (divided by d - 1, ddof=1); layer norm divides by d: "
+                    "X.var(axis=-1, keepdims=True) with the default ddof=0")
         else:
             hint = ("the values differ from (x - mean) / sqrt(var + eps) * gamma + beta, with the mean "
                     "and variance of each row (axis=-1)")

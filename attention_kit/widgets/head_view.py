@@ -167,8 +167,10 @@ class HeadView(Explorer):
             bold = "bold" if i == sel else "normal"
             ax.text(0.06, i, t, ha="right", va="center", fontsize=10, fontweight=bold)
             ax.text(0.94, i, t, ha="left", va="center", fontsize=10)
+        for x, ha, name in ((0.06, "right", "query"), (0.94, "left", "key")):
+            ax.text(x, -0.9, name, ha=ha, va="center", fontsize=9, color="0.4", style="italic")
         ax.set_xlim(-0.55, 1.55)
-        ax.set_ylim(max(n, 6) - 0.5, -0.5)
+        ax.set_ylim(max(n, 6) - 0.5, -1.2)
         ax.axis("off")
         ax.set_title(f"layer {st['layer'] + 1}, head {st['head'] + 1}: query → key", fontsize=11)
         # heatmap, the selected query's row framed
