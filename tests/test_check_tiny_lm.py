@@ -86,7 +86,12 @@ def test_head_role_checker(model, capsys):
     assert C.head_role("muffet", **model)
     assert "✓" in capsys.readouterr().out
     assert not C.head_role("on", **model)
-    assert "previous word" in capsys.readouterr().out
+    assert "where head 1 looks" in capsys.readouterr().out
+    # another context: head 2 looks back at "dumpty", head 1 at the last word itself
+    assert C.head_role("dumpty", context="humpty dumpty had a", **model)
+    assert "“dumpty”, 2 words back" in capsys.readouterr().out
+    assert not C.head_role("a", context="humpty dumpty had a", **model)
+    assert "where head 1 looks" in capsys.readouterr().out
     assert not C.head_role("little", **model)
     assert "brightest cell" in capsys.readouterr().out
     assert not C.head_role(3, **model)

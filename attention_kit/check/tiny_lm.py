@@ -11,7 +11,8 @@ returns True or False. The learner's exceptions are reported, never raised.
   does to the trained one-block model at inference.
 * ``sample(fn)``: ``fn(logits, temperature, rng) -> int``; catches multiplying by the temperature,
   ignoring it, always taking the argmax, and overflow for large logits.
-* ``head_role(word)``: the word head 2 looks at from the last "a" of "little miss muffet sat on a".
+* ``head_role(word, context=...)``: the word head 2 looks at most from the last word of the context
+  (by default "little miss muffet sat on a").
 """
 
 from __future__ import annotations
@@ -190,6 +191,10 @@ def sample(fn) -> bool:
 # ---------------------------------------------------------------- a head's role
 
 
+def _back(k: int) -> str:
+    return "the word itself" if k == 0 else "1 word back" if k == 1 else f"{k} words back"
+
+
 def head_role(word, *, params: dict | None = None, config: TinyLMConfig | None = None,
               vocab: Vocab | None = None, context: str = "little miss muffet sat on a",
               head: int = 1) -> bool:
@@ -201,13 +206,16 @@ def head_role(word, *, params: dict | None = None, config: TinyLMConfig | None =
     params, config, vocab = _shipped(params, config, vocab)
     ids = vocab.encode(context)
     toks = vocab.decode(ids)
-    w = head_weights(params, config, ids)[0][head, -1]  # (n,): the last query's row
+    W = head_weights(params, config, ids)[0]  # (h, n, n): the first layer's heads
+    w = W[head, -1]  # (n,): the last query's row
     best = toks[int(np.argmax(w))]
-    if word.strip().lower() == best:
+    answer = word.strip().lower()
+    if answer == best:
         return report(True, f"head {head + 1} puts {w.max():.2f} of the last word's weight on "
-                            f"“{best}”: it looks back for who sat")
-    if word.strip().lower() == toks[-2]:
-        return report(False, "that is the previous word, which head 1 looks at; pick head 2 in the "
+                            f"“{best}”, {_back(len(toks) - 1 - int(np.argmax(w)))}")
+    others = [h for h in range(W.shape[0]) if h != head and toks[int(np.argmax(W[h, -1]))] == answer]
+    if others:
+        return report(False, f"that is where head {others[0] + 1} looks; pick head {head + 1} in the "
                              "widget and read the last row")
     return report(False, f"read the last row of head {head + 1}'s heatmap (query “{toks[-1]}”): which "
                          "key has the brightest cell?")
