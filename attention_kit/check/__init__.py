@@ -5,6 +5,11 @@ Each checker takes the learner's answer (a number, an array or a function), comp
 and returns True or False. A checker never lets the learner's exception escape as a traceback:
 it prints what went wrong instead.
 
+Every verdict is also a machine-readable :class:`Result` (``passed``, ``failed`` with the hint, or
+``not attempted`` for the ``...`` stub). Code that needs it, such as the class grader
+(``attention_kit.grading``), collects the results with :func:`recording`; learners see only the
+printed line.
+
 Submodules by concept: ``check.general`` (notebook 01), ``check.self_attention`` (notebook 02),
 ``check.multi_head`` (notebook 03), ``check.masks_positions`` (notebook 04),
 ``check.backprop`` (notebook 05), ``check.at_scale`` (notebook 07).
@@ -13,11 +18,13 @@ Submodules by concept: ``check.general`` (notebook 01), ``check.self_attention``
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
-__all__ = ["report", "try_call", "not_done", "close", "quietly"]
+__all__ = ["Result", "recording", "report", "not_attempted", "try_call", "not_done", "close",
+           "PASSED", "FAILED", "NOT_ATTEMPTED", "quietly"]
 
 PASS = "✓"
 FAIL = "✗"
@@ -39,11 +46,70 @@ def quietly() -> Iterator[None]:
         _quiet -= 1
 
 
+PASSED = "passed"
+FAILED = "failed"
+NOT_ATTEMPTED = "not attempted"
+
+
+@dataclass(frozen=True)
+class Result:
+    """One checker verdict: ``status`` is PASSED, FAILED or NOT_ATTEMPTED; ``message`` is the
+    explanation (for FAILED, the hint) without the ✓ or ✗."""
+
+    status: str
+    message: str
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASSED
+
+    @property
+    def line(self) -> str:
+        """The line the learner sees, ``✓ message`` or ``✗ message``."""
+        return f"{PASS if self.passed else FAIL} {self.message}"
+
+
+_recorders: list[list[Result]] = []  # one list per active ``recording()`` block, innermost last
+
+
+@contextmanager
+def recording() -> Iterator[list[Result]]:
+    """Collect the :class:`Result` of every checker called inside the ``with`` block.
+
+    >>> from attention_kit.check import general, recording
+    >>> with recording() as results:
+    ...     general.softmax_by_hand(...)
+    ✗ no answer yet: replace the ... with your three weights
+    False
+    >>> results[-1].status
+    'not attempted'
+    """
+    results: list[Result] = []
+    _recorders.append(results)
+    try:
+        yield results
+    finally:
+        _recorders.remove(results)
+
+
+def _emit(result: Result) -> None:
+    """Print the verdict (unless inside ``quietly()``) and record it (always)."""
+    if not _quiet:
+        print(result.line)
+    for results in _recorders:
+        results.append(result)
+
+
 def report(ok: bool, message: str) -> bool:
     """Print ``✓ message`` or ``✗ message`` (nothing inside ``quietly()``) and return ``ok``."""
-    if not _quiet:
-        print(f"{PASS if ok else FAIL} {message}")
+    _emit(Result(PASSED if ok else FAILED, message))
     return bool(ok)
+
+
+def not_attempted(message: str) -> bool:
+    """Print ``✗ message`` for an answer that is still the ``...`` stub, and return False."""
+    _emit(Result(NOT_ATTEMPTED, message))
+    return False
 
 
 def not_done(answer: Any) -> bool:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..alignment import softmax
 from ..scores import cosine_score, dot_score
-from . import close, not_done, quietly, report, try_call
+from . import close, not_attempted, not_done, quietly, report, try_call
 
 __all__ = [
     "quietly",
@@ -64,7 +64,7 @@ def softmax_by_hand(weights, scores=SOFTMAX_SCORES, *, atol: float = 5e-3) -> bo
         The learner's weights, rounded to two or three decimals is fine.
     """
     if not_done(weights):
-        return report(False, "no answer yet: replace the ... with your three weights")
+        return not_attempted("no answer yet: replace the ... with your three weights")
     w = _as_vector(weights)
     e = np.asarray(scores, dtype=float)
     want = softmax(e)
@@ -109,11 +109,11 @@ def dot_scores(fn) -> bool:
         have shape ``(n_k,)`` with entry ``l`` equal to ``q . k_l``.
     """
     if not_done(fn):
-        return report(False, "no answer yet: define the function and pass it in")
+        return not_attempted("no answer yet: define the function and pass it in")
     for q, K in _dot_cases():
         out, err = try_call(fn, q.copy(), K.copy())
         if out is Ellipsis:
-            return report(False, "no answer yet: replace the `...` after `return` with your code, then run the cell again")
+            return not_attempted("no answer yet: replace the `...` after `return` with your code, then run the cell again")
         if err:
             hint = ""
             if "matmul" in err or "shapes" in err or "aligned" in err:
@@ -161,7 +161,7 @@ def predict_winners(dot_winner, cosine_winner, q=WINNER_Q, K=WINNER_K, labels=WI
         Key labels, for example ``"k1"``.
     """
     if not_done(dot_winner) or not_done(cosine_winner):
-        return report(False, "no answer yet: give both winners as key labels such as 'k1'")
+        return not_attempted("no answer yet: give both winners as key labels such as 'k1'")
     labels = list(labels)
     answers = []
     for name, ans in (("dot_winner", dot_winner), ("cosine_winner", cosine_winner)):
@@ -208,11 +208,11 @@ def context_vector(fn) -> bool:
         shape ``(n_k, d_v)`` (rows are values). The result has shape ``(d_v,)`` or ``(n_q, d_v)``.
     """
     if not_done(fn):
-        return report(False, "no answer yet: define the function and pass it in")
+        return not_attempted("no answer yet: define the function and pass it in")
     for a, V in _context_cases():
         out, err = try_call(fn, a.copy(), V.copy())
         if out is Ellipsis:
-            return report(False, "no answer yet: replace the `...` after `return` with your code, then run the cell again")
+            return not_attempted("no answer yet: replace the `...` after `return` with your code, then run the cell again")
         if err:
             hint = ""
             if "matmul" in err or "shapes" in err or "broadcast" in err:
@@ -263,11 +263,11 @@ def output_model(fn) -> bool:
         ``(d_y,)``; the result is ``(d_y,)`` class probabilities.
     """
     if not_done(fn):
-        return report(False, "no answer yet: define the function and pass it in")
+        return not_attempted("no answer yet: define the function and pass it in")
     for c, W, b in _output_cases():
         out, err = try_call(fn, c.copy(), W.copy(), b.copy())
         if out is Ellipsis:
-            return report(False, "no answer yet: replace the `...` after `return` with your code, then run the cell again")
+            return not_attempted("no answer yet: replace the `...` after `return` with your code, then run the cell again")
         if err:
             hint = ""
             if "matmul" in err or "shapes" in err or "broadcast" in err:

@@ -24,7 +24,7 @@ import numpy as np
 from .. import causal_mask as _causal_mask
 from .. import sinusoidal_positions, softmax
 from . import close as _close_or_raise
-from . import not_done, quietly, report, try_call
+from . import not_attempted, not_done, quietly, report, try_call
 
 __all__ = ["quietly", "causal_mask", "masked_softmax", "positions", "future_unchanged"]
 
@@ -100,11 +100,11 @@ def _mask_hint(got, n: int) -> str:
 def causal_mask(fn) -> bool:
     """Check ``fn(n) -> (n, n)`` bool: True where key ``j <= i`` (query i may attend to keys 0..i)."""
     if not_done(fn):
-        return report(False, "no answer yet: write my_causal_mask(n) and pass it in")
+        return not_attempted("no answer yet: write my_causal_mask(n) and pass it in")
     for n in _MASK_SIZES:
         got, err = try_call(fn, n)
         if got is Ellipsis:
-            return report(False, STUB)
+            return not_attempted(STUB)
         if err:
             return report(False, err)
         want = _causal_mask(n)  # (n, n) bool
@@ -198,11 +198,11 @@ def _softmax_hint(got, S, mask) -> str:
 def masked_softmax(fn) -> bool:
     """Check ``fn(S (n_q, n_k), mask (n_q, n_k) bool) -> weights (n_q, n_k)``."""
     if not_done(fn):
-        return report(False, "no answer yet: write my_masked_softmax(S, mask) and pass it in")
+        return not_attempted("no answer yet: write my_masked_softmax(S, mask) and pass it in")
     for case, S, mask in _softmax_cases():
         got, err = try_call(fn, S.copy(), mask.copy())
         if got is Ellipsis:
-            return report(False, STUB)
+            return not_attempted(STUB)
         if err:
             return report(False, err)
         if not _close(got, softmax(S, mask=mask)):
@@ -280,11 +280,11 @@ def _positions_hint(got, n: int, d: int) -> str:
 def positions(fn) -> bool:
     """Check ``fn(n, d) -> (n, d)``: the sinusoidal positional encoding of positions 0 .. n-1."""
     if not_done(fn):
-        return report(False, "no answer yet: write my_positions(n, d) and pass it in")
+        return not_attempted("no answer yet: write my_positions(n, d) and pass it in")
     for n, d in _POSITION_CASES:
         got, err = try_call(fn, n, d)
         if got is Ellipsis:
-            return report(False, STUB)
+            return not_attempted(STUB)
         if err:
             return report(False, err)
         if not _close(got, sinusoidal_positions(n, d)):
@@ -301,7 +301,7 @@ _N_TOKENS, _EDITED = 6, 3  # token 3 of a 6-token sequence is edited; a causal m
 def future_unchanged(answer) -> bool:
     """Check ``answer``: the query indices whose output rows change when token 3 of 6 is edited (causal mask)."""
     if not_done(answer):
-        return report(False, "no answer yet: replace the `...` after `answer =` with your list of query "
+        return not_attempted("no answer yet: replace the `...` after `answer =` with your list of query "
                              "indices, then run the cell again")
     items = None
     if not isinstance(answer, (str, bytes, dict)):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import init_multi_head, merge_heads, scaled_dot_product_attention, softmax, split_heads
-from . import close, not_done, quietly, report, try_call
+from . import close, not_attempted, not_done, quietly, report, try_call
 
 __all__ = ["quietly", "split_merge", "one_head", "concat_project", "n_parameters"]
 
@@ -69,12 +69,12 @@ def _merge_hint(got, Xh, n: int, h: int, d: int) -> str:
 def split_merge(split_fn, merge_fn=None) -> bool:
     """Check ``split_fn(X, h) -> (h, n, d_head)`` and ``merge_fn(Xh) -> (n, h*d_head)``."""
     if not_done(split_fn):
-        return report(False, "no answer yet: write split(X, h) (and merge(Xh)) and pass them in")
+        return not_attempted("no answer yet: write split(X, h) (and merge(Xh)) and pass them in")
     for n, h, d in _SPLIT_CASES:
         X = np.arange(n * h * d, dtype=float).reshape(n, h * d) / 10  # (n, h*d_head), every entry distinct
         got, err = try_call(split_fn, X.copy(), h)
         if got is Ellipsis:
-            return report(False, "no answer yet: replace the `...` after `return` with your code, then run the cell again")
+            return not_attempted("no answer yet: replace the `...` after `return` with your code, then run the cell again")
         if err:
             return report(False, f"split: {err}")
         if not close(got, split_heads(X, h)):
@@ -108,12 +108,12 @@ def _one_head_case(seed: int):
 def one_head(fn) -> bool:
     """Check ``fn(X, W_q, W_k, W_v) -> (n, d_v)``: one head of scaled dot-product attention."""
     if not_done(fn):
-        return report(False, "no answer yet: write head(X, W_q, W_k, W_v) and pass it in")
+        return not_attempted("no answer yet: write head(X, W_q, W_k, W_v) and pass it in")
     for seed in (0, 1):
         X, W_q, W_k, W_v = _one_head_case(seed)
         got, err = try_call(fn, X.copy(), W_q.copy(), W_k.copy(), W_v.copy())
         if got is Ellipsis:
-            return report(False, "no answer yet: replace the `...` after `return` with your code, then run the cell again")
+            return not_attempted("no answer yet: replace the `...` after `return` with your code, then run the cell again")
         if err:
             hint = " (rows are tokens: Q = X @ W_q with W_q of shape (d_model, d_k))" if _shape_error(err) else ""
             return report(False, err + hint)
@@ -158,14 +158,14 @@ def one_head(fn) -> bool:
 def concat_project(fn) -> bool:
     """Check ``fn(heads (h, n, d_v), W_o (h*d_v, d_model)) -> (n, d_model)``."""
     if not_done(fn):
-        return report(False, "no answer yet: write combine(heads, W_o) and pass it in")
+        return not_attempted("no answer yet: write combine(heads, W_o) and pass it in")
     rng = np.random.default_rng(3)
     h, n, d_v, d_model = 2, 5, 3, 4  # h*d_v = 6 differs from d_model, so W_o is not square
     heads = rng.normal(size=(h, n, d_v))
     W_o = rng.normal(size=(h * d_v, d_model))
     got, err = try_call(fn, heads.copy(), W_o.copy())
     if got is Ellipsis:
-        return report(False, "no answer yet: replace the `...` after `return` with your code, then run the cell again")
+        return not_attempted("no answer yet: replace the `...` after `return` with your code, then run the cell again")
     if err:
         hint = (" (first concatenate the heads along the features, concat of shape (n, h*d_v); then "
                 "concat @ W_o with W_o of shape (h*d_v, d_model), not W_o.T)") if _shape_error(err) else ""
@@ -197,7 +197,7 @@ def concat_project(fn) -> bool:
 def n_parameters(answer, *, d_model: int, n_heads: int, bias: bool = False) -> bool:
     """Check a parameter count for multi-head attention with ``d_k = d_v = d_model / n_heads``."""
     if not_done(answer):
-        return report(False, "no answer yet: replace the `...` after `answer =` with your number, then run the cell again")
+        return not_attempted("no answer yet: replace the `...` after `answer =` with your number, then run the cell again")
     try:
         value = float(answer)
     except (TypeError, ValueError):

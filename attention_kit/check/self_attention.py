@@ -20,7 +20,7 @@ import numpy as np
 
 from ..alignment import softmax
 from ..attention import self_attention
-from . import close, not_done, quietly, report, try_call
+from . import close, not_attempted, not_done, quietly, report, try_call
 
 __all__ = [
     "quietly",
@@ -47,6 +47,11 @@ def _call(fn: Callable, *args) -> tuple[object, str | None]:
     if err is None and out is Ellipsis:
         return None, NOT_DONE
     return out, err
+
+
+def _report_error(err: str) -> bool:
+    """Report what ``_call`` returned: the ``...`` stub is not attempted, anything else failed."""
+    return not_attempted(err) if err == NOT_DONE else report(False, err)
 
 
 def _first_match(out, candidates) -> str | None:
@@ -117,7 +122,7 @@ def softmax_rows(fn: Callable) -> bool:
     the row maximum, and changing ``S`` in place.
     """
     if not_done(fn):
-        return report(False, NOT_DONE)
+        return not_attempted(NOT_DONE)
     for S in _softmax_cases():
         S_before = S.copy()
         with np.errstate(all="ignore"):
@@ -126,7 +131,7 @@ def softmax_rows(fn: Callable) -> bool:
             if "broadcast" in err:
                 return report(False, f"{err}. Dividing a (3, 4) matrix by its (3,) row sums needs "
                               "the sums as a column: use .sum(axis=1, keepdims=True)")
-            return report(False, err)
+            return _report_error(err)
         if not np.array_equal(S, S_before):
             return report(False, "your function changed its input S in place (for example with "
                           "S -= S.max(...)); compute into a new array: z = S - S.max(...)")
@@ -167,14 +172,14 @@ def scaled_scores(fn: Callable) -> bool:
     ``K Q^T`` (transposed), and ``Q @ K`` without the transpose.
     """
     if not_done(fn):
-        return report(False, NOT_DONE)
+        return not_attempted(NOT_DONE)
     Q, K = _scores_case()
     out, err = _call(fn, Q.copy(), K.copy())
     if err is not None:
         if "matmul" in err or "aligned" in err or "mismatch" in err:
             return report(False, f"{err}. Q is (n_q, d_k) = {Q.shape} and K is (n_k, d_k) = {K.shape}: "
                           "transpose K so the d_k axes meet, Q @ K.T")
-        return report(False, err)
+        return _report_error(err)
     dots = Q @ K.T  # (2, 4)
     want = dots / np.sqrt(9)
     hint = _first_match(out, [
@@ -213,7 +218,7 @@ def output_row(answer, *, X, W_q, W_k, W_v, i: int) -> bool:
     (counting from 1), the weights instead of the output, and the input row itself.
     """
     if not_done(answer):
-        return report(False, NOT_DONE)
+        return not_attempted(NOT_DONE)
     X = np.asarray(X, dtype=float)
     W_q, W_k, W_v = (np.asarray(W, dtype=float) for W in (W_q, W_k, W_v))
     Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (n, d_k), (n, d_k), (n, d_v)
@@ -292,14 +297,14 @@ def full_self_attention(fn: Callable) -> bool:
     shape or a number.
     """
     if not_done(fn):
-        return report(False, NOT_DONE)
+        return not_attempted(NOT_DONE)
     X, W_q, W_k, W_v = _full_case()
     out, err = _call(fn, X.copy(), W_q.copy(), W_k.copy(), W_v.copy())
     if err is not None:
         if "matmul" in err or "aligned" in err or "mismatch" in err:
             return report(False, f"{err}. Rows are tokens: Q = X @ W_q (X is (n, d_model) = {X.shape}, "
                           f"W_q is (d_model, d_k) = {W_q.shape}), and the scores need K transposed: Q @ K.T")
-        return report(False, err)
+        return _report_error(err)
     if isinstance(out, tuple):
         return report(False, "your function returned a tuple; return only the output (n, d_v). "
                       "(ak.self_attention returns (output, weights): take [0])")
@@ -331,7 +336,7 @@ def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: fl
     scaling, squared instead of added, and the mean terms left out or subtracted.
     """
     if not_done(variance) or not_done(std):
-        return report(False, NOT_DONE)
+        return not_attempted(NOT_DONE)
     try:
         v, s = float(variance), float(std)
     except (TypeError, ValueError):
@@ -385,14 +390,14 @@ def fixed_source_code(fn: Callable) -> bool:
     the wrong axis, and drawing new random matrices inside.
     """
     if not_done(fn):
-        return report(False, NOT_DONE)
+        return not_attempted(NOT_DONE)
     X, W_q, W_k, W_v = _fix_cases()
     out, err = _call(fn, X.copy(), W_q.copy(), W_k.copy(), W_v.copy())
     if err is not None:
         if "matmul" in err or "aligned" in err or "mismatch" in err:
             return report(False, f"{err}. X is (n, d) = {X.shape} with one token per row, and W_q is "
                           f"(d, d) = {W_q.shape}: multiply X on the left, Q = X @ W_q, not W_q @ X")
-        return report(False, err)
+        return _report_error(err)
     if isinstance(out, tuple):
         return report(False, "return only Y, the output of shape (n, d)")
     want, _ = self_attention(X, W_q, W_k, W_v)

@@ -1,0 +1,184 @@
+"""Every notebook's exercises, in course order: the one list the grader, the student copies and
+the teaching guide read.
+
+Each :class:`Exercise` names the answer(s) the learner leaves in the kernel (a function or a
+value, by its variable name in the notebook) and the checker that judges them. The grader
+(``python -m attention_kit.grading``) calls ``checker(*answers, **kwargs)`` on the learner's
+objects; ``tools/make_student.py`` warns when a student copy has no cell that defines an
+answer; ``docs/teaching.md`` shows :func:`markdown_table` (a test keeps it in step).
+
+**Adding an exercise is one line**: an ``Exercise(...)`` in its notebook's tuple, in the order of
+the notebook. A new notebook is one ``Notebook(...)`` entry in ``NOTEBOOKS``. Exercise ids
+(``"02.3"``) are the notebook number and the position in that tuple; they head the grade
+columns, so append rather than reorder once a class has been graded.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from . import general, masks_positions, multi_head, self_attention
+
+__all__ = ["Exercise", "Notebook", "NOTEBOOKS", "notebook", "exercises", "answer_cells",
+           "markdown_table"]
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise: a short title, the names of its answers in the kernel, and its checker.
+
+    The checker is called as ``checker(*answers, **kwargs)``; ``kwargs`` holds fixed inputs that
+    the notebook passes too (the grader never takes them from the learner's kernel).
+    """
+
+    title: str
+    answers: tuple[str, ...]
+    checker: Callable[..., bool]
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def checker_name(self) -> str:
+        """``module.function`` under ``attention_kit.check``, e.g. ``general.dot_scores``."""
+        return f"{self.checker.__module__.rsplit('.', 1)[-1]}.{self.checker.__name__}"
+
+
+@dataclass(frozen=True)
+class Notebook:
+    """A notebook of the course: its number ``"NN"``, file name, title and exercises in order."""
+
+    number: str
+    file: str
+    title: str
+    exercises: tuple[Exercise, ...]
+
+    def numbered(self) -> list[tuple[str, Exercise]]:
+        """``[("01.1", exercise), ("01.2", exercise), ...]``."""
+        return [(f"{self.number}.{i}", ex) for i, ex in enumerate(self.exercises, start=1)]
+
+
+# Notebook 02, exercise 3: the toy sentence of three 2-D vectors, with identity projections.
+_TOY_X = np.array([[0.1, 0.5],   # x1
+                   [0.3, 0.4],   # x2
+                   [0.8, 0.0]])  # x3
+_I2 = np.eye(2)
+
+NOTEBOOKS: tuple[Notebook, ...] = (
+    Notebook("01", "01_general_attention_model.ipynb", "The general attention model", (
+        Exercise("softmax by hand", ("my_weights",), general.softmax_by_hand),
+        Exercise("dot scores", ("my_dot_scores",), general.dot_scores),
+        Exercise("dot and cosine winners", ("dot_winner", "cosine_winner"), general.predict_winners),
+        Exercise("context vector", ("my_context",), general.context_vector),
+        Exercise("output model", ("my_output_model",), general.output_model),
+    )),
+    Notebook("02", "02_self_attention.ipynb", "Self-attention", (
+        Exercise("softmax row by row", ("my_softmax_rows",), self_attention.softmax_rows),
+        Exercise("scaled scores", ("my_scaled_scores",), self_attention.scaled_scores),
+        Exercise("one output row by hand", ("y3",), self_attention.output_row,
+                 {"X": _TOY_X, "W_q": _I2, "W_k": _I2, "W_v": _I2, "i": 2}),
+        Exercise("variance of a dot product", ("variance", "std"), self_attention.dot_variance),
+        Exercise("self-attention in one line", ("my_self_attention",),
+                 self_attention.full_self_attention),
+        Exercise("repair the source's code", ("self_attention_fixed",),
+                 self_attention.fixed_source_code),
+    )),
+    Notebook("03", "03_multi_head_attention.ipynb", "Multi-head attention", (
+        Exercise("split and merge heads", ("my_split", "my_merge"), multi_head.split_merge),
+        Exercise("one head", ("my_head",), multi_head.one_head),
+        Exercise("concatenate and project", ("my_combine",), multi_head.concat_project),
+        Exercise("count the parameters", ("answer",), multi_head.n_parameters,
+                 {"d_model": 512, "n_heads": 8, "bias": True}),
+    )),
+    Notebook("04", "04_masks_and_positions.ipynb", "Masks and positions", (
+        Exercise("causal mask", ("my_causal_mask",), masks_positions.causal_mask),
+        Exercise("masked softmax", ("my_masked_softmax",), masks_positions.masked_softmax),
+        Exercise("sinusoidal positions", ("my_positions",), masks_positions.positions),
+        Exercise("which rows change", ("answer",), masks_positions.future_unchanged),
+    )),
+)
+
+
+def notebook(number: str) -> Notebook:
+    """The registry entry of notebook ``number`` (``"02"``); KeyError if the course has none."""
+    for nb in NOTEBOOKS:
+        if nb.number == number:
+            return nb
+    raise KeyError(f"no notebook {number!r} in the registry; known: {[n.number for n in NOTEBOOKS]}")
+
+
+def exercises() -> Iterator[tuple[str, Notebook, Exercise]]:
+    """Every exercise of the course in order: ``(id, notebook, exercise)``."""
+    for nb in NOTEBOOKS:
+        for ex_id, ex in nb.numbered():
+            yield ex_id, nb, ex
+
+
+def _bound_names(source: str) -> set[str]:
+    """Names a cell assigns or defines at its top level (``x = ...``, ``a, b = ...``, ``def f``).
+
+    A cell that does not parse (a learner's syntax error) binds nothing.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    names: set[str] = set()
+
+    class Binder(ast.NodeVisitor):
+        def visit_FunctionDef(self, node):  # the name is bound; the body's names are local
+            names.add(node.name)
+
+        visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
+
+        def visit_Lambda(self, node):
+            pass
+
+        visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda
+
+        def visit_Name(self, node):
+            if isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+
+    Binder().visit(tree)
+    return names
+
+
+def answer_cells(sources: Sequence[str], nb: Notebook) -> dict[str, list[int]]:
+    """For each exercise id of ``nb``, the indices into ``sources`` (code cell sources) of the
+    cells that bind one of its answer names, in order. An empty list: no cell defines it.
+
+    Cells that do not parse are matched by a plain ``name =`` or ``def name`` in their text, so
+    that a learner's syntax error is still traced to its exercise.
+    """
+    out: dict[str, list[int]] = {}
+    bound = [_bound_names(src) for src in sources]
+    for ex_id, ex in nb.numbered():
+        hits = []
+        for i, src in enumerate(sources):
+            if set(ex.answers) & bound[i] or (not bound[i] and _mentions_binding(src, ex.answers)):
+                hits.append(i)
+        out[ex_id] = hits
+    return out
+
+
+def _mentions_binding(source: str, names: Sequence[str]) -> bool:
+    return any(re.search(rf"(^|\n)\s*(def\s+{re.escape(n)}\b|{re.escape(n)}\s*[,=])", source)
+               for n in names)
+
+
+def markdown_table() -> str:
+    """The registry as a Markdown table: grade column, notebook, exercise, answers, checker."""
+    rows = ["| column | exercise | the learner's answer | checker (`attention_kit.check.`) |",
+            "|---|---|---|---|"]
+    for ex_id, _nb, ex in exercises():
+        answers = ", ".join(f"`{a}`" for a in ex.answers)
+        rows.append(f"| {ex_id} | {ex.title} | {answers} | `{ex.checker_name}` |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(markdown_table())
