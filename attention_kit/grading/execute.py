@@ -1,0 +1,341 @@
+"""Grade one returned notebook: run it in a limited kernel, then call the checkers in it.
+
+:func:`grade_notebook` copies the notebook into a fresh temporary folder (the teacher's file is
+only read), starts a kernel there (``kernel.py``: memory and file-size limits; ``HOME`` is a
+temporary folder too), runs every code cell in order with a time limit per cell (a cell that
+runs over is interrupted and the next one runs, as in "Run All" after a stop) and a limit for
+the whole notebook (past it the kernel is killed). Errors in cells do not stop the run. Then it
+runs the grading cell of ``in_kernel.py`` in the same kernel and turns its lines into an
+:class:`~attention_kit.grading.ExerciseGrade` per exercise of the registry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import nbformat
+
+from ..check import registry
+from . import COULD_NOT_RUN, MISSING, ExerciseGrade, NotebookGrade
+from .in_kernel import grading_cell
+from .kernel import KERNEL_NAME, write_kernel_spec
+
+__all__ = ["Limits", "prepared", "grade_notebook"]
+
+_QUIET = logging.getLogger("attention_kit.grading.nbclient")
+_QUIET.addHandler(logging.NullHandler())
+_QUIET.propagate = False
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Time and memory limits for one notebook (seconds and megabytes)."""
+
+    cell_s: float = 60.0
+    notebook_s: float = 300.0
+    exercise_s: float = 10.0
+    memory_mb: int = 2048
+    file_mb: int = 100
+
+
+def _all_could_not_run(nb_entry, message: str) -> list[ExerciseGrade]:
+    return [ExerciseGrade(ex_id, ex.title, COULD_NOT_RUN, message) for ex_id, ex in nb_entry.numbered()]
+
+
+def _first_line(source: str) -> str:
+    lines = [ln.strip() for ln in source.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    text = lines[0] if lines else ""
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _cell_error(cell, limits: Limits) -> str | None:
+    """What went wrong in an executed code cell, in one sentence, or None."""
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "error":
+            if out.get("ename") == "KeyboardInterrupt":
+                return f"did not finish within {limits.cell_s:g} s and was stopped (an endless loop?)"
+            value = str(out.get("evalue", "")).strip().splitlines()
+            value = value[0] if value else ""
+            value = value if len(value) <= 160 else value[:157] + "..."
+            return f"raised {out.get('ename', 'an error')}" + (f": {value}" if value else "")
+    return None
+
+
+class _Run:
+    """One notebook's kernel session: run the cells, then the grading cell, within the limits."""
+
+    def __init__(self, nb, number: str, workdir: Path, home: Path, spec_dir: Path, limits: Limits):
+        from jupyter_client.kernelspec import KernelSpecManager
+        from jupyter_client.manager import AsyncKernelManager
+        from nbclient import NotebookClient
+
+        self.nb, self.number, self.limits = nb, number, limits
+        self.workdir, self.home = workdir, home
+        self.km = AsyncKernelManager(kernel_name=KERNEL_NAME,
+                                     kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec_dir)]))
+        self.deadline = 0.0
+        self.client = NotebookClient(
+            nb, km=self.km, timeout=int(limits.cell_s), interrupt_on_timeout=True,
+            allow_errors=True, shutdown_kernel="immediate", store_widget_state=False,
+            record_timing=False, iopub_timeout=2, startup_timeout=120, log=_QUIET,
+            timeout_func=self._cell_timeout, resources={"metadata": {"path": str(workdir)}})
+        n_ex = len(registry.notebook(number).exercises)
+        self.grading_s = n_ex * (limits.exercise_s + 2) + 20  # each exercise also has its own limit
+        self.killed: str | None = None  # "notebook" or "grading": that part ran out of time
+        self.died = False  # the kernel stopped by itself (out of memory, os._exit, a crash)
+        self.reached = -1  # index of the last cell started
+        self.pgid: int | None = None
+        self.grading_outputs: list = []
+
+    def _cell_timeout(self, cell) -> int:
+        if cell.get("metadata", {}).get("grading"):
+            return int(self.grading_s)
+        return max(1, int(min(self.limits.cell_s, self.deadline - time.monotonic() + 1)))
+
+    def _env(self) -> dict:
+        env = dict(os.environ)
+        for key in [k for k in env if k.startswith(("JPY_", "JUPYTER_", "IPYTHON"))]:
+            del env[key]
+        env.update({
+            "HOME": str(self.home), "MPLCONFIGDIR": str(self.home / ".mplconfig"),
+            "MPLBACKEND": "Agg",  # nothing is shown, so figures are not rendered to PNG
+            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+            "PYDEVD_DISABLE_FILE_VALIDATION": "1", "TMPDIR": str(self.home),
+        })
+        return env
+
+    def _kill(self, part: str | None = None) -> None:
+        """Kill the kernel's process group (the kernel and anything it started)."""
+        if part:
+            self.killed = part
+        if self.pgid:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pgid, signal.SIGKILL)
+
+    async def run(self, nonce: str) -> None:
+        from nbclient.exceptions import DeadKernelError
+
+        loop = asyncio.get_running_loop()
+        self.deadline = time.monotonic() + self.limits.notebook_s
+        try:
+            async with self.client.async_setup_kernel(
+                    env=self._env(), cwd=str(self.workdir), cleanup_kc=True,
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
+                self.pgid = getattr(self.km.provisioner, "pgid", None)
+                watchdog = loop.call_later(self.limits.notebook_s + 2, self._kill, "notebook")
+                try:
+                    for index, cell in enumerate(self.nb.cells):
+                        if time.monotonic() >= self.deadline:
+                            self.killed = "notebook"
+                            break
+                        self.reached = index
+                        await self.client.async_execute_cell(
+                            cell, index, execution_count=self.client.code_cells_executed + 1)
+                except DeadKernelError:
+                    self.died = self.killed is None
+                    return
+                finally:
+                    watchdog.cancel()
+                if self.killed:
+                    return
+                grading = nbformat.v4.new_code_cell(
+                    grading_cell(self.number, nonce, self.limits.exercise_s))
+                grading.metadata["grading"] = True
+                self.nb.cells.append(grading)  # nbclient files outputs by the cell's index
+                watchdog = loop.call_later(self.grading_s + 5, self._kill, "grading")
+                try:
+                    await self.client.async_execute_cell(grading, len(self.nb.cells) - 1)
+                except DeadKernelError:
+                    self.died = self.killed is None
+                finally:
+                    watchdog.cancel()
+                    self.grading_outputs = grading.outputs
+        finally:
+            self._kill()  # anything the learner's code left running in the kernel's process group
+
+
+def _verdict_lines(outputs, nonce: str) -> tuple[dict[str, dict], bool]:
+    """``{exercise id: verdict}`` from the grading cell's output; True if a verdict appears twice."""
+    verdicts: dict[str, dict] = {}
+    doubled = False
+    for out in outputs:
+        if out.get("output_type") != "stream":
+            continue
+        for line in str(out.get("text", "")).splitlines():
+            if not line.startswith(nonce + " "):
+                continue
+            try:
+                verdict = json.loads(line[len(nonce) + 1:])
+            except ValueError:
+                doubled = True
+                continue
+            doubled |= verdict.get("id") in verdicts
+            verdicts[verdict.get("id")] = verdict
+    return verdicts, doubled
+
+
+def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[ExerciseGrade], list[str]]:
+    """Turn the kernel's verdicts into grades; trace a missing answer to its cell's error."""
+    code = [(i, c) for i, c in enumerate(run.nb.cells)
+            if c.cell_type == "code" and not c.metadata.get("grading")]
+    cells = registry.answer_cells([c.source for _, c in code], nb_entry)
+    grades, notes = [], []
+    if run.killed == "notebook":
+        reason = (f"the notebook did not finish within {limits.notebook_s:g} s, so it could not be "
+                  "graded: look for a loop that never ends")
+    elif run.killed == "grading":
+        reason = "the grader's calls to your answers did not finish in time"
+    elif run.died:
+        reason = ("the Python kernel stopped while running the notebook (out of memory, or the "
+                  "notebook ended Python itself)")
+    else:
+        reason = "the grader got no verdict for this exercise"
+    for ex_id, ex in nb_entry.numbered():
+        verdict = verdicts.get(ex_id)
+        if verdict is None:
+            grades.append(ExerciseGrade(ex_id, ex.title, COULD_NOT_RUN, reason))
+            continue
+        status, message = verdict.get("status", COULD_NOT_RUN), str(verdict.get("message", ""))
+        if status == MISSING:
+            names = ", ".join(f"`{a}`" for a in ex.answers)
+            errors = [(k, _cell_error(code[k][1], limits)) for k in cells[ex_id]]
+            errors = [(k, e) for k, e in errors if e]
+            if errors:
+                k, err = errors[-1]
+                status = COULD_NOT_RUN
+                message = f"the exercise cell (code cell {k + 1}) {err}, so {names} was never defined"
+            elif cells[ex_id]:
+                message = f"{names} is not defined after running the notebook"
+            else:
+                message = (f"no cell defines {names}: the exercise cell was deleted or renamed, or "
+                           "this is an old version of the notebook")
+        grades.append(ExerciseGrade(ex_id, ex.title, status, message))
+    missing = [g.id for g in grades if g.status == MISSING]
+    if missing and len(missing) == len(grades):
+        notes.append(f"none of the exercises of notebook {nb_entry.number} were found: is this "
+                     "a notebook of another course, or an old version of this one?")
+    elif missing:
+        notes.append(f"exercise(s) {', '.join(missing)} not found: an old version of the notebook, "
+                     "or deleted exercise cells")
+    answer_cells = {k for hits in cells.values() for k in hits}
+    errors = []
+    for k, (index, cell) in enumerate(code):
+        if index > run.reached or k in answer_cells:
+            continue
+        if "raises-exception" in cell.get("metadata", {}).get("tags", []):
+            continue
+        err = _cell_error(cell, limits)
+        if err:
+            errors.append(f"code cell {k + 1} (`{_first_line(cell.source)}`) {err}")
+    if errors:
+        more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+        notes.append("errors while running the notebook: " + "; ".join(errors[:3]) + more)
+    return grades, notes
+
+
+def _read(path: Path):
+    """The notebook at ``path``, or a sentence saying why it cannot be read."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, f"the file could not be read: {exc.strerror or exc}"
+    if not raw.strip():
+        return None, "the file is empty: there is no notebook in it"
+    try:
+        text = raw.decode("utf-8")
+        json.loads(text)
+    except UnicodeDecodeError:
+        return None, "the file is not a notebook: it is not text (UTF-8)"
+    except ValueError as exc:
+        where = f" (line {exc.lineno}, column {exc.colno}: {exc.msg})" if hasattr(exc, "lineno") else ""
+        return None, (f"the file is not valid notebook JSON{where}: it may have been cut short, "
+                      "or edited outside Jupyter")
+    try:
+        nb = nbformat.reads(text, as_version=4)
+        nbformat.validate(nb)
+    except Exception as exc:  # missing keys, a schema violation, a format from the future
+        first = " ".join(str(exc).split())[:160] or type(exc).__name__
+        return None, f"the file is JSON but not a Jupyter notebook ({first})"
+    return nb, None
+
+
+@contextlib.contextmanager
+def prepared(limits: Limits) -> Iterator[tuple[Path, Path]]:
+    """A temporary folder with the grading kernelspec and a warm matplotlib cache to copy into
+    each notebook's ``HOME``: yields ``(spec_dir, mpl_template)``."""
+    root = Path(tempfile.mkdtemp(prefix="ak-grade-setup-"))
+    try:
+        spec_dir = write_kernel_spec(root / "kernels", memory_mb=limits.memory_mb,
+                                     file_mb=limits.file_mb)
+        template = root / "mplconfig"
+        template.mkdir()
+        subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"],
+                       env={**os.environ, "MPLCONFIGDIR": str(template), "MPLBACKEND": "Agg"},
+                       check=False, capture_output=True, timeout=300)
+        yield spec_dir, template
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _new_home(root: Path, mpl_template: Path | None) -> Path:
+    home = root / "home"
+    home.mkdir()
+    if mpl_template is not None and mpl_template.is_dir():
+        shutil.copytree(mpl_template, home / ".mplconfig")
+    return home
+
+
+def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Path,
+                   limits: Limits = Limits(), mpl_template: Path | None = None,
+                   source: str | None = None) -> NotebookGrade:
+    """Grade ``path`` (notebook ``number`` of ``learner``); never raises for a bad notebook."""
+    start = time.monotonic()
+    try:
+        nb_entry = registry.notebook(number)
+    except KeyError:
+        known = ", ".join(n.number for n in registry.NOTEBOOKS)
+        return NotebookGrade(learner, number, source, [],
+                             [f"{source}: notebook {number} is not part of this course (it has {known})"])
+    grade = NotebookGrade(learner, number, source, [])
+    nb, problem = _read(Path(path))
+    if nb is None:
+        grade.exercises = _all_could_not_run(nb_entry, problem)
+        grade.notes.append(f"{source}: {problem}")
+        return grade
+    if not nb.cells:
+        grade.notes.append("the notebook has no cells")
+    root = Path(tempfile.mkdtemp(prefix="ak-grade-"))
+    try:
+        workdir = root / "work"
+        workdir.mkdir()
+        shutil.copyfile(path, workdir / nb_entry.file)
+        run = _Run(nb, number, workdir, _new_home(root, mpl_template), spec_dir, limits)
+        nonce = secrets.token_hex(16)
+        asyncio.run(run.run(nonce))
+        verdicts, doubled = _verdict_lines(run.grading_outputs, nonce)
+        grade.exercises, notes = _grades(run, nb_entry, verdicts, limits)
+        grade.notes.extend(notes)
+        if doubled:
+            grade.notes.append("the grading output was tampered with (a verdict appeared twice)")
+    except Exception as exc:  # the grader's own failure on this notebook: a clear row, not a crash
+        grade.exercises = _all_could_not_run(nb_entry, f"the grader failed on this notebook: "
+                                                       f"{type(exc).__name__}: {exc}")
+        grade.notes.append(grade.exercises[0].message)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+        grade.seconds = time.monotonic() - start
+    return grade
