@@ -194,6 +194,7 @@ def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[E
             if c.cell_type == "code" and not c.metadata.get("grading")]
     cells = registry.answer_cells([c.source for _, c in code], nb_entry)
     grades, notes = [], []
+    explained: set[int] = set()  # code cells whose error an exercise's verdict already names
     if run.killed == "notebook":
         reason = (f"the notebook did not finish within {limits.notebook_s:g} s, so it could not be "
                   "graded: look for a loop that never ends")
@@ -216,6 +217,7 @@ def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[E
             errors = [(k, e) for k, e in errors if e]
             if errors:
                 k, err = errors[-1]
+                explained.add(k)
                 status = COULD_NOT_RUN
                 message = f"the exercise cell (code cell {k + 1}) {err}, so {names} was never defined"
             elif cells[ex_id]:
@@ -231,10 +233,9 @@ def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[E
     elif missing:
         notes.append(f"exercise(s) {', '.join(missing)} not found: an old version of the notebook, "
                      "or deleted exercise cells")
-    answer_cells = {k for hits in cells.values() for k in hits}
     errors = []
     for k, (index, cell) in enumerate(code):
-        if index > run.reached or k in answer_cells:
+        if index > run.reached or k in explained:
             continue
         if "raises-exception" in cell.get("metadata", {}).get("tags", []):
             continue

@@ -68,8 +68,9 @@ def find_submissions(folder: Path, course_files: dict[str, str] | None = None) -
             continue
         if entry.is_dir():
             files = sorted(p for p in entry.iterdir() if _visible(p))
-            if not files:
+            if not files:  # a learner who returned nothing: a row of "not submitted"
                 found.ignored.append((str(entry.relative_to(folder)), "an empty folder"))
+                candidates.append((entry.name, entry, ""))
             for path in files:
                 candidates.append((entry.name, path, path.name))
         elif FLAT_SEPARATOR in entry.name:
@@ -88,6 +89,8 @@ def find_submissions(folder: Path, course_files: dict[str, str] | None = None) -
             continue
         if learner not in learners:
             learners.append(learner)
+        if path == folder / learner:  # the learner's own (empty) folder
+            continue
         if path.is_dir():
             found.ignored.append((rel, "a folder inside a learner's folder"))
             continue

@@ -1,0 +1,220 @@
+"""The grader's parts that need no kernel: checker results, the registry, the two submission
+layouts, the CSV, feedback and summary, and the teaching guide's exercise table."""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from attention_kit.check import (
+    FAILED,
+    NOT_ATTEMPTED,
+    PASSED,
+    Result,
+    general,
+    recording,
+    registry,
+    report,
+)
+from attention_kit.grading import (
+    COULD_NOT_RUN,
+    MISSING,
+    NOT_SUBMITTED,
+    ExerciseGrade,
+    NotebookGrade,
+)
+from attention_kit.grading.in_kernel import grading_cell
+from attention_kit.grading.reports import (
+    ClassGrades,
+    feedback_file_name,
+    feedback_markdown,
+    summary_text,
+    write_csv,
+)
+from attention_kit.grading.submissions import find_submissions
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import make_student  # noqa: E402
+
+# --- checker results --------------------------------------------------------------------------
+
+def test_recording_collects_what_is_printed(capsys):
+    with recording() as outer:
+        assert general.softmax_by_hand([0.665, 0.245, 0.090]) is True
+        with recording() as inner:
+            assert general.softmax_by_hand([0.090, 0.245, 0.665]) is False
+        assert general.dot_scores(...) is False
+    printed = capsys.readouterr().out.splitlines()
+    assert [r.line for r in outer] == printed
+    assert [r.status for r in outer] == [PASSED, FAILED, NOT_ATTEMPTED]
+    assert inner == [outer[1]] and "smallest score" in inner[0].message
+    report(True, "outside")  # nothing records once the blocks are closed
+    assert len(outer) == 3
+
+
+def _stub_answers(nb: registry.Notebook, ex_id: str, ex: registry.Exercise) -> list:
+    """What a student copy leaves: ``...`` values, and functions whose body is ``return ...``
+    where the exercise cell defines a function."""
+    def stub(*args, **kwargs):
+        return ...
+
+    full = nbformat.read(ROOT / "notebooks" / nb.file, as_version=4)
+    code = [c.source for c in full.cells if c.cell_type == "code"]
+    cell = code[registry.answer_cells(code, nb)[ex_id][0]]
+    return [stub if f"def {name}(" in cell else ... for name in ex.answers]
+
+
+@pytest.mark.parametrize("nb, ex_id, ex", [(nb, i, e) for i, nb, e in registry.exercises()],
+                         ids=[i for i, _, _ in registry.exercises()])
+def test_every_registered_checker_marks_the_stub_not_attempted(nb, ex_id, ex, capsys):
+    with recording() as results:
+        ok = ex.checker(*_stub_answers(nb, ex_id, ex), **ex.kwargs)
+    assert ok is False
+    assert [r.status for r in results] == [NOT_ATTEMPTED], (ex_id, results)
+    assert capsys.readouterr().out.startswith("✗")
+
+
+def test_registry_ids_files_and_checkers():
+    numbers = [nb.number for nb in registry.NOTEBOOKS]
+    assert numbers == sorted(set(numbers))
+    files = {p.name for p in make_student.course_notebooks()}
+    for nb in registry.NOTEBOOKS:
+        assert nb.file in files and nb.file.startswith(nb.number + "_")
+        assert 3 <= len(nb.exercises) <= 6
+        assert [i for i, _ in nb.numbered()] == [f"{nb.number}.{k}" for k in range(1, len(nb.exercises) + 1)]
+    assert registry.notebook("03").title == "Multi-head attention"
+    with pytest.raises(KeyError, match="known"):
+        registry.notebook("99")
+
+
+@pytest.mark.parametrize("nb", registry.NOTEBOOKS, ids=lambda nb: nb.number)
+def test_every_exercise_has_one_cell_in_the_student_copy_and_calls_its_checker(nb):
+    """The registry and the notebook agree: one exercise cell (plus the worked solution) binds
+    each answer, and that cell calls the registered checker."""
+    full = nbformat.read(ROOT / "notebooks" / nb.file, as_version=4)
+    code = [c for c in full.cells if c.cell_type == "code"]
+    cells = registry.answer_cells([c.source for c in code], nb)
+    for ex_id, ex in nb.numbered():
+        hits = cells[ex_id]
+        visible = [k for k in hits if not make_student.is_solution(code[k])]
+        hidden = [k for k in hits if make_student.is_solution(code[k])]
+        assert len(visible) == 1 and len(hidden) == 1, (ex_id, hits)
+        assert f".{ex.checker.__name__}(" in code[visible[0]].source, ex_id
+    assert list(cells) == [i for i, _ in nb.numbered()]
+
+
+def test_answer_cells_follow_syntax_errors_and_ignore_local_names():
+    nb = registry.notebook("01")
+    sources = ["def helper():\n    my_weights = 1\n    return my_weights",  # a local name
+               "my_weights = [0.6, 0.3\n",  # does not parse
+               "dot_winner, cosine_winner = 'k2', 'k1'",
+               "def my_context(a, V)\n    return a @ V"]  # does not parse
+    cells = registry.answer_cells(sources, nb)
+    assert cells["01.1"] == [1] and cells["01.3"] == [2] and cells["01.4"] == [3]
+    assert cells["01.2"] == [] and cells["01.5"] == []
+
+
+def test_teaching_guide_shows_the_registry():
+    text = (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
+    assert registry.markdown_table() in text, (
+        "docs/teaching.md must contain the output of `python -m attention_kit.check.registry`")
+
+
+def test_grading_cell_uses_no_name_a_learner_could_redefine():
+    src = grading_cell("02", "abc123", 5)
+    compile(src, "<grading>", "exec")
+    for name in ("print", "len", "list", "globals", "check", "json", "open", "exec", "getattr"):
+        assert f"{name}(" not in src.replace("_getframe(", ""), name
+
+
+# --- submissions ------------------------------------------------------------------------------
+
+def _touch(path: Path, text: str = "{}") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_both_layouts_duplicates_and_ignored_files(tmp_path):
+    _touch(tmp_path / "alice" / "01_general_attention_model.ipynb")
+    _touch(tmp_path / "alice" / "02_self_attention (1).ipynb")
+    _touch(tmp_path / "alice" / "02_self_attention.ipynb")
+    _touch(tmp_path / "alice" / "notes.txt")
+    _touch(tmp_path / "alice" / ".ipynb_checkpoints" / "01_general_attention_model-checkpoint.ipynb")
+    _touch(tmp_path / "bob__03_multi_head_attention.ipynb")
+    _touch(tmp_path / "bob__untitled.ipynb")
+    _touch(tmp_path / "README.txt")
+    (tmp_path / "empty").mkdir()
+    found = find_submissions(tmp_path, {nb.number: nb.file for nb in registry.NOTEBOOKS})
+    got = [(s.learner, s.number, s.path.name) for s in found.submissions]
+    assert got == [("alice", "01", "01_general_attention_model.ipynb"),
+                   ("alice", "02", "02_self_attention.ipynb"),
+                   ("bob", "03", "bob__03_multi_head_attention.ipynb")]
+    assert found.learners == ["alice", "bob", "empty"]
+    ignored = dict(found.ignored)
+    assert "second notebook 02" in ignored[str(Path("alice") / "02_self_attention (1).ipynb")]
+    assert "not a notebook" in ignored[str(Path("alice") / "notes.txt")]
+    assert "notebook number" in ignored["bob__untitled.ipynb"]
+    assert "<learner>__NN_topic.ipynb" in ignored["README.txt"]
+    assert "empty folder" in ignored["empty"]
+    with pytest.raises(FileNotFoundError):
+        find_submissions(tmp_path / "nowhere")
+
+
+# --- reports ----------------------------------------------------------------------------------
+
+def _grades() -> ClassGrades:
+    nb1, nb2 = registry.notebook("01"), registry.notebook("02")
+    statuses = [PASSED, FAILED, NOT_ATTEMPTED, COULD_NOT_RUN, MISSING]
+    alice = NotebookGrade("alice", "01", "alice/01.ipynb", [
+        ExerciseGrade(i, ex.title, st, f"message {i}") for (i, ex), st in zip(nb1.numbered(), statuses, strict=True)],
+        notes=["errors while running the notebook: code cell 3 raised ZeroDivisionError"])
+    bob = NotebookGrade("bob", "02", "bob__02.ipynb", [
+        ExerciseGrade(i, ex.title, FAILED, "wrong values for S =\n[[1 2]\n [3 4]]")
+        for i, ex in nb2.numbered()])
+    stray = NotebookGrade("bob", "09", "bob__09_x.ipynb", [], ["notebook 09 is not part of this course"])
+    return ClassGrades(["bob", "alice"], [alice, bob, stray])
+
+
+def test_csv_has_a_row_per_learner_and_a_column_per_exercise(tmp_path):
+    write_csv(_grades(), tmp_path / "grades.csv")
+    rows = list(csv.reader(open(tmp_path / "grades.csv", encoding="utf-8")))
+    ids = [i for i, _, _ in registry.exercises()]
+    assert rows[0][0] == "learner" and rows[0][-3:] == ["passed", "exercises", "notes"]
+    assert [h.split()[0] for h in rows[0][1:-3]] == ids
+    alice, bob = rows[1], rows[2]
+    assert alice[0] == "alice" and bob[0] == "bob"
+    assert alice[1:6] == [PASSED, FAILED, NOT_ATTEMPTED, COULD_NOT_RUN, MISSING]
+    assert set(alice[6:-3]) == {NOT_SUBMITTED}
+    assert alice[-3:-1] == ["1", str(len(ids))] and "ZeroDivisionError" in alice[-1]
+    assert bob[-3] == "0" and "not part of this course" in bob[-1]
+
+
+def test_feedback_lists_each_exercise_with_its_verdict_and_hint():
+    grades = _grades()
+    text = feedback_markdown(grades, "alice")
+    assert "You passed **1 of 19** exercises" in text
+    assert "- ✓ **Exercise 1, softmax by hand**: passed — message 01.1" in text
+    assert "- ✗ **Exercise 2, dot scores**: not yet — message 01.2" in text
+    assert "- · **Exercise 3, dot and cosine winners**: not attempted\n" in text
+    assert "## 02 · Self-attention: not returned" in text
+    bob = feedback_markdown(grades, "bob")
+    assert "  ```text\n  [[1 2]\n   [3 4]]\n  ```" in bob  # a printed matrix keeps its lines
+    assert "not part of this course" in bob
+    assert feedback_file_name("../Ann Lee") == "Ann_Lee.md"
+
+
+def test_summary_counts_and_most_frequent_hint():
+    text = summary_text(_grades())
+    line = next(ln for ln in text.splitlines() if ln.startswith("02.1"))
+    assert "0/2" in line and "(1) wrong values for S = [[1 2] [3 4]]" in line
+    assert all(len(ln) <= 120 for ln in text.splitlines())
+
+
+def test_result_line():
+    assert Result(PASSED, "fine").line == "✓ fine" and Result(NOT_ATTEMPTED, "x").line == "✗ x"
