@@ -10,7 +10,7 @@ NB     ?= $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: install install-test lab test lint unit nbval notebooks student reset bench clean tiny-lm
+.PHONY: install install-test lab test lint unit nbval notebooks student grade reset bench clean tiny-lm
 
 $(BASE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,14 @@ notebooks: $(TESTS)
 student: $(BASE)
 	$(BIN)/python tools/make_student.py
 
+# Grade a class's returned notebooks with the exercise checkers (docs/teaching.md, "Grading a class"):
+#   make grade SUBMISSIONS=returned                 -> grades/grades.csv, grades/feedback/, grades/summary.md
+#   make grade SUBMISSIONS=returned GRADES=week3 GRADE_ARGS="--cell-timeout 120 --memory-mb 4096"
+GRADES ?= grades
+grade: $(BASE)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder> [GRADES=grades] [GRADE_ARGS=...]"; exit 2; }
+	$(BIN)/python -m attention_kit.grading "$(SUBMISSIONS)" --out "$(GRADES)" $(GRADE_ARGS)
+
 # Put one notebook back as it was (your changes to it are lost):
 #   make reset NB=notebooks/02_self_attention.ipynb   (the committed version, via git)
 #   make reset NB=student/02_self_attention.ipynb     (a fresh student copy)
@@ -66,6 +74,7 @@ bench: $(TESTS)
 	$(BIN)/python benchmarks/widget_latency.py
 	$(BIN)/python benchmarks/browser_latency.py
 	$(BIN)/python benchmarks/attention_at_scale.py --cpu-time
+	$(BIN)/python benchmarks/grade_speed.py
 
 # Retrain notebook 06's language model and rewrite attention_kit/data/tiny_lm.npz (about a minute)
 tiny-lm: $(BASE)

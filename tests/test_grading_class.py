@@ -109,11 +109,9 @@ def graded(tmp_path_factory):
         return nbformat.from_dict(fresh[number])
 
     for nb_entry in registry.NOTEBOOKS:  # ada: every worked solution filled in; folder layout
-        nb = copy(nb_entry.number)
-        for ex_id, source in _solutions(nb_entry.number).items():
-            cell = _exercise_cell(nb, nb_entry.number, ex_id)
-            cell.source += "\n\n" + source  # the answer written under the stub
-        _write(nb, subs / "ada" / nb_entry.file)
+        full = nbformat.read(ROOT / "notebooks" / nb_entry.file, as_version=4)
+        _write(make_student.with_solutions(fresh[nb_entry.number], full, nb_entry.file),
+               subs / "ada" / nb_entry.file)
     for number in ("01", "03"):  # ben: nothing solved, two notebooks returned; flat layout
         _write(copy(number), subs / f"ben__{registry.notebook(number).file}")
     for nb_entry in registry.NOTEBOOKS:  # cleo: a typical mistake in every exercise

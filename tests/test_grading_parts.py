@@ -218,3 +218,17 @@ def test_summary_counts_and_most_frequent_hint():
 
 def test_result_line():
     assert Result(PASSED, "fine").line == "✓ fine" and Result(NOT_ATTEMPTED, "x").line == "✗ x"
+
+
+def test_make_student_warns_about_an_exercise_the_grader_cannot_find():
+    nb_entry = registry.notebook("04")
+    full = nbformat.read(ROOT / "notebooks" / nb_entry.file, as_version=4)
+    student, _ = make_student.studentize(full, nb_entry.file)
+    assert make_student.ungradable_exercises(student, nb_entry.file) == []
+    for cell in student.cells:
+        if "def my_positions(" in cell.source:
+            cell.source = "def positions_mine(n, d):\n    return ..."
+    assert make_student.ungradable_exercises(student, nb_entry.file) == ["04.3"]
+    solved = make_student.with_solutions(*make_student.studentize(full, nb_entry.file)[:1], full,
+                                         nb_entry.file)
+    assert sum("# Solution" in c.source for c in solved.cells) == len(nb_entry.exercises)

@@ -8,7 +8,9 @@ course collapses its worked solutions) or a tag named ``solution``/``solutions``
 replaced by a short Markdown note, so the exercise text ("a worked solution follows ...") still
 makes sense. Everything else is kept as it is, minus outputs, execution counts, execution
 timings and saved widget state. Other files in ``notebooks/`` (pictures, data) are copied along.
-The committed notebooks are never modified.
+The committed notebooks are never modified. Each student copy is checked against the exercise
+registry (``attention_kit.check.registry``): a warning names any exercise whose answer no cell
+defines, since the class grader (``make grade``) could not grade it.
 """
 
 from __future__ import annotations
@@ -62,6 +64,34 @@ def studentize(nb, name: str):
     return out, removed
 
 
+def ungradable_exercises(nb, file_name: str) -> list[str]:
+    """Registry exercises of ``file_name`` whose answer no code cell of ``nb`` defines."""
+    from attention_kit.check import registry
+
+    entry = next((n for n in registry.NOTEBOOKS if n.file == file_name), None)
+    if entry is None:
+        return []
+    cells = registry.answer_cells([c.source for c in nb.cells if c.cell_type == "code"], entry)
+    return [ex_id for ex_id, hits in cells.items() if not hits]
+
+
+def with_solutions(student, original, file_name: str):
+    """A copy of ``student`` with each worked solution of ``original`` written under its exercise,
+    as a learner who solved everything would return it (for testing the grader)."""
+    from attention_kit.check import registry
+
+    entry = next(n for n in registry.NOTEBOOKS if n.file == file_name)
+    solved = nbformat.from_dict(student)
+    code = [c for c in solved.cells if c.cell_type == "code"]
+    full = [c for c in original.cells if c.cell_type == "code"]
+    mine = registry.answer_cells([c.source for c in code], entry)
+    theirs = registry.answer_cells([c.source for c in full], entry)
+    for ex_id, hits in mine.items():
+        solution = next(full[k].source for k in theirs[ex_id] if is_solution(full[k]))
+        code[hits[0]].source += "\n\n" + solution
+    return solved
+
+
 def course_notebooks() -> list[Path]:
     return sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
@@ -86,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
         dst = args.out / src.name
         nbformat.write(student, dst)
         print(f"{dst}: {removed} solution cell(s) removed, outputs cleared")
+        for ex_id in ungradable_exercises(student, src.name):
+            print(f"warning: {dst.name}: no cell defines the answer of exercise {ex_id} "
+                  "(attention_kit/check/registry.py); make grade cannot grade it", file=sys.stderr)
     # pictures or data files next to the notebooks, so relative links keep working
     for src_dir in sorted({s.parent for s in sources}):
         for extra in src_dir.iterdir():

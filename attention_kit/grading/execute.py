@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -69,7 +70,7 @@ def _cell_error(cell, limits: Limits) -> str | None:
             if out.get("ename") == "KeyboardInterrupt":
                 return f"did not finish within {limits.cell_s:g} s and was stopped (an endless loop?)"
             value = str(out.get("evalue", "")).strip().splitlines()
-            value = value[0] if value else ""
+            value = re.sub(r"\(\S+\.py, line (\d+)\)", r"(line \1)", value[0]) if value else ""
             value = value if len(value) <= 160 else value[:157] + "..."
             return f"raised {out.get('ename', 'an error')}" + (f": {value}" if value else "")
     return None

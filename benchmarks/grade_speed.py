@@ -1,0 +1,116 @@
+"""How long `make grade` takes: a class of 30 learners x 4 notebooks on this machine, and one
+notebook graded against a plain `jupyter nbconvert --execute` of the same notebook.
+
+    python benchmarks/grade_speed.py                  # 30 learners, 2 workers, 3 repeats
+    python benchmarks/grade_speed.py --learners 6 --repeats 1
+
+The class is built from the student copies (`make student`): every other learner has filled in
+every worked solution, the others returned the copies untouched. Times are wall-clock seconds
+(medians where repeated). The load average is printed before and after: on a shared machine
+other work slows both columns, so compare them within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import make_student  # noqa: E402
+
+from attention_kit.check import registry  # noqa: E402
+from attention_kit.grading import PASSED  # noqa: E402
+from attention_kit.grading.__main__ import grade_class  # noqa: E402
+from attention_kit.grading.execute import Limits, grade_notebook, prepared  # noqa: E402
+
+
+def _load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def build_class(folder: Path, n_learners: int) -> dict[str, Path]:
+    """``folder/learnerNN/NN_topic.ipynb`` for ``n_learners``; returns the solved copy of each
+    notebook (for the single-notebook comparison)."""
+    student = folder / "student"
+    with contextlib.redirect_stdout(io.StringIO()):
+        make_student.main(["-o", str(student)])
+    solved = {}
+    for nb in registry.NOTEBOOKS:
+        fresh = nbformat.read(student / nb.file, as_version=4)
+        full = nbformat.read(ROOT / "notebooks" / nb.file, as_version=4)
+        solved[nb.number] = folder / "solved" / nb.file
+        solved[nb.number].parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(make_student.with_solutions(fresh, full, nb.file), solved[nb.number])
+        for k in range(n_learners):
+            dst = folder / "class" / f"learner{k:02d}" / nb.file
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            src = solved[nb.number] if k % 2 == 0 else student / nb.file
+            dst.write_bytes(src.read_bytes())
+    return solved
+
+
+def nbconvert_seconds(path: Path, workdir: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+                    "--output-dir", str(workdir), "--ExecutePreprocessor.timeout=300",
+                    "--ExecutePreprocessor.store_widget_state=False", str(path)],
+                   check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--learners", type=int, default=30)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    limits = Limits()
+    print(f"grade_speed: {os.cpu_count()} cores, load average (1/5/15 min) {_load()} at the start")
+    with tempfile.TemporaryDirectory(prefix="grade-bench-") as tmp:
+        tmp = Path(tmp)
+        solved = build_class(tmp, args.learners)
+
+        print(f"\none notebook, solved, run alone (median of {args.repeats}):")
+        print(f"{'notebook':<34} {'nbconvert --execute':>20} {'graded':>8} {'ratio':>6}")
+        with prepared(limits) as (spec_dir, template):
+            for nb in registry.NOTEBOOKS:
+                plain, graded = [], []
+                for _ in range(args.repeats):  # alternate, so that load drifts hit both
+                    plain.append(nbconvert_seconds(solved[nb.number], tmp / "out"))
+                    g = grade_notebook("bench", nb.number, solved[nb.number], spec_dir=spec_dir,
+                                       limits=limits, mpl_template=template)
+                    assert all(e.status == PASSED for e in g.exercises), g
+                    graded.append(g.seconds)
+                p, q = statistics.median(plain), statistics.median(graded)
+                print(f"{nb.file:<34} {p:>18.1f} s {q:>6.1f} s {q / p:>6.2f}")
+
+        n_nb = args.learners * len(registry.NOTEBOOKS)
+        print(f"\nthe class: {args.learners} learners x {len(registry.NOTEBOOKS)} notebooks = "
+              f"{n_nb} notebooks, {args.workers} at a time; load average {_load()} before")
+        start = time.perf_counter()
+        result, _ = grade_class(tmp / "class", tmp / "grades", limits=limits, workers=args.workers,
+                                progress_stream=open(os.devnull, "w"))
+        wall = time.perf_counter() - start
+        per = [g.seconds for g in result.by_key.values()]
+        passed = sum(g.status == PASSED for learner in result.learners for g in result.row(learner))
+        print(f"  wall time {wall:.0f} s ({wall / 60:.1f} min), {wall / n_nb:.2f} s per notebook; "
+              f"each notebook took a median {statistics.median(per):.1f} s "
+              f"(max {max(per):.1f} s) in its worker")
+        print(f"  {passed} exercises passed (expected {(args.learners + 1) // 2 * sum(len(nb.exercises) for nb in registry.NOTEBOOKS)}); "
+              f"load average {_load()} after")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
