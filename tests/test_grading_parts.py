@@ -3,11 +3,13 @@ layouts, the CSV, feedback and summary, and the teaching guide's exercise table.
 
 from __future__ import annotations
 
+import ast
 import csv
 import sys
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 from attention_kit.check import (
@@ -104,8 +106,26 @@ def test_every_exercise_has_one_cell_in_the_student_copy_and_calls_its_checker(n
         visible = [k for k in hits if not make_student.is_solution(code[k])]
         hidden = [k for k in hits if make_student.is_solution(code[k])]
         assert len(visible) == 1 and len(hidden) == 1, (ex_id, hits)
-        assert f".{ex.checker.__name__}(" in code[visible[0]].source, ex_id
+        call = _checker_call(code[visible[0]].source, ex.checker.__name__)
+        assert call is not None, f"{ex_id}: the exercise cell does not call {ex.checker_name}"
+        literal = {}
+        for kw in call.keywords:
+            try:
+                literal[kw.arg] = ast.literal_eval(kw.value)
+            except ValueError:  # a notebook variable (X=X): the registry holds its own copy
+                assert kw.arg in ex.kwargs, f"{ex_id}: registry kwargs lack {kw.arg!r}"
+        registered = {k: v for k, v in ex.kwargs.items() if not isinstance(v, np.ndarray)}
+        assert literal == registered, (
+            f"{ex_id}: the notebook calls {ex.checker_name} with {literal}, the registry has "
+            f"{registered}: update attention_kit/check/registry.py")
     assert list(cells) == [i for i, _ in nb.numbered()]
+
+
+def _checker_call(source: str, name: str) -> ast.Call | None:
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == name:
+            return node
+    return None
 
 
 def test_answer_cells_follow_syntax_errors_and_ignore_local_names():
