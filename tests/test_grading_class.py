@@ -149,7 +149,10 @@ def graded(tmp_path_factory):
         "_mp.masked_softmax = lambda fn: print('✓ the masked softmax is right') or True\n"
         f"open(os.path.expanduser('~/{escape}'), 'w').write('x')\n"
         f"open('../{escape}', 'w').write('x')\n"
-        f"open({str(subs / 'gus' / 'hacked.txt')!r}, 'w').write('x')\n")
+        f"open({str(subs / 'gus' / 'hacked.txt')!r}, 'w').write('x')\n"
+        "open('attention_kit.py', 'w').write('raise SystemExit(\"a fake package\")')\n"
+        "os.makedirs('attention_kit/check', exist_ok=True)\n"
+        "open('attention_kit/__init__.py', 'w').write('raise SystemExit(\"a fake package\")')\n")
     first.source = "import os\n" + first.source
     _exercise_cell(nb, "04", "04.1").source = (  # wrong, with a fake ✓ and a fake check
         "def my_causal_mask(n):\n    return np.ones((n, n), dtype=bool)\n\n"

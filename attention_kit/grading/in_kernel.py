@@ -2,9 +2,11 @@
 
 The grader appends one cell, :func:`grading_cell`, to the executed notebook. That cell uses only
 Python statements (``def``, ``import``, ``del``): no name the learner could have redefined. It
-drops every ``attention_kit`` module from ``sys.modules`` and imports them again, so the checkers
-and this module are fresh copies that the learner's code has never touched (redefining ``check``,
-``check.dot_scores`` or ``attention_kit.check.report`` gains nothing). Then :func:`grade_here`
+drops every ``attention_kit`` module from ``sys.modules`` and loads the package again from the
+course's own folder (by its path, so an ``attention_kit.py`` the notebook wrote into its working
+folder is never picked up): the checkers and this module are fresh copies that the learner's
+code has never touched (redefining ``check``, ``check.dot_scores`` or
+``attention_kit.check.report`` gains nothing). Then :func:`grade_here`
 looks up each answer by name in the learner's namespace and calls the real checker on it, with
 a time limit per exercise, collecting the verdict through ``attention_kit.check.recording``, not
 from what the notebook printed.
@@ -22,6 +24,7 @@ import json
 import signal
 import sys
 import threading
+from pathlib import Path
 
 from . import COULD_NOT_RUN, MISSING
 
@@ -29,9 +32,14 @@ __all__ = ["grading_cell", "grade_here"]
 
 _CELL = '''\
 def __attention_kit_grade__():
+    import importlib.util
     import sys
     for __name in [__m for __m in sys.modules if __m == "attention_kit" or __m.startswith("attention_kit.")]:
         del sys.modules[__name]
+    __spec = importlib.util.spec_from_file_location(
+        "attention_kit", {init!r}, submodule_search_locations=[{package!r}])
+    sys.modules["attention_kit"] = importlib.util.module_from_spec(__spec)
+    __spec.loader.exec_module(sys.modules["attention_kit"])
     from attention_kit.grading.in_kernel import grade_here
     grade_here(sys._getframe(0).f_globals, {number!r}, {nonce!r}, {timeout!r})
 __attention_kit_grade__()
@@ -40,7 +48,9 @@ __attention_kit_grade__()
 
 def grading_cell(number: str, nonce: str, timeout: float) -> str:
     """Source of the cell that grades notebook ``number`` in the learner's kernel."""
-    return _CELL.format(number=number, nonce=nonce, timeout=float(timeout))
+    package = Path(__file__).resolve().parents[1]  # the attention_kit folder the grader runs from
+    return _CELL.format(init=str(package / "__init__.py"), package=str(package), number=number,
+                        nonce=nonce, timeout=float(timeout))
 
 
 class _TimeLimit(BaseException):
