@@ -252,3 +252,20 @@ def test_make_student_warns_about_an_exercise_the_grader_cannot_find():
     solved = make_student.with_solutions(*make_student.studentize(full, nb_entry.file)[:1], full,
                                          nb_entry.file)
     assert sum("# Solution" in c.source for c in solved.cells) == len(nb_entry.exercises)
+
+
+def test_verdicts_are_read_only_from_nonce_lines_and_a_repeat_counts_as_tampering():
+    from attention_kit.grading.execute import _verdict_lines
+
+    nonce = "f00d"
+    text = ('{"id": "01.1", "status": "passed"}\n'  # printed by the notebook: no nonce
+            f"{nonce} {{\"id\": \"01.1\", \"status\": \"failed\", \"message\": \"hint\"}}\n"
+            f"{nonce} not json\n"
+            f"{nonce} {{\"id\": \"01.2\", \"status\": \"failed\", \"message\": \"real\"}}\n"
+            f"{nonce} {{\"id\": \"01.2\", \"status\": \"passed\", \"message\": \"forged\"}}\n")
+    outputs = [{"output_type": "stream", "name": "stdout", "text": text},
+               {"output_type": "execute_result", "data": {"text/plain": f"{nonce} {{}}"}}]
+    verdicts = _verdict_lines(outputs, nonce)
+    assert verdicts["01.1"] == {"id": "01.1", "status": "failed", "message": "hint"}
+    assert verdicts["01.2"]["status"] == COULD_NOT_RUN and "tampered" in verdicts["01.2"]["message"]
+    assert set(verdicts) == {"01.1", "01.2"}

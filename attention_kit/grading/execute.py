@@ -169,10 +169,13 @@ class _Run:
             self._kill()  # anything the learner's code left running in the kernel's process group
 
 
-def _verdict_lines(outputs, nonce: str) -> tuple[dict[str, dict], bool]:
-    """``{exercise id: verdict}`` from the grading cell's output; True if a verdict appears twice."""
+def _verdict_lines(outputs, nonce: str) -> dict[str, dict]:
+    """``{exercise id: verdict}`` from the grading cell's output.
+
+    A verdict that appears twice, or a line with the nonce that is not a verdict, can only come
+    from code that read the grading cell while it ran: that exercise gets "could not run".
+    """
     verdicts: dict[str, dict] = {}
-    doubled = False
     for out in outputs:
         if out.get("output_type") != "stream":
             continue
@@ -181,12 +184,14 @@ def _verdict_lines(outputs, nonce: str) -> tuple[dict[str, dict], bool]:
                 continue
             try:
                 verdict = json.loads(line[len(nonce) + 1:])
-            except ValueError:
-                doubled = True
+                ex_id = str(verdict["id"])
+            except (ValueError, KeyError, TypeError):
                 continue
-            doubled |= verdict.get("id") in verdicts
-            verdicts[verdict.get("id")] = verdict
-    return verdicts, doubled
+            if ex_id in verdicts:
+                verdict = {"status": COULD_NOT_RUN, "message": "the grading output was tampered "
+                           "with (this exercise's verdict appeared twice)"}
+            verdicts[ex_id] = verdict
+    return verdicts
 
 
 def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[ExerciseGrade], list[str]]:
@@ -328,11 +333,9 @@ def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Pa
         run = _Run(nb, number, workdir, _new_home(root, mpl_template), spec_dir, limits)
         nonce = secrets.token_hex(16)
         asyncio.run(run.run(nonce))
-        verdicts, doubled = _verdict_lines(run.grading_outputs, nonce)
+        verdicts = _verdict_lines(run.grading_outputs, nonce)
         grade.exercises, notes = _grades(run, nb_entry, verdicts, limits)
         grade.notes.extend(notes)
-        if doubled:
-            grade.notes.append("the grading output was tampered with (a verdict appeared twice)")
     except Exception as exc:  # the grader's own failure on this notebook: a clear row, not a crash
         grade.exercises = _all_could_not_run(nb_entry, f"the grader failed on this notebook: "
                                                        f"{type(exc).__name__}: {exc}")
