@@ -269,3 +269,27 @@ def test_verdicts_are_read_only_from_nonce_lines_and_a_repeat_counts_as_tamperin
     assert verdicts["01.1"] == {"id": "01.1", "status": "failed", "message": "hint"}
     assert verdicts["01.2"]["status"] == COULD_NOT_RUN and "tampered" in verdicts["01.2"]["message"]
     assert set(verdicts) == {"01.1", "01.2"}
+
+
+def test_command_line_on_files_that_need_no_kernel(tmp_path, capsys):
+    from attention_kit.grading.__main__ import Progress, main
+
+    subs = tmp_path / "returned"
+    _touch(subs / "zoe__04_masks_and_positions.ipynb", "")  # an empty file
+    _touch(subs / "zoe__09_unknown_topic.ipynb", "{}")  # not a notebook of this course
+    assert main([str(subs), "--out", str(tmp_path / "out"), "--workers", "1"]) == 0
+    printed = capsys.readouterr()
+    assert "Graded 1 learners, 2 notebooks" in printed.out and "grading [" in printed.err
+    row = next(csv.DictReader(open(tmp_path / "out" / "grades.csv", encoding="utf-8")))
+    assert row["04.1 causal mask"] == COULD_NOT_RUN and "the file is empty" in row["notes"]
+    assert "notebook 09 is not part of this course" in row["notes"]
+    assert main([str(tmp_path / "nowhere")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+    import io
+    stream = io.StringIO()
+    bar = Progress(2, stream)
+    bar.step("a 01")
+    bar.step("b 02")
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2 and "1/2" in lines[0] and "[" + "#" * 30 + "]" in lines[1]
