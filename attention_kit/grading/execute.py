@@ -72,7 +72,9 @@ def _cell_error(cell, limits: Limits) -> str | None:
             value = str(out.get("evalue", "")).strip().splitlines()
             value = re.sub(r"\(\S+\.py, line (\d+)\)", r"(line \1)", value[0]) if value else ""
             value = value if len(value) <= 160 else value[:157] + "..."
-            return f"raised {out.get('ename', 'an error')}" + (f": {value}" if value else "")
+            limit = (f" (the limit is {limits.memory_mb} MB per notebook)"
+                     if out.get("ename") == "MemoryError" else "")
+            return f"raised {out.get('ename', 'an error')}" + (f": {value}" if value else "") + limit
     return None
 
 
