@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import functools
 import sys
 from pathlib import Path
 
@@ -59,14 +60,19 @@ def test_recording_collects_what_is_printed(capsys):
     assert len(outer) == 3
 
 
+@functools.lru_cache(maxsize=None)
+def _code_sources(file_name: str) -> list[str]:
+    full = nbformat.read(ROOT / "notebooks" / file_name, as_version=4)
+    return [c.source for c in full.cells if c.cell_type == "code"]
+
+
 def _stub_answers(nb: registry.Notebook, ex_id: str, ex: registry.Exercise) -> list:
     """What a student copy leaves: ``...`` values, and functions whose body is ``return ...``
     where the exercise cell defines a function."""
     def stub(*args, **kwargs):
         return ...
 
-    full = nbformat.read(ROOT / "notebooks" / nb.file, as_version=4)
-    code = [c.source for c in full.cells if c.cell_type == "code"]
+    code = _code_sources(nb.file)
     cell = code[registry.answer_cells(code, nb)[ex_id][0]]
     return [stub if f"def {name}(" in cell else ... for name in ex.answers]
 
