@@ -113,7 +113,11 @@ def graded(tmp_path_factory):
         _write(make_student.with_solutions(fresh[nb_entry.number], full, nb_entry.file),
                subs / "ada" / nb_entry.file)
     for number in ("01", "03"):  # ben: nothing solved, two notebooks returned; flat layout
-        _write(copy(number), subs / f"ben__{registry.notebook(number).file}")
+        nb = copy(number)
+        if number == "03":  # an exercise from an older version, with other settings
+            cell = _exercise_cell(nb, "03", "03.4")
+            cell.source = cell.source.replace("d_model=512, n_heads=8", "d_model=256, n_heads=4")
+        _write(nb, subs / f"ben__{registry.notebook(number).file}")
     for nb_entry in registry.NOTEBOOKS:  # cleo: a typical mistake in every exercise
         nb = copy(nb_entry.number)
         for ex_id, _ in nb_entry.numbered():
@@ -219,6 +223,7 @@ def test_nothing_solved(graded):
     for number in ("02", "04"):
         assert {ben[c] for c in _cols(number)} == {NOT_SUBMITTED}
     assert ben["passed"] == "0"
+    assert "03: exercise(s) 03.4 call their checker with other settings" in ben["notes"]
     assert "## 02 · Self-attention: not returned" in _feedback(graded, "ben")
 
 

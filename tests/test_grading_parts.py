@@ -3,14 +3,12 @@ layouts, the CSV, feedback and summary, and the teaching guide's exercise table.
 
 from __future__ import annotations
 
-import ast
 import csv
 import functools
 import sys
 from pathlib import Path
 
 import nbformat
-import numpy as np
 import pytest
 
 from attention_kit.check import (
@@ -112,26 +110,14 @@ def test_every_exercise_has_one_cell_in_the_student_copy_and_calls_its_checker(n
         visible = [k for k in hits if not make_student.is_solution(code[k])]
         hidden = [k for k in hits if make_student.is_solution(code[k])]
         assert len(visible) == 1 and len(hidden) == 1, (ex_id, hits)
-        call = _checker_call(code[visible[0]].source, ex.checker.__name__)
-        assert call is not None, f"{ex_id}: the exercise cell does not call {ex.checker_name}"
-        literal = {}
-        for kw in call.keywords:
-            try:
-                literal[kw.arg] = ast.literal_eval(kw.value)
-            except ValueError:  # a notebook variable (X=X): the registry holds its own copy
-                assert kw.arg in ex.kwargs, f"{ex_id}: registry kwargs lack {kw.arg!r}"
-        registered = {k: v for k, v in ex.kwargs.items() if not isinstance(v, np.ndarray)}
-        assert literal == registered, (
-            f"{ex_id}: the notebook calls {ex.checker_name} with {literal}, the registry has "
-            f"{registered}: update attention_kit/check/registry.py")
+        source = code[visible[0]].source
+        assert registry.call_settings(source, ex) is not None, (
+            f"{ex_id}: the exercise cell does not call {ex.checker_name}")
+        assert not registry.settings_differ(source, ex), (
+            f"{ex_id}: the notebook calls {ex.checker_name} with "
+            f"{registry.call_settings(source, ex)}, the registry has {dict(ex.kwargs)}: "
+            "update attention_kit/check/registry.py")
     assert list(cells) == [i for i, _ in nb.numbered()]
-
-
-def _checker_call(source: str, name: str) -> ast.Call | None:
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == name:
-            return node
-    return None
 
 
 def test_answer_cells_follow_syntax_errors_and_ignore_local_names():
@@ -299,3 +285,15 @@ def test_command_line_on_files_that_need_no_kernel(tmp_path, capsys):
     bar.step("b 02")
     lines = stream.getvalue().splitlines()
     assert len(lines) == 2 and "1/2" in lines[0] and "[" + "#" * 30 + "]" in lines[1]
+
+
+def test_settings_of_an_old_exercise_cell_are_noticed():
+    variance = registry.notebook("02").exercises[3]
+    assert registry.call_settings("ok = check.dot_variance(v, s)", variance) == {}
+    assert registry.settings_differ("ok = check.dot_variance(v, s, d_k=16)", variance)
+    assert not registry.settings_differ("variance, std = 64, 8", variance)  # no call: no verdict
+    row = registry.notebook("02").exercises[2]
+    call = "check.output_row(y3, X=X, W_q=I2, W_k=I2, W_v=I2, i=2)"
+    assert registry.call_settings(call, row) == {"X": ..., "W_q": ..., "W_k": ..., "W_v": ..., "i": 2}
+    assert not registry.settings_differ(call, row)
+    assert registry.settings_differ(call.replace("i=2", "i=1"), row)

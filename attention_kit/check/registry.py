@@ -25,7 +25,7 @@ import numpy as np
 from . import general, masks_positions, multi_head, self_attention
 
 __all__ = ["Exercise", "Notebook", "NOTEBOOKS", "notebook", "exercises", "answer_cells",
-           "markdown_table"]
+           "call_settings", "settings_differ", "markdown_table"]
 
 
 @dataclass(frozen=True)
@@ -168,6 +168,37 @@ def answer_cells(sources: Sequence[str], nb: Notebook) -> dict[str, list[int]]:
 def _mentions_binding(source: str, names: Sequence[str]) -> bool:
     return any(re.search(rf"(^|\n)\s*(def\s+{re.escape(n)}\b|{re.escape(n)}\s*[,=])", source)
                for n in names)
+
+
+def call_settings(source: str, ex: Exercise) -> dict[str, Any] | None:
+    """The literal keyword arguments with which ``source`` calls ``ex``'s checker
+    (``check.dot_variance(v, s, d_k=16)`` gives ``{"d_k": 16}``), or None when it does not call
+    it. A keyword whose value is not a literal (``X=X``) maps to ``...``."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == ex.checker.__name__:
+            settings: dict[str, Any] = {}
+            for kw in node.keywords:
+                try:
+                    settings[kw.arg] = ast.literal_eval(kw.value)
+                except ValueError:
+                    settings[kw.arg] = ...
+            return settings
+    return None
+
+
+def settings_differ(source: str, ex: Exercise) -> bool:
+    """True when ``source`` calls ``ex``'s checker with literal settings other than the
+    registry's (an old version of the exercise, or a registry entry to update)."""
+    got = call_settings(source, ex)
+    if got is None:
+        return False
+    literal = {k: v for k, v in got.items() if v is not ...}
+    registered = {k: v for k, v in ex.kwargs.items() if not isinstance(v, np.ndarray)}
+    return literal != registered or not set(got) <= set(ex.kwargs)
 
 
 def markdown_table() -> str:

@@ -234,6 +234,12 @@ def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[E
                 message = (f"no cell defines {names}: the exercise cell was deleted or renamed, or "
                            "this is an old version of the notebook")
         grades.append(ExerciseGrade(ex_id, ex.title, status, message))
+    changed = [ex_id for ex_id, ex in nb_entry.numbered()
+               if any(registry.settings_differ(code[k][1].source, ex) for k in cells[ex_id])]
+    if changed:
+        notes.append(f"exercise(s) {', '.join(changed)} call their checker with other settings than "
+                     "the current course: an old version of the notebook? They were graded as the "
+                     "course asks now")
     missing = [g.id for g in grades if g.status == MISSING]
     if missing and len(missing) == len(grades):
         notes.append(f"none of the exercises of notebook {nb_entry.number} were found: is this "
