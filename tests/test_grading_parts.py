@@ -221,6 +221,14 @@ def test_feedback_lists_each_exercise_with_its_verdict_and_hint():
     assert feedback_file_name("../Ann Lee") == "Ann_Lee.md"
 
 
+def test_feedback_files_never_overwrite_each_other(tmp_path):
+    from attention_kit.grading.reports import write_feedback
+
+    paths = write_feedback(ClassGrades(["Ann Lee", "Ann_Lee", "Ann/Lee"], []), tmp_path)
+    assert sorted(p.name for p in paths) == ["Ann_Lee-2.md", "Ann_Lee-3.md", "Ann_Lee.md"]
+    assert "feedback for Ann Lee\n" in (tmp_path / "Ann_Lee.md").read_text()  # first in order
+
+
 def test_summary_counts_and_most_frequent_hint():
     text = summary_text(_grades())
     line = next(ln for ln in text.splitlines() if ln.startswith("02.1"))

@@ -138,9 +138,13 @@ def write_feedback(grades: ClassGrades, folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("*.md"):
         old.unlink()
-    paths = []
+    paths: list[Path] = []
     for learner in grades.learners:
         path = folder / feedback_file_name(learner)
+        k = 2
+        while path in paths:  # two names that differ only in characters a file name cannot hold
+            path = folder / feedback_file_name(f"{learner}-{k}")
+            k += 1
         path.write_text(feedback_markdown(grades, learner), encoding="utf-8")
         paths.append(path)
     return paths
