@@ -2,12 +2,15 @@
 notebook graded against a plain `jupyter nbconvert --execute` of the same notebook.
 
     python benchmarks/grade_speed.py                  # 30 learners, 2 workers, 3 repeats
-    python benchmarks/grade_speed.py --learners 6 --repeats 1
+    python benchmarks/grade_speed.py --learners 0     # only the single-notebook comparison
 
 The class is built from the student copies (`make student`): every other learner has filled in
 every worked solution, the others returned the copies untouched. Times are wall-clock seconds
-(medians where repeated). The load average is printed before and after: on a shared machine
-other work slows both columns, so compare them within one run.
+(medians where repeated), each including the start of a kernel. The grader runs notebooks with
+matplotlib's Agg backend (no figure is rendered to PNG, since no one looks at it), so the table
+also times nbconvert with MPLBACKEND=Agg: that column separates the cost of the figures from
+the grader's own work (its limits, the grading cell). The load average is printed before and
+after: on a shared machine other work slows every column, so compare them within one run.
 """
 
 from __future__ import annotations
@@ -60,40 +63,49 @@ def build_class(folder: Path, n_learners: int) -> dict[str, Path]:
     return solved
 
 
-def nbconvert_seconds(path: Path, workdir: Path) -> float:
+def nbconvert_seconds(path: Path, workdir: Path, *, agg: bool = False) -> float:
+    """One `jupyter nbconvert --execute` of ``path``; ``agg``: with MPLBACKEND=Agg, as the grader
+    runs notebooks (figures are drawn but not rendered to PNG for the output)."""
+    env = {**os.environ, "MPLBACKEND": "Agg"} if agg else None
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
                     "--output-dir", str(workdir), "--ExecutePreprocessor.timeout=300",
                     "--ExecutePreprocessor.store_widget_state=False", str(path)],
-                   check=True, capture_output=True)
+                   check=True, capture_output=True, env=env)
     return time.perf_counter() - start
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--learners", type=int, default=30)
+    parser.add_argument("--learners", type=int, default=30, help="0: only the single notebooks")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
+    sys.stdout.reconfigure(line_buffering=True)
     limits = Limits()
     print(f"grade_speed: {os.cpu_count()} cores, load average (1/5/15 min) {_load()} at the start")
     with tempfile.TemporaryDirectory(prefix="grade-bench-") as tmp:
         tmp = Path(tmp)
         solved = build_class(tmp, args.learners)
 
-        print(f"\none notebook, solved, run alone (median of {args.repeats}):")
-        print(f"{'notebook':<34} {'nbconvert --execute':>20} {'graded':>8} {'ratio':>6}")
+        print(f"\none notebook, solved, run alone (median of {args.repeats}, seconds):")
+        print(f"{'notebook':<34} {'nbconvert':>9} {'nbconvert+Agg':>13} {'graded':>7} "
+              f"{'graded/nbconvert':>16}", flush=True)
         with prepared(limits) as (spec_dir, template):
             for nb in registry.NOTEBOOKS:
-                plain, graded = [], []
-                for _ in range(args.repeats):  # alternate, so that load drifts hit both
+                plain, agg, graded = [], [], []
+                for _ in range(args.repeats):  # interleaved, so that load drifts hit all three
                     plain.append(nbconvert_seconds(solved[nb.number], tmp / "out"))
+                    agg.append(nbconvert_seconds(solved[nb.number], tmp / "out", agg=True))
                     g = grade_notebook("bench", nb.number, solved[nb.number], spec_dir=spec_dir,
                                        limits=limits, mpl_template=template)
                     assert all(e.status == PASSED for e in g.exercises), g
                     graded.append(g.seconds)
-                p, q = statistics.median(plain), statistics.median(graded)
-                print(f"{nb.file:<34} {p:>18.1f} s {q:>6.1f} s {q / p:>6.2f}")
+                p, a, q = (statistics.median(x) for x in (plain, agg, graded))
+                print(f"{nb.file:<34} {p:>9.1f} {a:>13.1f} {q:>7.1f} {q / p:>16.2f}", flush=True)
+        print(f"load average {_load()} after the single runs")
+        if args.learners == 0:
+            return 0
 
         n_nb = args.learners * len(registry.NOTEBOOKS)
         print(f"\nthe class: {args.learners} learners x {len(registry.NOTEBOOKS)} notebooks = "
