@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -94,8 +95,9 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
     write_csv(result, out / "grades.csv")
     feedback = write_feedback(result, out / "feedback")
     (out / "summary.md").write_text(summary_markdown(result), encoding="utf-8")
+    width = max(100, shutil.get_terminal_size((120, 24)).columns)
     lines = [f"Graded {len(found.learners)} learners, {len(found.submissions)} notebooks in "
-             f"{elapsed:.0f} s ({workers} at a time).", "", summary_text(result)]
+             f"{elapsed:.0f} s ({workers} at a time).", "", summary_text(result, width)]
     if found.ignored:
         lines += ["", "Not graded:"] + [f"  {path}: {why}" for path, why in found.ignored]
     if changed:
