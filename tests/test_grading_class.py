@@ -62,6 +62,10 @@ MISTAKES = {
     "04.3": ("def my_positions(n, d):\n    P = ak.sinusoidal_positions(n, d)\n"
              "    return P[:, [j + 1 if j % 2 == 0 else j - 1 for j in range(d)]]", "sin and cos are swapped"),
     "04.4": ("answer = [4, 5]", "row 3 changes too"),
+    "05.1": ("def my_softmax_backward(a, g):\n    return a * g", "you dropped the sum term"),
+    "05.2": ("def my_attention_grads(A, V, G):\n    return G @ V.T, G.T @ A", "dV transposed"),
+    "05.3": ("def my_gradient_check(f, x, analytic, eps=1e-4):\n    return -1.0", "never negative"),
+    "05.4": ("answer = [0, 1, 2, 3, 4, 5]", "copy each word in place"),
 }
 
 
@@ -289,7 +293,7 @@ def test_other_course_and_empty_notebook(graded):
 
 def test_summary(graded):
     summary = graded["summary"]
-    assert "Graded 9 learners, 16 notebooks" in summary
+    assert "Graded 9 learners, 18 notebooks" in summary
     assert "README.txt" in summary  # listed as not graded
     line = next(ln for ln in summary.splitlines() if ln.startswith("01.1"))
     assert "2/9" in line and "(1) you gave the largest weight to the smallest score" in line

@@ -22,7 +22,7 @@ import numpy as np
 from ..backward import relative_error
 from ..backward import softmax_backward as _softmax_backward
 from ..training import N_TOKENS
-from . import not_done, quietly, report, try_call
+from . import not_attempted, not_done, quietly, report, try_call
 from .masks_positions import _close, _floats, _shape, _shape_text
 
 __all__ = ["softmax_backward", "attention_grads", "gradient_check", "rotate_pattern", "quietly"]
@@ -88,11 +88,11 @@ def _softmax_hint(got, a, g) -> str:
 def softmax_backward(fn) -> bool:
     """Check ``fn(a (n_q, n_k) weights, g (n_q, n_k)) -> dL/dS (n_q, n_k)``."""
     if not_done(fn):
-        return report(False, "no answer yet: write my_softmax_backward(a, g) and pass it in")
+        return not_attempted("no answer yet: write my_softmax_backward(a, g) and pass it in")
     for case, a, g in _softmax_cases():
         got, err = try_call(fn, a.copy(), g.copy())
         if got is Ellipsis:
-            return report(False, STUB)
+            return not_attempted(STUB)
         if err:
             if a.shape[0] != a.shape[1] and "broadcast" in err:
                 err += ("; a sum over axis 1 without keepdims=True has shape (n_q,), which does not line up "
@@ -147,11 +147,11 @@ def _da_hint(dA, V, G) -> str:
 def attention_grads(fn) -> bool:
     """Check ``fn(A (n_q, n_k), V (n_k, d_v), G (n_q, d_v)) -> (dA, dV)`` for ``out = A @ V``."""
     if not_done(fn):
-        return report(False, "no answer yet: write my_attention_grads(A, V, G) and pass it in")
+        return not_attempted("no answer yet: write my_attention_grads(A, V, G) and pass it in")
     for case, A, V, G in _grads_cases():
         got, err = try_call(fn, A.copy(), V.copy(), G.copy())
         if got is Ellipsis or (isinstance(got, tuple) and any(x is Ellipsis for x in got)):
-            return report(False, STUB)
+            return not_attempted(STUB)
         if err:
             if "matmul" in err or "align" in err or "shape" in err:
                 err += (". Check each product's shapes: dA = G @ V.T is (n_q, d_v) @ (d_v, n_k); dV needs the "
@@ -211,11 +211,11 @@ def _abs_errors(a, b) -> list[float]:
 def gradient_check(fn) -> bool:
     """Check ``fn(f, x, analytic, eps) -> float``: the relative error between ``analytic`` and central differences."""
     if not_done(fn):
-        return report(False, "no answer yet: write my_gradient_check(f, x, analytic, eps) and pass it in")
+        return not_attempted("no answer yet: write my_gradient_check(f, x, analytic, eps) and pass it in")
     for case, f, x, analytic, band in _cases():
         got, err = try_call(fn, f, x.copy(), analytic.copy(), _EPS)
         if got is Ellipsis:
-            return report(False, STUB)
+            return not_attempted(STUB)
         if err:
             return report(False, f"{case}: {err}")
         v = _floats(got)
@@ -254,7 +254,7 @@ def gradient_check(fn) -> bool:
 def rotate_pattern(answer) -> bool:
     """Check ``answer``: for each query i = 0..5 of the ``rotate`` task, the key it attends to most."""
     if not_done(answer):
-        return report(False, "no answer yet: replace the `...` after `answer =` with a list of 6 key indices, "
+        return not_attempted("no answer yet: replace the `...` after `answer =` with a list of 6 key indices, "
                              "then run the cell again")
     items = None
     if not isinstance(answer, (str, bytes, dict)):

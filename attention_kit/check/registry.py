@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from . import general, masks_positions, multi_head, self_attention
+from . import backprop, general, masks_positions, multi_head, self_attention
 
 __all__ = ["Exercise", "Notebook", "NOTEBOOKS", "notebook", "exercises", "answer_cells",
            "call_settings", "settings_differ", "markdown_table"]
@@ -98,6 +98,12 @@ NOTEBOOKS: tuple[Notebook, ...] = (
         Exercise("masked softmax", ("my_masked_softmax",), masks_positions.masked_softmax),
         Exercise("sinusoidal positions", ("my_positions",), masks_positions.positions),
         Exercise("which rows change", ("answer",), masks_positions.future_unchanged),
+    )),
+    Notebook("05", "05_how_attention_learns.ipynb", "How attention learns", (
+        Exercise("softmax backward", ("my_softmax_backward",), backprop.softmax_backward),
+        Exercise("gradients of A and V", ("my_attention_grads",), backprop.attention_grads),
+        Exercise("gradient check", ("my_gradient_check",), backprop.gradient_check),
+        Exercise("where each query looks", ("answer",), backprop.rotate_pattern),
     )),
 )
 
