@@ -1,8 +1,9 @@
-"""How long `make grade` takes: a class of 30 learners x 4 notebooks on this machine, and one
-notebook graded against a plain `jupyter nbconvert --execute` of the same notebook.
+"""How long `make grade` takes: a class of 30 learners x every notebook of the course on this
+machine, and one notebook graded against a plain `jupyter nbconvert --execute` of it.
 
     python benchmarks/grade_speed.py                  # 30 learners, 2 workers, 3 repeats
     python benchmarks/grade_speed.py --learners 0     # only the single-notebook comparison
+    python benchmarks/grade_speed.py --notebooks 01,02,03,04   # the class of issue 16
 
 The class is built from the student copies (`make student`): every other learner has filled in
 every worked solution, the others returned the copies untouched. Times are wall-clock seconds
@@ -42,14 +43,14 @@ def _load() -> str:
     return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def build_class(folder: Path, n_learners: int) -> dict[str, Path]:
+def build_class(folder: Path, n_learners: int, notebooks) -> dict[str, Path]:
     """``folder/learnerNN/NN_topic.ipynb`` for ``n_learners``; returns the solved copy of each
     notebook (for the single-notebook comparison)."""
     student = folder / "student"
     with contextlib.redirect_stdout(io.StringIO()):
         make_student.main(["-o", str(student)])
     solved = {}
-    for nb in registry.NOTEBOOKS:
+    for nb in notebooks:
         fresh = nbformat.read(student / nb.file, as_version=4)
         full = nbformat.read(ROOT / "notebooks" / nb.file, as_version=4)
         solved[nb.number] = folder / "solved" / nb.file
@@ -80,19 +81,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--learners", type=int, default=30, help="0: only the single notebooks")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--notebooks", default="",
+                        help="comma-separated notebook numbers, e.g. 01,02,03,04 (default: all)")
     args = parser.parse_args(argv)
     sys.stdout.reconfigure(line_buffering=True)
     limits = Limits()
     print(f"grade_speed: {os.cpu_count()} cores, load average (1/5/15 min) {_load()} at the start")
     with tempfile.TemporaryDirectory(prefix="grade-bench-") as tmp:
         tmp = Path(tmp)
-        solved = build_class(tmp, args.learners)
+        wanted = set(args.notebooks.split(",")) if args.notebooks else None
+        notebooks = [nb for nb in registry.NOTEBOOKS if wanted is None or nb.number in wanted]
+        solved = build_class(tmp, args.learners, notebooks)
 
         print(f"\none notebook, solved, run alone (median of {args.repeats}, seconds):")
         print(f"{'notebook':<34} {'nbconvert':>9} {'nbconvert+Agg':>13} {'graded':>7} "
               f"{'graded/nbconvert':>16}", flush=True)
         with prepared(limits) as (spec_dir, template):
-            for nb in registry.NOTEBOOKS:
+            for nb in notebooks:
                 plain, agg, graded = [], [], []
                 for _ in range(args.repeats):  # interleaved, so that load drifts hit all three
                     plain.append(nbconvert_seconds(solved[nb.number], tmp / "out"))
@@ -107,8 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.learners == 0:
             return 0
 
-        n_nb = args.learners * len(registry.NOTEBOOKS)
-        print(f"\nthe class: {args.learners} learners x {len(registry.NOTEBOOKS)} notebooks = "
+        n_nb = args.learners * len(notebooks)
+        print(f"\nthe class: {args.learners} learners x {len(notebooks)} notebooks = "
               f"{n_nb} notebooks, {args.workers} at a time; load average {_load()} before")
         start = time.perf_counter()
         result, _ = grade_class(tmp / "class", tmp / "grades", limits=limits, workers=args.workers,
@@ -119,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  wall time {wall:.0f} s ({wall / 60:.1f} min), {wall / n_nb:.2f} s per notebook; "
               f"each notebook took a median {statistics.median(per):.1f} s "
               f"(max {max(per):.1f} s) in its worker")
-        print(f"  {passed} exercises passed (expected {(args.learners + 1) // 2 * sum(len(nb.exercises) for nb in registry.NOTEBOOKS)}); "
+        print(f"  {passed} exercises passed (expected {(args.learners + 1) // 2 * sum(len(nb.exercises) for nb in notebooks)}); "
               f"load average {_load()} after")
     return 0
 
