@@ -10,6 +10,7 @@ course, ivy an empty one. Each gets what he or she should, in grades.csv and in 
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import hashlib
 import os
@@ -309,9 +310,14 @@ def test_a_notebook_that_ignores_interrupts_is_stopped(tmp_path):
     path = tmp_path / "01_general_attention_model.ipynb"
     nbformat.write(nb, path)
     limits = Limits(cell_s=2, notebook_s=6, exercise_s=2)
+    loop = asyncio.new_event_loop()  # as inside Jupyter: this thread already runs an event loop
     with prepared(limits) as (spec_dir, template):
-        grade = grade_notebook("zed", "01", path, spec_dir=spec_dir, limits=limits,
-                               mpl_template=template, source=path.name)
+        async def inside_a_loop():
+            return grade_notebook("zed", "01", path, spec_dir=spec_dir, limits=limits,
+                                  mpl_template=template, source=path.name)
+
+        grade = loop.run_until_complete(inside_a_loop())
+        loop.close()
     assert {g.status for g in grade.exercises} == {COULD_NOT_RUN}
     assert "did not finish within 6 s" in grade.exercises[0].message
     assert grade.seconds < 40

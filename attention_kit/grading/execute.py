@@ -12,6 +12,7 @@ runs the grading cell of ``in_kernel.py`` in the same kernel and turns its lines
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import logging
@@ -262,6 +263,18 @@ def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[E
     return grades, notes
 
 
+def _run_coroutine(fn, *args) -> None:
+    """``asyncio.run(fn(*args))``, in a thread of its own when this thread already runs an event
+    loop (inside Jupyter, or a test that left one running)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(fn(*args))
+        return
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(lambda: asyncio.run(fn(*args))).result()
+
+
 def _read(path: Path):
     """The notebook at ``path``, or a sentence saying why it cannot be read."""
     try:
@@ -340,7 +353,7 @@ def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Pa
         shutil.copyfile(path, workdir / nb_entry.file)
         run = _Run(nb, number, workdir, _new_home(root, mpl_template), spec_dir, limits)
         nonce = secrets.token_hex(16)
-        asyncio.run(run.run(nonce))
+        _run_coroutine(run.run, nonce)
         verdicts = _verdict_lines(run.grading_outputs, nonce)
         grade.exercises, notes = _grades(run, nb_entry, verdicts, limits)
         grade.notes.extend(notes)
