@@ -14,6 +14,7 @@ import asyncio
 import csv
 import hashlib
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -43,7 +44,7 @@ MISTAKES = {
              "each COLUMN sums to 1"),
     "02.2": ("def my_scaled_scores(Q, K):\n    return Q @ K.T", "forgot the scaling"),
     "02.3": ("y3 = ak.softmax(X @ X.T / np.sqrt(2))[2]", "that is the weight row"),
-    "02.4": ("variance, std = 8, np.sqrt(8)", "8 is the standard deviation"),
+    "02.4": ("variance, std = np.sqrt(32), np.sqrt(32)", "is the standard deviation, not the variance"),
     "02.5": ("def my_self_attention(X, W_q, W_k, W_v):\n"
              "    return ak.softmax((X @ W_q) @ (X @ W_k).T) @ (X @ W_v)", "forgot the scaling"),
     "02.6": ("def self_attention_fixed(X, W_q, W_k, W_v):\n    n, d = X.shape[:2]\n"
@@ -55,7 +56,7 @@ MISTAKES = {
     "03.2": ("def my_head(X, W_q, W_k, W_v):\n    return ak.softmax((X @ W_q) @ (X @ W_k).T) @ (X @ W_v)",
              "sqrt(d_k)"),
     "03.3": ("def my_combine(heads, W_o):\n    return ak.merge_heads(heads)", "forgot the output projection"),
-    "03.4": ("answer = 4 * 512**2", "forgot the biases"),
+    "03.4": ("answer = 4 * 768**2", "forgot the biases"),
     "04.1": ("def my_causal_mask(n):\n    return np.triu(np.ones((n, n), dtype=bool), k=1)",
              "mask of the future"),
     "04.2": ("def my_masked_softmax(S, mask):\n    return ak.softmax(np.where(mask, S, 0.0))",
@@ -121,7 +122,8 @@ def graded(tmp_path_factory):
         nb = copy(number)
         if number == "03":  # an exercise from an older version, with other settings
             cell = _exercise_cell(nb, "03", "03.4")
-            cell.source = cell.source.replace("d_model=512, n_heads=8", "d_model=256, n_heads=4")
+            cell.source = re.sub(r"d_model=\d+, n_heads=\d+", "d_model=256, n_heads=4", cell.source)
+            assert "d_model=256" in cell.source
         _write(nb, subs / f"ben__{registry.notebook(number).file}")
     for nb_entry in registry.NOTEBOOKS:  # cleo: a typical mistake in every exercise
         nb = copy(nb_entry.number)

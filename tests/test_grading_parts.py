@@ -3,12 +3,14 @@ layouts, the CSV, feedback and summary, and the teaching guide's exercise table.
 
 from __future__ import annotations
 
+import ast
 import csv
 import functools
 import sys
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 from attention_kit.check import (
@@ -113,11 +115,34 @@ def test_every_exercise_has_one_cell_in_the_student_copy_and_calls_its_checker(n
         source = code[visible[0]].source
         assert registry.call_settings(source, ex) is not None, (
             f"{ex_id}: the exercise cell does not call {ex.checker_name}")
+        for name, value in ex.kwargs.items():  # arrays: the cell's `X_ex = np.array([...])`
+            if isinstance(value, np.ndarray):
+                assert _array_in_cells(code[: visible[0] + 1], source, name, value), (ex_id, name)
         assert not registry.settings_differ(source, ex), (
             f"{ex_id}: the notebook calls {ex.checker_name} with "
             f"{registry.call_settings(source, ex)}, the registry has {dict(ex.kwargs)}: "
             "update attention_kit/check/registry.py")
     assert list(cells) == [i for i, _ in nb.numbered()]
+
+
+def _array_in_cells(cells, call_source: str, kwarg: str, value: np.ndarray) -> bool:
+    """True when the variable the exercise passes as ``kwarg`` was last set, in ``cells``, to
+    ``np.array(<literal>)`` equal to ``value`` (or is not a literal array, e.g. ``np.eye(2)``,
+    in which case the class test, which grades the worked solutions, covers it)."""
+    call = next(n for n in ast.walk(ast.parse(call_source)) if isinstance(n, ast.Call)
+                and any(k.arg == kwarg for k in n.keywords))
+    var = next(k.value for k in call.keywords if k.arg == kwarg)
+    if not isinstance(var, ast.Name):
+        return True
+    last = None
+    for cell in cells:
+        for node in ast.walk(ast.parse(cell.source)):
+            if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == var.id
+                                                     for t in node.targets)):
+                last = node.value
+    if not (isinstance(last, ast.Call) and getattr(last.func, "attr", "") == "array"):
+        return True
+    return np.array_equal(np.array(ast.literal_eval(last.args[0])), value)
 
 
 def test_answer_cells_follow_syntax_errors_and_ignore_local_names():

@@ -61,10 +61,11 @@ class Notebook:
         return [(f"{self.number}.{i}", ex) for i, ex in enumerate(self.exercises, start=1)]
 
 
-# Notebook 02, exercise 3: the toy sentence of three 2-D vectors, with identity projections.
-_TOY_X = np.array([[0.1, 0.5],   # x1
-                   [0.3, 0.4],   # x2
-                   [0.8, 0.0]])  # x3
+# Notebook 02, exercise 3: X_ex, the toy sentence of three 2-D vectors with x3 moved, and
+# identity projections (a test compares X_ex with the exercise cell).
+_X_EX = np.array([[0.1, 0.5],   # x1
+                  [0.3, 0.4],   # x2
+                  [0.6, 0.3]])  # x3, moved
 _I2 = np.eye(2)
 
 NOTEBOOKS: tuple[Notebook, ...] = (
@@ -79,8 +80,9 @@ NOTEBOOKS: tuple[Notebook, ...] = (
         Exercise("softmax row by row", ("my_softmax_rows",), self_attention.softmax_rows),
         Exercise("scaled scores", ("my_scaled_scores",), self_attention.scaled_scores),
         Exercise("one output row by hand", ("y3",), self_attention.output_row,
-                 {"X": _TOY_X, "W_q": _I2, "W_k": _I2, "W_v": _I2, "i": 2}),
-        Exercise("variance of a dot product", ("variance", "std"), self_attention.dot_variance),
+                 {"X": _X_EX, "W_q": _I2, "W_k": _I2, "W_v": _I2, "i": 2}),
+        Exercise("variance of a dot product", ("variance", "std"), self_attention.dot_variance,
+                 {"d_k": 16, "mean_q": 1.0, "var_q": 1.0, "mean_k": 0.0, "var_k": 1.0}),
         Exercise("self-attention in one line", ("my_self_attention",),
                  self_attention.full_self_attention),
         Exercise("repair the source's code", ("self_attention_fixed",),
@@ -91,7 +93,7 @@ NOTEBOOKS: tuple[Notebook, ...] = (
         Exercise("one head", ("my_head",), multi_head.one_head),
         Exercise("concatenate and project", ("my_combine",), multi_head.concat_project),
         Exercise("count the parameters", ("answer",), multi_head.n_parameters,
-                 {"d_model": 512, "n_heads": 8, "bias": True}),
+                 {"d_model": 768, "n_heads": 12, "bias": True}),
     )),
     Notebook("04", "04_masks_and_positions.ipynb", "Masks and positions", (
         Exercise("causal mask", ("my_causal_mask",), masks_positions.causal_mask),
