@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -125,14 +126,24 @@ def exercises() -> Iterator[tuple[str, Notebook, Exercise]]:
             yield ex_id, nb, ex
 
 
+def _parse(source: str) -> ast.Module | None:
+    """The cell's syntax tree, or None if it does not parse (quietly: a learner's ``"\\d"``
+    in a string is not our warning to give)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return ast.parse(source)
+        except (SyntaxError, ValueError):
+            return None
+
+
 def _bound_names(source: str) -> set[str]:
     """Names a cell assigns or defines at its top level (``x = ...``, ``a, b = ...``, ``def f``).
 
     A cell that does not parse (a learner's syntax error) binds nothing.
     """
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    tree = _parse(source)
+    if tree is None:
         return set()
     names: set[str] = set()
 
@@ -182,9 +193,8 @@ def call_settings(source: str, ex: Exercise) -> dict[str, Any] | None:
     """The literal keyword arguments with which ``source`` calls ``ex``'s checker
     (``check.dot_variance(v, s, d_k=16)`` gives ``{"d_k": 16}``), or None when it does not call
     it. A keyword whose value is not a literal (``X=X``) maps to ``...``."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    tree = _parse(source)
+    if tree is None:
         return None
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == ex.checker.__name__:
