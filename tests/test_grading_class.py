@@ -69,6 +69,17 @@ MISTAKES = {
     "05.2": ("def my_attention_grads(A, V, G):\n    return G @ V.T, G.T @ A", "dV transposed"),
     "05.3": ("def my_gradient_check(f, x, analytic, eps=1e-4):\n    return -1.0", "never negative"),
     "05.4": ("answer = [0, 1, 2, 3, 4, 5]", "copy each word in place"),
+    "06.1": ("def my_layer_norm(X, gamma, beta, eps=1e-5):\n    mu = X.mean(axis=-1, keepdims=True)\n"
+             "    return (X - mu) / np.sqrt(X.var(axis=-1, keepdims=True) + eps)", "multiply by gamma"),
+    "06.2": ("last_changes, earlier_change = False, False", "words after it"),
+    "06.3": ("def my_sample(logits, temperature, rng):\n    return int(np.argmax(logits))", "argmax"),
+    "06.4": ("head2_word = 'on'", "that is the previous word"),
+    "07.1": ("def my_online_update(m, l, acc, s, V):\n    m_new = max(m, float(np.max(s)))\n"
+             "    p = np.exp(s - m_new)\n    return m_new, l + p.sum(), np.exp(m - m_new) * acc + p @ V",
+             "old sum l was not rescaled"),
+    "07.2": ("def my_skipped_tiles(n, block_q, block_k):\n    return n * (n - 1) // 2", "(query, key) pairs"),
+    "07.3": ("def my_kv_cache_bytes(n_tokens, layers, heads, kv_heads, d_head, bytes_per_value):\n"
+             "    return layers * kv_heads * d_head * bytes_per_value * n_tokens", "the factor 2"),
 }
 
 
@@ -297,7 +308,7 @@ def test_other_course_and_empty_notebook(graded):
 
 def test_summary(graded):
     summary = graded["summary"]
-    assert "Graded 9 learners, 18 notebooks" in summary
+    assert "Graded 9 learners, 22 notebooks" in summary
     assert "README.txt" in summary  # listed as not graded
     line = next(ln for ln in summary.splitlines() if ln.startswith("01.1"))
     assert "2/9" in line and "(1) you gave the largest weight to the smallest score" in line

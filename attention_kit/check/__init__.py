@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 __all__ = ["Result", "recording", "report", "not_attempted", "try_call", "not_done", "close",
-           "PASSED", "FAILED", "NOT_ATTEMPTED", "quietly"]
+           "PASSED", "FAILED", "NOT_ATTEMPTED", "quietly", "report_failure"]
 
 PASS = "✓"
 FAIL = "✗"
@@ -110,6 +110,12 @@ def not_attempted(message: str) -> bool:
     """Print ``✗ message`` for an answer that is still the ``...`` stub, and return False."""
     _emit(Result(NOT_ATTEMPTED, message))
     return False
+
+
+def report_failure(message: str, *, stub: str) -> bool:
+    """Report a failed answer; when ``message`` is the checker's ``stub`` text (the learner's
+    function still returns ``...``), report it as not attempted."""
+    return not_attempted(message) if message == stub else report(False, message)
 
 
 def not_done(answer: Any) -> bool:

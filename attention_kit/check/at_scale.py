@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import kv_cache_bytes, tile_counts
 from ..kvcache import MODEL_SHAPES
-from . import close, not_done, quietly, report, try_call
+from . import close, not_attempted, not_done, quietly, report, report_failure, try_call
 
 __all__ = ["quietly", "online_update", "skipped_tiles", "kv_cache_size"]
 
@@ -132,11 +132,11 @@ def _same_states(a, b) -> bool:
 def online_update(fn) -> bool:
     """Check ``fn(m, l, acc, s, V) -> (m_new, l_new, acc_new)``, one online-softmax step of one row."""
     if not_done(fn):
-        return report(False, "no answer yet: write my_online_update(m, l, acc, s, V) and pass it in")
+        return not_attempted("no answer yet: write my_online_update(m, l, acc, s, V) and pass it in")
     for case, s, V, b in _update_cases():
         got, err = _run(fn, s, V, b)
         if err:
-            return report(False, err)
+            return report_failure(err, stub=STUB)
         want, _ = _run(_right, s, V, b)
         if _same_states(got, want):
             continue
@@ -222,10 +222,10 @@ def _diagnose(got: list, wrongs: list) -> str | None:
 def skipped_tiles(fn) -> bool:
     """Check ``fn(n, block_q, block_k) -> int``: the tiles a causal mask lets tiled attention skip."""
     if not_done(fn):
-        return report(False, "no answer yet: write my_skipped_tiles(n, block_q, block_k) and pass it in")
+        return not_attempted("no answer yet: write my_skipped_tiles(n, block_q, block_k) and pass it in")
     got, err = _answers(fn, _TILE_CASES, "a whole number of tiles")
     if err:
-        return report(False, err)
+        return report_failure(err, stub=STUB)
     want = [tile_counts(n, n, block_q=bq, block_k=bk, causal=True).skipped for n, bq, bk in _TILE_CASES]
     if got == want:
         return report(True, "the count is right: a tile is skipped exactly when its first key comes after its "
@@ -267,13 +267,13 @@ def _kv_wrong(n, L, H, Hkv, d, b):
 def kv_cache_size(fn) -> bool:
     """Check ``fn(n_tokens, layers, heads, kv_heads, d_head, bytes_per_value) -> bytes`` on real shapes."""
     if not_done(fn):
-        return report(False, "no answer yet: write my_kv_cache_bytes(n_tokens, layers, heads, kv_heads, d_head, "
+        return not_attempted("no answer yet: write my_kv_cache_bytes(n_tokens, layers, heads, kv_heads, d_head, "
                              "bytes_per_value) and pass it in")
     cases = [(n, s["layers"], s["heads"], s["kv_heads"], s["d_head"], b)
              for (_, s, n), b in zip(_KV_CASES, _BPV, strict=True)]
     got, err = _answers(fn, cases, "a number of bytes")
     if err:
-        return report(False, err)
+        return report_failure(err, stub=STUB)
     want = [kv_cache_bytes(n, layers=L, kv_heads=Hkv, d_head=d, bytes_per_value=b) for n, L, _, Hkv, d, b in cases]
     if all(g == w for g, w in zip(got, want, strict=True)):
         return report(True, "the cache size is right: 2 x layers x kv_heads x d_head x bytes per token; GQA and "

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from . import backprop, general, masks_positions, multi_head, self_attention
+from . import at_scale, backprop, general, masks_positions, multi_head, self_attention, tiny_lm
 
 __all__ = ["Exercise", "Notebook", "NOTEBOOKS", "notebook", "exercises", "answer_cells",
            "call_settings", "settings_differ", "markdown_table"]
@@ -107,6 +107,18 @@ NOTEBOOKS: tuple[Notebook, ...] = (
         Exercise("gradients of A and V", ("my_attention_grads",), backprop.attention_grads),
         Exercise("gradient check", ("my_gradient_check",), backprop.gradient_check),
         Exercise("where each query looks", ("answer",), backprop.rotate_pattern),
+    )),
+    Notebook("06", "06_tiny_language_model.ipynb", "A tiny language model", (
+        Exercise("layer norm", ("my_layer_norm",), tiny_lm.layer_norm),
+        Exercise("the mask at inference", ("last_changes", "earlier_change"),
+                 tiny_lm.mask_at_inference),
+        Exercise("sampling with a temperature", ("my_sample",), tiny_lm.sample),
+        Exercise("what head 2 looks at", ("head2_word",), tiny_lm.head_role),
+    )),
+    Notebook("07", "07_attention_at_scale.ipynb", "Attention at scale", (
+        Exercise("online softmax update", ("my_online_update",), at_scale.online_update),
+        Exercise("skipped tiles", ("my_skipped_tiles",), at_scale.skipped_tiles),
+        Exercise("KV cache size", ("my_kv_cache_bytes",), at_scale.kv_cache_size),
     )),
 )
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..alignment import softmax
 from ..attention import self_attention
-from . import close, not_attempted, not_done, quietly, report, try_call
+from . import close, not_attempted, not_done, quietly, report, report_failure, try_call
 
 __all__ = [
     "quietly",
@@ -47,11 +47,6 @@ def _call(fn: Callable, *args) -> tuple[object, str | None]:
     if err is None and out is Ellipsis:
         return None, NOT_DONE
     return out, err
-
-
-def _report_error(err: str) -> bool:
-    """Report what ``_call`` returned: the ``...`` stub is not attempted, anything else failed."""
-    return not_attempted(err) if err == NOT_DONE else report(False, err)
 
 
 def _first_match(out, candidates) -> str | None:
@@ -131,7 +126,7 @@ def softmax_rows(fn: Callable) -> bool:
             if "broadcast" in err:
                 return report(False, f"{err}. Dividing a (3, 4) matrix by its (3,) row sums needs "
                               "the sums as a column: use .sum(axis=1, keepdims=True)")
-            return _report_error(err)
+            return report_failure(err, stub=NOT_DONE)
         if not np.array_equal(S, S_before):
             return report(False, "your function changed its input S in place (for example with "
                           "S -= S.max(...)); compute into a new array: z = S - S.max(...)")
@@ -179,7 +174,7 @@ def scaled_scores(fn: Callable) -> bool:
         if "matmul" in err or "aligned" in err or "mismatch" in err:
             return report(False, f"{err}. Q is (n_q, d_k) = {Q.shape} and K is (n_k, d_k) = {K.shape}: "
                           "transpose K so the d_k axes meet, Q @ K.T")
-        return _report_error(err)
+        return report_failure(err, stub=NOT_DONE)
     dots = Q @ K.T  # (2, 4)
     want = dots / np.sqrt(9)
     hint = _first_match(out, [
@@ -304,7 +299,7 @@ def full_self_attention(fn: Callable) -> bool:
         if "matmul" in err or "aligned" in err or "mismatch" in err:
             return report(False, f"{err}. Rows are tokens: Q = X @ W_q (X is (n, d_model) = {X.shape}, "
                           f"W_q is (d_model, d_k) = {W_q.shape}), and the scores need K transposed: Q @ K.T")
-        return _report_error(err)
+        return report_failure(err, stub=NOT_DONE)
     if isinstance(out, tuple):
         return report(False, "your function returned a tuple; return only the output (n, d_v). "
                       "(ak.self_attention returns (output, weights): take [0])")
@@ -397,7 +392,7 @@ def fixed_source_code(fn: Callable) -> bool:
         if "matmul" in err or "aligned" in err or "mismatch" in err:
             return report(False, f"{err}. X is (n, d) = {X.shape} with one token per row, and W_q is "
                           f"(d, d) = {W_q.shape}: multiply X on the left, Q = X @ W_q, not W_q @ X")
-        return _report_error(err)
+        return report_failure(err, stub=NOT_DONE)
     if isinstance(out, tuple):
         return report(False, "return only Y, the output of shape (n, d)")
     want, _ = self_attention(X, W_q, W_k, W_v)

@@ -22,7 +22,7 @@ import numpy as np
 from ..corpus import Vocab
 from ..layers import layer_norm as _layer_norm
 from ..tiny_lm import TinyLMConfig, head_weights, lm_forward
-from . import close, not_done, report, try_call
+from . import close, not_attempted, not_done, report, report_failure, try_call
 
 __all__ = ["layer_norm", "mask_at_inference", "sample", "head_role"]
 
@@ -39,13 +39,13 @@ def _ref(X, g, b, eps=1e-5):
 def layer_norm(fn) -> bool:
     """Check ``fn(X, gamma, beta, eps=1e-5)`` against ``attention_kit.layers.layer_norm``."""
     if not_done(fn):
-        return report(False, STUB)
+        return not_attempted(STUB)
     rng = np.random.default_rng(6)
     X = rng.normal(2.0, 3.0, (4, 6))  # (n, d): 4 tokens, 6 features
     g, b = rng.normal(1.0, 0.3, 6), rng.normal(0.0, 0.5, 6)
     got, err = try_call(fn, X.copy(), g.copy(), b.copy(), eps=1e-5)
     if got is Ellipsis:
-        return report(False, STUB)
+        return not_attempted(STUB)
     if err:
         return report(False, f"{err} (if it does not take eps, add the argument eps=1e-5)")
     if np.shape(got) != X.shape:
@@ -104,7 +104,7 @@ def mask_at_inference(last_changes, earlier_change, *, params: dict | None = Non
     package, which notebook 06 uses).
     """
     if not_done(last_changes) or not_done(earlier_change):
-        return report(False, "no answer yet: set both predictions to True or False")
+        return not_attempted("no answer yet: set both predictions to True or False")
     if not isinstance(last_changes, (bool, np.bool_)) or not isinstance(earlier_change, (bool, np.bool_)):
         return report(False, "answer each question with True or False")
     params, config, vocab = _shipped(params, config, vocab)
@@ -147,7 +147,7 @@ def _draws(fn, logits, t, n, seed):
 def sample(fn) -> bool:
     """Check ``fn(logits, temperature, rng) -> token id`` by the frequencies of many draws."""
     if not_done(fn):
-        return report(False, STUB)
+        return not_attempted(STUB)
     logits = np.array([2.0, 1.0, 0.0, -1.0])
     target = {}
     for t in (0.5, 2.0):
@@ -157,7 +157,7 @@ def sample(fn) -> bool:
     for t in (0.5, 2.0):
         draws, err = _draws(fn, logits, t, 4000, seed=1)
         if err:
-            return report(False, err)
+            return report_failure(err, stub=STUB)
         if draws.min() < 0 or draws.max() >= 4:
             return report(False, f"token ids must lie in 0..3 for 4 logits, got {sorted(set(draws))[:5]}")
         freq[t] = np.bincount(draws, minlength=4) / len(draws)
@@ -200,7 +200,7 @@ def head_role(word, *, params: dict | None = None, config: TinyLMConfig | None =
               head: int = 1) -> bool:
     """The word that head ``head`` (0-based; "head 2" in the widget) looks at most from the last token."""
     if not_done(word):
-        return report(False, "no answer yet: write the word, e.g. 'sat', as a string")
+        return not_attempted("no answer yet: write the word, e.g. 'sat', as a string")
     if not isinstance(word, str):
         return report(False, f"answer with the word as a string, e.g. 'sat', not {type(word).__name__}")
     params, config, vocab = _shipped(params, config, vocab)
