@@ -73,7 +73,7 @@ MISTAKES = {
              "    return (X - mu) / np.sqrt(X.var(axis=-1, keepdims=True) + eps)", "multiply by gamma"),
     "06.2": ("last_changes, earlier_change = False, False", "words after it"),
     "06.3": ("def my_sample(logits, temperature, rng):\n    return int(np.argmax(logits))", "argmax"),
-    "06.4": ("head2_word = 'on'", "that is the previous word"),
+    "06.4": ("head2_word = 'had'", "which key has the brightest cell"),
     "07.1": ("def my_online_update(m, l, acc, s, V):\n    m_new = max(m, float(np.max(s)))\n"
              "    p = np.exp(s - m_new)\n    return m_new, l + p.sum(), np.exp(m - m_new) * acc + p @ V",
              "old sum l was not rescaled"),

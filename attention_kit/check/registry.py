@@ -113,7 +113,8 @@ NOTEBOOKS: tuple[Notebook, ...] = (
         Exercise("the mask at inference", ("last_changes", "earlier_change"),
                  tiny_lm.mask_at_inference),
         Exercise("sampling with a temperature", ("my_sample",), tiny_lm.sample),
-        Exercise("what head 2 looks at", ("head2_word",), tiny_lm.head_role),
+        Exercise("what head 2 looks at", ("head2_word",), tiny_lm.head_role,
+                 {"context": "humpty dumpty had a"}),
     )),
     Notebook("07", "07_attention_at_scale.ipynb", "Attention at scale", (
         Exercise("online softmax update", ("my_online_update",), at_scale.online_update),
