@@ -455,6 +455,22 @@ def wait_image_change(page, cell, before: list[str], *, timeout: float = 2.0) ->
         page.wait_for_timeout(20)
 
 
+def text_box(cell, looks_like):
+    """The first visible text box of a cell's widgets whose value ``looks_like(value)``, or None."""
+    for box in cell.locator(".jupyter-widgets input[type=text]").all():
+        if box.is_visible() and looks_like(box.input_value() or ""):
+            return box
+    return None
+
+
+def type_text(box, text: str) -> None:
+    """Click a text box, replace what it holds with ``text`` (typed key by key), press Enter."""
+    box.click()
+    box.press("Control+a")
+    box.press_sequentially(text)
+    box.press("Enter")
+
+
 VECTOR_TEXT = re.compile(r"^\s*[\[(]?\s*-?\d[\d.eE+-]*(\s*[,; ]\s*-?\d[\d.eE+-]*)+\s*[\])]?\s*$")
 
 

@@ -11,17 +11,10 @@ TIMEOUT = 3.0  # seconds: the whole figure is redrawn for a new context
 
 
 def _context_box(cell):
-    for box in cell.locator(".jupyter-widgets input[type=text]").all():
-        if box.is_visible() and "sat on" in (box.input_value() or ""):
-            return box
-    return None
+    return jlab.text_box(cell, lambda value: "sat on" in value)
 
 
-def _type(box, text: str) -> None:
-    box.click()
-    box.press("Control+a")
-    box.press_sequentially(text)
-    box.press("Enter")
+_type = jlab.type_text
 
 
 @pytest.mark.skipif(not NB, reason="no notebook 06")

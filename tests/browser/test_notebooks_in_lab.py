@@ -61,17 +61,10 @@ def _press_sliders(page, cell, report: dict, problems: list[str], where: str) ->
 
 
 def _vector_box(cell):
-    for box in cell.locator(".jupyter-widgets input[type=text]").all():
-        if box.is_visible() and jlab.VECTOR_TEXT.match(box.input_value() or ""):
-            return box
-    return None
+    return jlab.text_box(cell, jlab.VECTOR_TEXT.match)
 
 
-def _type(box, text: str) -> None:
-    box.click()
-    box.press("Control+a")
-    box.press_sequentially(text)
-    box.press("Enter")
+_type = jlab.type_text
 
 
 def _wait_message(page, cell, before_text: set[str]) -> str | None:
