@@ -20,7 +20,21 @@ _TOKEN = re.compile(r"[a-z']+|[,.?/]")
 
 
 class UnknownWordError(ParameterError):
-    """A word that is not in the model's vocabulary."""
+    """Words that are not in the model's vocabulary.
+
+    Attributes
+    ----------
+    unknown : list of str
+        The unknown words, in the order typed (each once).
+    known : str
+        The vocabulary, ready to show: the words sorted, then the punctuation marks.
+    """
+
+    def __init__(self, unknown: list[str], known: str, size: int):
+        self.unknown, self.known = unknown, known
+        self.headline = f"the model does not know {', '.join(repr(u) for u in unknown)}"
+        self.size = size
+        super().__init__(f"{self.headline}; it knows only the {size} words of its rhymes: {known}")
 
 
 def load_rhymes() -> list[str]:
@@ -75,9 +89,7 @@ class Vocab:
             words = sorted(w for w in self.words if w[0].isalpha())
             marks = " ".join(f"“{w}”" for w in self.words if not w[0].isalpha())
             shown = ", ".join(words) + (f"; and the marks {marks}" if marks else "")
-            raise UnknownWordError(
-                f"the model does not know {', '.join(repr(u) for u in dict.fromkeys(unknown))}; "
-                f"it knows only the {len(self)} words of its rhymes: {shown}")
+            raise UnknownWordError(list(dict.fromkeys(unknown)), shown, len(self))
         return np.array([self.index[t] for t in toks], dtype=np.int64)
 
     def decode(self, ids) -> list[str]:

@@ -94,21 +94,29 @@ _BITMAPS: dict = {}
 _BITMAPS_MAX = 4096
 
 
-def _text_bitmap(renderer, s: str, prop) -> np.ndarray:
-    """The anti-aliased alpha bitmap of ``s`` (shape (h, w), uint8), rendered once and cached."""
+def _glyphs(renderer, s: str, prop) -> tuple[np.ndarray, float, float]:
+    """``s`` rendered once by FreeType and cached: its anti-aliased alpha bitmap (shape (h, w),
+    uint8) and the bitmap's offset from the text origin in pixels, ``(x, y)`` (y includes the
+    font's descent), as Agg's ``draw_text`` places it."""
     key = (s, hash(prop), renderer.dpi)
-    img = _BITMAPS.get(key)
-    if img is None:
+    entry = _BITMAPS.get(key)
+    if entry is None:
         from matplotlib.backends.backend_agg import get_hinting_flag
 
         font = renderer._prepare_font(prop)
         font.set_text(s, 0, flags=get_hinting_flag())
         font.draw_glyphs_to_bitmap(antialiased=True)
-        img = np.array(font.get_image())
+        xo, yo = font.get_bitmap_offset()
+        entry = (np.array(font.get_image()), xo / 64.0, yo / 64.0 + font.get_descent() / 64.0)
         if len(_BITMAPS) >= _BITMAPS_MAX:
             _BITMAPS.clear()
-        _BITMAPS[key] = img
-    return img
+        _BITMAPS[key] = entry
+    return entry
+
+
+def _text_bitmap(renderer, s: str, prop) -> np.ndarray:
+    """The anti-aliased alpha bitmap of ``s`` (shape (h, w), uint8), rendered once and cached."""
+    return _glyphs(renderer, s, prop)[0]
 
 
 _OFFSETS: dict = {}

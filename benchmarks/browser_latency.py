@@ -22,7 +22,6 @@ the machine's other work stretches every stage.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -65,16 +64,8 @@ def summary(rows: list[dict]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("notebooks", nargs="*", type=Path)
-    parser.add_argument("--presses", type=int, default=20)
-    parser.add_argument("--sliders", type=int, default=2,
-                        help="enabled sliders measured per explorer (default 2)")
-    parser.add_argument("--no-baseline", action="store_true", help="skip the interact baseline")
+    parser = ls.common_arguments(__doc__)
     parser.add_argument("--stages", action="store_true", help="also print the stage breakdown")
-    parser.add_argument("--bursts", type=int, default=0,
-                        help="also time this many bursts of 10 quick presses (a held key)")
-    parser.add_argument("--json", type=Path, help="also write every stamp to this file")
     args = parser.parse_args(argv)
     notebooks = args.notebooks or ls.jlab.course_notebooks()
     if ls.jlab.find_chromium() is None:

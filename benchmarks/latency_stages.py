@@ -391,19 +391,25 @@ def print_bursts(rows: list[dict]) -> None:
               + f"  (n={len(r['bursts'])})")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def common_arguments(doc: str) -> argparse.ArgumentParser:
+    """The options this script and browser_latency.py share."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument("--presses", type=int, default=20)
     parser.add_argument("--sliders", type=int, default=2,
                         help="enabled sliders measured per explorer (default 2)")
-    parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the interact baseline")
+    parser.add_argument("--bursts", type=int, default=0,
+                        help=f"also time this many bursts of {BURST_SIZE} quick presses (a held key)")
     parser.add_argument("--json", type=Path, help="also write every stamp to this file")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = common_arguments(__doc__)
     parser.add_argument("--trace", action="store_true",
                         help="also record a Chromium trace of each first slider's presses "
                              "(tracing slows those presses down)")
-    parser.add_argument("--bursts", type=int, default=0,
-                        help=f"also time this many bursts of {BURST_SIZE} quick presses")
     args = parser.parse_args(argv)
     notebooks = args.notebooks or jlab.course_notebooks()
     if jlab.find_chromium() is None:

@@ -4,22 +4,10 @@ import math
 
 import numpy as np
 import pytest
+from test_check_masks_positions import STUB, _line, _raises  # (tests/ is on sys.path)
 
 import attention_kit as ak
 from attention_kit.check import at_scale as chk
-
-STUB = "✗ no answer yet: replace the `...` after `return` with your code, then run the cell again"
-
-
-def _line(capsys):
-    out = capsys.readouterr().out.strip()
-    assert "\n" not in out, out
-    return out
-
-
-def _raises(*args):
-    raise RuntimeError("boom")
-
 
 # ---------------------------------------------------------------- online update
 

@@ -107,10 +107,10 @@ class HeadView(Explorer):
         try:
             ids = self._encode(text)
         except UnknownWordError as exc:
-            unknown, _, known = str(exc).partition("; it knows only ")
-            self.error.value = f"⚠ {unknown}: type only words of the rhymes (the picture shows the last good context)"
+            self.error.value = (f"⚠ {exc.headline}: type only words of the rhymes (the picture "
+                                "shows the last good context)")
             self.known.value = (f"<div style='font-size:12px;line-height:1.3'><b>It knows only "
-                                f"{known.split(':')[0]}:</b> {known.partition(': ')[2]}</div>")
+                                f"the {exc.size} words of its rhymes:</b> {exc.known}</div>")
             self.known.layout.display = None
             return False
         except Exception as exc:  # empty text and the like

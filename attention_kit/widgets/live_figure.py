@@ -16,6 +16,8 @@ import traitlets
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ..plotting import _glyphs
+
 __all__ = ["LiveFigure", "encode_png"]
 
 
@@ -39,10 +41,6 @@ def encode_png(rgba: np.ndarray, level: int = 1) -> bytes:
             + _png_chunk(b"IDAT", zlib.compress(raw, level)) + _png_chunk(b"IEND", b""))
 
 
-_TEXT_CACHE: dict = {}
-_TEXT_CACHE_MAX = 4096
-
-
 def _cached_draw_text(renderer, original, gc, x, y, s, prop, angle, ismath=False, mtext=None):
     """``RendererAgg.draw_text`` with the rendered string bitmap cached.
 
@@ -52,20 +50,7 @@ def _cached_draw_text(renderer, original, gc, x, y, s, prop, angle, ismath=False
     """
     if ismath or angle % 360 != 0 or not gc.get_antialiased():
         return original(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
-    key = (s, hash(prop), renderer.dpi)
-    entry = _TEXT_CACHE.get(key)
-    if entry is None:
-        from matplotlib.backends.backend_agg import get_hinting_flag
-
-        font = renderer._prepare_font(prop)
-        font.set_text(s, 0, flags=get_hinting_flag())
-        font.draw_glyphs_to_bitmap(antialiased=True)
-        xo, yo = font.get_bitmap_offset()
-        entry = (np.array(font.get_image()), xo / 64.0, yo / 64.0 + font.get_descent() / 64.0)
-        if len(_TEXT_CACHE) >= _TEXT_CACHE_MAX:
-            _TEXT_CACHE.clear()
-        _TEXT_CACHE[key] = entry
-    img, xo, yo = entry
+    img, xo, yo = _glyphs(renderer, s, prop)
     renderer._renderer.draw_text_image(img, round(x + xo), round(y + yo) + 1, 0, gc)
 
 
