@@ -53,13 +53,17 @@ JS_INSTALL = """
     if (a.direction === 'send' && t === 'comm_msg' && c.send === undefined) c.send = now();
     if (a.direction === 'recv' && c.recv === undefined && c.send !== undefined
         && ((t === 'comm_msg' && m.buffers && m.buffers.length)
+            || (t === 'comm_msg' && m.content.data && m.content.data.state
+                && m.content.data.state.frame !== undefined)
             || (t === 'display_data' && m.content.data && m.content.data['image/png']))) {
       c.recv = now();
+      const s = t === 'comm_msg' && m.content.data.state;
       c.bytes = (m.buffers && m.buffers.length) ? m.buffers[0].byteLength
+                : s ? (s.ops || '').length + (s.background || '').length
                 : Math.round(m.content.data['image/png'].length * 3 / 4);
     }
   });
-  const loaded = (img) => {
+  const loaded = (size) => {
     requestAnimationFrame(() => {  // every new picture, for the bursts
       const ch = new MessageChannel();
       ch.port1.onmessage = () => st.painted.push(now());
@@ -68,7 +72,7 @@ JS_INSTALL = """
     const c = st.cur;
     if (!c || c.src === undefined || c.load !== undefined) return;
     c.load = now();
-    c.size = img.naturalWidth + 'x' + img.naturalHeight;
+    c.size = size;
     requestAnimationFrame(() => {
       c.frame = now();
       // a message posted here runs after this frame's style, layout and paint
@@ -84,9 +88,15 @@ JS_INSTALL = """
   const watch = (img) => {
     if (img.__stWatched) return;
     img.__stWatched = true;
-    img.addEventListener('load', () => loaded(img));
+    img.addEventListener('load', () => loaded(img.naturalWidth + 'x' + img.naturalHeight));
   };
   const root = document.querySelector(sel);
+  // a LiveFigure's canvas: the picture is drawn (synchronously) when "ak-frame" fires
+  root.addEventListener('ak-frame', (e) => {
+    const c = st.cur;
+    if (c && c.recv !== undefined && c.src === undefined) c.src = now();
+    loaded(e.target.width + 'x' + e.target.height);
+  });
   root.querySelectorAll('img').forEach(watch);
   new MutationObserver((records) => {
     const c = st.cur;

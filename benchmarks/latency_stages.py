@@ -6,8 +6,8 @@
 For each notebook: start JupyterLab (127.0.0.1, throw-away settings, a copy of the notebook) and a
 scratch notebook with the naive ``interact`` baseline (a fresh annotated 8 x 8 heatmap and
 ``plt.show()`` per change), open each in the system Chromium (headless, via playwright), run all
-cells, take the first interactive section (a widget with an image) and its first ``--sliders``
-enabled sliders that redraw the image, then press ArrowRight / ArrowLeft on each ``--presses``
+cells, take the first interactive section (a widget with a picture) and its first ``--sliders``
+enabled sliders that redraw the picture, then press ArrowRight / ArrowLeft on each ``--presses``
 times, one press at a time (the kernel goes idle in between).
 
 Every press is stamped on both sides with the same clock (ms since the epoch: ``time.time()`` in
@@ -21,13 +21,15 @@ to kernel      that message sent -> the kernel's shell handler gets it (server, 
 dispatch       shell handler -> the explorer's callback starts (set_state, traitlets)
 compute        callback -> new state computed (``_compute``)
 artists        state -> artists updated (``_draw``)
-render         artists -> Agg canvas drawn (cached background + changing artists)
-png            canvas -> PNG bytes
-send back      PNG -> ``Image.value`` set and its ``comm_msg`` handed to the iopub thread
+render         artists -> the picture prepared: a ``LiveFigure`` records its moving artists as
+               canvas drawing commands (and renders its background with Agg when that changed)
+encode         -> the bytes to send: JSON of the commands (+ the background's PNG when new)
+send back      -> the ``LiveFigure``'s state set and its ``comm_msg`` handed to the iopub thread
 to page        kernel sent -> the page's kernel connection receives it (iopub, server, ws)
-to <img>       received -> the widget view has put the new ``src`` on its ``<img>``
-decode         new ``src`` -> the ``<img>`` ``load`` event
-frame          ``load`` -> the next animation frame (the picture is painted in this frame)
+to picture     received -> the picture is set: a ``LiveFigure``'s ``<canvas>`` has been drawn
+               (its "ak-frame" event), an ``<img>`` (the baseline) has its new ``src``
+decode         new ``src`` -> the ``<img>`` ``load`` event (0 for a canvas: nothing to decode)
+frame          drawn / loaded -> the next animation frame (the picture is painted in this frame)
 paint          that frame's callbacks -> its style, layout and paint are done
 round trip     the widget's message sent -> the new picture's message received
 to frame       ``keydown`` -> that animation frame (the total of the first measurement)
@@ -99,10 +101,10 @@ STAGES = (  # (name, from stamp, to stamp)
     ("compute", "callback", "computed"),
     ("artists", "computed", "drawn"),
     ("render", "drawn", "rendered"),
-    ("png", "rendered", "encoded"),
+    ("encode", "rendered", "encoded"),
     ("send back", "encoded", "sent"),
     ("to page", "sent", "recv"),
-    ("to <img>", "recv", "src"),
+    ("to picture", "recv", "src"),
     ("decode", "src", "load"),
     ("frame", "load", "frame"),
     ("paint", "frame", "painted"),

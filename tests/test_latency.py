@@ -1,15 +1,18 @@
-"""What makes a slider press cheap (issue 15): the PNG travels as a data: URL, a title that names a
-slider's value does not force a full redraw, cached text layout draws the same pixels, and
-LiveFigure's stage stamps are complete and in order."""
+"""What makes a slider press cheap (issue 15): the moving artists travel as canvas drawing commands
+and the PNG background only when it changes, a title that names a slider's value does not force a
+full redraw, cached text layout draws the same pixels, and LiveFigure's stage stamps are complete
+and in order."""
 
 import base64
 import io
+import json
 
 import numpy as np
 import pytest
 from ipywidgets.widgets.widget import _remove_buffers
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 from PIL import Image
 
@@ -21,6 +24,7 @@ from attention_kit.widgets import (
     SelfAttentionExplorer,
 )
 from attention_kit.widgets.base import nice_limit
+from attention_kit.widgets.draw_ops import Unsupported, record_ops
 
 TOKENS = "the cat sat on the mat and purred".split()
 PADDED = ["the", "cat", "sat", "on", "the", "mat", "<pad>", "<pad>"]
@@ -38,17 +42,50 @@ def small_live() -> LiveFigure:
     return live
 
 
-def test_python_side_is_a_png_image_and_the_page_gets_a_data_url():
+def test_a_figure_without_moving_artists_is_sent_whole_as_a_png_background():
     live = small_live()
-    assert live.format == "png"
     assert bytes(live.value[:8]) == b"\x89PNG\r\n\x1a\n"
-    state, paths, buffers = _remove_buffers(live.get_state())
-    assert state["format"] == "url"
-    assert paths == [["value"]]  # still a binary buffer, as ipywidgets' ImageView expects
-    url = bytes(buffers[0])
-    prefix = b"data:image/png;base64,"
-    assert url.startswith(prefix)
-    assert base64.b64decode(url[len(prefix):]) == bytes(live.value)
+    prefix = "data:image/png;base64,"
+    assert live.background.startswith(prefix)
+    assert base64.b64decode(live.background[len(prefix):]) == bytes(live.value)
+    assert json.loads(live.ops) == {"fonts": [], "ops": []}
+    assert live.size == list(pixels(live.value).shape[1::-1])  # [width, height]
+
+
+def test_moving_artists_travel_as_ops_and_the_background_only_when_it_changes():
+    ex = SelfAttentionExplorer(np.random.default_rng(0).normal(0, 1, (8, 2)), labels=TOKENS)
+    live = ex.live
+    ex.controls["temperature"].value = 0.9  # the title grows once: a new layout
+    state, _, buffers = _remove_buffers(live.get_state())
+    assert buffers == []  # plain JSON, no binary parts
+    frame, background = live.frame, live.background
+    ex.editor.set_text("x1", "0.3, -0.2")
+    assert live.frame == frame + 1 and live.background == background  # only the ops changed
+    payload = json.loads(live.ops)
+    kinds = [op[0] for op in payload["ops"]]
+    assert kinds.count("i") == 2  # the two heatmaps' cells
+    assert kinds.count("t") >= 2 * 64  # their 64 values each (+ arrow labels, titles)
+    texts = [op[3] for op in payload["ops"] if op[0] == "t"]
+    assert f"{ex.state['weights'][0, 0]:.2f}" in texts
+    assert all(0 <= op[4] < len(payload["fonts"]) for op in payload["ops"] if op[0] == "t")
+    full = live.full_renders
+    ex.editor.set_text("x1", "2, 2")  # the scores' colour scale grows from +-6 to +-8...
+    assert ex._hm_dots.image.get_clim() == (-8.0, 8.0)
+    assert live.full_renders == full + 1 and live.background != background  # ...a new background
+
+
+def test_an_artist_ops_cannot_draw_sends_the_whole_picture():
+    fig = Figure(figsize=(2, 1.5))
+    ax = fig.add_subplot()
+    patch = ax.add_patch(Rectangle((0.2, 0.2), 0.5, 0.5, hatch="//"))
+    live = LiveFigure(fig, dpi=50)
+    live.set_dynamic([patch])
+    with pytest.raises(Unsupported):
+        record_ops(live._renderer(), [patch])
+    live.refresh()
+    assert json.loads(live.ops)["ops"] == []
+    prefix = "data:image/png;base64,"
+    assert base64.b64decode(live.background[len(prefix):]) == bytes(live.value)
 
 
 def test_trace_records_every_stage_in_order_and_is_off_by_default():
@@ -66,7 +103,7 @@ def test_trace_records_every_stage_in_order_and_is_off_by_default():
     stages = ["callback", "computed", "drawn", "rendered", "encoded", "sent"]
     times = [rec[s] for s in stages]
     assert times == sorted(times)
-    assert rec["model"] == ex.live.model_id and rec["bytes"] == len(ex.live.value)
+    assert rec["model"] == ex.live.model_id and rec["bytes"] >= len(ex.live.ops)
     assert set(bare) >= {"rendered", "encoded", "sent"} and "callback" not in bare
     ex.controls["temperature"].value = 0.7  # trace off again: nothing recorded, nothing kept
     assert ex.live._stamps == {}

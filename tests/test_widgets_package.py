@@ -15,6 +15,7 @@ PUBLIC = {
                               "AttentionTrainer", "TrainingMonitor", "TilingStepper", "HeadView"],
     "attention_kit.widgets.editor": ["VectorEditor"],
     "attention_kit.widgets.live_figure": ["LiveFigure", "encode_png"],
+    "attention_kit.widgets.draw_ops": ["record_ops", "Unsupported"],
     "attention_kit.widgets.base": ["Explorer", "nice_limit", "plane", "steady_limits", "steady_box",
                                    "random_projections"],
     "attention_kit.widgets.messages": ["MessageLabel", "friendly"],

@@ -1,11 +1,13 @@
 """Widgets for the notebooks: a safe vector editor, a live figure and the explorers.
 
-Everything here is an ipywidgets 8 widget whose callbacks are plain methods, so tests (and the
+Everything here is an ipywidgets 8 widget (the live figure an anywidget) whose callbacks are plain
+methods, so tests (and the
 notebooks' stored outputs) can drive them without a browser:
 
 * :func:`parse_vector` turns typed text into a vector with an allow-list (no ``eval``).
 * :class:`VectorEditor` - a text box and one slider per component for each named vector.
-* :class:`LiveFigure` - an ``ipywidgets.Image`` that shows a reused matplotlib ``Figure`` as PNG.
+* :class:`LiveFigure` - shows a reused matplotlib ``Figure`` on a ``<canvas>``: its still parts as
+  a PNG, its moving artists as drawing commands that the browser draws (no PNG per slider step).
 * :class:`AttentionExplorer` (notebook 01), :class:`SelfAttentionExplorer` (notebook 02),
   :class:`MultiHeadExplorer` (notebook 03), :class:`MaskExplorer` (notebook 04) and
   :class:`TilingStepper` (notebook 07).
@@ -20,7 +22,8 @@ of its current figure.
 Where each piece lives (one module per building block, one per explorer):
 
 * ``editor`` - :class:`VectorEditor` (the parser itself is :mod:`attention_kit.parsing`)
-* ``live_figure`` - :class:`LiveFigure`, :func:`encode_png`
+* ``live_figure`` - :class:`LiveFigure`, :func:`encode_png` (and ``live_figure.js``, its page side)
+* ``draw_ops`` - matplotlib artists as canvas drawing commands (:func:`record_ops`)
 * ``base`` - the explorer base class and the 2-D plane helpers
 * ``messages`` - the error label and its one-line messages
 * ``general_attention``, ``self_attention``, ``multi_head``, ``masks``, ``head_view``,

@@ -1,26 +1,31 @@
-"""A live figure: a matplotlib ``Figure`` shown as a PNG in an ``ipywidgets.Image``, redrawn
-incrementally (cached background, cached text bitmaps, fast PNG encoding) and sent to the page as
-a ``data:`` URL."""
+"""A live figure: a matplotlib ``Figure`` shown on a ``<canvas>`` in the page (an anywidget).
+
+The parts of the figure that stay put (axes, ticks, labels, colour bars) travel once as a PNG; the
+artists that move with a slider travel as a few kilobytes of drawing commands (``draw_ops``) and are
+drawn by the browser, so a slider step costs no rendering, encoding or decoding of pixels."""
 
 from __future__ import annotations
 
 import base64
+import json
 import struct
 import time
 import zlib
 from functools import partial
+from pathlib import Path
 
-import ipywidgets as widgets
+import anywidget
 import numpy as np
 import traitlets
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..plotting import _glyphs
+from .draw_ops import Unsupported, record_ops
 
 __all__ = ["LiveFigure", "encode_png"]
 
-
+_ESM = (Path(__file__).with_name("live_figure.js")).read_text(encoding="utf-8")
 
 def _png_chunk(tag: bytes, data: bytes) -> bytes:
     return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
@@ -54,30 +59,30 @@ def _cached_draw_text(renderer, original, gc, x, y, s, prop, angle, ismath=False
     renderer._renderer.draw_text_image(img, round(x + xo), round(y + yo) + 1, 0, gc)
 
 
-def _png_as_data_url(value, widget) -> memoryview | None:
-    """How a LiveFigure's PNG travels to the page: as the bytes of a ``data:`` URL.
-
-    The browser shows a ``data:`` URL without the round trip through the browser process that a
-    blob URL (ipywidgets' way for image bytes) costs: about 15 ms less per picture in Chromium.
-    """
-    if value is None:
-        return None
-    return memoryview(b"data:image/png;base64," + base64.b64encode(bytes(value)))
+NO_OPS = '{"fonts":[],"ops":[]}'
 
 
-class LiveFigure(widgets.Image):
-    """An ``ipywidgets.Image`` showing a reused matplotlib ``Figure`` as PNG.
+def _data_url(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+class LiveFigure(anywidget.AnyWidget):
+    """A reused matplotlib ``Figure`` shown live in the page, redrawn incrementally.
 
     The figure is attached to an Agg canvas only (not to pyplot), so the inline backend never shows
     a second copy. Rendering is incremental:
 
     * the layout (constrained) is computed once, and again only after :meth:`relayout`;
     * artists registered with :meth:`set_dynamic` are the only ones redrawn on a :meth:`refresh`:
-      everything else (axes, ticks, labels, colorbars) is rendered once into a cached background,
+      everything else (axes, ticks, labels, colorbars) is rendered once into a background PNG,
       until :meth:`invalidate` is called (e.g. after an axis range or a title changed);
-    * rendered strings are cached, and the PNG is written with fast compression;
-    * in Python ``value`` is the PNG and ``format`` is ``"png"``, as for any ``Image``; the page
-      gets them as a ``data:`` URL with ``format="url"`` (shown sooner than an image blob).
+    * the page gets the background only when it changes (``background``, a ``data:`` URL) and the
+      dynamic artists on every refresh as canvas drawing commands (``ops``, JSON; see
+      :mod:`attention_kit.widgets.draw_ops`), which ``live_figure.js`` draws on a ``<canvas>``;
+      a figure without dynamic artists, or with one the commands cannot express, is sent whole as
+      the background;
+    * :meth:`render` (and :attr:`value`) give the whole picture as PNG, drawn by Agg: the static
+      image where no kernel runs, and what the tests compare.
 
     Parameters
     ----------
@@ -86,19 +91,24 @@ class LiveFigure(widgets.Image):
         Rendering resolution (default: the figure's).
     """
 
+    _esm = _ESM
+
     #: Set to a list (``LiveFigure.trace = []``) to record, for every refresh of every live figure,
     #: a dict of wall-clock stamps (ms since the epoch) of its stages; None (the default) records
     #: nothing. ``benchmarks/latency_stages.py`` uses it to split a slider press into stages.
     trace: list | None = None
 
-    value = widgets.trait_types.CByteMemoryView(
-        help="The PNG bytes (sent to the page as a data: URL).").tag(
-        sync=True, to_json=_png_as_data_url, from_json=widgets.trait_types.bytes_from_json)
-    format = traitlets.Unicode("png", help="The image format (the page is told 'url').").tag(
-        sync=True, to_json=lambda _value, _widget: "url")
+    background = traitlets.Unicode("", help="The still part of the picture, a PNG data: URL.").tag(
+        sync=True)
+    ops = traitlets.Unicode(NO_OPS, help="The moving artists as canvas drawing commands (JSON).").tag(
+        sync=True)
+    size = traitlets.List([0, 0], help="The picture's size in pixels, [width, height].").tag(
+        sync=True)
+    frame = traitlets.Int(0, help="Counts the pictures sent; the page redraws on each.").tag(
+        sync=True)
 
     def __init__(self, figure: Figure, *, dpi: float | None = None, **kwargs):
-        super().__init__(format="png", **kwargs)
+        super().__init__(**kwargs)
         self.figure = figure
         if dpi is not None:
             figure.set_dpi(dpi)
@@ -111,6 +121,8 @@ class LiveFigure(widgets.Image):
         self.renders = 0
         self.full_renders = 0
         self._stamps: dict = {}
+        self._background_url = None  # the background under the dynamic artists, a data: URL
+        self._last_sent = None  # the background the page has
 
     def stamp(self, stage: str) -> None:
         """Note the time of ``stage`` of the current refresh when :attr:`trace` is on."""
@@ -147,38 +159,73 @@ class LiveFigure(widgets.Image):
             r._ak_cached_text = True
         return r
 
-    def render(self) -> bytes:
-        """Draw the figure (incrementally when possible) and return it as PNG bytes."""
+    def _draw_background(self) -> bool:
+        """Render the background (everything but the dynamic artists) if it is out of date.
+        Returns True when it was rendered; the canvas then holds it."""
+        if self._laid_out and self._background is not None and self._dynamic:
+            return False
         fig = self.figure
-        canvas = fig.canvas
         self._renderer()
-        if not self._laid_out or self._background is None or not self._dynamic:
-            for a in self._dynamic:
-                a.set_animated(True)  # the background is drawn without them
-            canvas.draw()  # (the first time, constrained layout positions the axes...)
-            if not self._laid_out:
-                fig.set_layout_engine("none")  # ...and then they stay put)
-                self._laid_out = True
-            self._background = canvas.copy_from_bbox(fig.bbox) if self._dynamic else None
-            self.full_renders += 1
-        else:
+        for a in self._dynamic:
+            a.set_animated(True)  # the background is drawn without them
+        fig.canvas.draw()  # (the first time, constrained layout positions the axes...)
+        if not self._laid_out:
+            fig.set_layout_engine("none")  # ...and then they stay put)
+            self._laid_out = True
+        self._background = fig.canvas.copy_from_bbox(fig.bbox) if self._dynamic else None
+        if self._dynamic:  # what the page shows under the dynamic artists
+            self._background_url = _data_url(encode_png(np.asarray(fig.canvas.buffer_rgba())))
+        self.full_renders += 1
+        return True
+
+    def render(self) -> bytes:
+        """Draw the whole figure with Agg (incrementally when possible) and return it as PNG."""
+        canvas = self.figure.canvas
+        if not self._draw_background():
             canvas.restore_region(self._background)
         renderer = self._renderer()
-        for a in self._dynamic:
-            if a.get_visible():
-                a.draw(renderer)
-        self.stamp("rendered")
-        png = encode_png(np.asarray(canvas.buffer_rgba()))
-        self.stamp("encoded")
-        self.renders += 1
-        return png
+        if self._background is not None:
+            for a in self._dynamic:
+                if a.get_visible():
+                    a.draw(renderer)
+        return encode_png(np.asarray(canvas.buffer_rgba()))
+
+    @property
+    def value(self) -> bytes:
+        """The current picture as PNG bytes (rendered by Agg on each access)."""
+        return self.render()
 
     def refresh(self) -> None:
-        """Re-render the figure into the image."""
+        """Send the current picture to the page: the dynamic artists as drawing commands, and the
+        background as well when it changed (or everything as a PNG when commands cannot draw it)."""
         full = self.full_renders
-        self.value = self.render()
+        self._draw_background()  # (only when out of date; the canvas then holds it)
+        ops = None
+        if self._dynamic:
+            try:
+                ops = record_ops(self._renderer(), self._dynamic)
+            except Unsupported:
+                pass
+        self.stamp("rendered")
+        if ops is not None:
+            background, text = self._background_url, json.dumps(ops, separators=(",", ":"))
+        else:  # the whole picture as the background: no dynamic artists, or ones ops can't draw
+            png = self.render() if self._dynamic else encode_png(np.asarray(
+                self.figure.canvas.buffer_rgba()))
+            background, text = _data_url(png), NO_OPS
+        self.stamp("encoded")
+        renderer = self._renderer()
+        w, h = int(renderer.width), int(renderer.height)
+        with self.hold_sync():
+            self.size = [w, h]
+            self.background = background
+            self.ops = text
+            self.frame += 1
+        self.renders += 1
         if LiveFigure.trace is not None:
             self.stamp("sent")
-            LiveFigure.trace.append(dict(self._stamps, model=self.model_id, bytes=len(self.value),
+            sent = len(text) + (len(background) if background != self._last_sent else 0)
+            LiveFigure.trace.append(dict(self._stamps, model=self.model_id, bytes=sent,
                                          full=self.full_renders > full))
+        self._last_sent = background
         self._stamps = {}

@@ -30,6 +30,8 @@ SHOTS = ROOT / "artifacts" / "screenshots"
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+#: A widget's picture: an ipywidgets Image, or a LiveFigure's canvas (attention_kit.widgets).
+PICTURE = ".jupyter-widgets img, .jupyter-widgets canvas.ak-live-figure"
 
 # JupyterLab settings forced for the test server: no news / update pop-ups over the notebook.
 SETTINGS_OVERRIDES = {
@@ -254,7 +256,7 @@ _JS_PROGRESS = """
 """
 
 _JS_CELLS = """
-() => {
+(picture) => {
   const w = window.jupyterapp.shell.currentWidget;
   const out = [];
   w.content.widgets.forEach((c, i) => {
@@ -272,7 +274,7 @@ _JS_CELLS = """
               source: c.model.sharedModel.getSource().slice(0, 200),
               text: area ? area.innerText : '',
               widgetViews: area ? area.querySelectorAll('.jupyter-widgets').length : 0,
-              images: area ? area.querySelectorAll('.jupyter-widgets img').length : 0});
+              images: area ? area.querySelectorAll(picture).length : 0});
   });
   return out;
 }
@@ -371,7 +373,7 @@ def run_all_cells(page, *, timeout: float = 180.0) -> float:
 
 
 def cells(page) -> list[Cell]:
-    raw = page.evaluate(_JS_CELLS)
+    raw = page.evaluate(_JS_CELLS, PICTURE)
     return [Cell(index=c["index"], count=c["count"], tags=c["tags"], outputs=c["outputs"], source=c["source"],
                  text=c["text"], widget_views=c["widgetViews"], images=c["images"]) for c in raw]
 
@@ -432,14 +434,18 @@ def activate(page, name: str) -> None:
 
 
 def image_srcs(cell) -> list[str]:
-    """The ``src`` of every image in a cell's widget views, and whether each has loaded.
+    """What each picture in a cell's widget views shows, and whether it is ready.
 
-    A long ``data:`` URL (a live figure's PNG) is shortened to its start, its length and its last
-    64 characters: those hold the PNG's checksums, which change with any pixel."""
-    return cell.locator(".jupyter-widgets img").evaluate_all(
-        """els => els.map(e => (e.src.length > 256
-                                 ? e.src.slice(0, 32) + '…' + e.src.length + '…' + e.src.slice(-64)
-                                 : e.src) + (e.complete && e.naturalWidth > 0 ? '' : '#unloaded'))""")
+    An ``<img>`` gives its ``src``; a long ``data:`` URL is shortened to its start, its length and
+    its last 64 characters (those hold the PNG's checksums, which change with any pixel). A live
+    figure's ``<canvas>`` gives the hash of what it drew (``data-picture``); "#unloaded" marks a
+    picture not shown yet."""
+    return cell.locator(PICTURE).evaluate_all(
+        """els => els.map(e => e.tagName === 'CANVAS'
+            ? 'canvas:' + (e.dataset.picture || '#unloaded')
+            : (e.src.length > 256
+               ? e.src.slice(0, 32) + '…' + e.src.length + '…' + e.src.slice(-64)
+               : e.src) + (e.complete && e.naturalWidth > 0 ? '' : '#unloaded'))""")
 
 
 def wait_image_change(page, cell, before: list[str], *, timeout: float = 2.0) -> float | None:

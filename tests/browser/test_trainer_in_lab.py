@@ -31,7 +31,7 @@ def _left_pixels(cell):
     import numpy as np
     from matplotlib.image import imread
 
-    shot = cell.locator(".jupyter-widgets img").first.screenshot()
+    shot = cell.locator(jlab.PICTURE).first.screenshot()
     rgb = imread(io.BytesIO(shot), format="png")[..., :3]
     return np.asarray(rgb[:, : int(rgb.shape[1] * HEATMAP_SHARE)])
 

@@ -1,0 +1,298 @@
+"""Matplotlib artists as a short list of canvas drawing commands ("ops") for the browser.
+
+A :class:`~attention_kit.widgets.LiveFigure` sends its picture in two layers: a PNG background
+(axes, ticks, labels, colour bars), sent only when it changes, and the artists that move with a
+slider (heatmap cells, cell values, arrows, bars, a title), sent as the ops built here and drawn by
+``live_figure.js`` on a ``<canvas>``: a few kilobytes of JSON per slider step instead of a
+rendered, encoded and decoded PNG.
+
+Every op is a list whose first item names it; coordinates are canvas pixels (origin top left):
+
+* ``["p", codes, xy, fill, stroke, width, dashes, cap, join, clip]``: a path. ``codes`` has one
+  letter per vertex group (M move, L line, Q quadratic, C cubic, Z close), ``xy`` the flat
+  coordinates; ``fill`` and ``stroke`` are CSS colours or None; ``width`` and ``dashes`` in pixels.
+* ``["t", x, y, text, font, colour, align, baseline, angle, clip]``: one line of text at an anchor
+  (``font``: an index into the list of CSS fonts sent with the ops), aligned in the browser (``align``: left / center / right; ``baseline``: top / middle / bottom /
+  alphabetic), rotated by ``angle`` degrees anticlockwise.
+* ``["i", x, y, w, h, nx, ny, rgba, clip]``: an image of ``nx`` x ``ny`` cells, ``rgba`` their
+  bytes in base64, scaled up without smoothing to the ``w`` x ``h`` box at (x, y).
+
+``clip`` is ``[x, y, w, h]`` or None. An artist the ops cannot express (hatching, clip paths that
+are not rectangles, images with a non-affine transform) raises :class:`Unsupported`, and the
+live figure falls back to sending the whole picture as a PNG.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+from matplotlib.backend_bases import GraphicsContextBase, RendererBase
+from matplotlib.collections import LineCollection
+from matplotlib.colors import to_rgba
+from matplotlib.image import AxesImage
+from matplotlib.patches import FancyArrowPatch
+from matplotlib.path import Path
+from matplotlib.text import Text
+
+from ..plotting import TextBatch
+
+__all__ = ["Unsupported", "record_ops"]
+
+#: The fonts the browser tries for matplotlib's default sans-serif (DejaVu Sans) text.
+SANS = '"DejaVu Sans", "Bitstream Vera Sans", Verdana, Arial, sans-serif'
+_FAMILIES = {"sans-serif": SANS, "serif": '"DejaVu Serif", Georgia, serif',
+             "monospace": '"DejaVu Sans Mono", Menlo, Consolas, monospace'}
+_CODES = {Path.MOVETO: "M", Path.LINETO: "L", Path.CURVE3: "Q", Path.CURVE4: "C",
+          Path.CLOSEPOLY: "Z"}
+_VALIGN = {"center": "middle", "center_baseline": "middle", "top": "top", "bottom": "bottom",
+           "baseline": "alphabetic"}
+_CAPS = {"butt": "butt", "round": "round", "projecting": "square"}
+
+
+_FONTS: dict = {}  # (font properties, dpi) -> CSS font
+_COLOURS: dict = {}  # (matplotlib colour, alpha) -> CSS colour
+
+
+def _css_colour(color, alpha) -> str | None:
+    key = (color if isinstance(color, str) else tuple(np.ravel(color)), alpha)
+    out = _COLOURS.get(key, "")
+    if out == "":
+        out = _COLOURS[key] = css(to_rgba(color), alpha)
+    return out
+
+
+class Unsupported(Exception):
+    """An artist that the canvas ops cannot draw faithfully (the figure is sent as a PNG)."""
+
+
+def css(rgba, alpha: float | None = None) -> str | None:
+    """A CSS colour from an RGB(A) tuple of floats in [0, 1]; None when fully transparent."""
+    r, g, b = (int(round(255 * float(c))) for c in rgba[:3])
+    a = float(rgba[3]) if len(rgba) > 3 else 1.0
+    if alpha is not None:
+        a = float(alpha)
+    if a <= 0:
+        return None
+    return f"rgb({r},{g},{b})" if a >= 1 else f"rgba({r},{g},{b},{a:.3g})"
+
+
+def _font(prop, dpi: float) -> str:
+    size = prop.get_size_in_points() * dpi / 72.0
+    weight = prop.get_weight()
+    weight = {"normal": 400, "regular": 400, "bold": 700, "heavy": 800, "light": 300}.get(
+        weight, weight)
+    families = ", ".join(_FAMILIES.get(f, f'"{f}"') for f in prop.get_family())
+    return f"{prop.get_style()} {weight} {size:.2f}px {families}"
+
+
+class OpRecorder(RendererBase):
+    """A matplotlib renderer that writes canvas ops instead of pixels.
+
+    Text metrics come from the real Agg renderer, so artists lay themselves out exactly as in the
+    PNG; the display's y axis (up) is flipped to the canvas's (down).
+    """
+
+    def __init__(self, agg):
+        super().__init__()
+        self.agg = agg
+        self.width, self.height, self.dpi = agg.width, agg.height, agg.dpi
+        self.ops: list = []
+        self.fonts: list[str] = []  # CSS fonts; text ops refer to them by index
+
+    def font(self, prop) -> int:
+        key = (hash(prop), self.dpi)
+        css_font = _FONTS.get(key)
+        if css_font is None:
+            css_font = _FONTS[key] = _font(prop, self.dpi)
+        if css_font not in self.fonts:
+            self.fonts.append(css_font)
+        return self.fonts.index(css_font)
+
+    # -- what matplotlib asks of any renderer ---------------------------------------------------
+    def get_canvas_width_height(self):
+        return self.width, self.height
+
+    def get_text_width_height_descent(self, s, prop, ismath):
+        return self.agg.get_text_width_height_descent(s, prop, ismath)
+
+    def points_to_pixels(self, points):
+        return points * self.dpi / 72.0
+
+    def new_gc(self):
+        return GraphicsContextBase()
+
+    def flipy(self):
+        return False
+
+    # -- drawing ---------------------------------------------------------------------------------
+    def _clip(self, gc):
+        path, _ = gc.get_clip_path()
+        if path is not None:
+            raise Unsupported("clip path")
+        box = gc.get_clip_rectangle()
+        if box is None:
+            return None
+        x0, y0, x1, y1 = box.extents
+        return [round(x0, 2), round(self.height - y1, 2), round(x1 - x0, 2), round(y1 - y0, 2)]
+
+    def draw_path(self, gc, path, transform, rgbFace=None):
+        if gc.get_hatch() is not None:
+            raise Unsupported("hatching")
+        codes, xy = [], []
+        for verts, code in path.iter_segments(transform, remove_nans=True, simplify=False,
+                                              curves=True):
+            codes.append(_CODES[code])
+            if code != Path.CLOSEPOLY:
+                pts = np.asarray(verts, dtype=float).reshape(-1, 2)
+                xy.extend(np.round(np.column_stack([pts[:, 0], self.height - pts[:, 1]]), 2)
+                          .ravel().tolist())
+        if not codes:
+            return
+        forced = gc.get_forced_alpha()
+        fill = None
+        if rgbFace is not None:
+            fill = css(rgbFace, gc.get_alpha() if forced or len(rgbFace) == 3 else None)
+        width = float(self.points_to_pixels(gc.get_linewidth()))
+        stroke = css(gc.get_rgb()) if width > 0 else None
+        if fill is None and stroke is None:
+            return
+        offset, dashes = gc.get_dashes()
+        dashes = None if dashes is None else [round(float(self.points_to_pixels(d)), 2)
+                                              for d in dashes]
+        self.ops.append(["p", "".join(codes), xy, fill, stroke, round(width, 2), dashes,
+                         _CAPS.get(gc.get_capstyle(), "butt"), gc.get_joinstyle(), self._clip(gc)])
+
+    def draw_image(self, gc, x, y, im, transform=None):
+        raise Unsupported("a resampled image")
+
+    def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):
+        if ismath:
+            raise Unsupported("mathtext")
+        # (x, y) is the start of the line's baseline, as Text.draw lays it out
+        self.ops.append(["t", round(x, 2), round(self.height - y, 2), s, self.font(prop),
+                         css(gc.get_rgb()), "left", "alphabetic", round(angle, 2), self._clip(gc)])
+
+    # -- artists the ops express better than their generic drawing --------------------------------
+    def text(self, t: Text, x: float, y: float) -> None:
+        """One single-line ``Text`` at its anchor, aligned by the browser's own font metrics."""
+        s = t.get_text()
+        if not s or not (np.isfinite(x) and np.isfinite(y)):
+            return
+        color = _css_colour(t.get_color(), t.get_alpha())
+        if color is None:
+            return
+        self.ops.append(["t", round(float(x), 2), round(self.height - float(y), 2), s,
+                         self.font(t.get_fontproperties()), color, t.get_ha(),
+                         _VALIGN.get(t.get_va(), "middle"), round(t.get_rotation(), 2),
+                         self._artist_clip(t)])
+
+    def _artist_clip(self, a):
+        """The clip rectangle of an artist, as ``_clip`` gives it for a graphics context."""
+        if not a.get_clip_on():
+            return None
+        if a.get_clip_path() is not None:
+            raise Unsupported("clip path")
+        box = a.get_clip_box()
+        if box is None:
+            return None
+        x0, y0, x1, y1 = box.extents
+        return [round(x0, 2), round(self.height - y1, 2), round(x1 - x0, 2), round(y1 - y0, 2)]
+
+    def lines(self, c: LineCollection) -> None:
+        """Straight segments of one colour, width and style (a heatmap's grid) as one path."""
+        colors, widths = c.get_colors(), c.get_linewidths()
+        styles = c.get_linestyles()
+        if len(colors) != 1 or len(widths) != 1 or len(styles) != 1 or styles[0][1] is not None \
+                or c.get_hatch() is not None or not c.get_transform().is_affine:
+            c.draw(self)  # the general way
+            return
+        segs = [np.asarray(seg, dtype=float) for seg in c.get_segments() if len(seg)]
+        stroke = css(colors[0], c.get_alpha())
+        width = round(float(self.points_to_pixels(widths[0])), 2)
+        if not segs or stroke is None or width <= 0:
+            return
+        pts = c.get_transform().transform(np.concatenate(segs))  # (m, 2)
+        pts[:, 1] = self.height - pts[:, 1]
+        codes = "".join("M" + "L" * (len(seg) - 1) for seg in segs)
+        self.ops.append(["p", codes, np.round(pts, 2).ravel().tolist(), None, stroke, width, None,
+                         _CAPS.get(c.get_capstyle() or "projecting", "square"),
+                         c.get_joinstyle() or "round", self._artist_clip(c)])
+
+    def arrow(self, a: FancyArrowPatch) -> None:
+        """A ``FancyArrowPatch``: drawn the general way, but only when it moved or changed (its
+        path costs most of the ops' time); otherwise its ops from the last time are reused."""
+        key = (a._posA_posB and tuple(map(tuple, a._posA_posB)), a._path_original is None,
+               a.get_transform().get_matrix().tobytes(), a.get_edgecolor(), a.get_facecolor(),
+               a.get_linewidth(), a.get_linestyle(), a.get_mutation_scale(),
+               id(a.get_arrowstyle()), a.get_alpha(), a.get_fill(), self.height, self.dpi,
+               tuple(self._artist_clip(a) or ()))
+        cached = getattr(a, "_ak_ops", None)
+        if cached is not None and cached[0] == key:
+            self.ops.extend(cached[1])
+            return
+        start = len(self.ops)
+        a.draw(self)
+        a._ak_ops = (key, self.ops[start:])
+
+    def image(self, im: AxesImage) -> None:
+        """A small image of flat cells (a heatmap) as its cell colours and its box in pixels."""
+        A = im.get_array()
+        if A is None or A.ndim != 2 or not im.get_transform().is_affine \
+                or im.get_interpolation() not in ("nearest", "none", "antialiased", "auto"):
+            raise Unsupported("image")
+        M = im.get_transform().get_matrix()
+        if M[0, 1] != 0 or M[1, 0] != 0:
+            raise Unsupported("rotated image")
+        rgba = im.to_rgba(A, bytes=True, norm=True)  # (ny, nx, 4): row 0 first, column 0 first
+        x0, x1, y0, y1 = im.get_extent()  # row 0 sits at y1 ("upper") or at y0 ("lower")
+        (xa, ya), (xb, yb) = im.get_transform().transform([[x0, y0], [x1, y1]])
+        if xa > xb:  # column 0 on the right
+            rgba, xa, xb = rgba[:, ::-1], xb, xa
+        row0, other = (yb, ya) if im.origin == "upper" else (ya, yb)
+        if row0 < other:  # row 0 lower on the page than the last row: the canvas wants it first
+            rgba = rgba[::-1]
+        top, bottom = max(ya, yb), min(ya, yb)
+        left, right = round(xa), round(xb)
+        top_px, bottom_px = round(self.height - top), round(self.height - bottom)
+        gc = self.new_gc()
+        im._set_gc_clip(gc)
+        ny, nx = rgba.shape[:2]
+        self.ops.append(["i", left, top_px, right - left, bottom_px - top_px, nx, ny,
+                         base64.b64encode(np.ascontiguousarray(rgba).tobytes()).decode("ascii"),
+                         self._clip(gc)])
+
+    def artist(self, a) -> None:
+        if not a.get_visible():
+            return
+        if isinstance(a, TextBatch):
+            texts = [t for t in a.texts if t.get_visible() and t.get_text()]
+            if texts:
+                xy = a.get_transform().transform(np.array([t.get_unitless_position()
+                                                           for t in texts], dtype=float))
+                for t, (x, y) in zip(texts, xy, strict=True):
+                    self.text(t, x, y)
+        elif isinstance(a, Text) and "\n" not in a.get_text() and "$" not in a.get_text() \
+                and a.get_bbox_patch() is None:
+            x, y = a.get_transform().transform(a.get_unitless_position())
+            self.text(a, x, y)
+        elif isinstance(a, AxesImage):
+            self.image(a)
+        elif isinstance(a, FancyArrowPatch) and a._posA_posB is not None:
+            self.arrow(a)
+        elif type(a) is LineCollection:
+            self.lines(a)
+        else:
+            a.draw(self)
+
+
+def record_ops(agg, artists) -> dict:
+    """The canvas ops that draw ``artists`` (in order) on a figure rendered by ``agg``, as
+    ``{"fonts": [css font, ...], "ops": [op, ...]}``.
+
+    Raises :class:`Unsupported` when one of them cannot be expressed as ops.
+    """
+    rec = OpRecorder(agg)
+    for a in artists:
+        rec.artist(a)
+    return {"fonts": rec.fonts, "ops": rec.ops}

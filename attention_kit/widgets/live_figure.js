@@ -1,0 +1,122 @@
+// The page side of attention_kit's LiveFigure (an anywidget): a <canvas> showing the figure's
+// PNG background with the moving artists drawn on top from the kernel's "ops" (see draw_ops.py
+// for their format). Each new picture sets data-frame (a counter) and data-picture (a hash of
+// what was drawn) on the canvas and fires "ak-frame" (tests and benchmarks/ watch for it).
+
+function clipTo(ctx, clip) {
+  if (clip) {
+    ctx.beginPath();
+    ctx.rect(clip[0], clip[1], clip[2], clip[3]);
+    ctx.clip();
+  }
+}
+
+function pathOf(codes, xy) {
+  const p = new Path2D();
+  let k = 0;
+  for (const c of codes) {
+    if (c === "M") { p.moveTo(xy[k], xy[k + 1]); k += 2; }
+    else if (c === "L") { p.lineTo(xy[k], xy[k + 1]); k += 2; }
+    else if (c === "Q") { p.quadraticCurveTo(xy[k], xy[k + 1], xy[k + 2], xy[k + 3]); k += 4; }
+    else if (c === "C") {
+      p.bezierCurveTo(xy[k], xy[k + 1], xy[k + 2], xy[k + 3], xy[k + 4], xy[k + 5]); k += 6;
+    } else if (c === "Z") { p.closePath(); }
+  }
+  return p;
+}
+
+function hash(text, h = 0x811c9dc5) {  // FNV-1a, 32 bits
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+const cellCanvas = document.createElement("canvas");
+
+function drawOp(ctx, op, fonts) {
+  ctx.save();
+  if (op[0] === "p") {
+    const [, codes, xy, fill, stroke, width, dashes, cap, join, clip] = op;
+    clipTo(ctx, clip);
+    const p = pathOf(codes, xy);
+    if (fill) { ctx.fillStyle = fill; ctx.fill(p); }
+    if (stroke) {
+      ctx.strokeStyle = stroke;
+      ctx.lineWidth = width;
+      ctx.lineCap = cap;
+      ctx.lineJoin = join;
+      ctx.setLineDash(dashes || []);
+      ctx.stroke(p);
+    }
+  } else if (op[0] === "t") {
+    const [, x, y, text, font, colour, align, baseline, angle, clip] = op;
+    clipTo(ctx, clip);
+    ctx.font = fonts[font];
+    ctx.fillStyle = colour;
+    ctx.textAlign = align;
+    ctx.textBaseline = baseline;
+    ctx.translate(x, y);
+    if (angle) ctx.rotate(-angle * Math.PI / 180);
+    ctx.fillText(text, 0, 0);
+  } else if (op[0] === "i") {
+    const [, x, y, w, h, nx, ny, rgba, clip] = op;
+    clipTo(ctx, clip);
+    const bytes = Uint8ClampedArray.from(atob(rgba), (ch) => ch.charCodeAt(0));
+    cellCanvas.width = nx;
+    cellCanvas.height = ny;
+    cellCanvas.getContext("2d").putImageData(new ImageData(bytes, nx, ny), 0, 0);
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(cellCanvas, x, y, w, h);
+  }
+  ctx.restore();
+}
+
+function render({ model, el }) {
+  const canvas = document.createElement("canvas");
+  canvas.className = "ak-live-figure";
+  canvas.style.maxWidth = "100%";
+  canvas.style.display = "block";
+  el.appendChild(canvas);
+  const ctx = canvas.getContext("2d");
+  let background = null;  // the decoded background image
+  let backgroundUrl = null;  // the URL it was decoded from, or is being decoded from
+
+  function paint() {
+    const [w, h] = model.get("size");
+    if (canvas.width !== w || canvas.height !== h) {
+      canvas.width = w;
+      canvas.height = h;
+    }
+    ctx.clearRect(0, 0, w, h);
+    if (background) ctx.drawImage(background, 0, 0);
+    const text = model.get("ops");
+    const { fonts, ops } = JSON.parse(text);
+    for (const op of ops) drawOp(ctx, op, fonts);
+    const frame = model.get("frame");
+    canvas.dataset.frame = String(frame);
+    canvas.dataset.picture = hash(text, hash(backgroundUrl.slice(-64))).toString(16);
+    canvas.dispatchEvent(new CustomEvent("ak-frame", { bubbles: true, detail: { frame } }));
+  }
+
+  function update() {
+    const url = model.get("background");
+    if (url === backgroundUrl) {
+      paint();
+      return;
+    }
+    // a new background: keep the old picture until it is decoded, then draw the newest ops
+    backgroundUrl = url;
+    const img = new Image();
+    img.onload = () => {
+      if (backgroundUrl !== url) return;
+      background = img;
+      paint();
+    };
+    img.src = url;
+  }
+
+  model.on("change:frame", update);
+  update();
+  return () => model.off("change:frame", update);
+}
+
+export default { render };
