@@ -3,14 +3,14 @@
 Starts a real ipykernel (this interpreter, inline matplotlib backend) through jupyter_client, builds
 explorers there, and moves a slider 30 times exactly as the browser does: a ``comm_msg`` with
 ``{"method": "update", "state": {"value": ...}}`` on the shell channel. For each change it times
-how long until the new image is sent on iopub:
+how long until the new picture is sent on iopub:
 
 * live heatmap: one annotated 8 x 8 weights heatmap kept live with ``heatmap`` +
   ``update_heatmap`` + ``LiveFigure`` (the same picture as the naive case);
 * explorers (SelfAttentionExplorer with 8 tokens: two annotated 8 x 8 heatmaps and the plane;
   MultiHeadExplorer with 8 heads; MaskExplorer with 8 tokens, its nudge slider; TilingStepper, its
-  "tiles done" slider and a slider of its query): the ``comm_msg`` that updates their ``Image`` widget's
-  ``value``; the kernel's CPU time per update is printed as well, since a busy machine inflates
+  "tiles done" slider and a slider of its query): the ``comm_msg`` that updates their
+  ``LiveFigure`` (its drawing commands, ``frame``); the kernel's CPU time per update is printed as well, since a busy machine inflates
   wall-clock latency;
 * naive: ``ipywidgets.interact`` with a freshly built annotated 8 x 8 heatmap and ``plt.show()``
   every time: the ``display_data`` carrying ``image/png``.
@@ -63,7 +63,7 @@ def naive(v=0.0):
     plt.show()
 
 # the same 8 x 8 annotated heatmap as the naive case, kept live with attention_kit's pieces:
-# one reused Figure, update_heatmap in place, LiveFigure's incremental PNG
+# one reused Figure, update_heatmap in place, LiveFigure's drawing commands
 from matplotlib.figure import Figure
 from attention_kit.plotting import update_heatmap
 from attention_kit.widgets import LiveFigure
@@ -148,7 +148,7 @@ def _image_update(image_id):
         c = msg["content"]
         d = c.get("data", {})
         return (c.get("comm_id") == image_id and d.get("method") == "update"
-                and ["value"] in d.get("buffer_paths", []))
+                and "frame" in d.get("state", {}))  # a LiveFigure's new picture
     return match
 
 

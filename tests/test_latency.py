@@ -74,6 +74,14 @@ def test_moving_artists_travel_as_ops_and_the_background_only_when_it_changes():
     assert live.full_renders == full + 1 and live.background != background  # ...a new background
 
 
+def test_a_bad_vector_sends_no_new_picture():
+    ex = SelfAttentionExplorer(np.random.default_rng(0).normal(0, 1, (8, 2)), labels=TOKENS)
+    frame, ops = ex.live.frame, ex.live.ops
+    assert not ex.editor.set_text("x1", "0.5, oops")
+    assert "oops" in ex.editor.message("x1")
+    assert (ex.live.frame, ex.live.ops) == (frame, ops)  # the page keeps the last good picture
+
+
 def test_an_artist_ops_cannot_draw_sends_the_whole_picture():
     fig = Figure(figsize=(2, 1.5))
     ax = fig.add_subplot()
