@@ -44,7 +44,7 @@ JS_INSTALL = """
   const now = () => performance.timeOrigin + performance.now();
   const st = window.__st = {cur: null, done: [], keys: [], painted: []};
   document.addEventListener('keydown', (e) => {
-    if (e.key.startsWith('Arrow')) { st.cur = {key: now()}; st.keys.push(st.cur.key); }
+    if (e.key.startsWith('Arrow') || e.key === 'Enter') { st.cur = {key: now()}; st.keys.push(st.cur.key); }
   }, true);
   const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
   k.anyMessage.connect((_, a) => {

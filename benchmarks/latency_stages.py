@@ -133,32 +133,76 @@ def write_baseline(directory: Path) -> Path:
     return path
 
 
-def _slider_label(handle) -> str:
-    box = handle.locator("xpath=ancestor::div[contains(@class, 'widget-slider')][1]")
+def _control_label(handle) -> str:
+    """A control's name as the page shows it: a slider's or menu's label, a button's text."""
     try:
+        if handle.evaluate("h => h.tagName") == "BUTTON":
+            return handle.inner_text(timeout=1000).strip() or "?"
+        box = handle.locator("xpath=ancestor::div[contains(@class, 'widget-inline-hbox')][1]")
         return box.locator(".widget-label").first.inner_text(timeout=1000).strip() or "?"
     except Exception:
         return "?"
 
 
-def _redrawing_sliders(page, cell, limit: int) -> list:
-    """The first ``limit`` enabled, visible sliders whose key press changes the image."""
+#: The controls tried, in order, and what moves them: a slider's handle (the keys arrow right /
+#: left), a menu (the next / previous entry chosen, "+1" / "-1"), a button (Enter, e.g. the
+#: trainer's Step).
+CONTROLS = ((".jupyter-widgets [role=slider]", ("ArrowRight", "ArrowLeft")),
+            (".jupyter-widgets select", ("+1", "-1")),
+            (".jupyter-widgets button", ("Enter", "Enter")))
+
+# A menu entry chosen as a person does with the mouse (headless Chromium's closed <select> does not
+# follow arrow keys): the press record starts as for a key, then the select changes.
+JS_CHOOSE = """
+(h, step) => {
+  const now = performance.timeOrigin + performance.now();
+  const st = window.__st;
+  if (st) { st.cur = {key: now}; st.keys.push(now); }
+  h.selectedIndex = Math.max(0, Math.min(h.options.length - 1, h.selectedIndex + step));
+  h.dispatchEvent(new Event('change', {bubbles: true}));
+}
+"""
+
+
+def _act(page, handle, key: str) -> None:
+    """Press ``key`` on the focused control, or choose the menu entry ``key`` ("+1", "-1") away."""
+    if key in ("+1", "-1"):
+        handle.evaluate(JS_CHOOSE, int(key))
+    else:
+        page.keyboard.press(key)
+
+
+def _redrawing_controls(page, cell, limit: int) -> list:
+    """The first ``limit`` enabled, visible controls whose key press changes the picture: sliders
+    first; menus, then buttons, for a widget without sliders that redraw it (05, 06)."""
     chosen = []
-    for handle in cell.locator(".jupyter-widgets [role=slider]").all():
-        if len(chosen) >= limit:
-            break
-        if not handle.is_visible() or handle.evaluate("h => !!h.closest('[disabled]')"):
-            continue
-        now, top = handle.get_attribute("aria-valuenow"), handle.get_attribute("aria-valuemax")
-        first = "ArrowLeft" if now is not None and now == top else "ArrowRight"
-        back = "ArrowRight" if first == "ArrowLeft" else "ArrowLeft"
-        before = jlab.image_srcs(cell)
-        handle.focus()
-        page.keyboard.press(first)
-        if jlab.wait_image_change(page, cell, before, timeout=3.0) is not None:
-            chosen.append((handle, first, back))
-            page.keyboard.press(back)  # back to where it was
-            jlab.wait_image_change(page, cell, jlab.image_srcs(cell), timeout=3.0)
+    for selector, (right, left) in CONTROLS:
+        for handle in cell.locator(selector).all():
+            if len(chosen) >= limit:
+                return chosen
+            if not handle.is_visible() or handle.evaluate(
+                    "h => !!h.closest('[disabled]') || !!h.disabled"):
+                continue
+            first, back = right, left
+            if selector.endswith("[role=slider]"):
+                now, top = handle.get_attribute("aria-valuenow"), handle.get_attribute("aria-valuemax")
+                if now is not None and now == top:
+                    first, back = left, right
+            elif selector.endswith("select"):
+                at = handle.evaluate("h => [h.selectedIndex, h.options.length]")
+                if at[1] < 2:
+                    continue
+                if at[0] == at[1] - 1:
+                    first, back = left, right
+            before = jlab.image_srcs(cell)
+            handle.focus()
+            _act(page, handle, first)
+            if jlab.wait_image_change(page, cell, before, timeout=3.0) is not None:
+                chosen.append((handle, first, back))
+                _act(page, handle, back)  # back to where it was (a button: one more step)
+                jlab.wait_image_change(page, cell, jlab.image_srcs(cell), timeout=3.0)
+        if chosen:  # sliders that redraw: menus and buttons are not needed
+            return chosen
     return chosen
 
 
@@ -168,7 +212,7 @@ def _press(page, handle, keys: tuple[str, str], presses: int, gap_ms: int) -> tu
     handle.focus()
     missed = 0
     for i in range(presses):
-        page.keyboard.press(keys[i % 2])
+        _act(page, handle, keys[i % 2])
         try:
             page.wait_for_function("n => window.__st.done.length > n", arg=i - missed,
                                    polling=20, timeout=10_000)
@@ -189,7 +233,7 @@ def _bursts(page, handle, keys: tuple[str, str], bursts: int, size: int, every_m
         kernel_execute(page, KERNEL_RESET)
         page.evaluate("() => { window.__st.keys = []; window.__st.painted = []; }")
         for _ in range(size):
-            page.keyboard.press(keys[b % 2])
+            _act(page, handle, keys[b % 2])
             page.wait_for_timeout(every_ms)
         page.wait_for_timeout(settle_ms)  # the last picture has long arrived by then
         st = page.evaluate("() => ({keys: window.__st.keys, painted: window.__st.painted})")
@@ -247,13 +291,16 @@ def measure(page, server, notebook: Path, presses: int, sliders: int, gap_ms: in
         notebook.name == BASELINE_NAME and c.widget_outputs)]
     if not interactive:
         raise RuntimeError(f"{notebook.name}: no interactive section")
-    c = interactive[0]
-    cell = jlab.cell_locator(page, c.index)
-    cell.evaluate("el => el.scrollIntoView({block: 'start'})")
-    page.wait_for_timeout(300)
-    chosen = _redrawing_sliders(page, cell, sliders)
-    if not chosen:
-        raise RuntimeError(f"{notebook.name}: no slider in cell {c.index} redraws the image")
+    for c in interactive:  # the first section with a control that redraws its picture
+        cell = jlab.cell_locator(page, c.index)
+        cell.evaluate("el => el.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(300)
+        chosen = _redrawing_controls(page, cell, sliders)
+        if chosen:
+            break
+    else:
+        raise RuntimeError(f"{notebook.name}: no control in cells {[c.index for c in interactive]} "
+                           "redraws the picture")
     kernel_execute(page, KERNEL_SETUP)
     page.evaluate(JS_INSTALL, jlab.cell_selector(page, c.index))
     page.wait_for_timeout(500)
@@ -271,7 +318,7 @@ def measure(page, server, notebook: Path, presses: int, sliders: int, gap_ms: in
         _attach_kernel(done, fetched["trace"], fetched["arrivals"])
         burst = _bursts(page, handle, (first, back), bursts, BURST_SIZE, BURST_EVERY_MS) \
             if bursts and not rows else None
-        rows.append({"notebook": notebook.name, "cell": c.index, "slider": _slider_label(handle),
+        rows.append({"notebook": notebook.name, "cell": c.index, "slider": _control_label(handle),
                      "presses": done, "missed": missed,
                      "load": (load, os.getloadavg()[0]), "trace": summary, "bursts": burst})
     return rows

@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ..corpus import UnknownWordError, Vocab
-from ..plotting import OKABE_ITO, WEIGHTS_CMAP, heatmap
+from ..plotting import OKABE_ITO, WEIGHTS_CMAP, heatmap, update_heatmap
 from ..tiny_lm import TinyLMConfig, head_weights, next_token_probs
 from .base import Explorer
 
@@ -130,7 +130,7 @@ class HeadView(Explorer):
         return self.vocab.decode(self._ids)
 
     def _signatures(self) -> tuple[tuple, tuple]:
-        return (), ()  # the axes have fixed places and every update redraws the whole figure
+        return (), ()  # the axes have fixed places; a new context lays them out again
 
     # -- compute and draw ----------------------------------------------------------------------
     def _compute(self) -> dict:
@@ -144,42 +144,49 @@ class HeadView(Explorer):
                 "token": int(tok), "layer": l, "head": h}
 
     def _draw(self, st: dict) -> None:
-        toks, w, sel = st["tokens"], st["weights"], st["token"]
+        if tuple(st["tokens"]) != getattr(self, "_built_for", None):
+            self._build(st)  # a new context: new labels, new panels
+        self._update_artists(st)
+
+    def _line_segments(self, w: np.ndarray, sel: int, colour: str):
+        """The query -> key lines of weights above 0.01: segments, RGBA colours, widths."""
+        n = len(w)
+        i, j = np.nonzero(w > 0.01)
+        segs = [[(0.08, a), (0.92, b)] for a, b in zip(i, j, strict=True)]
+        rgba = np.zeros((len(segs), 4))
+        rgba[:, :3] = [int(colour[k:k + 2], 16) / 255 for k in (1, 3, 5)]
+        faint = (sel >= 0) & (i != sel) if n else np.zeros(0, bool)
+        rgba[:, 3] = w[i, j] * np.where(faint, 0.12, 1.0)
+        return segs, rgba, 0.5 + 4.5 * w[i, j]
+
+    def _build(self, st: dict) -> None:
+        """Draw every panel for a new context; the artists that follow the menus are then
+        updated in place and sent to the page as drawing commands (LiveFigure.set_dynamic)."""
+        toks, w = st["tokens"], st["weights"]
         n = len(toks)
-        colour = OKABE_ITO[st["head"] % len(OKABE_ITO)]
         for ax in (self._ax_lines, self._ax_heat, self._ax_bars):
             ax.clear()
         # lines: query i (left, x = 0) to key j (right, x = 1), strength = weight
         ax = self._ax_lines
-        segs, alphas, widths = [], [], []
-        for i in range(n):
-            for j in range(n):
-                if w[i, j] > 0.01:
-                    segs.append([(0.08, i), (0.92, j)])
-                    faint = sel >= 0 and i != sel
-                    alphas.append(float(w[i, j]) * (0.12 if faint else 1.0))
-                    widths.append(0.5 + 4.5 * float(w[i, j]))
-        rgba = np.zeros((len(segs), 4))
-        rgba[:, :3] = [int(colour[k:k + 2], 16) / 255 for k in (1, 3, 5)]
-        rgba[:, 3] = alphas
-        ax.add_collection(LineCollection(segs, colors=rgba, linewidths=widths))
+        self._lines = LineCollection([], linewidths=1.0)
+        ax.add_collection(self._lines)
+        self._query_texts = [ax.text(0.06, i, t, ha="right", va="center", fontsize=10)
+                             for i, t in enumerate(toks)]
         for i, t in enumerate(toks):
-            bold = "bold" if i == sel else "normal"
-            ax.text(0.06, i, t, ha="right", va="center", fontsize=10, fontweight=bold)
             ax.text(0.94, i, t, ha="left", va="center", fontsize=10)
         for x, ha, name in ((0.06, "right", "query"), (0.94, "left", "key")):
             ax.text(x, -0.9, name, ha=ha, va="center", fontsize=9, color="0.4", style="italic")
         ax.set_xlim(-0.55, 1.55)
         ax.set_ylim(max(n, 6) - 0.5, -1.2)
         ax.axis("off")
-        ax.set_title(f"layer {st['layer'] + 1}, head {st['head'] + 1}: query → key", fontsize=11)
+        ax.set_title("layer 1, head 1: query → key", fontsize=11)
         # heatmap, the selected query's row framed
         labels = [f"{i + 1} {t}" for i, t in enumerate(toks)]
-        heatmap(w, query_labels=labels, key_labels=toks, ax=self._ax_heat, annotate=n <= 8,
-                title="weights (rows: queries)", cbar=False)
-        if sel >= 0:
-            self._ax_heat.add_patch(Rectangle((-0.5, sel - 0.5), n, 1, fill=False, ec=OKABE_ITO[5], lw=2.5))
-        # next-token probabilities, most likely on top
+        self._hm = heatmap(w, query_labels=labels, key_labels=toks, ax=self._ax_heat,
+                           annotate=n <= 8, title="weights (rows: queries)", cbar=False)
+        self._frame = self._ax_heat.add_patch(Rectangle((-0.5, -0.5), n, 1, fill=False,
+                                                        ec=OKABE_ITO[5], lw=2.5))
+        # next-token probabilities (they depend on the context only), most likely on top
         ax = self._ax_bars
         top, p = st["top"], st["probs"][st["top"]]
         y = np.arange(len(top))
@@ -193,4 +200,23 @@ class HeadView(Explorer):
                     ha="right" if inside else "left", color="white" if inside else "black")
         ax.set_title(f"next word after “{toks[-1]}”", fontsize=11)
         ax.set_xlabel("probability")
-        self.live.invalidate()
+        hm = self._hm
+        self.live.set_dynamic([self._lines, *self._query_texts, self._ax_lines.title, hm.image,
+                               hm.grid, *([hm.text_batch] if hm.text_batch else []), self._frame])
+        self._built_for = tuple(toks)
+
+    def _update_artists(self, st: dict) -> None:
+        """The head's lines, the bold query, the title, the heatmap and its frame."""
+        w, sel = st["weights"], st["token"]
+        colour = OKABE_ITO[st["head"] % len(OKABE_ITO)]
+        segs, rgba, widths = self._line_segments(w, sel, colour)
+        self._lines.set_segments(segs)
+        self._lines.set_color(rgba)
+        self._lines.set_linewidths(widths)
+        for i, t in enumerate(self._query_texts):
+            t.set_fontweight("bold" if i == sel else "normal")
+        self._ax_lines.title.set_text(f"layer {st['layer'] + 1}, head {st['head'] + 1}: "
+                                      "query → key")
+        update_heatmap(self._hm, w)
+        self._frame.set_visible(sel >= 0)
+        self._frame.set_y(sel - 0.5)

@@ -297,7 +297,9 @@ class AttentionTrainer(Explorer):
         fig.suptitle(f"{tr.task.name}: {tr.task.description}\nthe probe's weights ({need})", fontsize=10.5)
         sub = fig.add_subfigure(gs[0, 1])
         self.curves = _Curves(*sub.subplots(2, 1), total=100)
-        dynamic = [self.curves.loss_line, self.curves.acc_line]
+        # the loss title names the step and the learning rate: redrawn on each change, not part of
+        # the background (a learning-rate step would otherwise redraw the whole figure)
+        dynamic = [self.curves.loss_line, self.curves.acc_line, self.curves.ax_loss.title]
         for hm in self._hms:
             dynamic += [hm.image, hm.grid]
         dynamic += boxes + [hm.text_batch for hm in self._hms if hm.text_batch]
