@@ -74,6 +74,26 @@ def test_moving_artists_travel_as_ops_and_the_background_only_when_it_changes():
     assert live.full_renders == full + 1 and live.background != background  # ...a new background
 
 
+@pytest.mark.parametrize("origin", ["upper", "lower"])
+def test_image_ops_put_the_first_query_row_where_the_axes_show_it(origin):
+    fig = Figure(figsize=(3, 3), dpi=50)
+    ax = fig.add_subplot()
+    data = np.arange(6.0).reshape(2, 3)  # rows: queries
+    im = ax.imshow(data, origin=origin, interpolation="nearest", cmap="viridis")
+    live = LiveFigure(fig)
+    live.set_dynamic([im])
+    live.refresh()
+    (op,) = [op for op in json.loads(live.ops)["ops"] if op[0] == "i"]
+    _, x, y, w, h, nx, ny, b64, _ = op
+    cells = np.frombuffer(base64.b64decode(b64), dtype=np.uint8).reshape(ny, nx, 4)
+    colours = im.to_rgba(data, bytes=True)
+    top_row = colours[0] if origin == "upper" else colours[-1]  # what the canvas shows on top
+    np.testing.assert_array_equal(cells[0], top_row)
+    png = pixels(live.value)  # Agg's picture: the same colour in the middle of the top-left cell
+    np.testing.assert_array_equal(png[int(y + h / (2 * ny)), int(x + w / (2 * nx))],
+                                  top_row[0, :3])
+
+
 def test_a_bad_vector_sends_no_new_picture():
     ex = SelfAttentionExplorer(np.random.default_rng(0).normal(0, 1, (8, 2)), labels=TOKENS)
     frame, ops = ex.live.frame, ex.live.ops

@@ -25,6 +25,7 @@ live figure falls back to sending the whole picture as a PNG.
 from __future__ import annotations
 
 import base64
+import weakref
 
 import numpy as np
 from matplotlib.backend_bases import GraphicsContextBase, RendererBase
@@ -51,6 +52,7 @@ _CAPS = {"butt": "butt", "round": "round", "projecting": "square"}
 
 
 _FONTS: dict = {}  # (font properties, dpi) -> CSS font
+_RECORDERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Agg renderer -> OpRecorder
 _COLOURS: dict = {}  # (matplotlib colour, alpha) -> CSS colour
 
 
@@ -130,7 +132,10 @@ class OpRecorder(RendererBase):
         path, _ = gc.get_clip_path()
         if path is not None:
             raise Unsupported("clip path")
-        box = gc.get_clip_rectangle()
+        return self._box(gc.get_clip_rectangle())
+
+    def _box(self, box):
+        """A clip ``Bbox`` in display pixels as ``[x, y, w, h]`` on the canvas, or None."""
         if box is None:
             return None
         x0, y0, x1, y1 = box.extents
@@ -193,11 +198,7 @@ class OpRecorder(RendererBase):
             return None
         if a.get_clip_path() is not None:
             raise Unsupported("clip path")
-        box = a.get_clip_box()
-        if box is None:
-            return None
-        x0, y0, x1, y1 = box.extents
-        return [round(x0, 2), round(self.height - y1, 2), round(x1 - x0, 2), round(y1 - y0, 2)]
+        return self._box(a.get_clip_box())
 
     def lines(self, c: LineCollection) -> None:
         """Straight segments of one colour, width and style (a heatmap's grid) as one path."""
@@ -292,7 +293,10 @@ def record_ops(agg, artists) -> dict:
 
     Raises :class:`Unsupported` when one of them cannot be expressed as ops.
     """
-    rec = OpRecorder(agg)
+    rec = _RECORDERS.get(agg)
+    if rec is None:  # one per Agg renderer: matplotlib caches text layouts per renderer
+        rec = _RECORDERS[agg] = OpRecorder(agg)
+    rec.ops, rec.fonts = [], []
     for a in artists:
         rec.artist(a)
     return {"fonts": rec.fonts, "ops": rec.ops}

@@ -19,9 +19,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from attention_kit.lm_training import rhyme_stream
+from attention_kit.tiny_lm import load_pretrained
 from attention_kit.widgets import (
     AttentionExplorer,
     AttentionTrainer,
+    HeadView,
     MaskExplorer,
     MultiHeadExplorer,
     SelfAttentionExplorer,
@@ -60,6 +63,8 @@ MAKERS = {
     "MaskExplorer": lambda: MaskExplorer(PADDED, mask="causal", token=2, nudge=1.0),
     "AttentionTrainer": lambda: AttentionTrainer("reverse", lr=0.2),
     "TilingStepper": lambda: TilingStepper(step=6),
+    "HeadView": lambda: HeadView(*load_pretrained()[:2], rhyme_stream()[1],
+                                 context="little miss muffet sat on a", head=1),
 }
 
 
