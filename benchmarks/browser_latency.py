@@ -6,17 +6,19 @@
 
 For each notebook: start JupyterLab (127.0.0.1, temporary settings, a copy of the notebook), open
 it in the system Chromium (headless, via playwright), run all cells, take the first interactive
-section (a widget with an image) and its first ``--sliders`` enabled sliders that redraw the image,
-then press ArrowRight / ArrowLeft on each slider's handle ``--presses`` times, one press at a time.
+section whose controls redraw its picture, and its first ``--sliders`` such controls (sliders; for
+a widget without them, menus, then buttons), then move each ``--presses`` times, one press at a
+time: ArrowRight / ArrowLeft on a slider, the next / previous entry of a menu, Enter on a button.
 The same run measures the naive baseline: ``ipywidgets.interact`` drawing a fresh annotated 8 x 8
 heatmap with ``plt.show()`` on every change.
 
-Each press is timed in the page, from the ``keydown`` event to the end of the first frame painted
-after the widget's ``<img>`` has loaded the new picture ("painted"); "frame" is the start of that
-frame (the measure of the first version of this script). That covers the round trip browser ->
-kernel (recompute, matplotlib render to PNG) -> browser (decode, paint). The machinery and the
-per-stage breakdown are in ``benchmarks/latency_stages.py``. Targets (issue 15): median <= 50 ms
-and 95th percentile <= 100 ms for every explorer. The load average is printed beside every row:
+Each press is timed in the page, from the ``keydown`` event (or the menu choice) to the end of the
+first frame painted after the new picture is on the page ("painted"): a ``LiveFigure``'s canvas
+drawn (its "ak-frame" event), or the baseline's ``<img>`` loaded; "frame" is the start of that
+frame. That covers the round trip browser -> kernel (recompute, drawing commands) -> browser
+(draw, paint). The machinery and the per-stage breakdown are in ``benchmarks/latency_stages.py``,
+the results in ``benchmarks/LATENCY.md``. Targets (issue 15): median <= 50 ms and 95th percentile
+<= 100 ms for every explorer. The load average is printed beside every row:
 the machine's other work stretches every stage.
 """
 

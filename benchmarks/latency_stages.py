@@ -316,8 +316,9 @@ def measure(page, server, notebook: Path, presses: int, sliders: int, gap_ms: in
         summary = summarize_trace(page.context.browser.stop_tracing(), presses) if tracing else None
         fetched = json.loads(ast.literal_eval(kernel_execute(page, "", KERNEL_FETCH)))
         _attach_kernel(done, fetched["trace"], fetched["arrivals"])
+        held = first not in ("+1", "-1")  # a menu has no held key
         burst = _bursts(page, handle, (first, back), bursts, BURST_SIZE, BURST_EVERY_MS) \
-            if bursts and not rows else None
+            if bursts and not rows and held else None
         rows.append({"notebook": notebook.name, "cell": c.index, "slider": _control_label(handle),
                      "presses": done, "missed": missed,
                      "load": (load, os.getloadavg()[0]), "trace": summary, "bursts": burst})
