@@ -81,13 +81,18 @@ function render({ model, el }) {
   let backgroundUrl = null;  // the URL it was decoded from, or is being decoded from
 
   function paint() {
+    // on a high-density screen the canvas has more pixels than the figure: the commands (text,
+    // lines, cells) are drawn sharp at that density, the background PNG is scaled up
     const [w, h] = model.get("size");
-    if (canvas.width !== w || canvas.height !== h) {
-      canvas.width = w;
-      canvas.height = h;
+    const r = window.devicePixelRatio || 1;
+    if (canvas.width !== Math.round(w * r) || canvas.height !== Math.round(h * r)) {
+      canvas.width = Math.round(w * r);
+      canvas.height = Math.round(h * r);
+      canvas.style.width = w + "px";
     }
+    ctx.setTransform(r, 0, 0, r, 0, 0);
     ctx.clearRect(0, 0, w, h);
-    if (background) ctx.drawImage(background, 0, 0);
+    if (background) ctx.drawImage(background, 0, 0, w, h);
     const text = model.get("ops");
     const { fonts, ops } = JSON.parse(text);
     for (const op of ops) drawOp(ctx, op, fonts);

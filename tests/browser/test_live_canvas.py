@@ -117,3 +117,18 @@ def test_the_comparison_tells_another_state_apart(page):
     got, _ = canvas_png(page, ex.live)
     assert differing_blocks(pixels(got), pixels(ex.live.render())) < 0.02
     assert differing_blocks(pixels(got), pixels(before)) > 0.05
+
+
+def test_a_high_density_screen_gets_sharp_commands_at_the_same_size(browser):
+    page = browser.new_page(device_scale_factor=2)
+    try:
+        page.set_content("<!doctype html><html><body></body></html>")
+        ex = MAKERS["SelfAttentionExplorer"]()
+        got, meta = canvas_png(page, ex.live)
+        a, b = pixels(got), pixels(ex.live.render())
+        assert meta["width"] == f"{b.shape[1]}px"  # laid out at the figure's size...
+        assert a.shape[:2] == (2 * b.shape[0], 2 * b.shape[1])  # ...with twice the pixels each way
+        half = a.reshape(b.shape[0], 2, b.shape[1], 2, 3).mean(axis=(1, 3))
+        assert differing_blocks(half, b) < 0.02  # ...of the same picture
+    finally:
+        page.close()
