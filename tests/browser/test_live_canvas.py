@@ -45,7 +45,7 @@ async ([src, state]) => {
   const cleanup = mod.default.render({model, el});
   await drawn;
   const canvas = el.querySelector('canvas');
-  const out = {url: canvas.toDataURL('image/png'), frame: canvas.dataset.frame,
+  const out = {url: canvas.toDataURL('image/png'), frame: canvas.dataset.frame, width: canvas.style.width,
                picture: canvas.dataset.picture};
   cleanup();
   el.remove();
