@@ -222,7 +222,7 @@ def main(argv=None) -> int:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
     naive_med, _ = _stats(results["naive: interact + fresh annotated 8x8 heatmap + plt.show"][0])
-    print(f"widget latency, slider change -> image sent on iopub ({args.n} changes each; "
+    print(f"widget latency, slider change -> new picture sent on iopub ({args.n} changes each; "
           f"{os.cpu_count()} CPUs, load average {load_before:.1f} -> {load_after:.1f})")
     print(f"{'case':72s} {'median ms':>10s} {'p95 ms':>8s} {'naive/this':>11s} {'kernel CPU ms':>14s}")
     out = {}
