@@ -94,8 +94,13 @@ function render({ model, el }) {
     ctx.clearRect(0, 0, w, h);
     if (background) ctx.drawImage(background, 0, 0, w, h);
     const text = model.get("ops");
-    const { fonts, ops } = JSON.parse(text);
-    for (const op of ops) drawOp(ctx, op, fonts);
+    try {
+      const { fonts, ops } = JSON.parse(text);
+      for (const op of ops) drawOp(ctx, op, fonts);
+    } catch (err) {  // a command this page cannot draw: keep what was drawn, say so once
+      if (!canvas.dataset.error) console.error("attention_kit LiveFigure:", err);
+      canvas.dataset.error = String(err);
+    }
     const frame = model.get("frame");
     canvas.dataset.frame = String(frame);
     canvas.dataset.picture = hash(text, hash(backgroundUrl.slice(-64))).toString(16);

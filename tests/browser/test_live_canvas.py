@@ -45,7 +45,7 @@ async ([src, state]) => {
   const cleanup = mod.default.render({model, el});
   await drawn;
   const canvas = el.querySelector('canvas');
-  const out = {url: canvas.toDataURL('image/png'), frame: canvas.dataset.frame, width: canvas.style.width,
+  const out = {url: canvas.toDataURL('image/png'), frame: canvas.dataset.frame, width: canvas.style.width, error: canvas.dataset.error || '',
                picture: canvas.dataset.picture};
   cleanup();
   el.remove();
@@ -105,7 +105,7 @@ def test_the_canvas_draws_the_agg_picture(page, name):
     want = ex.live.render()
     a, b = pixels(got), pixels(want)
     assert a.shape == b.shape, f"canvas {a.shape[1::-1]} but the figure is {b.shape[1::-1]}"
-    assert meta["frame"] == str(ex.live.frame) and meta["picture"]
+    assert meta["frame"] == str(ex.live.frame) and meta["picture"] and meta["error"] == ""
     share = differing_blocks(a, b)
     assert share < 0.02, f"{name}: {share:.1%} of the 8x8 blocks differ from Agg's picture"
 
