@@ -17,12 +17,14 @@ import numpy as np
 from . import layers as L
 from .backward import multi_head_backward, multi_head_forward
 from .errors import ParameterError, ShapeError
+from .kvcache import KVCache
 from .masks import causal_mask
 from .multihead import MultiHeadParams
 from .positions import sinusoidal_positions
 
 __all__ = ["TinyLMConfig", "init_tiny_lm", "lm_forward", "lm_backward", "lm_loss_and_grads",
-           "attention_params", "head_weights", "next_token_probs", "generate", "save_params", "load_params",
+           "attention_params", "head_weights", "next_token_probs", "generate", "generate_with_cache",
+           "save_params", "load_params",
            "load_pretrained", "count_parameters"]
 
 
@@ -208,6 +210,60 @@ def generate(params: dict, config: TinyLMConfig, ids, n_new: int, *, temperature
             p = next_token_probs(params, config, np.array(seq), temperature=temperature)
             seq.append(int(rng.choice(len(p), p=p)))
     return np.array(seq, dtype=np.int64)
+
+
+def generate_with_cache(params: dict, config: TinyLMConfig, ids, n_new: int) -> tuple[np.ndarray, np.ndarray]:
+    """Greedy generation like :func:`generate`, but one token at a time through a
+    :class:`~attention_kit.kvcache.KVCache` per layer: each step runs only the newest token
+    through the layers and attends with its query alone over the cached keys and values.
+
+    The model adds absolute (sinusoidal) positions to its input, so once the text is longer than
+    ``config.context`` the window :func:`generate` reads slides and every token changes position:
+    no cached key would be right any more. So here the prompt plus the new tokens must fit in the
+    context.
+
+    Returns
+    -------
+    seq : int array, shape (n + n_new,)
+        The prompt and the new tokens (the same as ``generate(params, config, ids, n_new)``).
+    logits : ndarray, shape (n_new, vocab_size)
+        The logits each new token was chosen from.
+    """
+    seq = [int(i) for i in _ids(ids, config)[0]]
+    if isinstance(n_new, bool) or not isinstance(n_new, (int, np.integer)) or n_new < 0:
+        raise ParameterError(f"n_new must be a whole number >= 0, got {n_new!r}")
+    if len(seq) + n_new > config.context:
+        raise ParameterError(f"{len(seq)} prompt tokens + {n_new} new ones is more than the "
+                             f"{config.context} the model reads: with absolute positions the cache "
+                             "holds only while nothing slides out of the window")
+    h, d = config.n_heads, config.d_model // config.n_heads
+    caches = [KVCache(d, d, n_heads=h) for _ in range(config.n_layers)]
+    P = sinusoidal_positions(config.context, config.d_model)  # (context, d_model)
+
+    def step(token: int, pos: int) -> np.ndarray:  # the newest token's logits, (vocab,)
+        x = params["E"][token] + P[pos]  # (d_model,)
+        for l, cache in enumerate(caches):
+            a, _ = L.layer_norm(x[None], params[f"l{l}.ln1.g"], params[f"l{l}.ln1.b"])  # (1, d)
+            p = attention_params(params, l)
+            q, k, v = (np.einsum("d,hde->he", a[0], W) for W in (p.W_q, p.W_k, p.W_v))  # (h, d) each
+            cache.append(k, v)
+            heads, _ = cache.attend(q)  # (h, d): one row of causal attention per head
+            x = x + heads.reshape(-1) @ p.W_o
+            m_in, _ = L.layer_norm(x[None], params[f"l{l}.ln2.g"], params[f"l{l}.ln2.b"])
+            m, _ = L.mlp(m_in, params[f"l{l}.mlp.W1"], params[f"l{l}.mlp.b1"],
+                         params[f"l{l}.mlp.W2"], params[f"l{l}.mlp.b2"])
+            x = x + m[0]
+        f, _ = L.layer_norm(x[None], params["lnf.g"], params["lnf.b"])
+        return f[0] @ params["W_out"] + params["b_out"]
+
+    for pos, tok in enumerate(seq[:-1]):  # the prompt fills the caches
+        step(tok, pos)
+    logits = []
+    for _ in range(n_new):
+        z = step(seq[-1], len(seq) - 1)
+        logits.append(z)
+        seq.append(int(np.argmax(z)))
+    return np.array(seq, dtype=np.int64), np.array(logits).reshape(n_new, -1)
 
 
 def save_params(path, params: dict, config: TinyLMConfig, **meta) -> None:

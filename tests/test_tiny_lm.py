@@ -98,6 +98,29 @@ def test_sampling_greedy_and_temperature(shipped):
     assert np.argmax(cold) == g1[len(ctx)]  # low temperature -> the greedy choice
 
 
+@pytest.mark.parametrize("n_layers,n_heads", [(1, 2), (2, 4)])
+def test_generation_with_a_kv_cache_equals_the_full_forward(shipped, n_layers, n_heads):
+    if (n_layers, n_heads) == (1, 2):
+        p, cfg, _ = shipped  # the trained model of notebook 06
+    else:  # more layers and heads, random weights
+        cfg = T.TinyLMConfig(vocab_size=20, d_model=16, n_heads=n_heads, n_layers=n_layers,
+                             d_ff=24, context=12)
+        p = T.init_tiny_lm(cfg, rng=np.random.default_rng(3))
+    prompt = [1, 7, 3, 2]
+    seq, logits = T.generate_with_cache(p, cfg, prompt, cfg.context - len(prompt))
+    np.testing.assert_array_equal(seq, T.generate(p, cfg, prompt, cfg.context - len(prompt)))
+    full = [T.lm_forward(p, cfg, seq[:k])[0][0, -1] for k in range(len(prompt), cfg.context)]
+    np.testing.assert_allclose(logits, full, rtol=0, atol=1e-12)  # loop vs whole-prefix forward
+
+
+def test_generation_with_a_kv_cache_refuses_a_sliding_window(shipped):
+    p, cfg, _ = shipped
+    with pytest.raises(ak.ParameterError, match="absolute positions"):
+        T.generate_with_cache(p, cfg, [1, 2, 3], cfg.context)  # 3 + 16 > 16
+    with pytest.raises(ak.ParameterError, match="n_new"):
+        T.generate_with_cache(p, cfg, [1, 2, 3], -1)
+
+
 def test_shipped_weights_finish_the_rhyme_and_are_small(shipped):
     p, cfg, meta = shipped
     size = (ROOT / "attention_kit" / "data" / "tiny_lm.npz").stat().st_size
