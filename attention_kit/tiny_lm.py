@@ -190,6 +190,11 @@ def next_token_probs(params: dict, config: TinyLMConfig, ids, *, temperature: fl
     return e / e.sum()
 
 
+def _check_n_new(n_new) -> None:
+    if isinstance(n_new, bool) or not isinstance(n_new, (int, np.integer)) or n_new < 0:
+        raise ParameterError(f"n_new must be a whole number >= 0, got {n_new!r}")
+
+
 def generate(params: dict, config: TinyLMConfig, ids, n_new: int, *, temperature: float = 0.0,
              rng: np.random.Generator | None = None) -> np.ndarray:
     """Append ``n_new`` tokens, one at a time: the most likely one when ``temperature == 0``
@@ -197,8 +202,7 @@ def generate(params: dict, config: TinyLMConfig, ids, n_new: int, *, temperature
 
     Returns the whole sequence, shape (n + n_new,).
     """
-    if isinstance(n_new, bool) or not isinstance(n_new, (int, np.integer)) or n_new < 0:
-        raise ParameterError(f"n_new must be a whole number >= 0, got {n_new!r}")
+    _check_n_new(n_new)
     if temperature != 0 and not isinstance(rng, np.random.Generator):
         raise ParameterError("sampling with a temperature needs rng=np.random.default_rng(seed)")
     seq = [int(i) for i in np.asarray(ids).reshape(-1)]
@@ -230,8 +234,7 @@ def generate_with_cache(params: dict, config: TinyLMConfig, ids, n_new: int) -> 
         The logits each new token was chosen from.
     """
     seq = [int(i) for i in _ids(ids, config)[0]]
-    if isinstance(n_new, bool) or not isinstance(n_new, (int, np.integer)) or n_new < 0:
-        raise ParameterError(f"n_new must be a whole number >= 0, got {n_new!r}")
+    _check_n_new(n_new)
     if len(seq) + n_new > config.context:
         raise ParameterError(f"{len(seq)} prompt tokens + {n_new} new ones is more than the "
                              f"{config.context} the model reads: with absolute positions the cache "

@@ -223,8 +223,7 @@ class OpRecorder(RendererBase):
     def arrow(self, a: FancyArrowPatch) -> None:
         """A ``FancyArrowPatch``: drawn the general way, but only when it moved or changed (its
         path costs most of the ops' time); otherwise its ops from the last time are reused."""
-        key = (a._posA_posB and tuple(map(tuple, a._posA_posB)), a._path_original is None,
-               a.get_transform().get_matrix().tobytes(), a.get_edgecolor(), a.get_facecolor(),
+        key = (tuple(map(tuple, a._posA_posB)), a.get_transform().get_matrix().tobytes(), a.get_edgecolor(), a.get_facecolor(),
                a.get_linewidth(), a.get_linestyle(), a.get_mutation_scale(),
                id(a.get_arrowstyle()), a.get_alpha(), a.get_fill(), self.height, self.dpi,
                tuple(self._artist_clip(a) or ()))

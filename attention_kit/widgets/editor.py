@@ -165,9 +165,7 @@ class VectorEditor(widgets.VBox):
             self._texts[name].value = format_vector(v)
         finally:
             self._quiet = False
-        self._ok[name] = True
-        self._msgs[name].value = ""
-        self._fire()
+        self._accept(name)
         return True
 
     def _slider_changed(self, name: str, i: int, change) -> None:
@@ -181,6 +179,10 @@ class VectorEditor(widgets.VBox):
             self._texts[name].value = format_vector(v)
         finally:
             self._quiet = False
+        self._accept(name)
+
+    def _accept(self, name: str) -> None:
+        """``name`` holds a valid vector again: clear its message and tell the listeners."""
         self._ok[name] = True
         self._msgs[name].value = ""
         self._fire()

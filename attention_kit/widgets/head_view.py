@@ -150,12 +150,11 @@ class HeadView(Explorer):
 
     def _line_segments(self, w: np.ndarray, sel: int, colour: str):
         """The query -> key lines of weights above 0.01: segments, RGBA colours, widths."""
-        n = len(w)
         i, j = np.nonzero(w > 0.01)
         segs = [[(0.08, a), (0.92, b)] for a, b in zip(i, j, strict=True)]
         rgba = np.zeros((len(segs), 4))
         rgba[:, :3] = [int(colour[k:k + 2], 16) / 255 for k in (1, 3, 5)]
-        faint = (sel >= 0) & (i != sel) if n else np.zeros(0, bool)
+        faint = (sel >= 0) & (i != sel)  # another query's lines, when one is selected
         rgba[:, 3] = w[i, j] * np.where(faint, 0.12, 1.0)
         return segs, rgba, 0.5 + 4.5 * w[i, j]
 
