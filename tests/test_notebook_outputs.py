@@ -1,0 +1,67 @@
+"""The stored text outputs print only what is the same on every machine.
+
+nbval compares a notebook's stored text outputs with a fresh run. A printed error against a
+reference, a difference that is zero in exact arithmetic, or a -0.000 depends on the BLAS kernel,
+the thread count and the SIMD width, so it passes on the machine that stored it and fails on the
+next. The rule (docs/writing_notebooks.md, "Numbers in notebooks"): print the bound the cell asserts
+("below 1e-7"), or round well inside the value's stability. `make test` also re-runs nbval under
+another numerical setting (tools/nbval_elsewhere.py); this test catches the usual forms at once.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = sorted(Path(__file__).resolve().parents[1].glob("notebooks/[0-9][0-9]_*.ipynb"))
+
+# -0.000 or -0. (a negative zero) and a number of size 1e-5 or smaller in e-notation
+NEGATIVE_ZERO = re.compile(r"(?<![\w.])-0\.0*(?![\d.])")
+TINY = re.compile(r"(?<![\w.])\d(\.\d+)?e-(0[5-9]|[1-9]\d)\b")
+# "below 1e-7", "to 1e-12", "< 1e-12": the bound a cell asserts is the same everywhere
+BOUND = re.compile(r"(to|below|under|within|<|<=|≤)\s*\d(\.\d+)?e-\d+")
+
+
+def noisy_lines(text: str) -> list[str]:
+    out = []
+    for line in text.splitlines():
+        if NEGATIVE_ZERO.search(line):
+            out.append(line)
+        elif TINY.search(BOUND.sub("", line)):
+            out.append(line)
+    return out
+
+
+def stored_texts(path: Path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for i, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] != "code" or "nbval-ignore-output" in cell.get("metadata", {}).get("tags", []):
+            continue
+        for out in cell.get("outputs", []):
+            text = out.get("text") or out.get("data", {}).get("text/plain") or ""
+            yield i, "".join(text)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name[:2])
+def test_no_stored_output_prints_rounding_noise(path):
+    found = [f"cell {i}: {line.strip()}" for i, text in stored_texts(path) for line in noisy_lines(text)]
+    assert not found, (f"{path.name} stores outputs that print rounding noise; print the bound the cell "
+                       "asserts or round well inside the value's stability:\n" + "\n".join(found))
+
+
+@pytest.mark.parametrize("line, noisy", [
+    ("similarity  0.997   0.934  -0.000  -0.600   k1", True),
+    ("weights [ 0.2 -0.   0.8]", True),
+    ("in the queries Q   0.507   2.8e-16", True),
+    ("29 parameter arrays; worst relative error 1e-09", True),
+    ("29 parameter arrays; worst relative error below 1e-7", False),
+    ("equal to 1e-12", False),
+    ("in the queries Q   0.507    < 1e-12", False),
+    ("layer 4:  1.6e-04   1.6e+77", False),           # a real value, stable at two digits
+    ("bias -0.25 and -0.5 and -0.05", False),
+    ("largest weight on a future key: 0.0", False),
+])
+def test_the_rule_itself(line, noisy):
+    assert bool(noisy_lines(line)) is noisy
