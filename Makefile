@@ -10,7 +10,7 @@ NB     ?= $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: install install-test lab test lint unit nbval nbval-elsewhere notebooks student grade reset bench clean tiny-lm
+.PHONY: install install-test lab test lint unit nbval nbval-elsewhere notebooks student student-zip grade reset bench clean tiny-lm
 
 $(BASE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -55,9 +55,14 @@ notebooks: $(TESTS)
 	    --ExecutePreprocessor.timeout=300 $(NB)
 	$(BIN)/python tools/tidy_notebooks.py $(NB)
 
-# Hand-out copies in student/ (outputs cleared, worked solutions removed): make student
+# The student edition in student/: the notebooks without solutions or answers, the package, a README,
+# environment.yml and a Makefile whose `make lab` opens them (docs/teaching.md, "Publish the student
+# edition"). make student-zip also writes student.zip.
 student: $(BASE)
 	$(BIN)/python tools/make_student.py
+
+student-zip: $(BASE)
+	$(BIN)/python tools/make_student.py --zip
 
 # Grade a class's returned notebooks with the exercise checkers (docs/teaching.md, "Grading a class"):
 #   make grade SUBMISSIONS=returned                 -> grades/grades.csv, grades/feedback/, grades/summary.md
@@ -89,4 +94,4 @@ tiny-lm: $(BASE)
 	$(BIN)/python tools/train_tiny_lm.py
 
 clean:
-	rm -rf $(VENV) *.egg-info build artifacts student
+	rm -rf $(VENV) *.egg-info build artifacts student student.zip

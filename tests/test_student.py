@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 from pathlib import Path
 
@@ -21,14 +22,16 @@ def _digest(path: Path) -> str:
 
 
 def _exercise_sources(nb) -> list[str]:
-    """Source of the code cell before each solution cell: the learner's exercise cell."""
+    """Source of the code cell before each worked solution: the learner's exercise cell."""
     out = []
     last_code = None
     for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
         if make_student.is_solution(cell):
             assert last_code is not None, "a solution cell comes before any code cell"
             out.append(last_code.source)
-        elif cell.cell_type == "code":
+        else:
             last_code = cell
     return out
 
@@ -38,28 +41,33 @@ def test_studentize_on_a_small_notebook():
     exercise = nbformat.v4.new_code_cell("answer = ...\ncheck(answer)", execution_count=3,
                                          outputs=[nbformat.v4.new_output("stream", text="✗ hint")])
     exercise.metadata["execution"] = {"iopub.status.busy": "2026-01-01T00:00:00Z"}
+    note = nbformat.v4.new_markdown_cell("A worked solution follows (collapsed).")
+    note.metadata["tags"] = ["solution"]
     hidden = nbformat.v4.new_code_cell("# Solution\nanswer = 1", execution_count=4)
     hidden.metadata["jupyter"] = {"source_hidden": True}
     tagged = nbformat.v4.new_code_cell("answer = 2")
     tagged.metadata["tags"] = ["Solution"]
+    reveal = nbformat.v4.new_code_cell("assert trained() == [1, 2]")
+    reveal.metadata["tags"] = ["answer-reveal"]
     expected = nbformat.v4.new_code_cell("1 / 0")
     expected.metadata["tags"] = ["raises-exception"]
-    nb.cells = [nbformat.v4.new_markdown_cell("# Title"), exercise, hidden, tagged, expected]
+    link = nbformat.v4.new_markdown_cell("# Title ([course overview](../README.md))")
+    nb.cells = [link, exercise, note, hidden, tagged, reveal, expected]
     nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
     before = nbformat.writes(nb)
 
     student, removed = make_student.studentize(nb, "01_x.ipynb")
 
     assert nbformat.writes(nb) == before, "studentize must not modify its input"
-    assert removed == 2
-    assert [c.cell_type for c in student.cells] == ["markdown", "code", "markdown", "markdown",
-                                                    "code"]
-    assert "answer = 1" not in nbformat.writes(student)
-    assert "answer = 2" not in nbformat.writes(student)
-    assert "`notebooks/01_x.ipynb`" in student.cells[2].source
+    assert removed == 4
+    assert [c.cell_type for c in student.cells] == ["markdown", "code", "code"]
+    text = nbformat.writes(student)
+    for gone in ("answer = 1", "answer = 2", "trained()", "worked solution"):
+        assert gone not in text
+    assert student.cells[0].source == "# Title ([course overview](README.md))"
     assert student.cells[1].outputs == [] and student.cells[1].execution_count is None
     assert "execution" not in student.cells[1].metadata
-    assert student.cells[4].metadata["tags"] == ["raises-exception"]
+    assert student.cells[2].metadata["tags"] == ["raises-exception"]
     assert "widgets" not in student.metadata
 
 
@@ -78,20 +86,115 @@ def student_dir(tmp_path_factory):
 def test_student_copy_has_no_outputs_and_no_solutions(src, student_dir):
     original = nbformat.read(src, as_version=4)
     student = nbformat.read(student_dir / src.name, as_version=4)
-    n_solutions = sum(make_student.is_solution(c) for c in original.cells)
+    n_solutions = sum(make_student.is_solution(c) and c.cell_type == "code" for c in original.cells)
     assert n_solutions >= 1, f"{src.name} has no solution cells (metadata jupyter.source_hidden)"
-    notes = [c for c in student.cells if "solution-removed" in c.metadata.get("tags", [])]
-    assert len(notes) == n_solutions
+    for cell in original.cells:
+        if cell.metadata.get("jupyter", {}).get("source_hidden"):
+            assert "solution" in cell.metadata.get("tags", []), (
+                f"{src.name}: a collapsed cell is not tagged solution (tools/edits/issue26.py)")
     for cell in student.cells:
-        assert not make_student.is_solution(cell)
+        assert not make_student.is_dropped(cell)
         if cell.cell_type == "code":
             assert cell.outputs == [] and cell.execution_count is None
             first = cell.source.lstrip().splitlines()[0].lower() if cell.source.strip() else ""
             assert not first.startswith("# solution"), (
                 f"{src.name}: a cell starting '# Solution' is not marked as a solution "
                 f"(add metadata jupyter.source_hidden): {cell.source[:80]!r}")
-    kept = [c.source for c in original.cells if not make_student.is_solution(c)]
-    assert [c.source for c in student.cells if c not in notes] == kept
+    kept = [c.source.replace("](../README.md", "](README.md") for c in original.cells
+            if not make_student.is_dropped(c)]
+    assert [c.source for c in student.cells] == kept
+
+
+def test_student_edition_has_no_solution_no_answer_and_no_solution_text(student_dir):
+    """The whole folder: no worked solution, no cell tagged answer-reveal, no line of either, and
+    no sentence about solutions ("a worked solution follows", "compare with the full notebook")."""
+    assert make_student.find_leaks(student_dir) == []
+    everything = "\n".join(p.read_text(encoding="utf-8") for p in student_dir.glob("*.ipynb"))
+    assert "1, 2, 3, 4, 5, 0" not in everything          # 05, exercise 4's answer
+    assert "leaves the last prediction unchanged" not in everything   # 06's summary, exercise 2
+
+
+def test_find_leaks_finds_what_it_looks_for(student_dir, tmp_path):
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(student_dir, bad)
+    path = bad / "05_how_attention_learns.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("answer = [1, 2, 3, 4, 5, 0]"))
+    nb.cells.append(nbformat.v4.new_markdown_cell("A worked solution follows each one."))
+    hidden = nbformat.v4.new_code_cell("x = 1")
+    hidden.metadata["jupyter"] = {"source_hidden": True}
+    nb.cells.append(hidden)
+    nbformat.write(nb, path)
+    (bad / "README.md").write_text("When you are done, compare with the full notebook.")
+    problems = "\n".join(make_student.find_leaks(bad))
+    assert "answer = [1, 2, 3, 4, 5, 0]" in problems
+    assert "'worked solution'" in problems and "'full notebook'" in problems
+    assert "is a solution or tagged answer-reveal" in problems
+
+
+def test_answer_cells_are_tagged():
+    """The cells issue 26 found giving answers away are tagged, so the student copy drops them."""
+    def tagged(name, tag):
+        nb = nbformat.read(make_student.ROOT / "notebooks" / name, as_version=4)
+        return "\n".join(c.source for c in nb.cells if tag in c.metadata.get("tags", []))
+
+    assert "learned.tolist() == [1, 2, 3, 4, 5, 0]" in tagged("05_how_attention_learns.ipynb",
+                                                              "answer-reveal")
+    assert "leaves the last prediction unchanged" in tagged("06_tiny_language_model.ipynb",
+                                                            "answer-reveal")
+
+
+@pytest.mark.parametrize("src", NOTEBOOKS, ids=lambda p: p.stem)
+def test_explorer_checks_come_after_exploring(src, student_dir):
+    """A cell that checks the "try this" list sits under a collapsed "Check what you found"
+    heading, after the list, in the full notebook and in the student copy."""
+    for nb in (nbformat.read(src, as_version=4), nbformat.read(student_dir / src.name, as_version=4)):
+        checks = [i for i, c in enumerate(nb.cells) if "explorer-check" in c.metadata.get("tags", [])]
+        assert checks, f"{src.name}: no cell tagged explorer-check"
+        for i in checks:
+            headings = [j for j in range(i) if nb.cells[j].cell_type == "markdown"
+                        and re.match(r"#{1,3} ", nb.cells[j].source)]
+            top = nb.cells[headings[-1]]
+            assert top.source.startswith("### Check what you found"), (
+                f"{src.name}: cell {i} checks the explorer but is under {top.source[:60]!r}")
+            assert top.metadata.get("jp-MarkdownHeadingCollapsed") is True
+            assert any("Try this" in nb.cells[j].source for j in range(headings[-1])), (
+                f"{src.name}: the check comes before the try-this list")
+
+
+def test_student_edition_is_self_contained(student_dir, tmp_path):
+    """README, make lab, Binder's environment.yml, the package, and a zip of it all."""
+    import zipfile
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    for name in ("README.md", "Makefile", "environment.yml", "pyproject.toml", ".gitignore",
+                 "attention_kit/__init__.py", "attention_kit/check/registry.py"):
+        assert (student_dir / name).is_file(), name
+    assert re.search(r"^lab: ", (student_dir / "Makefile").read_text(), re.M)
+    assert "--ServerApp.root_dir=." in (student_dir / "Makefile").read_text()
+    project = tomllib.loads((student_dir / "pyproject.toml").read_text())["project"]
+    root = tomllib.loads((make_student.ROOT / "pyproject.toml").read_text())["project"]
+    assert project["dependencies"] == root["dependencies"] and "optional-dependencies" not in project
+    assert "  - -e ." in (student_dir / "environment.yml").read_text()
+    readme = (student_dir / "README.md").read_text()
+    assert "make lab" in readme and "{notebooks}" not in readme
+    for src in NOTEBOOKS:
+        assert f"]({src.name})" in readme
+
+    archive = make_student.write_zip(student_dir)
+    try:
+        names = zipfile.ZipFile(archive).namelist()
+    finally:
+        archive.unlink()
+    assert f"{make_student.ZIP_ROOT}/README.md" in names
+    assert f"{make_student.ZIP_ROOT}/{NOTEBOOKS[0].name}" in names
+    assert not any(".venv" in n or "__pycache__" in n for n in names)
 
 
 @pytest.mark.parametrize("src", NOTEBOOKS, ids=lambda p: p.stem)

@@ -1,67 +1,139 @@
-"""Write student copies of the course notebooks: outputs cleared, worked solutions removed.
+"""Build the student edition: a self-contained folder with the notebooks as learners get them.
 
-    python tools/make_student.py                 # notebooks/NN_*.ipynb -> student/
+    python tools/make_student.py                   # -> student/ (make student)
+    python tools/make_student.py --zip             # the same, plus student.zip (make student-zip)
     python tools/make_student.py -o handout notebooks/02_self_attention.ipynb
 
-A solution cell is a cell whose metadata has ``"jupyter": {"source_hidden": true}`` (how the
-course collapses its worked solutions) or a tag named ``solution``/``solutions``. Each one is
-replaced by a short Markdown note, so the exercise text ("a worked solution follows ...") still
-makes sense. Everything else is kept as it is, minus outputs, execution counts, execution
-timings and saved widget state. Other files in ``notebooks/`` (pictures, data) are copied along.
-The committed notebooks are never modified. Each student copy is checked against the exercise
-registry (``attention_kit.check.registry``): a warning names any exercise whose answer no cell
-defines, since the class grader (``make grade``) could not grade it.
+The folder holds the student copies of the notebooks (``NN_*.ipynb``), the ``attention_kit``
+package, a README for learners, a ``Makefile`` whose ``make lab`` installs and opens them,
+``environment.yml`` and ``pyproject.toml`` (so Binder and JupyterHub can build it), and a
+``.gitignore``: push it as a repository of its own, zip it, or point nbgitpuller at it
+(docs/teaching.md, "Publish the student edition").
+
+A student copy is the full notebook minus every cell tagged ``solution`` (the worked solutions,
+also every cell collapsed with ``"jupyter": {"source_hidden": true}``, and the sentences that
+announce them) or ``answer-reveal`` (a cell that gives an answer away outside its solution), with
+outputs, execution counts and saved widget state cleared. Cells tagged ``explorer-check`` stay,
+under their collapsed "Check what you found" heading. The tags are set by
+``tools/edits/issue26.py``. The committed notebooks are never modified. The build fails if
+:func:`find_leaks` finds a solution's line, a tagged cell or a sentence about solutions in the
+folder, and warns about an exercise whose answer no cell defines (``make grade`` could not grade
+it; ``attention_kit.check.registry``).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import sys
+import zipfile
 from pathlib import Path
 
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
+TEMPLATES = ROOT / "tools" / "student_edition"
 SOLUTION_TAGS = {"solution", "solutions"}
-NOTE = ("*The worked solution is not in the student copy. When you are done, compare with the "
-        "full notebook, `notebooks/{name}`, or ask your teacher.*")
+DROP_TAGS = SOLUTION_TAGS | {"answer-reveal"}
 # Cell metadata that only describes an execution.
 RUN_METADATA = ("execution", "collapsed", "scrolled", "ExecuteTime")
+# Text that must not reach a learner: it points at solutions that are not there.
+FORBIDDEN = re.compile(r"worked\s+solution|solution\s+follows|collapsed\s+cell|full\s+notebook"
+                       r"|answer\s+key|class-answers", re.I)
+ZIP_ROOT = "attention-course"
+
+
+def _tags(cell) -> set[str]:
+    return {str(t).lower() for t in cell.get("metadata", {}).get("tags", [])}
 
 
 def is_solution(cell) -> bool:
-    meta = cell.get("metadata", {})
-    hidden = bool(meta.get("jupyter", {}).get("source_hidden"))
-    tagged = bool(SOLUTION_TAGS & {str(t).lower() for t in meta.get("tags", [])})
-    return hidden or tagged
+    """A worked solution (collapsed, or tagged ``solution``), or Markdown announcing one."""
+    hidden = bool(cell.get("metadata", {}).get("jupyter", {}).get("source_hidden"))
+    return hidden or bool(SOLUTION_TAGS & _tags(cell))
+
+
+def is_dropped(cell) -> bool:
+    """True for every cell the student copy leaves out."""
+    return is_solution(cell) or bool(DROP_TAGS & _tags(cell))
 
 
 def studentize(nb, name: str):
-    """Return (student notebook, number of solution cells removed). ``nb`` is left unchanged."""
+    """Return (student notebook, number of cells left out). ``nb`` is left unchanged."""
     out = nbformat.from_dict(nb)  # a deep copy
     cells = []
     removed = 0
     for cell in out.cells:
-        if is_solution(cell):
+        if is_dropped(cell):
             removed += 1
-            note = nbformat.v4.new_markdown_cell(NOTE.format(name=name),
-                                                 id=f"solution-removed-{removed}")
-            note.metadata["tags"] = ["solution-removed"]
-            cells.append(note)
             continue
         for key in RUN_METADATA:
             cell.metadata.pop(key, None)
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
-        elif "attachments" in cell and not cell.attachments:
-            del cell["attachments"]
+        else:
+            if "attachments" in cell and not cell.attachments:
+                del cell["attachments"]
+            # the student edition keeps its README beside the notebooks
+            cell.source = cell.source.replace("](../README.md", "](README.md")
         cells.append(cell)
     out.cells = cells
     out.metadata.pop("widgets", None)  # saved widget state belongs to a run
     nbformat.validate(out)
     return out, removed
+
+
+def solution_lines(nb) -> set[str]:
+    """Lines of ``nb``'s dropped cells that no kept cell has: what the student copy must not show."""
+    kept = set()
+    for cell in nb.cells:
+        if not is_dropped(cell):
+            kept.update(ln.strip() for ln in cell.source.splitlines())
+    lines = set()
+    for cell in nb.cells:
+        if is_dropped(cell):
+            for ln in cell.source.splitlines():
+                ln = ln.strip()
+                if len(ln) >= 12 and ln not in kept and not ln.startswith(("#", "with check.quietly")):
+                    lines.add(ln)
+    return lines
+
+
+def find_leaks(folder: Path, originals: list[Path] | None = None) -> list[str]:
+    """Problems in a built student edition: a cell tagged ``solution``/``answer-reveal`` or
+    collapsed as a solution, a stored output, text about solutions, or a line of a dropped cell of
+    the full notebooks (``originals``, default ``notebooks/NN_*.ipynb``) in any notebook or text file."""
+    originals = course_notebooks() if originals is None else originals
+    secret = set()
+    for src in originals:
+        secret |= solution_lines(nbformat.read(src, as_version=4))
+    problems = []
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file() or ".venv" in path.parts or path.suffix in {".pyc", ".npz", ".js"}:
+            continue
+        rel = path.relative_to(folder)
+        if path.suffix == ".ipynb":
+            nb = nbformat.read(path, as_version=4)
+            for k, cell in enumerate(nb.cells):
+                if is_dropped(cell):
+                    problems.append(f"{rel}: cell {k} is a solution or tagged answer-reveal")
+                if cell.cell_type == "code" and cell.outputs:
+                    problems.append(f"{rel}: cell {k} has stored outputs")
+            texts = [c.source for c in nb.cells]
+        elif path.suffix in {".md", ".txt", ".yml", ".toml", ""}:
+            texts = [path.read_text(encoding="utf-8")]
+        else:
+            continue
+        for text in texts:
+            if m := FORBIDDEN.search(text):
+                problems.append(f"{rel}: says {m.group(0)!r}")
+            if path.suffix == ".ipynb":
+                for ln in text.splitlines():
+                    if ln.strip() in secret:
+                        problems.append(f"{rel}: a line of a worked solution or answer: {ln.strip()!r}")
+    return problems
 
 
 def ungradable_exercises(nb, file_name: str) -> list[str]:
@@ -96,26 +168,86 @@ def course_notebooks() -> list[Path]:
     return sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
+def notebook_table(paths: list[Path]) -> str:
+    """A Markdown table of the notebooks: number, linked title."""
+    rows = ["| # | notebook |", "|---|---|"]
+    for p in paths:
+        nb = nbformat.read(p, as_version=4)
+        first = next((c.source for c in nb.cells if c.cell_type == "markdown"), p.stem)
+        title = first.splitlines()[0].lstrip("# ").strip() if first.strip() else p.stem
+        number, _, rest = title.partition("·")
+        rows.append(f"| {p.name[:2]} | [{rest.strip() or title}]({p.name}) |")
+    return "\n".join(rows)
+
+
+def _pyproject() -> str:
+    """The project's pyproject.toml without the test tools and the test and lint settings."""
+    keep, out = True, []
+    for line in (ROOT / "pyproject.toml").read_text(encoding="utf-8").splitlines():
+        if line.startswith("["):
+            keep = not line.startswith(("[project.optional-dependencies]", "[tool.pytest",
+                                        "[tool.ruff"))
+        if keep:
+            out.append(line)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _environment() -> str:
+    """The project's environment.yml (what Binder builds), with a comment for learners."""
+    lines = (ROOT / "environment.yml").read_text(encoding="utf-8").splitlines()
+    body = [ln for ln in lines if not ln.startswith("#")]
+    head = ["# Binder, JupyterHub and conda: `conda env create -f environment.yml`, then `jupyter lab`."]
+    return "\n".join(head + body) + "\n"
+
+
+def write_edition(out: Path, notebooks: list[Path]) -> None:
+    """Everything but the notebooks: package, README, Makefile, environment and project files."""
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(out / "attention_kit", ignore_errors=True)
+    shutil.copytree(ROOT / "attention_kit", out / "attention_kit",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"))
+    readme = (TEMPLATES / "README.md").read_text(encoding="utf-8")
+    (out / "README.md").write_text(readme.replace("{notebooks}", notebook_table(notebooks)),
+                                   encoding="utf-8")
+    shutil.copy2(TEMPLATES / "Makefile", out / "Makefile")
+    shutil.copy2(TEMPLATES / "gitignore", out / ".gitignore")
+    (out / "pyproject.toml").write_text(_pyproject(), encoding="utf-8")
+    (out / "environment.yml").write_text(_environment(), encoding="utf-8")
+
+
+def write_zip(out: Path) -> Path:
+    """``out`` as ``<out>.zip``, under one top folder, without a virtual environment."""
+    archive = out.with_suffix(".zip")
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        for path in sorted(out.rglob("*")):
+            rel = path.relative_to(out)
+            if path.is_file() and not {".venv", "__pycache__", ".ipynb_checkpoints"} & set(rel.parts) \
+                    and not rel.parts[0].endswith(".egg-info"):
+                z.write(path, f"{ZIP_ROOT}/{rel.as_posix()}")
+    return archive
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path,
                         help="notebooks to convert (default: notebooks/NN_*.ipynb)")
     parser.add_argument("-o", "--out", type=Path, default=ROOT / "student",
                         help="output folder (default: student/)")
+    parser.add_argument("--zip", action="store_true", help="also write <out>.zip")
     args = parser.parse_args(argv)
     sources = args.notebooks or course_notebooks()
     if not sources:
         print("no notebooks found", file=sys.stderr)
         return 1
-    args.out.mkdir(parents=True, exist_ok=True)
+    write_edition(args.out, course_notebooks())
     for src in sources:
         nb = nbformat.read(src, as_version=4)
         student, removed = studentize(nb, src.name)
-        if removed == 0:
+        if not any(is_solution(c) for c in nb.cells):
             print(f"warning: {src.name} has no solution cells", file=sys.stderr)
         dst = args.out / src.name
         nbformat.write(student, dst)
-        print(f"{dst}: {removed} solution cell(s) removed, outputs cleared")
+        print(f"{dst}: {removed} cell(s) left out (solutions, answers), outputs cleared")
         for ex_id in ungradable_exercises(student, src.name):
             print(f"warning: {dst.name}: no cell defines the answer of exercise {ex_id} "
                   "(attention_kit/check/registry.py); make grade cannot grade it", file=sys.stderr)
@@ -124,6 +256,14 @@ def main(argv: list[str] | None = None) -> int:
         for extra in src_dir.iterdir():
             if extra.is_file() and extra.suffix != ".ipynb" and not extra.name.startswith("."):
                 shutil.copy2(extra, args.out / extra.name)
+    leaks = find_leaks(args.out, sources)
+    for problem in leaks:
+        print(f"error: {problem}", file=sys.stderr)
+    if leaks:
+        return 1
+    print(f"{args.out}: the student edition (make lab inside it opens the notebooks)")
+    if args.zip:
+        print(f"wrote {write_zip(args.out)}")
     return 0
 
 

@@ -1,0 +1,121 @@
+"""How long a notebook takes a learner, measured from its text (issue 26's rule).
+
+    python tools/notebook_time.py            # a table: every notebook's measure and its header's claim
+
+What a learner meets is the student copy (``tools/make_student.py``: no worked solutions, no
+answer cells). Of it, the rule counts
+
+* prose at 120 words a minute (Markdown, formulas included, word = what whitespace separates);
+* code at 15 non-blank lines a minute (reading, running and looking at what it prints);
+* 10 minutes per explorer (a "Try this" list under a widget; the cells under its collapsed "Check
+  what you found" heading are part of those 10 minutes, not counted as code);
+* 5 to 8 minutes per exercise (``attention_kit.check.registry``).
+
+The low end is prose + code + explorers + 5 per exercise, the high end the same with 8, each rounded
+to 5 minutes. ``tests/test_notebook_time.py`` holds every header's "about N–M minutes" to within
+5 minutes of this measure.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import make_student  # noqa: E402
+
+WORDS_PER_MINUTE = 120
+LINES_PER_MINUTE = 15
+EXPLORER_MINUTES = 10
+EXERCISE_MINUTES = (5, 8)
+# "About 110–125 minutes" (en dash or hyphen) in the header
+STATED = re.compile(r"[Aa]bout (\d+)\s*[–-]\s*(\d+) minutes")
+
+
+@dataclass(frozen=True)
+class Measure:
+    words: int
+    code_lines: int
+    explorers: int
+    exercises: int
+
+    @property
+    def reading(self) -> float:
+        """Minutes for the prose and the code."""
+        return self.words / WORDS_PER_MINUTE + self.code_lines / LINES_PER_MINUTE
+
+    @property
+    def exercise_minutes(self) -> tuple[int, int]:
+        return (self.exercises * EXERCISE_MINUTES[0], self.exercises * EXERCISE_MINUTES[1])
+
+    @property
+    def low(self) -> float:
+        return self.reading + self.explorers * EXPLORER_MINUTES + self.exercise_minutes[0]
+
+    @property
+    def high(self) -> float:
+        return self.reading + self.explorers * EXPLORER_MINUTES + self.exercise_minutes[1]
+
+    @property
+    def rounded(self) -> tuple[int, int]:
+        """(low, high), each rounded to 5 minutes."""
+        return (5 * round(self.low / 5), 5 * round(self.high / 5))
+
+    def sentence(self) -> str:
+        """The header's line: 'About 110–125 minutes: 80 to read and run, 10 for the explorer, ...'."""
+        low, high = self.rounded
+        ex_low, ex_high = self.exercise_minutes
+        explorer = "the explorer" if self.explorers == 1 else f"{self.explorers} explorers"
+        return (f"About {low}–{high} minutes: {5 * round(self.reading / 5)} to read and run, "
+                f"{self.explorers * EXPLORER_MINUTES} for {explorer}, {ex_low}–{ex_high} for the "
+                f"{self.exercises} exercises.")
+
+
+def _exercises(path: Path, nb) -> int:
+    try:
+        from attention_kit.check import registry
+
+        return len(registry.notebook(path.name[:2]).exercises)
+    except Exception:  # a notebook the registry does not know: count its exercise headings
+        return sum(len(re.findall(r"^### Exercise", c.source, re.M)) for c in nb.cells
+                   if c.cell_type == "markdown")
+
+
+def measure(path: Path) -> Measure:
+    nb = nbformat.read(path, as_version=4)
+    student, _ = make_student.studentize(nb, path.name)
+    words = sum(len(c.source.split()) for c in student.cells if c.cell_type == "markdown")
+    lines = sum(1 for c in student.cells if c.cell_type == "code"
+                and "explorer-check" not in c.metadata.get("tags", [])
+                for ln in c.source.splitlines() if ln.strip())
+    explorers = sum(c.cell_type == "markdown" and "**Try this**" in c.source for c in student.cells)
+    return Measure(words, lines, explorers, _exercises(path, nb))
+
+
+def stated(path: Path) -> tuple[int, int] | None:
+    """The "about N–M minutes" of the notebook's header (its first three cells), or None."""
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells[:3]:
+        if cell.cell_type == "markdown" and (m := STATED.search(cell.source)):
+            return int(m.group(1)), int(m.group(2))
+    return None
+
+
+def main() -> int:
+    print(f"{'notebook':34} {'words':>5} {'code':>4} {'expl':>4} {'ex':>3} {'measured':>9} {'header':>9}")
+    for path in make_student.course_notebooks():
+        m = measure(path)
+        claim = stated(path)
+        low, high = m.rounded
+        print(f"{path.name:34} {m.words:5} {m.code_lines:4} {m.explorers:4} {m.exercises:3} "
+              f"{low:4}–{high:<4} {'%d–%d' % claim if claim else '-':>9}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
