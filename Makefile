@@ -10,7 +10,7 @@ NB     ?= $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: install install-test lab test lint unit nbval nbval-elsewhere notebooks student student-zip grade reset bench clean tiny-lm
+.PHONY: install install-test lab test lint unit nbval nbval-elsewhere notebooks student student-zip answers grade reset bench clean tiny-lm
 
 $(BASE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,11 @@ student: $(BASE)
 student-zip: $(BASE)
 	$(BIN)/python tools/make_student.py --zip
 
+# The teacher's answer key: every exercise's task and worked solution, and the answers to the
+# questions to ask in class (docs/class-answers.md) -> answers/answer-key.md. Not for learners.
+answers: $(BASE)
+	$(BIN)/python tools/make_answers.py
+
 # Grade a class's returned notebooks with the exercise checkers (docs/teaching.md, "Grading a class"):
 #   make grade SUBMISSIONS=returned                 -> grades/grades.csv, grades/feedback/, grades/summary.md
 #   make grade SUBMISSIONS=returned GRADES=week3 GRADE_ARGS="--cell-timeout 120 --memory-mb 4096"
@@ -94,4 +99,4 @@ tiny-lm: $(BASE)
 	$(BIN)/python tools/train_tiny_lm.py
 
 clean:
-	rm -rf $(VENV) *.egg-info build artifacts student student.zip
+	rm -rf $(VENV) *.egg-info build artifacts student student.zip answers

@@ -23,6 +23,9 @@ HTML_LINK = re.compile(r"""\b(?:href|src)\s*=\s*["']([^"']+)["']""", re.IGNORECA
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 BINDER = re.compile(r"https?://mybinder\.org/v2/[^\s)\"']+")
+# The student edition's repository in docs/teaching.md (`make student`): its notebooks sit at its
+# root, where this repository has them in notebooks/.
+STUDENT_REPO = "/<course-student>/"
 HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
@@ -69,7 +72,7 @@ def links(text: str) -> tuple[list[str], list[str]]:
         for value in query.get("urlpath", []):
             m = re.match(r"/?(?:lab|doc)/tree/(.+)", unquote(value))
             if m:
-                launch.append(m.group(1))
+                launch.append(("notebooks/" if STUDENT_REPO in url else "") + m.group(1))
         launch += [unquote(v) for v in query.get("labpath", [])]
     prose = INLINE_CODE.sub("", FENCE.sub("", text))
     rel = []

@@ -1,6 +1,7 @@
 """How long a notebook takes a learner, measured from its text (issue 26's rule).
 
     python tools/notebook_time.py            # a table: every notebook's measure and its header's claim
+    python tools/notebook_time.py --sections # minutes per section (the plans in docs/teaching.md)
 
 What a learner meets is the student copy (``tools/make_student.py``: no worked solutions, no
 answer cells). Of it, the rule counts
@@ -97,6 +98,28 @@ def measure(path: Path) -> Measure:
     return Measure(words, lines, explorers, _exercises(path, nb))
 
 
+def sections(path: Path) -> list[tuple[str, float]]:
+    """Minutes per "## " section of the student copy (prose and code by the rule, plus 10 per
+    explorer and 6.5 per exercise, the middle of 5-8): what the plans in docs/teaching.md add up."""
+    nb = nbformat.read(path, as_version=4)
+    student, _ = make_student.studentize(nb, path.name)
+    out: list[tuple[str, float]] = [("(header)", 0.0)]
+    for cell in student.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("## "):
+                    out.append((line[3:].strip(), 0.0))
+            minutes = len(cell.source.split()) / WORDS_PER_MINUTE
+            minutes += EXPLORER_MINUTES * ("**Try this**" in cell.source)
+            minutes += sum(EXERCISE_MINUTES) / 2 * len(re.findall(r"^### Exercise", cell.source, re.M))
+        elif "explorer-check" in cell.metadata.get("tags", []):
+            minutes = 0.0
+        else:
+            minutes = sum(1 for ln in cell.source.splitlines() if ln.strip()) / LINES_PER_MINUTE
+        out[-1] = (out[-1][0], out[-1][1] + minutes)
+    return out
+
+
 def stated(path: Path) -> tuple[int, int] | None:
     """The "about N–M minutes" of the notebook's header (its first three cells), or None."""
     nb = nbformat.read(path, as_version=4)
@@ -107,6 +130,12 @@ def stated(path: Path) -> tuple[int, int] | None:
 
 
 def main() -> int:
+    if "--sections" in sys.argv:
+        for path in make_student.course_notebooks():
+            print(path.name)
+            for title, minutes in sections(path):
+                print(f"  {minutes:5.0f}  {title}")
+        return 0
     print(f"{'notebook':34} {'words':>5} {'code':>4} {'expl':>4} {'ex':>3} {'measured':>9} {'header':>9}")
     for path in make_student.course_notebooks():
         m = measure(path)

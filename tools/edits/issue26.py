@@ -256,6 +256,27 @@ EDITS = {
 }
 
 
+def guide_times() -> None:
+    """docs/teaching.md's "**Time:**" of each notebook repeats the notebook's header."""
+    import notebook_time
+
+    guide = ROOT / "docs" / "teaching.md"
+    text = guide.read_text(encoding="utf-8")
+    for name in EDITS:
+        link = f"(../notebooks/{name})"
+        start = text.find(link)
+        if start < 0:
+            continue
+        m = re.compile(r"\*\*Time:\*\* about \d+(?:\s*[–-]\s*\d+)? minutes[^.\n]*\.").search(text, start)
+        if m is None:
+            raise SystemExit(f"docs/teaching.md: no **Time:** after {link}")
+        sentence = notebook_time.measure(NOTEBOOKS / name).sentence()
+        text = text[:m.start()] + "**Time:** a" + sentence[1:] + text[m.end():]
+    if text != guide.read_text(encoding="utf-8"):
+        guide.write_text(text, encoding="utf-8")
+        print("edited docs/teaching.md")
+
+
 def main(names: list[str]) -> int:
     for name, edit in EDITS.items():
         if names and name not in names and f"notebooks/{name}" not in names:
@@ -271,6 +292,7 @@ def main(names: list[str]) -> int:
         if after != before:
             path.write_text(after, encoding="utf-8")
             print(f"edited {path.relative_to(ROOT)}")
+    guide_times()
     return 0
 
 

@@ -1,0 +1,90 @@
+"""docs/adding-an-exercise.md's worked example works end to end: its checker, exercise cell,
+worked solution and registry line, run as the page says."""
+
+from __future__ import annotations
+
+import re
+import sys
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import make_student  # noqa: E402
+
+from attention_kit import check  # noqa: E402
+from attention_kit.check import registry  # noqa: E402
+
+DOC = ROOT / "docs" / "adding-an-exercise.md"
+
+
+def _blocks() -> dict[str, str]:
+    text = DOC.read_text(encoding="utf-8")
+    found = re.findall(r"<!-- example: (\w+) -->\s*```\w+\n(.*?)```", text, re.S)
+    return dict(found)
+
+
+def _example():
+    blocks = _blocks()
+    assert set(blocks) == {"checker", "task", "exercise", "solution", "registry"}
+    module: dict = {}
+    exec(compile(blocks["checker"], "checker", "exec"), module)  # noqa: S102
+    checker = module["temperature_softmax"]
+    fake = SimpleNamespace(general=SimpleNamespace(temperature_softmax=checker),
+                           quietly=check.quietly)
+    return blocks, checker, fake
+
+
+def _run(source: str, fake) -> tuple[dict, list]:
+    ns = {"np": __import__("numpy"), "check": fake}
+    with check.recording() as results, warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # a learner's overflow
+        exec(compile(source, "cell", "exec"), ns)  # noqa: S102
+    return ns, results
+
+
+def test_the_worked_example_runs_as_the_page_says(capsys):
+    blocks, checker, fake = _example()
+    text = DOC.read_text(encoding="utf-8")
+    shown = re.search(r"What the learner sees.*?```text\n(.*?)```", text, re.S).group(1).splitlines()
+
+    ns, results = _run(blocks["exercise"], fake)                 # the stub
+    assert ns["ok"] is False and results[0].status == check.NOT_ATTEMPTED
+    assert results[0].line == shown[0]
+
+    _, results = _run(blocks["exercise"].replace("return ...", "return np.exp(e * T) / np.exp(e * T).sum()"), fake)
+    assert results[0].status == check.FAILED and "multiplied" in results[0].message
+    assert results[0].line == shown[1]
+
+    _, results = _run(blocks["exercise"].replace("return ...", "return np.exp(e / T) / np.exp(e / T).sum()"), fake)
+    assert results[0].status == check.FAILED and "not finite" in results[0].message   # no max subtracted
+
+    ns, results = _run(blocks["solution"], fake)                 # asserts inside quietly()
+    assert results[-1].passed and results[-1].line == shown[2]
+    assert capsys.readouterr().out.count("✓") == 0, "the solution must print nothing"
+
+
+def test_the_registry_line_finds_the_exercise_and_the_student_copy_drops_the_solution():
+    blocks, checker, fake = _example()
+    ex = eval(blocks["registry"].strip().rstrip(","),  # noqa: S307
+              {"Exercise": registry.Exercise, "general": SimpleNamespace(temperature_softmax=checker)})
+    nb01 = registry.notebook("01")
+    extended = registry.Notebook(nb01.number, nb01.file, nb01.title, nb01.exercises + (ex,))
+    new_id = f"01.{len(nb01.exercises) + 1}"
+    assert extended.numbered()[-1][0] == new_id and ex.answers == ("my_soft_weights",)
+
+    nb = nbformat.v4.new_notebook()
+    solution = nbformat.v4.new_code_cell(blocks["solution"])
+    solution.metadata["jupyter"] = {"source_hidden": True}
+    solution.metadata["tags"] = ["solution"]
+    nb.cells = [nbformat.v4.new_markdown_cell(blocks["task"]),
+                nbformat.v4.new_code_cell(blocks["exercise"]), solution]
+    hits = registry.answer_cells([c.source for c in nb.cells if c.cell_type == "code"], extended)
+    assert hits[new_id] == [0, 1]
+    student, removed = make_student.studentize(nb, nb01.file)
+    assert removed == 1 and all("z - z.max()" not in c.source for c in student.cells)
+    assert make_student.ungradable_exercises(student, nb01.file) == [
+        ex_id for ex_id, _ in nb01.numbered()]   # the real 01's exercises are not in this tiny copy
