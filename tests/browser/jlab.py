@@ -69,7 +69,8 @@ def _free_port() -> int:
 
 
 class LabServer:
-    """A JupyterLab server on 127.0.0.1 serving a temporary copy of some notebooks.
+    """A JupyterLab server on 127.0.0.1 serving a temporary copy of some notebooks (and of a
+    whole ``folder``, if given).
 
     Use as a context manager; the server is stopped (SIGTERM, then SIGKILL) and the temporary
     directory removed on exit, also when the body raised.
@@ -77,8 +78,9 @@ class LabServer:
 
     def __init__(self, notebooks: list[Path], *, python: str = sys.executable,
                  startup_timeout: float = 60.0, extra_args: tuple[str, ...] = (),
-                 disabled_extensions: tuple[str, ...] = ()):
+                 disabled_extensions: tuple[str, ...] = (), folder: Path | None = None):
         self.sources = [Path(p) for p in notebooks]
+        self.folder = None if folder is None else Path(folder)  # served whole (make student's output)
         self.python = python
         self.startup_timeout = startup_timeout
         self.extra_args = list(extra_args)
@@ -96,6 +98,8 @@ class LabServer:
         self.tmp = Path(tempfile.mkdtemp(prefix="attn-lab-"))
         self.root = self.tmp / "notebooks"
         self.root.mkdir()
+        if self.folder is not None:  # a whole folder, e.g. the student edition with its package
+            shutil.copytree(self.folder, self.root, dirs_exist_ok=True)
         for nb in self.sources:  # a COPY: the tests never touch the committed files
             shutil.copy2(nb, self.root / nb.name)
         app_settings = self.tmp / "app-settings"
