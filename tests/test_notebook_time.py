@@ -54,3 +54,12 @@ def test_the_guide_states_the_headers_times():
         m = re.search(r"\*\*Time:\*\* about (\d+)–(\d+) minutes", section[1])
         assert m, f"docs/teaching.md: no '**Time:** about N–M minutes' for {path.name}"
         assert (int(m.group(1)), int(m.group(2))) == notebook_time.stated(path), path.name
+
+
+def test_the_readme_states_the_headers_times():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for path in NOTEBOOKS:
+        row = next((ln for ln in readme.splitlines() if f"(notebooks/{path.name})" in ln), None)
+        assert row is not None, f"README.md has no row for {path.name}"
+        m = re.search(r"\| (\d+)–(\d+) min \|\s*$", row)
+        assert m and (int(m.group(1)), int(m.group(2))) == notebook_time.stated(path), row

@@ -257,7 +257,7 @@ EDITS = {
 
 
 def guide_times() -> None:
-    """docs/teaching.md's "**Time:**" of each notebook repeats the notebook's header."""
+    """docs/teaching.md's "**Time:**" of each notebook, and the README's table, repeat the header."""
     import notebook_time
 
     guide = ROOT / "docs" / "teaching.md"
@@ -275,6 +275,17 @@ def guide_times() -> None:
     if text != guide.read_text(encoding="utf-8"):
         guide.write_text(text, encoding="utf-8")
         print("edited docs/teaching.md")
+    # the README's table of notebooks ends each row with the time
+    readme = ROOT / "README.md"
+    lines = readme.read_text(encoding="utf-8").splitlines(keepends=True)
+    for k, line in enumerate(lines):
+        for name in EDITS:
+            if f"(notebooks/{name})" in line:
+                low, high = notebook_time.measure(NOTEBOOKS / name).rounded
+                lines[k] = re.sub(r"\| \d+–\d+ min \|(\s*)$", rf"| {low}–{high} min |\1", line)
+    if "".join(lines) != readme.read_text(encoding="utf-8"):
+        readme.write_text("".join(lines), encoding="utf-8")
+        print("edited README.md")
 
 
 def main(names: list[str]) -> int:
