@@ -194,6 +194,123 @@ def test_rotate_pattern(capsys, answer, words):
     assert words in out, out
 
 
+# ---------------------------------------------------------------- dQ and dK of the general score S = Q W K^T
+
+def gs_loop(Q, K, W, dS):
+    """Reference with loops, from s_ij = sum_a,b Q[i, a] W[a, b] K[j, b]."""
+    dQ, dK = np.zeros(Q.shape), np.zeros(K.shape)
+    for i in range(Q.shape[0]):
+        for j in range(K.shape[0]):
+            for a in range(Q.shape[1]):
+                for b in range(K.shape[1]):
+                    dQ[i, a] += dS[i, j] * W[a, b] * K[j, b]
+                    dK[j, b] += dS[i, j] * Q[i, a] * W[a, b]
+    return dQ, dK
+
+
+def test_general_score_grads_reference_matches_central_differences():
+    rng = np.random.default_rng(0)
+    Q, K, W, G = rng.normal(size=(2, 3)), rng.normal(size=(5, 4)), rng.normal(size=(3, 4)), rng.normal(size=(2, 5))
+    dQ, dK = gs_loop(Q, K, W, G)
+    assert relative_error(dQ, numerical_gradient(lambda q: np.sum(q @ W @ K.T * G), Q)) < 1e-8
+    assert relative_error(dK, numerical_gradient(lambda k: np.sum(Q @ W @ k.T * G), K)) < 1e-8
+
+
+@pytest.mark.parametrize("right", [
+    gs_loop,
+    lambda Q, K, W, dS: (dS @ K @ W.T, dS.T @ Q @ W),
+    lambda Q, K, W, dS: [(dS @ (K @ W.T)).tolist(), (dS.T @ (Q @ W)).astype(np.float32)],
+    lambda Q, K, W, dS: (np.einsum("ij,jb,ab->ia", dS, K, W), np.einsum("ij,ia,ab->jb", dS, Q, W)),
+])
+def test_general_score_grads_accepts_right_answers(capsys, right):
+    assert chk.general_score_grads(right) is True
+    assert _line(capsys).startswith("✓")
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (lambda Q, K, W, dS: (dS @ K @ W, dS.T @ Q @ W), "W where its transpose belongs"),
+    (lambda Q, K, W, dS: (dS @ K, dS.T @ Q @ W), "dQ leaves W out"),
+    (lambda Q, K, W, dS: (dS @ K @ W.T / np.sqrt(K.shape[1]), dS.T @ Q @ W), "no scaling"),
+    (lambda Q, K, W, dS: (-(dS @ K @ W.T), dS.T @ Q @ W), "wrong sign"),
+    (lambda Q, K, W, dS: (dS @ K @ W.T, dS @ Q @ W), "wrong index of dS"),
+    (lambda Q, K, W, dS: (dS @ K @ W.T, dS.T @ Q @ W.T), "transpose of W where W itself belongs"),
+    (lambda Q, K, W, dS: (dS @ K @ W.T, dS.T @ Q), "dK leaves W out"),
+    (lambda Q, K, W, dS: (dS.T @ Q @ W, dS @ K @ W.T), "swapped"),
+    (lambda Q, K, W, dS: (dS @ K @ W.T + 0.1, dS.T @ Q @ W), "differentiate it by Q[i, a]"),
+    (lambda Q, K, W, dS: (dS @ K @ W.T, dS.T @ Q @ W + 0.1), "differentiate S[i, j]"),
+    (lambda Q, K, W, dS: (dS @ K @ W.T, (dS.T @ Q @ W)[:, :2]), "must have the shape of K"),
+    (lambda Q, K, W, dS: dS @ K @ W.T, "return two arrays"),
+    (lambda Q, K, W, dS: (..., ...), STUB),
+    (_raises, "RuntimeError: boom"),
+    (..., "no answer yet: write my_general_score_grads"),
+])
+def test_general_score_grads_names_the_mistake(capsys, wrong, words):
+    assert chk.general_score_grads(wrong) is False
+    out = _line(capsys)
+    assert words in out, out
+
+
+def test_general_score_grads_hints_do_not_hand_over_the_answer(capsys):
+    wrongs = [lambda Q, K, W, dS: (dS @ K @ W.T + 0.1, dS.T @ Q @ W),
+              lambda Q, K, W, dS: (dS @ K @ W.T, dS.T @ Q @ W + 0.1),
+              lambda Q, K, W, dS: (dS @ K @ W.T, (dS.T @ Q @ W)[:, :2])]
+    for wrong in wrongs:
+        chk.general_score_grads(wrong)
+        out = _line(capsys)
+        assert "dS @ K @ W.T" not in out and "dS.T @ Q @ W" not in out and "dS K W^T" not in out, out
+
+
+# ---------------------------------------------------------------- why the key bias learns nothing
+
+def bias_right(Q, K, dS):
+    d_k = Q.shape[1]
+    return (dS @ K).sum(axis=0) / np.sqrt(d_k), (dS.T @ Q).sum(axis=0) / np.sqrt(d_k)
+
+
+def test_key_bias_reference_matches_central_differences():
+    rng = np.random.default_rng(1)
+    X, W_q, W_k = rng.normal(size=(4, 5)), rng.normal(size=(5, 3)), rng.normal(size=(5, 3))
+    b_q, b_k, G = rng.normal(size=3), rng.normal(size=3), rng.normal(size=(4, 4))
+
+    def loss(bq, bk):
+        S = (X @ W_q + bq) @ (X @ W_k + bk).T / np.sqrt(3)
+        A = np.exp(S - S.max(axis=1, keepdims=True))
+        return np.sum(A / A.sum(axis=1, keepdims=True) * G)
+
+    Q, K = X @ W_q + b_q, X @ W_k + b_k
+    A = np.exp(Q @ K.T / np.sqrt(3))
+    A /= A.sum(axis=1, keepdims=True)
+    dS = A * (G - (G * A).sum(axis=1, keepdims=True))
+    db_q, db_k = bias_right(Q, K, dS)
+    assert relative_error(db_q, numerical_gradient(lambda b: loss(b, b_k), b_q)) < 1e-7
+    assert np.abs(db_k).max() < 1e-12 and np.abs(numerical_gradient(lambda b: loss(b_q, b), b_k)).max() < 1e-8
+
+
+@pytest.mark.parametrize("fn, why, words", [
+    (bias_right, "b", "✓"),
+    (bias_right, "B", "✓"),
+    (bias_right, "(b)", "✓"),
+    (bias_right, "a", "the starting value is not the reason"),
+    (bias_right, "c", "does not remove it"),
+    (bias_right, "d", "before the softmax"),
+    (bias_right, "e", "give one of the letters"),
+    (bias_right, ..., "now replace the `...` after `why =`"),
+    (lambda Q, K, dS: (bias_right(Q, K, dS)[0], np.zeros(Q.shape[1])), "b", "do not write down the 0"),
+    (lambda Q, K, dS: (dS @ K / np.sqrt(3), bias_right(Q, K, dS)[1]), "b", "one row per token"),
+    (lambda Q, K, dS: ((dS @ K).sum(axis=1) / np.sqrt(3), bias_right(Q, K, dS)[1]), "b", "wrong axis"),
+    (lambda Q, K, dS: ((dS @ K).sum(axis=0), bias_right(Q, K, dS)[1]), "b", "1/sqrt(d_k)"),
+    (lambda Q, K, dS: (bias_right(Q, K, dS)[0] + 1, bias_right(Q, K, dS)[1]), "b", "right shape but the wrong"),
+    (lambda Q, K, dS: bias_right(Q, K, dS)[0], "b", "return two arrays"),
+    (lambda Q, K, dS: ..., "b", STUB),
+    (_raises, "b", "RuntimeError: boom"),
+    (..., "b", "no answer yet: write my_bias_grads"),
+])
+def test_key_bias(capsys, fn, why, words):
+    assert chk.key_bias(fn, why) is (words == "✓")
+    out = _line(capsys)
+    assert words in out, out
+
+
 # ---------------------------------------------------------------- never raise
 
 @pytest.mark.parametrize("checker, answer", [
@@ -204,12 +321,21 @@ def test_rotate_pattern(capsys, answer, words):
     (chk.rotate_pattern, Weird()),
     (chk.softmax_backward, 42),
     (chk.rotate_pattern, 42),
+    (chk.general_score_grads, lambda Q, K, W, dS: (Weird(), Weird())),
+    (chk.general_score_grads, lambda Q, K, W, dS: Weird()),
 ])
 def test_checkers_never_raise(capsys, checker, answer):
     with np.errstate(all="ignore"):
         assert checker(answer) is False
     out = _line(capsys)
     assert out.startswith("✗"), out
+
+
+def test_key_bias_never_raises(capsys):
+    with np.errstate(all="ignore"):
+        assert chk.key_bias(lambda Q, K, dS: (Weird(), Weird()), "b") is False
+        assert chk.key_bias(lambda Q, K, dS: Weird(), Weird()) is False
+    assert all(line.startswith("✗") for line in capsys.readouterr().out.strip().splitlines())
 
 
 def test_module_docstring_lists_every_checker():

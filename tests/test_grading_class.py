@@ -65,8 +65,11 @@ MISTAKES = {
     "04.3": ("def my_positions(n, d):\n    P = ak.sinusoidal_positions(n, d)\n"
              "    return P[:, [j + 1 if j % 2 == 0 else j - 1 for j in range(d)]]", "sin and cos are swapped"),
     "04.4": ("answer = [4, 5]", "row 3 changes too"),
-    "05.1": ("def my_softmax_backward(a, g):\n    return a * g", "you dropped the sum term"),
-    "05.2": ("def my_attention_grads(A, V, G):\n    return G @ V.T, G.T @ A", "dV transposed"),
+    "05.1": ("def my_general_score_grads(Q, K, W, dS):\n    return dS @ K @ W, dS.T @ Q @ W",
+             "W where its transpose belongs"),
+    "05.2": ("def my_bias_grads(Q, K, dS):\n    d = Q.shape[1]\n"
+             "    return (dS @ K).sum(axis=0) / d**0.5, (dS.T @ Q).sum(axis=0) / d**0.5\n\nwhy = 'a'",
+             "the starting value is not the reason"),
     "05.3": ("def my_gradient_check(f, x, analytic, eps=1e-4):\n    return -1.0", "never negative"),
     "05.4": ("answer = [0, 1, 2, 3, 4, 5]", "copy each word in place"),
     "06.1": ("def my_layer_norm(X, gamma, beta, eps=1e-5):\n    mu = X.mean(axis=-1, keepdims=True)\n"

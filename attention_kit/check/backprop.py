@@ -8,6 +8,14 @@ returns True or False. The learner's exceptions are reported, never raised.
   laid along the columns (no ``keepdims``), the flipped sign and a Jacobian returned instead of a product.
 * ``attention_grads(fn)``: ``fn(A, V, G) -> (dA, dV)`` for ``out = A V``; catches ``A @ G`` (the
   missing transpose of A), transposed results, ``G @ V`` and the two results swapped.
+* ``general_score_grads(fn)``: ``fn(Q, K, W, dS) -> (dQ, dK)`` for the general score ``S = Q W K^T``;
+  catches W where W^T belongs (and the reverse), W left out, a scaling by sqrt(d_k) that the general score
+  does not have, dS where dS^T belongs, the sign and the two swapped. Its hints diagnose; none prints
+  the answer.
+* ``key_bias(fn, why)``: ``fn(Q, K, dS) -> (db_q, db_k)`` for ``S = Q K^T / sqrt(d_k)`` with biased
+  ``Q`` and ``K``, and ``why``, the letter of the reason db_k is 0 when dS comes from a softmax; catches
+  a db_k written down as 0 (the checker also passes a dS whose rows do not sum to 0), one row per token
+  instead of the sum, the wrong axis, the missing 1/sqrt(d_k), and each wrong reason.
 * ``gradient_check(fn)``: ``fn(f, x, analytic, eps) -> relative error``; catches an absolute error
   (which hides the scale of the gradient), a one-sided difference and a division by eps instead of 2 eps.
 * ``rotate_pattern(answer)``: which key each query of the ``rotate`` task attends to after training.
@@ -25,7 +33,8 @@ from ..training import N_TOKENS
 from . import not_attempted, not_done, quietly, report, try_call
 from .masks_positions import _close, _floats, _shape, _shape_text
 
-__all__ = ["softmax_backward", "attention_grads", "gradient_check", "rotate_pattern", "quietly"]
+__all__ = ["softmax_backward", "attention_grads", "general_score_grads", "key_bias", "gradient_check",
+           "rotate_pattern", "quietly"]
 
 STUB = "no answer yet: replace the `...` after `return` with your code, then run the cell again"
 
@@ -284,3 +293,166 @@ def rotate_pattern(answer) -> bool:
         return report(False, f"almost: the last query ({N_TOKENS - 1}) outputs the word at position "
                              f"({N_TOKENS - 1} + 1) mod {N_TOKENS} = 0")
     return report(False, "query i outputs the word at position i + 1 (the last one wraps to 0): where must it look?")
+
+
+# ---------------------------------------------------------------- dQ and dK of the general score
+
+def _general_cases():
+    """(name, Q (n_q, d_q), K (n_k, d_k), W (d_q, d_k), dS (n_q, n_k)); the square case lets wrong
+    transposes run, so their numbers are checked; the other has four different sizes."""
+    rng = np.random.default_rng(27)
+    out = []
+    for n_q, n_k, d_q, d_k in ((3, 3, 3, 3), (2, 5, 3, 4)):
+        out.append((f"n_q={n_q}, n_k={n_k}, d_q={d_q}, d_k={d_k}", rng.normal(size=(n_q, d_q)),
+                    rng.normal(size=(n_k, d_k)), rng.normal(size=(d_q, d_k)), rng.normal(size=(n_q, n_k))))
+    return out
+
+
+def _dq_hint(dQ, Q, K, W, dS) -> str:
+    d_k = K.shape[1]
+    right = dS @ K @ W.T
+    wrong = [(right / np.sqrt(d_k), "dQ is divided by sqrt(d_k), but the general score q W k^T has no scaling: "
+                                    "nothing divides it"),
+             (-right, "dQ has the wrong sign")]
+    if W.shape[0] == W.shape[1]:
+        wrong += [(dS @ K @ W, "dQ uses W where its transpose belongs: a key k lives in the keys' space, "
+                               "and it is W that maps a query into that space; going back, from keys to "
+                               "queries, takes the transpose"),
+                  (dS @ K, "dQ leaves W out: the score of q is q (W k^T), so q meets each key only "
+                           "after W has acted on it")]
+    for w, hint in wrong:
+        if _close(dQ, w):
+            return hint
+    if _shape(dQ) != Q.shape:
+        return (f"dQ must have the shape of Q, (n_q, d_q) = {Q.shape}, got {_shape_text(dQ)}; write the shape of "
+                "each factor under it: dS is (n_q, n_k), K is (n_k, d_k), W is (d_q, d_k)")
+    return ("dQ has the right shape but the wrong numbers; take one entry, S[i, j] = sum_a,b Q[i, a] W[a, b] K[j, b], "
+            "differentiate it by Q[i, a] and sum over j with the weights dS[i, j]")
+
+
+def _dk_hint(dK, Q, K, W, dS) -> str:
+    d_k = K.shape[1]
+    right = dS.T @ Q @ W
+    wrong = [(right / np.sqrt(d_k), "dK is divided by sqrt(d_k), but the general score q W k^T has no scaling"),
+             (-right, "dK has the wrong sign")]
+    if dS.shape[0] == dS.shape[1]:
+        wrong.append((dS @ Q @ W, "dK sums over the wrong index of dS: key j collects the gradients of column j "
+                                  "(every query that scored it), not of row j"))
+    if W.shape[0] == W.shape[1]:
+        wrong += [(dS.T @ Q @ W.T, "dK uses the transpose of W where W itself belongs: Q W is (n_q, d_k), the "
+                                   "queries carried into the keys' space"),
+                  (dS.T @ Q, "dK leaves W out: key k meets q W, not q")]
+    for w, hint in wrong:
+        if _close(dK, w):
+            return hint
+    if _shape(dK) != K.shape:
+        return (f"dK must have the shape of K, (n_k, d_k) = {K.shape}, got {_shape_text(dK)}; which index of dS "
+                "belongs to the keys?")
+    return ("dK has the right shape but the wrong numbers; differentiate S[i, j] = sum_a,b Q[i, a] W[a, b] K[j, b] "
+            "by K[j, b] and sum over the queries i with the weights dS[i, j]")
+
+
+def general_score_grads(fn) -> bool:
+    """Check ``fn(Q (n_q, d_q), K (n_k, d_k), W (d_q, d_k), dS (n_q, n_k)) -> (dQ, dK)`` for ``S = Q W K^T``."""
+    if not_done(fn):
+        return not_attempted("no answer yet: write my_general_score_grads(Q, K, W, dS) and pass it in")
+    for case, Q, K, W, dS in _general_cases():
+        got, err = try_call(fn, Q.copy(), K.copy(), W.copy(), dS.copy())
+        if got is Ellipsis or (isinstance(got, tuple) and any(x is Ellipsis for x in got)):
+            return not_attempted(STUB)
+        if err:
+            if "matmul" in err or "align" in err or "shape" in err:
+                err += (". Write each factor's shape under it; a product (a, b) @ (b, c) needs the inner "
+                        "sizes to agree, and the result must have the shape of Q (for dQ) or K (for dK)")
+            return report(False, f"{case}: {err}")
+        if not isinstance(got, (tuple, list)) or len(got) != 2:
+            return report(False, f"return two arrays, (dQ, dK); got {type(got).__name__}")
+        dQ, dK = got
+        want_dQ, want_dK = dS @ K @ W.T, dS.T @ Q @ W
+        if Q.shape == K.shape and _close(dQ, want_dK) and _close(dK, want_dQ):
+            return report(False, "dQ and dK are swapped: return (dQ, dK) in that order")
+        if not _close(dQ, want_dQ):
+            return report(False, f"{case}: " + _dq_hint(dQ, Q, K, W, dS))
+        if not _close(dK, want_dK):
+            return report(False, f"{case}: " + _dk_hint(dK, Q, K, W, dS))
+    return report(True, "dQ = dS K W^T and dK = dS^T Q W are right: the scaled dot product is the case "
+                        "W = I / sqrt(d_k)")
+
+
+# ---------------------------------------------------------------- why the key bias learns nothing
+
+BIAS_CHOICES = {
+    "a": "b_k starts at zero, and a zero bias gets no gradient",
+    "b": "q_i . b_k is the same number for every key of row i, and the softmax ignores a number added to a "
+         "whole row",
+    "c": "the scores are divided by sqrt(d_k), which cancels the bias",
+    "d": "b_k is added after the softmax, where it cannot change the weights",
+}
+
+
+def _bias_cases():
+    """(name, Q (n, d_k) with its bias, K (n, d_k) with its bias, dS (n, n), d_k)."""
+    rng = np.random.default_rng(28)
+    n, d_k = 4, 3
+    Q, K = rng.normal(size=(n, d_k)), rng.normal(size=(n, d_k))
+    a = np.exp(Q @ K.T / np.sqrt(d_k))
+    a /= a.sum(axis=1, keepdims=True)
+    from_softmax = _softmax_backward(a, rng.normal(size=(n, n)))  # rows sum to 0
+    return [("dS from a softmax backward", Q, K, from_softmax, d_k),
+            ("any dS (rows that do not sum to 0)", Q, K, rng.normal(size=(n, n)), d_k)]
+
+
+def key_bias(fn, why) -> bool:
+    """Check ``fn(Q, K, dS) -> (db_q, db_k)`` for ``S = (X W_q + b_q)(X W_k + b_k)^T / sqrt(d_k)``, where
+    ``Q`` and ``K`` already hold their biases, and ``why``: the letter of the reason db_k is 0."""
+    if not_done(fn):
+        return not_attempted("no answer yet: write my_bias_grads(Q, K, dS) and pass it in")
+    for case, Q, K, dS, d_k in _bias_cases():
+        got, err = try_call(fn, Q.copy(), K.copy(), dS.copy())
+        if got is Ellipsis or (isinstance(got, tuple) and any(x is Ellipsis for x in got)):
+            return not_attempted(STUB)
+        if err:
+            return report(False, f"{case}: {err}")
+        if not isinstance(got, (tuple, list)) or len(got) != 2:
+            return report(False, f"return two arrays, (db_q, db_k); got {type(got).__name__}")
+        db_q, db_k = got
+        dQ, dK = dS @ K / np.sqrt(d_k), dS.T @ Q / np.sqrt(d_k)
+        want_q, want_k = dQ.sum(axis=0), dK.sum(axis=0)
+        for name, got_b, want, full in (("db_q", db_q, want_q, dQ), ("db_k", db_k, want_k, dK)):
+            if _close(got_b, want):
+                continue
+            if _close(got_b, full):
+                return report(False, f"{case}: {name} has one row per token, {_shape_text(got_b)}; the bias is "
+                                     "one vector added to every row, so it collects the rows' gradients: shape (d_k,)")
+            if _close(got_b, full.sum(axis=1)):
+                return report(False, f"{case}: {name} sums over the wrong axis: the bias is added to every row "
+                                     "(every token), so add up the rows, one number per feature")
+            if _close(got_b, want * np.sqrt(d_k)):
+                return report(False, f"{case}: {name} misses the 1/sqrt(d_k) of the scores")
+            if name == "db_k" and _close(got_b, np.zeros_like(want)):
+                return report(False, f"{case}: db_k is 0 here, but this dS does not come from a softmax (its "
+                                     "rows do not sum to 0), and then the key bias does get a gradient. "
+                                     "Compute it from dK; do not write down the 0 you expect")
+            if _shape(got_b) != want.shape:
+                return report(False, f"{case}: {name} must have the shape of the bias, (d_k,) = {want.shape}, "
+                                     f"got {_shape_text(got_b)}")
+            return report(False, f"{case}: {name} has the right shape but the wrong numbers: first write the "
+                                 "gradient of Q (or K) with respect to the scores, then ask what a vector added "
+                                 "to every row receives")
+    if not_done(why):
+        return not_attempted("the function is right; now replace the `...` after `why =` with the letter of "
+                             "the reason")
+    letter = str(why).strip().lower().strip("()")
+    if letter not in BIAS_CHOICES:
+        return report(False, f"give one of the letters {', '.join(BIAS_CHOICES)}; got {why!r}")
+    if letter == "a":
+        return report(False, "the checker's Q and K had biases that were not zero, and db_k was still 0 for a dS "
+                             "from a softmax: the starting value is not the reason. What does q_i . b_k depend on?")
+    if letter == "c":
+        return report(False, "dividing by sqrt(d_k) scales the bias's term, it does not remove it; your db_q "
+                             "has the same division and is not 0. Look at which keys q_i . b_k depends on")
+    if letter == "d":
+        return report(False, "b_k is added to the keys, so it reaches the scores, before the softmax; what is "
+                             "special about the term q_i . b_k that it adds to score (i, j)?")
+    return report(True, "db_k = Q^T (dS 1) / sqrt(d_k), and every row of a softmax's dS sums to 0: the term "
+                        "q_i . b_k shifts a whole row of scores, which changes no weight")

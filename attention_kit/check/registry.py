@@ -103,8 +103,8 @@ NOTEBOOKS: tuple[Notebook, ...] = (
         Exercise("which rows change", ("answer",), masks_positions.future_unchanged),
     )),
     Notebook("05", "05_how_attention_learns.ipynb", "How attention learns", (
-        Exercise("softmax backward", ("my_softmax_backward",), backprop.softmax_backward),
-        Exercise("gradients of A and V", ("my_attention_grads",), backprop.attention_grads),
+        Exercise("gradients of a general score", ("my_general_score_grads",), backprop.general_score_grads),
+        Exercise("why the key bias learns nothing", ("my_bias_grads", "why"), backprop.key_bias),
         Exercise("gradient check", ("my_gradient_check",), backprop.gradient_check),
         Exercise("where each query looks", ("answer",), backprop.rotate_pattern),
     )),

@@ -178,12 +178,7 @@ EDITS = {"01": edit_01, "02": edit_02, "03": edit_03}  # the rest are added belo
 # 05
 # ------------------------------------------------------------------------------------------------
 
-EX1_MD_05 = r"""## 6. Exercises
-
-Each exercise has a checker that prints ✓ when your answer is right, or a hint aimed at the usual mistake.
-A worked solution follows each one, hidden: click the collapsed cell to see it.
-
-### Exercise 1: the gradients of a general score
+EX1_MD_05 = r"""### Exercise 1: the gradients of a general score
 
 Section 2 took the scaled dot product apart. Notebook 01's **general** score puts a matrix between the
 query and the key, $s_{ij} = q_i\, W k_j^\top$, so that for all pairs at once
