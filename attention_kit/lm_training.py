@@ -42,9 +42,28 @@ class LMData:
     vocab: Vocab = field(repr=False)
 
 
-def make_lm_data(context: int, *, seed: int = 0, held_out: float = 0.1) -> LMData:
-    """Every window of ``context + 1`` tokens, split by start offset into training and held out."""
+def _windows(ids: np.ndarray, context: int) -> np.ndarray:
+    starts = np.arange(len(ids) - context)  # every window that fits
+    return ids[starts[:, None] + np.arange(context + 1)]  # (n_windows, context + 1)
+
+
+def make_lm_data(context: int, *, seed: int = 0, held_out: float = 0.1,
+                 held_rhyme: int | None = None) -> LMData:
+    """Every window of ``context + 1`` tokens, split by start offset into training and held out.
+
+    With ``held_rhyme`` (an index into :func:`~attention_kit.corpus.load_rhymes`), that whole rhyme is
+    held out instead: the training windows come from the other rhymes, the held-out windows from it
+    alone (``seed`` and ``held_out`` are then unused; the vocabulary is still that of every rhyme).
+    """
     tokens, vocab = rhyme_stream()
+    if held_rhyme is not None:
+        rhymes = [tokenize(r) + ["/"] for r in load_rhymes()]
+        if isinstance(held_rhyme, bool) or not isinstance(held_rhyme, (int, np.integer)) \
+                or not 0 <= held_rhyme < len(rhymes):
+            raise ParameterError(f"held_rhyme must be a rhyme's index, 0 to {len(rhymes) - 1}; got {held_rhyme!r}")
+        rest = vocab.encode([t for k, r in enumerate(rhymes) if k != held_rhyme for t in r])
+        train, held = _windows(rest, context), _windows(vocab.encode(rhymes[held_rhyme]), context)
+        return LMData(train[:, :-1], train[:, 1:], held[:, :-1], held[:, 1:], vocab)
     ids = vocab.encode(tokens)  # (N,)
     starts = np.arange(len(ids) - context)  # every window that fits
     win = ids[starts[:, None] + np.arange(context + 1)]  # (n_windows, context + 1)

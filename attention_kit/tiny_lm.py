@@ -99,7 +99,7 @@ def _ids(ids, config: TinyLMConfig) -> np.ndarray:
 
 
 def lm_forward(params: dict, config: TinyLMConfig, ids, *, causal: bool = True,
-               positions: bool = True, residual: bool = True):
+               positions: bool = True, residual: bool = True, replace_heads: dict | None = None):
     """Logits of the next token at every position.
 
     Parameters
@@ -107,6 +107,10 @@ def lm_forward(params: dict, config: TinyLMConfig, ids, *, causal: bool = True,
     ids : int array, shape (n,) or (batch, n)
     causal, positions, residual : bool
         Switch off the causal mask, the positional encoding or the residual paths (experiments).
+    replace_heads : dict, optional
+        ``{(layer, head): vector of shape (d_head,)}``: that head's output is replaced by the vector at
+        every position before ``W_o`` (an ablation: zeros, or the head's mean output). Forward only;
+        the cache then does not suit :func:`lm_backward`.
 
     Returns
     -------
@@ -126,6 +130,8 @@ def lm_forward(params: dict, config: TinyLMConfig, ids, *, causal: bool = True,
     for l in range(c.n_layers):
         A_in, c1 = L.layer_norm(X, params[f"l{l}.ln1.g"], params[f"l{l}.ln1.b"])  # (B, n, d)
         att, w, ca = multi_head_forward(A_in, A_in, attention_params(params, l), mask)  # (B, n, d), (B, h, n, n)
+        if replace_heads:
+            att = _replaced(ca.concat, params[f"l{l}.attn.W_o"], replace_heads, l, c)
         X = X + att if residual else att
         M_in, c2 = L.layer_norm(X, params[f"l{l}.ln2.g"], params[f"l{l}.ln2.b"])
         m, cm = L.mlp(M_in, params[f"l{l}.mlp.W1"], params[f"l{l}.mlp.b1"],
@@ -138,6 +144,16 @@ def lm_forward(params: dict, config: TinyLMConfig, ids, *, causal: bool = True,
     cache = {"emb": c_emb, "layers": layers, "final": (cf, F), "weights": weights,
              "residual": residual, "n_layers": c.n_layers}
     return logits, cache
+
+
+def _replaced(concat, W_o, replace_heads: dict, l: int, c: TinyLMConfig) -> np.ndarray:
+    """The attention output with some heads' outputs replaced: (B, n, h*d_head) @ (h*d_head, d_model)."""
+    dh = c.d_model // c.n_heads
+    concat = concat.copy()  # (B, n, h*d_head)
+    for (layer, head), vec in replace_heads.items():
+        if layer == l:
+            concat[..., head * dh:(head + 1) * dh] = np.broadcast_to(vec, (dh,))
+    return concat @ W_o  # (B, n, d_model)
 
 
 def lm_backward(params: dict, cache: dict, dlogits) -> dict[str, np.ndarray]:

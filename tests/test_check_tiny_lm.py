@@ -28,6 +28,8 @@ LN_CASES = {
                  "not by the variance"),
     "ddof 1": (lambda X, g, b, eps=1e-5: (X - X.mean(-1, keepdims=True))
                / np.sqrt(X.var(-1, ddof=1, keepdims=True) + eps) * g + b, "ddof=1"),
+    "eps outside the root": (lambda X, g, b, eps=1e-5: (X - X.mean(-1, keepdims=True))
+                             / (X.std(-1, keepdims=True) + eps) * g + b, "inside the square root"),
     "no gamma": (lambda X, g, b, eps=1e-5: (X - X.mean(-1, keepdims=True)) / np.sqrt(X.var(-1, keepdims=True) + eps),
                  "multiply by gamma"),
 }

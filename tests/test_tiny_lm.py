@@ -154,3 +154,62 @@ def test_save_and_load_round_trip(tmp_path):
     assert cfg2 == cfg and set(q) == set(p) and list(meta["note"]) == [1, 2]
     for k in p:
         np.testing.assert_allclose(q[k], p[k], rtol=1e-6)  # stored as float32
+
+
+def test_held_out_windows_are_the_training_text_shifted(shipped):
+    """Notebook 06: 400 of the 432 held-out predictions have their context and target, word for
+    word, inside some training window; held-out accuracy 93 % against 96 % on training windows."""
+    params, cfg, _ = shipped
+    data = make_lm_data(context=16, seed=0)
+    train = np.concatenate([data.X_train, data.Y_train[:, -1:]], axis=1)  # (245, 17)
+    runs = {tuple(w[s:e]) for w in train for s in range(17) for e in range(s + 1, 18)}
+    inside = sum(tuple(np.append(x[:t + 1], y[t])) in runs
+                 for x, y in zip(data.X_held, data.Y_held, strict=True) for t in range(16))
+    assert (inside, data.Y_held.size) == (400, 432)
+    assert round(evaluate(params, cfg, data.X_held, data.Y_held)[1], 2) == 0.93
+    assert round(evaluate(params, cfg, data.X_train, data.Y_train)[1], 2) == 0.96
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_an_unseen_rhyme_is_not_predicted(seed):
+    """Notebook 06: trained for 300 steps on seven rhymes, the model predicts the next word of the
+    eighth ("mary had a little lamb") about as often as always predicting a line break, and with a
+    loss above that of a uniform guess; the seven it trained on, at least 90 % of the time."""
+    from attention_kit.lm_training import train_lm
+
+    _, vocab = rhyme_stream()
+    data = make_lm_data(context=16, held_rhyme=6)
+    assert vocab.decode(data.X_held[0][:4]) == ["mary", "had", "a", "little"]
+    cfg = T.TinyLMConfig(vocab_size=len(vocab), d_model=32, n_heads=2, n_layers=1, d_ff=64, context=16)
+    params = T.init_tiny_lm(cfg, rng=np.random.default_rng(seed))
+    train_lm(params, cfg, data, steps=300, lr=0.01, seed=seed, log_every=300)
+    loss, acc = evaluate(params, cfg, data.X_held, data.Y_held)
+    common = np.bincount(data.Y_train.ravel()).argmax()  # the most frequent next token in training: "/"
+    always_common = float((data.Y_held == common).mean())
+    assert vocab.decode([common]) == ["/"] and round(always_common, 2) == 0.14
+    assert acc < 0.2 and acc < always_common                # no better than always guessing "/"
+    assert loss > np.log(len(vocab))                     # worse than a uniform guess over the vocabulary
+    assert evaluate(params, cfg, data.X_train, data.Y_train)[1] > 0.9
+
+
+def test_replacing_a_head_by_zeros_is_zeroing_its_rows_of_w_o(shipped):
+    """Notebook 06's ablations: replace_heads with zeros == the head's rows of W_o set to 0; with
+    the head's mean output, head 1's removal leaves Miss Muffet her tuffet (zeroed, it does not)."""
+    params, cfg, _ = shipped
+    _, vocab = rhyme_stream()
+    data = make_lm_data(context=16, seed=0)
+    dh = cfg.d_model // cfg.n_heads
+    q = dict(params)
+    q["l0.attn.W_o"] = params["l0.attn.W_o"].copy()
+    q["l0.attn.W_o"][dh:2 * dh] = 0
+    np.testing.assert_allclose(T.lm_forward(q, cfg, data.X_held)[0],
+                               T.lm_forward(params, cfg, data.X_held, replace_heads={(0, 1): np.zeros(dh)})[0])
+    concat = T.lm_forward(params, cfg, data.X_train)[1]["layers"][0][1].concat
+    mean = concat.reshape(-1, cfg.d_model).mean(axis=0)
+    ids = vocab.encode("little miss muffet sat on a")
+
+    def next_word(rep):
+        return vocab.decode([int(T.lm_forward(params, cfg, ids, replace_heads=rep)[0][0, -1].argmax())])[0]
+
+    assert next_word({(0, 0): mean[:dh]}) == "tuffet" and next_word({(0, 0): np.zeros(dh)}) != "tuffet"
+    assert next_word({(0, 1): mean[dh:]}) == next_word({(0, 1): np.zeros(dh)}) == "wall"

@@ -57,7 +57,11 @@ def layer_norm(fn) -> bool:
         no_scale = _ref(X, np.ones(6), np.zeros(6))
         by_var = (X - X.mean(-1, keepdims=True)) / (X.var(-1, keepdims=True) + 1e-5) * g + b
         unbiased = (X - X.mean(-1, keepdims=True)) / np.sqrt(X.var(-1, ddof=1, keepdims=True) + 1e-5) * g + b
-        if close(got, wrong_axis):
+        eps_outside = (X - X.mean(-1, keepdims=True)) / (X.std(-1, keepdims=True) + 1e-5) * g + b
+        if close(got, eps_outside):
+            hint = ("you added eps to the standard deviation, (x - mean) / (std + eps); layer norm adds it to "
+                    "the variance, inside the square root: (x - mean) / sqrt(var + eps)")
+        elif close(got, wrong_axis):
             hint = ("you normalised each feature over the tokens (axis 0); layer norm normalises "
                     "each token over its features: mean and var with axis=-1, keepdims=True")
         elif close(got, no_scale):

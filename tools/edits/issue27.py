@@ -381,6 +381,278 @@ def edit_05():
 EDITS["05"] = edit_05
 
 
+# ------------------------------------------------------------------------------------------------
+# 06
+# ------------------------------------------------------------------------------------------------
+
+C9_06 = """**Training examples.** The stream is cut into windows of 17 tokens: the model reads the first
+16 and must predict, at *every* position, the token that follows (16 predictions per window). A
+seeded tenth of the window start offsets is **held out**: the model never trains on windows that
+start there. But a held-out window is not new text: it is the same rhyme as the training windows
+that start a position or more earlier or later, shifted. So the held-out figures below measure
+whether the model recalls the rhymes from any starting point, and nothing about text it has never
+seen (section 4 counts the overlap, and says what happens on a rhyme it never saw)."""
+
+C37_06 = """After its lowest point (step 225, printed above) the held-out loss creeps back up while the training
+loss keeps falling: the model starts to **overfit**, fitting the training windows themselves (which
+word sits at which position of a window) rather than what holds wherever a window starts. With 288
+tokens of text that is expected; stopping early, or more text, would keep the held-out loss near its
+minimum.
+
+**The model has memorised the rhymes.** Say it plainly: a held-out prediction is nearly always a
+piece of a training window. The cell below finds, for each of the 432 held-out predictions, whether
+its context and its target occur word for word inside some training window:"""
+
+MEMO_CODE_06 = """train_w = np.concatenate([data.X_train, data.Y_train[:, -1:]], axis=1)   # (245, 17) whole training windows
+runs = {tuple(w[s:e]) for w in train_w for s in range(17) for e in range(s + 1, 18)}   # every run of tokens in one
+inside = sum(tuple(np.append(x[:t + 1], y[t])) in runs                  # context + target of prediction t
+             for x, y in zip(data.X_held, data.Y_held, strict=True) for t in range(16))
+train_acc = evaluate(params, cfg, data.X_train, data.Y_train)[1]
+print(f"held-out predictions whose context and target sit inside a training window: {inside} of {data.Y_held.size}")
+print(f"next-word accuracy: {held_acc:.0%} held out, {train_acc:.0%} on the training windows")
+assert (inside, data.Y_held.size) == (400, 432) and round(held_acc, 2) == 0.93 and round(train_acc, 2) == 0.96"""
+
+MEMO_MD_06 = """400 of the 432 held-out predictions copy a stretch of a training window, and the held-out accuracy
+(93 %) is close to the training accuracy (96 %): the held-out figure measures recall of the rhymes
+from any start point, nothing more. Finishing “humpty dumpty sat on” below is recitation: the output
+is a training window, word for word.
+
+**A rhyme it never saw.** A real test of generalisation holds out whole rhymes. Trained the same way
+for 300 steps on seven of the rhymes (`make_lm_data(16, held_rhyme=6)` holds out “mary had a little
+lamb”), the model predicts the next word of the eighth less than 20 % of the time, no better than
+always guessing a line break (“/”, 14 % of that rhyme's next words), and its loss there is above that
+of a uniform guess over the vocabulary, $\\log |V| \\approx 5$: it is confidently wrong. On the seven
+rhymes it trained on it is right more than 90 % of the time. `tests/test_tiny_lm.py` trains these
+models (seeds 1 and 2) and checks every one of these bounds. Eight rhymes cannot teach English.
+
+The interesting question is therefore not *whether* the model finishes the rhyme but **how** it
+recalls the right one: “sat on a” is followed by “wall” in one rhyme and “tuffet” in another, and
+the words just before the gap cannot tell them apart. Section 5 answers it with the head view and by
+removing heads. For finishing rhymes, the final weights do well enough:"""
+
+C48_06 = r"""A head's weights show where it looks, not that the answer depends on it (attention weights are not
+explanations by themselves: Jain & Wallace 2019). So remove a head and ask again. There are two
+common ways. **Zero-ablation** sets the head's output to 0 (here: the rows of $W_o$ that carry it).
+**Mean-ablation** replaces it by its mean over every position of the training windows. Zero is not
+a neutral value: a head's output is rarely near 0, so zeroing it sends the rest of the model an input
+it never met in training, and part of what breaks may be that shock rather than the missing
+information. The mean keeps the head's typical contribution and removes only what changes from one
+context to the next. The cell does both (`lm_forward(..., replace_heads={(layer, head): vector})`
+replaces a head's output by a vector):"""
+
+C49_06 = """d_head = cfg.d_model // cfg.n_heads
+_, cache_train = lm.lm_forward(params, cfg, data.X_train)
+concat = cache_train["layers"][0][1].concat                 # (245, 16, h*d_head): the heads' outputs side by side
+head_mean = concat.reshape(-1, cfg.d_model).mean(axis=0)    # (h*d_head,) mean over every training position
+contexts = ("humpty dumpty sat on a", "little miss muffet sat on a", "little jack horner sat in a")
+
+
+def next_words(replace=None):
+    return [vocab.decode([int(lm.lm_forward(params, cfg, vocab.encode(c), replace_heads=replace)[0][0, -1].argmax())])[0]
+            for c in contexts]
+
+
+guesses = {"both heads": next_words()}
+for head in (1, 0):
+    zero = {(0, head): np.zeros(d_head)}
+    mean = {(0, head): head_mean[head * d_head:(head + 1) * d_head]}
+    guesses[f"head {head + 1}, zeroed"] = next_words(zero)
+    guesses[f"head {head + 1}, mean"] = next_words(mean)
+for label, g in guesses.items():
+    print(f"{label:15} -> {g}")
+assert guesses["both heads"] == ["wall", "tuffet", "corner"]
+assert guesses["head 2, zeroed"] == guesses["head 2, mean"] == ["wall", "wall", "corner"]
+assert guesses["head 1, zeroed"][0] != "wall" and guesses["head 1, zeroed"][1] != "tuffet" \\
+    and guesses["head 1, zeroed"][2] != "corner"
+assert guesses["head 1, mean"][0] != "wall" and guesses["head 1, mean"][1] == "tuffet" \\
+    and guesses["head 1, mean"][2] != "corner"
+q = dict(params)                                             # zeroing the output == zeroing its rows of W_o
+q["l0.attn.W_o"] = params["l0.attn.W_o"].copy()
+q["l0.attn.W_o"][:d_head] = 0
+np.testing.assert_allclose(lm.lm_forward(q, cfg, data.X_held)[0],
+                           lm.lm_forward(params, cfg, data.X_held, replace_heads={(0, 0): np.zeros(d_head)})[0])
+
+ids = vocab.encode("jack and jill went up the")
+w1 = lm.head_weights(params, cfg, ids)[0][0, -1]                  # head 1, the last query's row
+print(f"head 1 after 'jack and jill went up the' looks at {vocab.decode(ids)[int(np.argmax(w1))]!r}")
+assert int(np.argmax(w1)) == len(ids) - 3                          # two words back, not one"""
+
+C50_06 = """Without head 2, Miss Muffet sits on a wall, whichever way the head is removed: the model falls back
+on Humpty Dumpty's phrase. Little Jack Horner still sits in a corner, because “sat in a” is never
+followed by anything else in the rhymes, so the word before the gap suffices. Head 1 is another
+story, and the two ablations disagree: zeroed, all three answers go wrong; replaced by its mean,
+Miss Muffet still gets her tuffet, and only “wall” and “corner” are lost. So what survives is this:
+without head 1's context-dependent part, Humpty Dumpty and Jack Horner lose their endings; the
+claim that Miss Muffet needs head 1 rested on zero-ablation's shock. In these contexts head 1 looks
+at the word just before the gap (“on” or “in”), but in others it looks two words back: its role is
+not as simple as head 2's. Heads that look at the previous token are common in real models too;
+Olsson et al. (2022) show how one of them and a second head together form an *induction head*,
+which finds an earlier copy of the current word and predicts what followed it there."""
+
+
+def edit_06():
+    nb = Notebook("06")
+    nb.replace("A model that looks at a fixed window of recent\nwords, such as a table of trigram counts, is stuck at 50/50 here:",
+               "A model that sees only the last three words (a table\nof what follows each three-word phrase) is stuck "
+               "at 50/50 here; four words (“dumpty sat on a”) would settle\nit, and the transformer below reads a "
+               "window of 16 tokens. What matters is that the deciding word\ncan sit anywhere in the window, and "
+               "attention can reach it wherever it is:")
+    nb.replace(
+        "assert sorted(after) == [\"tuffet\", \"wall\"] and all(len(c) == 1 for c in after.values())  # once each",
+        "assert sorted(after) == [\"tuffet\", \"wall\"] and all(len(c) == 1 for c in after.values())  # once each\n"
+        "assert len({c[0].split()[-4] for c in after.values()}) == 2      # four words back: dumpty / muffet")
+    nb.set_source("**Training examples.** The stream is cut into windows of 17 tokens", C9_06)
+    nb.set_source("After its lowest point (step 225, printed above) the held-out loss creeps back up", C37_06)
+    nb.insert_after(C37_06, "code", MEMO_CODE_06, marker="held-out predictions whose context and target",
+                    cell_id="issue27-memorised")
+    nb.insert_after(MEMO_CODE_06, "markdown", MEMO_MD_06, marker="**A rhyme it never saw.**",
+                    cell_id="issue27-unseen-rhyme")
+    nb.set_source("A head's weights show where it looks, not that the answer depends on it", C48_06)
+    nb.set_source("for head in (None, 1, 0):", C49_06)
+    nb.set_source("Without head 2, Miss Muffet sits on a wall", C50_06)
+    nb.replace("and by removing the head. Head 2 carries *who* sat; without it, Miss Muffet sits on a wall.",
+               "and by removing the head, zeroed and replaced by its mean (zero-ablation can push a model off its\n"
+               "  usual inputs). Head 2 carries *who* sat; without it, Miss Muffet sits on a wall.\n"
+               "* The model memorised its eight rhymes: held-out windows are the training text shifted (400 of 432\n"
+               "  held-out predictions copy a training window), and on a rhyme it never saw it does no better than\n"
+               "  guessing a line break. What it teaches is *how* it recalls them.")
+    nb.save()
+
+
+EDITS["06"] = edit_06
+
+
+# ------------------------------------------------------------------------------------------------
+# 07
+# ------------------------------------------------------------------------------------------------
+
+C32_07 = """print(f"{'model':12s} {'layers':>6s} {'heads':>5s} {'kv heads':>8s} {'d_head':>6s} {'context':>7s} {'window':>6s}"
+      f" {'KiB/token':>9s} {'GiB at context':>14s} {'GiB if MHA':>10s}")
+for name, s in ak.MODEL_SHAPES.items():
+    per_token = ak.kv_cache_bytes(1, layers=s["layers"], kv_heads=s["kv_heads"], d_head=s["d_head"])
+    at_context = ak.kv_cache_bytes(s["context"], layers=s["layers"], kv_heads=s["kv_heads"], d_head=s["d_head"],
+                                   window=s["window"])           # a sliding window caches min(n, W) tokens
+    as_mha = ak.kv_cache_bytes(s["context"], layers=s["layers"], kv_heads=s["heads"], d_head=s["d_head"],
+                               window=s["window"])
+    print(f"{name:12s} {s['layers']:6d} {s['heads']:5d} {s['kv_heads']:8d} {s['d_head']:6d} {s['context']:7d}"
+          f" {s['window'] or '-':>6} {per_token / 2**10:9.0f} {at_context / 2**30:14.3f} {as_mha / 2**30:10.3f}")
+assert ak.kv_cache_bytes(1, layers=32, kv_heads=32, d_head=128) == 2 * 32 * 32 * 128 * 2 == 512 * 2**10
+mistral = ak.MODEL_SHAPES["Mistral 7B"]
+full = ak.kv_cache_bytes(32768, layers=32, kv_heads=8, d_head=128)                # without the rolling buffer
+rolled = ak.kv_cache_bytes(32768, layers=32, kv_heads=8, d_head=128, window=mistral["window"])
+assert (full, rolled) == (4 * 2**30, 2**29) and full == 8 * rolled                # 4 GiB -> 0.5 GiB: 8 x smaller
+print(f"Mistral 7B at 32,768 tokens: {full / 2**30:.1f} GiB without its rolling buffer, {rolled / 2**30:.1f} GiB with it")"""
+
+C33_HEAD_07 = """Llama 2 70B keeps 8 key/value heads for its 64 query heads: its cache is 8 times smaller than multi-head
+attention's would be, which leaves memory for longer prompts or more sequences at once. Falcon 7B, with one
+key/value head for 71 query heads, needs 8 KiB per token. Mistral 7B (v0.1) adds a sliding window of
+$W = 4096$ tokens (section 5): each layer keeps only the last $W$ keys and values, in a rolling buffer, so
+its cache stops growing at $W$ tokens. At its 32,768-token context that is 0.5 GiB instead of 4 GiB, the
+8-fold saving its paper reports."""
+
+ROPE_MD_07 = """There is one limit. This model **adds** absolute positions to its input. Once the text is longer than its
+16-token window, `generate` keeps the last 16 tokens, so every token moves one position down and every cached
+key, computed at the old position, is out of date. So `generate_with_cache` stops at the window's end. Models
+that put positions into the scores instead fare better, but only in part. With rotary embeddings the score
+of query $m$ against key $n$ depends on the positions only through $m - n$ (and on the two vectors), so a
+key need not be recomputed because its position number changed: in a **one-layer** model the cache stays
+exact while the window moves. In **deeper** layers it does not: a cached key of layer 2 came from a state that
+attended to tokens which have since left the window, so a fresh pass over the window would compute another
+key. The cell after the next one checks both halves."""
+
+ROPE_CODE_07 = """def rope(x, pos, base=10000.0):                                  # rotary embedding of one vector x (d,)
+    theta = pos * base ** (-np.arange(0, x.shape[-1], 2) / x.shape[-1])   # one angle per pair of features
+    c, s = np.cos(theta), np.sin(theta)
+    out = np.empty_like(x)
+    out[0::2], out[1::2] = x[0::2] * c - x[1::2] * s, x[0::2] * s + x[1::2] * c
+    return out
+
+
+q_r, k_r = np.random.default_rng(11).normal(size=(2, 8))
+np.testing.assert_allclose(rope(q_r, 7) @ rope(k_r, 3), rope(q_r, 107) @ rope(k_r, 103))   # only m - n counts
+assert not np.isclose(rope(q_r, 7) @ rope(k_r, 3), rope(q_r, 7) @ rope(k_r, 4))
+
+X_r = np.random.default_rng(12).normal(size=(12, 8))                   # 12 tokens, no positions at all
+W_r = np.random.default_rng(13).normal(0, 0.3, (2, 3, 8, 8))           # two layers of (W_q, W_k, W_v)
+
+
+def keys_per_layer(X):                                                  # (n, 8) keys of layers 1 and 2
+    keys = []
+    for W_q, W_k, W_v in W_r:
+        keys.append(X @ W_k)
+        X = X + ak.self_attention(X, W_q, W_k, W_v, mask=ak.causal_mask(len(X)))[0]   # residual
+    return keys
+
+
+cached, fresh = keys_per_layer(X_r), keys_per_layer(X_r[4:])           # all 12 tokens / the last 8 alone
+np.testing.assert_allclose(fresh[0], cached[0][4:])                    # layer 1: the cached keys still hold
+assert not np.allclose(fresh[1], cached[1][4:])                        # layer 2: they are out of date
+print("rotary scores depend on m - n only; after the window moves, layer 1's cached keys are still right,"
+      " layer 2's are not")"""
+
+C12_ADD_07 = """Here it is as a plain loop, with blocks of 4 queries and 3 keys, neither of which divides $n = 10$. The loop
+order is that of **FlashAttention-2** (Dao, 2023): query blocks outside, key blocks inside, and one division
+by $\\ell$ per query block at the end. The 2022 paper loops the other way round, key and value blocks outside,
+and keeps every query block's $m$, $\\ell$ and its output (normalised at every step) between the passes; the
+arithmetic is the same, only what stays in fast memory differs:"""
+
+
+def edit_07():
+    nb = Notebook("07")
+    nb.replace("with $a$, like $x$, of shape $(n_k,)$.", "with $a$, like $x$, of shape $(n,)$: one row, $n$ keys.")
+    nb.replace("Here it is as a plain loop, with blocks of 4 queries and 3 keys, neither of which divides $n = 10$:",
+               C12_ADD_07)
+    # c25-c27: the cached attention's products are counted, not added by formula
+    nb.replace("what matters is that both ways pick the same ones. Every matrix product goes through one\n"
+               "counter, so the multiply-adds of each step are *counted* from the shapes actually multiplied.",
+               "what matters is that both ways pick the same ones. Every matrix product goes through one\n"
+               "counter, so the multiply-adds of each step are *counted* from the shapes actually multiplied; with\n"
+               "the cache that includes the two products `KVCache.attend` performs (the new query against the cached\n"
+               "keys, and its weights times the cached values), which it does through the counter it is handed.")
+    nb.replace("The counts\nagree with this formula exactly;",
+               "The counts\n(made by the products themselves, section above) agree with this formula exactly;")
+    nb.replace(
+        "assert madds_kv == [madds_formula(n, cache=True) for n in lengths]\n",
+        "assert madds_kv == [madds_formula(n, cache=True) for n in lengths]\n"
+        "products = []                                                    # KVCache.attend's own products, logged\n"
+        "probe = ak.KVCache(8, 8, n_heads=8)\n"
+        "g0 = np.random.default_rng(0)\n"
+        "probe.append(g0.normal(size=(8, 5, 8)), g0.normal(size=(8, 5, 8)))     # 5 cached tokens, 8 heads\n"
+        "probe.attend(g0.normal(size=(8, 8)), matmul=lambda a, b: products.append((a.shape, b.shape)) or a @ b)\n"
+        "assert products == [((8, 1, 8), (8, 8, 5)), ((8, 1, 5), (8, 5, 8))]   # q K^T and a V: h n (d_k + d_v)\n")
+    nb.set_source("There is one limit. This model **adds** absolute positions to its input.", ROPE_MD_07)
+    nb.insert_after("one token more:", "code", ROPE_CODE_07, marker="def rope(x, pos, base=10000.0):",
+                    cell_id="issue27-rope")
+    # section 4.1: Mistral 7B's rolling buffer
+    nb.set_source("print(f\"{'model':12s} {'layers':>6s}", C32_07)
+    nb.replace("Llama 2 70B keeps 8 key/value heads for its 64 query heads: its cache is 8 times smaller than multi-head\n"
+               "attention's would be, which leaves memory for longer prompts or more sequences at once. Falcon 7B, with one\n"
+               "key/value head for 71 query heads, needs 8 KiB per token.", C33_HEAD_07)
+    # section 5: the Mistral paper's window convention
+    nb.replace("Query $i$ sees the $W$ keys $i - W + 1, \\dots, i$, that\nis $D = W - 1$.",
+               "Query $i$ sees the $W$ keys $i - W + 1, \\dots, i$, that\nis $D = W - 1$. (The Mistral paper "
+               "counts one more: position $i$ attends to positions $i - W$ to $i$.)")
+    nb.replace("With Mistral's 32 layers and $W = 4096$ that is $32 \\times 4095 =\n131{,}040$ tokens, far more than the window.",
+               "With Mistral's 32 layers and $W = 4096$ that is $32 \\times 4095 =\n131{,}040$ tokens, far more than the "
+               "window. (The paper, whose window holds $W + 1$ positions, gives\n$W \\times 32 = 131{,}072$: the same "
+               "idea, counted one apart per layer.)")
+    nb.replace('print(f"Mistral 7B: 32 layers x (4096 - 1) = {32 * 4095:,} tokens")',
+               'print(f"Mistral 7B: 32 layers x (4096 - 1) = {32 * 4095:,} tokens"\n'
+               '      f" (the paper\'s window of positions i - W .. i: 32 x 4096 = {32 * 4096:,})")\n'
+               'assert (32 * 4095, 32 * 4096) == (131_040, 131_072)')
+    nb.replace("(It knows the sum that was not rescaled, and the output rescaled twice.)",
+               "Its hints recognise the usual slips: the old sum or the old output not rescaled (or neither),\n"
+               "the output rescaled twice, the factor upside down, the old maximum returned, and `acc` divided by\n"
+               "`l` inside the loop.")
+    nb.replace("Llama 2 70B, Falcon 7B, Llama 2 7B and Mistral 7B (section 4.1). Careful: which heads are cached?",
+               "Llama 2 70B, Falcon 7B, Llama 2 7B and Mistral 7B (section 4.1; for Mistral 7B at 4,096 tokens, its\n"
+               "window, where the rolling buffer is full). Careful: which heads are cached?")
+    nb.save()
+
+
+EDITS["07"] = edit_07
+
+
 if __name__ == "__main__":
     for key in sys.argv[1:] or EDITS:
         EDITS[key]()
