@@ -11,7 +11,9 @@ argmax. :meth:`TinyDecoder.generate` runs it two ways:
   :class:`.KVCache` per layer and attends with its query alone, ``O(d^2 + n d)``.
 
 Every matrix product goes through one counter, so the multiply-adds of each step are *counted*
-from the shapes actually multiplied, not taken from a formula.
+from the shapes actually multiplied, not taken from a formula; with the cache that includes the two
+products :meth:`.KVCache.attend` performs (the scores and the weighted sum), which it does through
+the counter it is given.
 """
 
 from __future__ import annotations
@@ -106,9 +108,7 @@ class TinyDecoder:
         for p, cache in zip(self.layers, caches, strict=True):
             q, k, v = self._project(p, x)  # (h, 1, d_k), (h_kv, 1, d_k), (h_kv, 1, d_v)
             cache.append(k, v)
-            n = len(cache)
-            out, _ = cache.attend(q[:, 0], scale=1.0)  # q is already scaled; (h, d_v): one query row against n cached keys
-            self.madds += p.n_heads * n * (p.W_q.shape[2] + p.W_v.shape[2])  # scores and weighted sum
+            out, _ = cache.attend(q[:, 0], scale=1.0, matmul=self._mm)  # q is already scaled; (h, d_v): its 2 products counted
             x = x + self._mix(p, out[:, None, :])  # (1, d_model), residual
         return self._mm(x, self.U)[0]  # (vocab,)
 

@@ -15,32 +15,39 @@ from __future__ import annotations
 
 import numpy as np
 
-from .attention import scaled_dot_product_attention
+from .alignment import softmax
+from .attention import check_scale
 from .errors import ParameterError, ShapeError, as_float_array, check_count, check_finite
 
 __all__ = ["KVCache", "kv_cache_bytes", "MODEL_SHAPES"]
 
 # Shapes of a few published decoder-only models, from their released configuration files
-# (config.json on the Hugging Face hub): layers, query heads, key/value heads, d_head, context length.
+# (config.json on the Hugging Face hub): layers, query heads, key/value heads, d_head, context length,
+# and the sliding window (None: every earlier token is attended to, and cached). Mistral 7B v0.1
+# attends to the last W = 4096 tokens and keeps a rolling buffer of W tokens per layer (Jiang et al.
+# 2023, section 2: an 8x smaller cache at a 32k-token sequence).
 MODEL_SHAPES = {
-    "Llama 2 7B": {"layers": 32, "heads": 32, "kv_heads": 32, "d_head": 128, "context": 4096},
-    "Llama 2 70B": {"layers": 80, "heads": 64, "kv_heads": 8, "d_head": 128, "context": 4096},
-    "Mistral 7B": {"layers": 32, "heads": 32, "kv_heads": 8, "d_head": 128, "context": 32768},
-    "Falcon 7B": {"layers": 32, "heads": 71, "kv_heads": 1, "d_head": 64, "context": 2048},
+    "Llama 2 7B": {"layers": 32, "heads": 32, "kv_heads": 32, "d_head": 128, "context": 4096, "window": None},
+    "Llama 2 70B": {"layers": 80, "heads": 64, "kv_heads": 8, "d_head": 128, "context": 4096, "window": None},
+    "Mistral 7B": {"layers": 32, "heads": 32, "kv_heads": 8, "d_head": 128, "context": 32768, "window": 4096},
+    "Falcon 7B": {"layers": 32, "heads": 71, "kv_heads": 1, "d_head": 64, "context": 2048, "window": None},
 }
 
 
 def kv_cache_bytes(n_tokens: int, *, layers: int, kv_heads: int, d_head: int,
-                   bytes_per_value: int = 2) -> int:
+                   bytes_per_value: int = 2, window: int | None = None) -> int:
     """Bytes of the keys and values cached for ``n_tokens`` tokens of one sequence.
 
     ``2 * layers * kv_heads * d_head * bytes_per_value`` per token: one key and one value vector of
     ``d_head`` numbers per key/value head per layer. ``bytes_per_value`` is 2 for float16 and
-    bfloat16, 4 for float32, 8 for float64.
+    bfloat16, 4 for float32, 8 for float64. With a sliding ``window`` the cache is a rolling buffer
+    of the last ``window`` tokens: ``min(n_tokens, window)`` tokens are cached.
     """
     n = int(n_tokens)
     if n < 0:
         raise ParameterError(f"n_tokens must be >= 0, got {n_tokens!r}")
+    if window is not None:
+        n = min(n, check_count(window, "window"))
     for name, v in (("layers", layers), ("kv_heads", kv_heads), ("d_head", d_head),
                     ("bytes_per_value", bytes_per_value)):
         check_count(v, name)
@@ -135,7 +142,7 @@ class KVCache:
         if self.window is not None and len(self) > self.window:
             self._start = self._stop - self.window
 
-    def attend(self, q, *, scale: float | None = None):
+    def attend(self, q, *, scale: float | None = None, matmul=np.matmul):
         """Attention of the newest token's query over every cached key: one row of causal attention.
 
         Parameters
@@ -144,6 +151,11 @@ class KVCache:
             The newest token's query; with key/value heads, one per query head. ``h_q`` may be a
             multiple of the cache's heads (grouped-query attention): query heads
             ``g * j .. g * j + g - 1`` share key/value head ``j``, with ``g = h_q / h``.
+        scale : float, optional
+            Multiplies the scores; ``1 / sqrt(d_k)`` when None.
+        matmul : callable, optional
+            Does the two matrix products, the scores ``q K^T`` and the weighted sum ``a V``
+            (``np.matmul``; :class:`.TinyDecoder` passes its counting product).
 
         Returns
         -------
@@ -160,5 +172,8 @@ class KVCache:
             want = f"({self.d_k},)" if h is None else f"(h_q, {self.d_k}) with h_q a multiple of the {h} key/value heads"
             raise ShapeError(f"q has shape {q.shape} but {want} was expected: the newest token's query only")
         Q = q[None, :] if h is None else q.reshape(h, q.shape[0] // h, self.d_k)  # (1, d_k) or (h, g, d_k)
-        out, w = scaled_dot_product_attention(Q, self.keys, self.values, scale=scale)  # (.., 1 or g, d_v), (.., n)
+        Q = Q * Q.dtype.type(check_scale(scale, self.d_k))
+        S = matmul(Q, np.swapaxes(self.keys, -1, -2))  # (1, d_k) @ (d_k, n) or (h, g, d_k) @ (h, d_k, n)
+        w = softmax(S)  # (.., 1 or g, n)
+        out = matmul(w, self.values)  # (.., 1 or g, n) @ (.., n, d_v) -> (.., 1 or g, d_v)
         return out.reshape(q.shape[:-1] + (self.d_v,)), w.reshape(q.shape[:-1] + (len(self),))

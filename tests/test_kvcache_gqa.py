@@ -92,6 +92,45 @@ def test_kv_cache_bytes_formula():
         assert shape["heads"] % shape["kv_heads"] == 0
 
 
+def test_kv_cache_bytes_with_a_sliding_window():
+    # Mistral 7B v0.1: W = 4096, a rolling buffer; at 32k tokens 0.5 GiB instead of 4 GiB (8 x, its paper)
+    s = ak.MODEL_SHAPES["Mistral 7B"]
+    assert s["window"] == 4096 and all(m["window"] is None for k, m in ak.MODEL_SHAPES.items() if k != "Mistral 7B")
+    kw = dict(layers=s["layers"], kv_heads=s["kv_heads"], d_head=s["d_head"])
+    assert ak.kv_cache_bytes(32768, **kw, window=s["window"]) == 2**29
+    assert ak.kv_cache_bytes(32768, **kw) == 8 * ak.kv_cache_bytes(32768, **kw, window=s["window"])
+    assert ak.kv_cache_bytes(100, **kw, window=4096) == ak.kv_cache_bytes(100, **kw)   # below W: no cap
+    # a rolling KVCache holds exactly min(n, W) tokens' worth
+    c = ak.KVCache(8, 8, n_heads=2, window=3)
+    for _ in range(5):
+        c.append(np.ones((2, 1, 8)), np.ones((2, 1, 8)))
+    assert c.nbytes == ak.kv_cache_bytes(5, layers=1, kv_heads=2, d_head=8, bytes_per_value=8, window=3)
+    with pytest.raises(ak.ParameterError, match="window"):
+        ak.kv_cache_bytes(10, **kw, window=0)
+
+
+def test_attend_does_its_two_products_through_the_given_matmul():
+    rng = np.random.default_rng(4)
+    c = ak.KVCache(4, 3, n_heads=2)
+    K, V = rng.normal(size=(2, 6, 4)), rng.normal(size=(2, 6, 3))
+    c.append(K, V)
+    q = rng.normal(size=(4, 4))                             # 4 query heads share the 2 key/value heads
+    calls = []
+    out, w = c.attend(q, matmul=lambda a, b: calls.append((a.shape, b.shape)) or a @ b)
+    assert calls == [((2, 2, 4), (2, 4, 6)), ((2, 2, 6), (2, 6, 3))]   # q K^T, then a V
+    ref, ref_w = ak.scaled_dot_product_attention(q.reshape(2, 2, 4), K, V)   # (2, 2, 3)
+    np.testing.assert_allclose(out, ref.reshape(4, 3), rtol=1e-12)
+    np.testing.assert_allclose(w, ref_w.reshape(4, 6), rtol=1e-12)
+
+
+def test_tiny_decoder_counts_the_cached_attention_from_its_products():
+    dec = ak.TinyDecoder(40, 16, 4, 2, n_layers=1, rng=np.random.default_rng(0), max_len=40)
+    *_, madds, _ = dec.generate([3, 1, 4], 3, cache=True)
+    seen = iter(range(3, 6))
+    per_layer = lambda n: 16 * (4 + 2 * 2) * 4 + 4 * n * (4 + 4) + 4 * 4 * 16   # noqa: E731 proj, attend, W_o
+    assert madds == [per_layer(n) + 16 * 40 for n in seen]  # + the logits
+
+
 # ---------------------------------------------------------------------------------------- GQA
 
 
