@@ -91,7 +91,8 @@ def _softmax_hint(got, a, g) -> str:
     f = _floats(got)
     if f is not None and not np.isfinite(f).all():
         return "your gradient holds NaN or inf; a row of zero weights (nothing allowed) must give zeros"
-    return "the shape is right but the numbers are not: dS = a * (g - (g * a).sum(axis=1, keepdims=True))"
+    return ("the shape is right but the numbers are not: compare one row of yours with J.T @ g, where "
+            "J = diag(a) - outer(a, a) is that row's Jacobian (section 1)")
 
 
 def softmax_backward(fn) -> bool:
@@ -141,7 +142,8 @@ def _dv_hint(dV, A, G) -> str:
     if _shape(dV) != (n_k, d_v):
         return (f"dV must have the shape of V, (n_k, d_v) = {(n_k, d_v)}, got {_shape_text(dV)}; "
                 "dV = A.T @ G")
-    return "dV has the right shape but the wrong numbers: dV = A.T @ G"
+    return ("dV has the right shape but the wrong numbers: value j reaches output i with weight A[i, j]; "
+            "collect, for each j, the gradients g_i of the outputs it reached")
 
 
 def _da_hint(dA, V, G) -> str:
@@ -149,8 +151,8 @@ def _da_hint(dA, V, G) -> str:
     if _close(dA, V @ G.T):
         return "this is dA transposed, (n_k, n_q); dA[i, j] = g_i . v_j, so dA = G @ V.T, shape (n_q, n_k)"
     if _shape(dA) != (n_q, n_k):
-        return f"dA must have the shape of A, (n_q, n_k) = {(n_q, n_k)}, got {_shape_text(dA)}; dA = G @ V.T"
-    return "dA has the right shape but the wrong numbers: dA[i, j] = g_i . v_j, so dA = G @ V.T"
+        return f"dA must have the shape of A, (n_q, n_k) = {(n_q, n_k)}, got {_shape_text(dA)}"
+    return "dA has the right shape but the wrong numbers: how does output i change when A[i, j] changes?"
 
 
 def attention_grads(fn) -> bool:
