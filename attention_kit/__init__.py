@@ -19,16 +19,6 @@ The survey of Brauwers & Frasincar writes vectors as *columns* (``K = W_K F``, `
 ``(d_f, n_f)``). The same computation in rows is ``K = F.T @ W_K.T``; the notebooks show both.
 """
 
-from .alignment import ALIGNMENTS, align, hard_align, local_align, soft_align, softmax
-from .attention import attend, general_attention, scaled_dot_product_attention, self_attention
-from .backward import (
-    multi_head_attention_backward,
-    numerical_gradient,
-    relative_error,
-    scaled_dot_product_attention_backward,
-    softmax_backward,
-)
-from .decoding import TinyDecoder
 from .errors import (
     AttentionError,
     EmptySequenceError,
@@ -39,25 +29,30 @@ from .errors import (
     ShapeError,
     UnknownNameError,
 )
-from .gqa import (
-    GroupedQueryParams,
-    from_multi_head,
-    grouped_query_attention,
-    init_grouped_query,
-    to_multi_head,
+from .learn.backward import (
+    multi_head_attention_backward,
+    numerical_gradient,
+    relative_error,
+    scaled_dot_product_attention_backward,
+    softmax_backward,
 )
-from .kvcache import MODEL_SHAPES, KVCache, kv_cache_bytes
-from .masks import causal_mask, padding_mask, window_mask
-from .multihead import (
+from .mechanism.alignment import ALIGNMENTS, align, hard_align, local_align, soft_align, softmax
+from .mechanism.attention import (
+    attend,
+    general_attention,
+    scaled_dot_product_attention,
+    self_attention,
+)
+from .mechanism.masks import causal_mask, padding_mask, window_mask
+from .mechanism.multi_head_attention import (
     MultiHeadParams,
     init_multi_head,
     merge_heads,
     multi_head_attention,
     split_heads,
 )
-from .online import online_softmax, online_step, online_trace
-from .positions import position_frequencies, position_rotation, sinusoidal_positions
-from .scores import (
+from .mechanism.positions import position_frequencies, position_rotation, sinusoidal_positions
+from .mechanism.scores import (
     ACTIVATIONS,
     SCORES,
     ScoreSpec,
@@ -72,8 +67,18 @@ from .scores import (
     scaled_dot_score,
     score,
 )
-from .sliding import receptive_field, sliding_window_mask
-from .tiled import TileCounts, TileStep, tile_counts, tiled_attention, tiled_trace
+from .scale.grouped_query import (
+    GroupedQueryParams,
+    from_multi_head,
+    grouped_query_attention,
+    init_grouped_query,
+    to_multi_head,
+)
+from .scale.kvcache import MODEL_SHAPES, KVCache, kv_cache_bytes
+from .scale.online import online_softmax, online_step, online_trace
+from .scale.sliding_window import receptive_field, sliding_window_mask
+from .scale.tiled import TileCounts, TileStep, tile_counts, tiled_attention, tiled_trace
+from .scale.tiny_decoder import TinyDecoder
 
 __version__ = "0.1.0"
 
@@ -93,6 +98,6 @@ __all__ = [
     "online_softmax", "online_step", "online_trace", "receptive_field", "sliding_window_mask",
     "tile_counts", "tiled_attention", "tiled_trace", "to_multi_head",
 ]
-# the backward pass (notebook 05); the optimisers are in attention_kit.optim
+# the backward pass (notebook 05); the optimisers are in attention_kit.learn.optim
 __all__ += ["multi_head_attention_backward", "numerical_gradient", "relative_error",
             "scaled_dot_product_attention_backward", "softmax_backward"]

@@ -42,12 +42,12 @@ def make_cases(n: int, rng, threads: int = 1) -> dict:
     """The timed callables for one sequence length (name -> zero-argument function).
 
     With ``threads > 1`` there is one more case: multi-head attention with its softmax spread over
-    that many threads (``attention_kit.alignment._THREADS``; one thread is the default).
+    that many threads (``attention_kit.mechanism.alignment._THREADS``; one thread is the default).
     """
     import numpy as np
 
     import attention_kit as ak
-    import attention_kit.alignment as alignment
+    import attention_kit.mechanism.alignment as alignment
 
     d_head = D_MODEL // HEADS
     X = rng.normal(size=(n, D_MODEL))  # (n, d_model)
@@ -146,7 +146,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if args.cpu_time:
         single_thread_blas()
-    import attention_kit.alignment as alignment
+    import attention_kit.mechanism.alignment as alignment
 
     if args.cpu_time:
         alignment._PARALLEL_MIN = sys.maxsize  # the softmax on one thread too

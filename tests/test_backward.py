@@ -1,4 +1,4 @@
-"""The backward pass (attention_kit.backward) against central finite differences in float64.
+"""The backward pass (attention_kit.learn.backward) against central finite differences in float64.
 
 Every gradient is checked against ``numerical_gradient`` of the scalar loss ``L = sum(out * R)``
 for a fixed random ``R`` (so ``dL/d(out) = R``), with a relative error of at most 1e-7; the
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import attention_kit as ak
-from attention_kit.backward import (
+from attention_kit.learn.backward import (
     attention_backward,
     attention_forward,
     multi_head_attention_backward,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import attention_kit as ak
-from attention_kit.backward import (
+from attention_kit.learn.backward import (
     attention_backward,
     attention_forward,
     multi_head_backward,

@@ -7,8 +7,8 @@ import pytest
 # that breaks everything a checker might do with it
 from test_check_masks_positions import Weird, _line, _raises  # (tests/ is on sys.path)
 
-from attention_kit.backward import numerical_gradient, relative_error
 from attention_kit.check import backprop as chk
+from attention_kit.learn.backward import numerical_gradient, relative_error
 
 STUB = "✗ no answer yet: replace the `...` after `return` with your code, then run the cell again"
 

@@ -227,7 +227,7 @@ def test_softmax_extreme_scores_are_finite():
 def test_big_softmax_blocked_path_equals_serial(rng):
     # arrays of >= 2**20 entries are normalised block by block (optionally on a thread pool); the result must be
     # bit-for-bit the serial one (masked, fully masked rows, and several batch axes included)
-    from attention_kit.alignment import _PARALLEL_MIN, _softmax_block
+    from attention_kit.mechanism.alignment import _PARALLEL_MIN, _softmax_block
 
     x = rng.normal(scale=4, size=(2, 2, 256, 1024))
     assert x.size >= _PARALLEL_MIN
@@ -238,7 +238,7 @@ def test_big_softmax_blocked_path_equals_serial(rng):
     np.testing.assert_array_equal(got, ref)
     assert np.all(got[..., 5, :] == 0)
     np.testing.assert_array_equal(ak.softmax(x), _softmax_block(x.copy()))
-    import attention_kit.alignment as alignment
+    import attention_kit.mechanism.alignment as alignment
 
     old = alignment._THREADS
     try:  # the same on a thread pool
@@ -250,7 +250,7 @@ def test_big_softmax_blocked_path_equals_serial(rng):
     np.testing.assert_allclose(got[1, 0, 7], loop_softmax(row, mask[7]), rtol=1e-12, atol=1e-300)
     big = np.zeros((4, 512, 512))
     big[3, 100, 7] = np.inf
-    from attention_kit.alignment import _softmax_inplace
+    from attention_kit.mechanism.alignment import _softmax_inplace
 
     with pytest.raises(ak.NonFiniteError, match="scores hold NaN or \\+inf"):
         _softmax_inplace(big)
@@ -577,7 +577,7 @@ def test_sdpa_batch_dims(rng):
 def test_shift_free_softmax_equals_shifted(dtype, rtol, rng):
     # small scores skip subtracting the row maximum; the weights are the same up to rounding
     # (x - max itself is rounded to eps * max, about 1.3e-13 at 600: hence rtol 5e-13)
-    from attention_kit.alignment import SHIFT_FREE_LIMIT, _softmax_block
+    from attention_kit.mechanism.alignment import SHIFT_FREE_LIMIT, _softmax_block
 
     limit = SHIFT_FREE_LIMIT[np.dtype(dtype)]
     x = rng.uniform(-limit, limit, size=(6, 300)).astype(dtype)

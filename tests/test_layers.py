@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 import attention_kit as ak
-from attention_kit import layers as L
-from attention_kit.backward import numerical_gradient
-from attention_kit.backward import relative_error as rel_err
+from attention_kit.learn import layers as L
+from attention_kit.learn.backward import numerical_gradient
+from attention_kit.learn.backward import relative_error as rel_err
 
 
 def num_grad(f, x):

@@ -1,4 +1,4 @@
-"""SGD and Adam (attention_kit.optim) against hand-written updates, and their errors."""
+"""SGD and Adam (attention_kit.learn.optim) against hand-written updates, and their errors."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import attention_kit as ak
-from attention_kit.optim import SGD, Adam, check_learning_rate
+from attention_kit.learn.optim import SGD, Adam, check_learning_rate
 
 
 def test_sgd_step_is_w_minus_lr_g():

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import attention_kit as ak
-from attention_kit import tiny_lm as T
-from attention_kit.backward import numerical_gradient, relative_error
-from attention_kit.corpus import UnknownWordError, Vocab, tokenize
-from attention_kit.lm_training import evaluate, make_lm_data, rhyme_stream
+from attention_kit.learn import tiny_lm as T
+from attention_kit.learn.backward import numerical_gradient, relative_error
+from attention_kit.learn.corpus import UnknownWordError, Vocab, tokenize
+from attention_kit.learn.lm_training import evaluate, make_lm_data, rhyme_stream
 
 ROOT = Path(__file__).resolve().parents[1]
 

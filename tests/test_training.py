@@ -1,4 +1,4 @@
-"""The tiny trainable model (attention_kit.training): its gradients, its tasks and its trainer."""
+"""The tiny trainable model (attention_kit.learn.toy_tasks): its gradients, its tasks and its trainer."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import attention_kit as ak
-from attention_kit.backward import numerical_gradient, relative_error
-from attention_kit.training import (
+from attention_kit.learn.backward import numerical_gradient, relative_error
+from attention_kit.learn.toy_tasks import (
     IGNORE,
     N_TOKENS,
     TASKS,

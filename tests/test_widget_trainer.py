@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_kit.training import Trainer
+from attention_kit.learn.toy_tasks import Trainer
 from attention_kit.widgets import AttentionTrainer, TrainingMonitor
 
 

@@ -1,4 +1,5 @@
-"""Drop the per-cell execution timestamps that nbconvert records (metadata.execution).
+"""Drop the per-cell execution timestamps that nbconvert records (metadata.execution), and join
+consecutive pieces of one stream (a busy machine splits a cell's prints at random places).
 
 They change on every run, so every re-execution touched every cell of a notebook and merges of
 two branches that both edited a notebook conflicted on lines nobody meant to change.
@@ -20,6 +21,18 @@ def tidy(path: str) -> bool:
         if "execution" in cell.get("metadata", {}):
             del cell["metadata"]["execution"]
             changed = True
+        outputs, joined = cell.get("outputs", []), []
+        for o in outputs:
+            prev = joined[-1] if joined else None
+            if (o.get("output_type") == "stream" and prev is not None
+                    and prev.get("output_type") == "stream" and prev.get("name") == o.get("name")):
+                text = "".join(prev["text"]) + "".join(o["text"])
+                prev["text"] = text.splitlines(keepends=True)
+                changed = True
+            else:
+                joined.append(o)
+        if len(joined) != len(outputs):
+            cell["outputs"] = joined
     if changed:
         with open(path, "w", encoding="utf-8") as f:
             json.dump(nb, f, indent=1, ensure_ascii=False)

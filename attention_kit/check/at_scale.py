@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from .. import kv_cache_bytes, tile_counts
-from ..kvcache import MODEL_SHAPES
+from ..scale.kvcache import MODEL_SHAPES
 from . import close, not_attempted, not_done, quietly, report, report_failure, try_call
 
 __all__ = ["quietly", "online_update", "skipped_tiles", "kv_cache_size"]

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backward import relative_error
-from ..backward import softmax_backward as _softmax_backward
-from ..training import N_TOKENS
+from ..learn.backward import relative_error
+from ..learn.backward import softmax_backward as _softmax_backward
+from ..learn.toy_tasks import N_TOKENS
 from . import not_attempted, not_done, quietly, report, try_call
 from .masks_positions import _close, _floats, _shape, _shape_text
 

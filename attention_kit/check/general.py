@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..alignment import softmax
-from ..scores import cosine_score, dot_score
+from ..mechanism.alignment import softmax
+from ..mechanism.scores import cosine_score, dot_score
 from . import close, not_attempted, not_done, quietly, report, try_call
 
 __all__ = [

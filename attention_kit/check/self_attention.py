@@ -18,8 +18,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..alignment import softmax
-from ..attention import self_attention
+from ..mechanism.alignment import softmax
+from ..mechanism.attention import self_attention
 from . import close, not_attempted, not_done, quietly, report, report_failure, try_call
 
 __all__ = [

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..corpus import Vocab
-from ..layers import layer_norm as _layer_norm
-from ..tiny_lm import TinyLMConfig, head_weights, lm_forward
+from ..learn.corpus import Vocab
+from ..learn.layers import layer_norm as _layer_norm
+from ..learn.tiny_lm import TinyLMConfig, head_weights, lm_forward
 from . import close, not_attempted, not_done, report, report_failure, try_call
 
 __all__ = ["layer_norm", "mask_at_inference", "sample", "head_role"]
@@ -37,7 +37,7 @@ def _ref(X, g, b, eps=1e-5):
 
 
 def layer_norm(fn) -> bool:
-    """Check ``fn(X, gamma, beta, eps=1e-5)`` against ``attention_kit.layers.layer_norm``."""
+    """Check ``fn(X, gamma, beta, eps=1e-5)`` against ``attention_kit.learn.layers.layer_norm``."""
     if not_done(fn):
         return not_attempted(STUB)
     rng = np.random.default_rng(6)
@@ -89,8 +89,8 @@ def layer_norm(fn) -> bool:
 def _shipped(params, config, vocab):
     """The model the notebook uses: the given one, or the weights shipped with the package."""
     if params is None or config is None or vocab is None:
-        from ..lm_training import rhyme_stream
-        from ..tiny_lm import load_pretrained
+        from ..learn.lm_training import rhyme_stream
+        from ..learn.tiny_lm import load_pretrained
 
         p, c, _ = load_pretrained()
         params, config, vocab = params or p, config or c, vocab or rhyme_stream()[1]

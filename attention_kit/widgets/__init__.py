@@ -21,9 +21,12 @@ of its current figure.
 
 Where each piece lives (one module per building block, one per explorer):
 
-* ``editor`` - :class:`VectorEditor` (the parser itself is :mod:`attention_kit.parsing`)
+* ``parsing`` - :func:`parse_vector`, :func:`format_vector`: typed text to a vector, no ``eval``
+* ``editor`` - :class:`VectorEditor`
 * ``live_figure`` - :class:`LiveFigure`, :func:`encode_png` (and ``live_figure.js``, its page side)
 * ``draw_ops`` - matplotlib artists as canvas drawing commands (:func:`record_ops`)
+* ``fast_artists`` - the Agg speed machinery (cached text bitmaps, cell images) that
+  :mod:`attention_kit.plotting` draws with
 * ``base`` - the explorer base class and the 2-D plane helpers
 * ``messages`` - the error label and its one-line messages
 * ``general_attention``, ``self_attention``, ``multi_head``, ``masks``, ``head_view``,
@@ -31,30 +34,37 @@ Where each piece lives (one module per building block, one per explorer):
 * ``trainer`` - :class:`AttentionTrainer` and :class:`TrainingMonitor`
 """
 
-from ..parsing import VectorParseError, format_vector, parse_vector
-from .editor import VectorEditor
-from .general_attention import AttentionExplorer
-from .head_view import HeadView
-from .live_figure import LiveFigure, encode_png
-from .masks import MaskExplorer
-from .multi_head import MultiHeadExplorer
-from .self_attention import SelfAttentionExplorer
-from .tiling import TilingStepper
-from .trainer import AttentionTrainer, TrainingMonitor
+import importlib
 
-__all__ = [
-    "VectorParseError",
-    "parse_vector",
-    "format_vector",
-    "VectorEditor",
-    "LiveFigure",
-    "encode_png",
-    "AttentionExplorer",
-    "SelfAttentionExplorer",
-    "MultiHeadExplorer",
-    "MaskExplorer",
-    "AttentionTrainer",
-    "TrainingMonitor",
-    "TilingStepper",
-    "HeadView",
-]
+# Each public name and the module that defines it. They are imported on first use (PEP 562), so
+# that attention_kit.plotting can draw with fast_artists without loading ipywidgets.
+_WHERE = {
+    "VectorParseError": "parsing",
+    "parse_vector": "parsing",
+    "format_vector": "parsing",
+    "VectorEditor": "editor",
+    "LiveFigure": "live_figure",
+    "encode_png": "live_figure",
+    "AttentionExplorer": "general_attention",
+    "SelfAttentionExplorer": "self_attention",
+    "MultiHeadExplorer": "multi_head",
+    "MaskExplorer": "masks",
+    "AttentionTrainer": "trainer",
+    "TrainingMonitor": "trainer",
+    "TilingStepper": "tiling",
+    "HeadView": "head_view",
+}
+
+__all__ = list(_WHERE)
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

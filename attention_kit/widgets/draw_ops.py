@@ -36,7 +36,7 @@ from matplotlib.patches import FancyArrowPatch
 from matplotlib.path import Path
 from matplotlib.text import Text
 
-from ..plotting import TextBatch
+from .fast_artists import TextBatch
 
 __all__ = ["Unsupported", "record_ops"]
 

@@ -8,8 +8,8 @@ from typing import Callable
 import ipywidgets as widgets
 import numpy as np
 
-from ..parsing import VectorParseError, format_vector, parse_vector
 from .messages import MessageLabel, friendly
+from .parsing import VectorParseError, format_vector, parse_vector
 
 __all__ = ["VectorEditor"]
 

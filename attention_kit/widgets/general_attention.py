@@ -7,12 +7,13 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from .. import alignment as _alignment
-from .. import attention as _attention
-from .. import scores as _scores
-from ..plotting import OKABE_ITO, _add_text, plot_vectors, update_vectors
+from ..mechanism import alignment as _alignment
+from ..mechanism import attention as _attention
+from ..mechanism import scores as _scores
+from ..plotting import OKABE_ITO, plot_vectors, update_vectors
 from .base import Explorer, nice_limit, plane, steady_limits
 from .editor import VectorEditor
+from .fast_artists import add_fast_text
 from .messages import CONTEXT_COLOR
 
 __all__ = ["AttentionExplorer"]
@@ -109,9 +110,9 @@ class AttentionExplorer(Explorer):
         self._bars_w = self._ax_w.bar(x, np.zeros(n), color=colors, width=0.6)
         self._ax_s.axhline(0, color="#555555", linewidth=0.8)
         # the bar values: FastText (the same pixels as ax.text, laid out once per string)
-        self._txt_s = [_add_text(self._ax_s, i, 0, "", ha="center", va="baseline", fontsize=10,
+        self._txt_s = [add_fast_text(self._ax_s, i, 0, "", ha="center", va="baseline", fontsize=10,
                                  clip_on=False) for i in range(n)]
-        self._txt_w = [_add_text(self._ax_w, i, 0, "", ha="center", va="bottom", fontsize=10,
+        self._txt_w = [add_fast_text(self._ax_w, i, 0, "", ha="center", va="bottom", fontsize=10,
                                  clip_on=False) for i in range(n)]
         self._ax_s.set_ylabel("score e")
         self._ax_w.set_ylabel("weight a")

@@ -16,9 +16,9 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from ..corpus import UnknownWordError, Vocab
+from ..learn.corpus import UnknownWordError, Vocab
+from ..learn.tiny_lm import TinyLMConfig, head_weights, next_token_probs
 from ..plotting import OKABE_ITO, WEIGHTS_CMAP, heatmap, update_heatmap
-from ..tiny_lm import TinyLMConfig, head_weights, next_token_probs
 from .base import Explorer
 
 __all__ = ["HeadView"]

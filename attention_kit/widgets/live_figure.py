@@ -20,8 +20,8 @@ import traitlets
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..plotting import _glyphs
 from .draw_ops import Unsupported, record_ops
+from .fast_artists import glyphs
 
 __all__ = ["LiveFigure", "encode_png"]
 
@@ -55,7 +55,7 @@ def _cached_draw_text(renderer, original, gc, x, y, s, prop, angle, ismath=False
     """
     if ismath or angle % 360 != 0 or not gc.get_antialiased():
         return original(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
-    img, xo, yo = _glyphs(renderer, s, prop)
+    img, xo, yo = glyphs(renderer, s, prop)
     renderer._renderer.draw_text_image(img, round(x + xo), round(y + yo) + 1, 0, gc)
 
 

@@ -7,11 +7,12 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from .. import attention as _attention
-from .. import masks as _masks
-from .. import positions as _positions
-from ..plotting import OKABE_ITO, _add_text, heatmap, update_heatmap
+from ..mechanism import attention as _attention
+from ..mechanism import masks as _masks
+from ..mechanism import positions as _positions
+from ..plotting import OKABE_ITO, heatmap, update_heatmap
 from .base import Explorer, nice_limit, random_projections
+from .fast_artists import add_fast_text
 
 __all__ = ["MaskExplorer"]
 
@@ -125,7 +126,7 @@ class MaskExplorer(Explorer):
                            ax=ax_w, title="weights")
         y = np.arange(n)
         self._bars = ax_b.barh(y, np.zeros(n), height=0.6, color=OKABE_ITO[0])
-        self._bar_texts = [_add_text(ax_b, 0.0, i, "", va="center", ha="left", fontsize=9) for i in y]
+        self._bar_texts = [add_fast_text(ax_b, 0.0, i, "", va="center", ha="left", fontsize=9) for i in y]
         ax_b.set_yticks(y)
         ax_b.set_yticklabels(self.tokens)
         ax_b.set_ylim(n - 0.5, -0.5)  # the same rows as the heatmap, top to bottom

@@ -7,7 +7,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from .. import multihead as _multihead
+from ..mechanism import multi_head_attention as _multihead
 from ..plotting import OKABE_ITO, head_grid, update_heatmap
 from .base import Explorer, nice_limit, steady_limits
 

@@ -7,8 +7,8 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from .. import attention as _attention
-from .. import scores as _scores
+from ..mechanism import attention as _attention
+from ..mechanism import scores as _scores
 from ..plotting import OKABE_ITO, heatmap, plot_vectors, update_heatmap, update_vectors
 from .base import Explorer, plane, random_projections, steady_box
 from .editor import VectorEditor

@@ -10,10 +10,10 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
-from .. import attention as _attention
-from .. import masks as _masks
-from .. import tiled as _tiled
+from ..mechanism import attention as _attention
+from ..mechanism import masks as _masks
 from ..plotting import OKABE_ITO
+from ..scale import tiled as _tiled
 from .base import Explorer
 from .editor import VectorEditor
 
@@ -66,7 +66,7 @@ class TilingStepper(Explorer):
     Attributes
     ----------
     state : dict
-        ``steps`` (the :class:`~attention_kit.tiled.TileStep` list), ``step``, ``status`` (n, n)
+        ``steps`` (the :class:`~attention_kit.scale.tiled.TileStep` list), ``step``, ``status`` (n, n)
         int codes, ``keys_read`` / ``m`` / ``l`` (the followed row after each of its tiles so far),
         ``partial`` (d_v,), ``exact`` (d_v,), ``counts`` (a TileCounts).
     """

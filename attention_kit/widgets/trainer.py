@@ -9,12 +9,12 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ..errors import AttentionError, ParameterError
-from ..optim import check_learning_rate
-from ..parsing import VectorParseError, parse_vector
+from ..learn.optim import check_learning_rate
+from ..learn.toy_tasks import TASKS, WORDS, Trainer
 from ..plotting import OKABE_ITO, head_grid, update_heatmap
-from ..training import TASKS, WORDS, Trainer
 from .base import Explorer
 from .messages import friendly
+from .parsing import VectorParseError, parse_vector
 
 __all__ = ["AttentionTrainer", "TrainingMonitor"]
 
@@ -77,7 +77,7 @@ class TrainingMonitor(Explorer):
 
     def __init__(self, trainer: Trainer, *, total: int):
         if not isinstance(trainer, Trainer):
-            raise ParameterError("trainer must be an attention_kit.training.Trainer")
+            raise ParameterError("trainer must be an attention_kit.learn.toy_tasks.Trainer")
         self.trainer = trainer
         self.bar = widgets.IntProgress(value=0, min=0, max=int(total), description="training")
         self.count = widgets.Label()
@@ -104,7 +104,7 @@ class TrainingMonitor(Explorer):
 
 
 class AttentionTrainer(Explorer):
-    """Train the model of ``attention_kit.training`` by hand: Step, Run 100, Reset.
+    """Train the model of ``attention_kit.learn.toy_tasks`` by hand: Step, Run 100, Reset.
 
     Controls: the task, the number of heads, d_k, "scale by √d_k", and the learning rate (a slider,
     or a box to type it in). Changing the task, heads, d_k or the scaling starts a fresh model; the

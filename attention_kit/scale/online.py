@@ -1,4 +1,6 @@
-"""The online softmax: the normaliser of a softmax in one pass, with a running maximum and sum.
+"""Notebook 07, *Attention at scale*.
+
+The online softmax: the normaliser of a softmax in one pass, with a running maximum and sum.
 
 A stable softmax needs the row maximum ``m`` before it can sum ``exp(x_j - m)``: two passes over
 the scores. The online form (Milakov & Gimelshein, 2018) keeps a running maximum ``m`` and a
@@ -21,8 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .alignment import _scores
-from .errors import ParameterError, check_count, check_mask
+from ..errors import ParameterError, check_count, check_mask
+from ..mechanism.alignment import _scores
 
 __all__ = ["online_step", "online_softmax", "online_trace", "check_block"]
 

@@ -1,4 +1,6 @@
-"""Score functions ``score(q, k)`` from the table of Brauwers & Frasincar (TKDE 2023), in the row convention.
+"""Notebook 01, *The general attention model*.
+
+Score functions ``score(q, k)`` from the table of Brauwers & Frasincar (TKDE 2023), in the row convention.
 
 Each function maps queries ``Q`` of shape ``(..., n_q, d_q)`` and keys ``K`` of shape
 ``(..., n_k, d_k)`` to scores of shape ``(..., n_q, n_k)``. A single query of shape ``(d_q,)`` gives
@@ -29,7 +31,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import (
+from ..errors import (
     ParameterError,
     ShapeError,
     UnknownNameError,

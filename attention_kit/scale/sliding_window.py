@@ -1,4 +1,6 @@
-"""Sliding-window attention: each query sees only the last ``window`` keys.
+"""Notebook 07, *Attention at scale*.
+
+Sliding-window attention: each query sees only the last ``window`` keys.
 
 A causal model with a sliding window (Beltagy et al. 2020, Longformer; Mistral 7B uses 4096) lets
 query ``i`` attend to keys ``i - window + 1 .. i``. It is the local alignment of the survey (a
@@ -11,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import MaskDtypeError, MaskError, check_count
-from .masks import _check_count, causal_mask, window_mask
+from ..errors import MaskDtypeError, MaskError, check_count
+from ..mechanism.masks import _check_count, causal_mask, window_mask
 
 __all__ = ["sliding_window_mask", "receptive_field"]
 

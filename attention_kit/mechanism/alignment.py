@@ -1,4 +1,6 @@
-"""Alignment functions: turn scores ``e`` into attention weights ``a``.
+"""Notebook 01, *The general attention model*.
+
+Alignment functions: turn scores ``e`` into attention weights ``a``.
 
 * soft  - softmax (optionally with a temperature and a mask): rows sum to 1.
 * hard  - one-hot at the argmax, or at a sample drawn from the softmax with a given ``rng``.
@@ -14,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import (
+from ..errors import (
     EmptySequenceError,
     NonFiniteError,
     ParameterError,

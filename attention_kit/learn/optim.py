@@ -1,4 +1,6 @@
-"""Two optimisers, SGD and Adam, in a few lines each; they update arrays in place.
+"""Notebook 05, *How attention learns*.
+
+Two optimisers, SGD and Adam, in a few lines each; they update arrays in place.
 
 ``params`` and ``grads`` are either dicts ``{name: ndarray}`` with the same names, or two
 ``MultiHeadParams`` (the parameters and the gradients from ``multi_head_attention_backward``);
@@ -16,7 +18,7 @@ import dataclasses
 
 import numpy as np
 
-from .errors import NonFiniteError, ParameterError, ShapeError
+from ..errors import NonFiniteError, ParameterError, ShapeError
 
 __all__ = ["SGD", "Adam", "check_learning_rate"]
 

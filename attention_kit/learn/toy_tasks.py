@@ -1,4 +1,6 @@
-"""A one-layer attention model that learns small sequence tasks, trained with the hand-written backward pass.
+"""Notebook 05, *How attention learns*.
+
+A one-layer attention model that learns small sequence tasks, trained with the hand-written backward pass.
 
 The model (rows are tokens):
 
@@ -30,9 +32,9 @@ from typing import Callable
 
 import numpy as np
 
+from ..errors import NonFiniteError, ParameterError
+from ..mechanism.multi_head_attention import MultiHeadParams, init_multi_head
 from .backward import multi_head_backward, multi_head_forward
-from .errors import NonFiniteError, ParameterError
-from .multihead import MultiHeadParams, init_multi_head
 from .optim import SGD, Adam, check_learning_rate
 
 __all__ = ["WORDS", "Task", "TASKS", "TinyAttentionModel", "init_model", "cross_entropy", "Trainer"]

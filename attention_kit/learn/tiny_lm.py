@@ -1,10 +1,12 @@
-"""A tiny decoder-only language model in numpy: token embedding plus sinusoidal positions, a few
+"""Notebook 06, *A tiny language model*.
+
+A tiny decoder-only language model in numpy: token embedding plus sinusoidal positions, a few
 pre-norm Transformer blocks (causal multi-head attention and a GELU MLP, each behind a layer norm
 and on a residual path), a final layer norm and the projection to the vocabulary.
 
 Parameters are a flat dict ``{name: ndarray}`` (what ``optim.Adam`` updates in place and what
-``save_params`` writes). Every piece's forward and backward comes from :mod:`attention_kit.layers`
-and :mod:`attention_kit.backward`; this module only wires them together.
+``save_params`` writes). Every piece's forward and backward comes from :mod:`attention_kit.learn.layers`
+and :mod:`attention_kit.learn.backward`; this module only wires them together.
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ from importlib import resources
 
 import numpy as np
 
+from ..errors import ParameterError, ShapeError
+from ..mechanism.masks import causal_mask
+from ..mechanism.multi_head_attention import MultiHeadParams
+from ..mechanism.positions import sinusoidal_positions
+from ..scale.kvcache import KVCache
 from . import layers as L
 from .backward import multi_head_backward, multi_head_forward
-from .errors import ParameterError, ShapeError
-from .kvcache import KVCache
-from .masks import causal_mask
-from .multihead import MultiHeadParams
-from .positions import sinusoidal_positions
 
 __all__ = ["TinyLMConfig", "init_tiny_lm", "lm_forward", "lm_backward", "lm_loss_and_grads",
            "attention_params", "head_weights", "next_token_probs", "generate", "generate_with_cache",
@@ -234,7 +236,7 @@ def generate(params: dict, config: TinyLMConfig, ids, n_new: int, *, temperature
 
 def generate_with_cache(params: dict, config: TinyLMConfig, ids, n_new: int) -> tuple[np.ndarray, np.ndarray]:
     """Greedy generation like :func:`generate`, but one token at a time through a
-    :class:`~attention_kit.kvcache.KVCache` per layer: each step runs only the newest token
+    :class:`~attention_kit.scale.kvcache.KVCache` per layer: each step runs only the newest token
     through the layers and attends with its query alone over the cached keys and values.
 
     The model adds absolute (sinusoidal) positions to its input, so once the text is longer than

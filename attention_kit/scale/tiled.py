@@ -1,4 +1,6 @@
-"""Tiled attention in the manner of FlashAttention: blocks of queries against blocks of keys.
+"""Notebook 07, *Attention at scale*.
+
+Tiled attention in the manner of FlashAttention: blocks of queries against blocks of keys.
 
 Plain attention builds the whole ``(n_q, n_k)`` score matrix. Tiled attention never does: for each
 block of ``block_q`` queries it walks over the blocks of ``block_k`` keys, computes only that
@@ -24,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import _OVERFLOW_BOUND, check_qkv, check_scale
-from .errors import ShapeError, check_count, check_finite, check_mask
-from .masks import _check_count
+from ..errors import ShapeError, check_count, check_finite, check_mask
+from ..mechanism.attention import _OVERFLOW_BOUND, check_qkv, check_scale
+from ..mechanism.masks import _check_count
 from .online import check_block, online_step
 
 __all__ = ["TileCounts", "TileStep", "tiled_attention", "tiled_trace", "tile_counts"]

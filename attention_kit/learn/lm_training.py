@@ -1,4 +1,6 @@
-"""Training data and the training loop of the tiny language model.
+"""Notebook 06, *A tiny language model*.
+
+Training data and the training loop of the tiny language model.
 
 The rhymes are one stream of word ids. A training example is a window of ``context + 1`` tokens:
 the model reads the first ``context`` and must predict, at every position, the token that
@@ -14,8 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from ..errors import ParameterError
 from .corpus import Vocab, load_rhymes, tokenize
-from .errors import ParameterError
 from .layers import cross_entropy
 from .optim import Adam
 from .tiny_lm import TinyLMConfig, lm_forward, lm_loss_and_grads

@@ -1,4 +1,6 @@
-"""Multi-head attention, vectorised over heads (rows are tokens, heads are ``(h, n, d_head)``)."""
+"""Notebook 03, *Multi-head attention*.
+
+Multi-head attention, vectorised over heads (rows are tokens, heads are ``(h, n, d_head)``)."""
 
 from __future__ import annotations
 
@@ -6,8 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import _sdpa_core
-from .errors import (
+from ..errors import (
     MaskError,
     ParameterError,
     ShapeError,
@@ -15,6 +16,7 @@ from .errors import (
     check_finite,
     check_matrix,
 )
+from .attention import _sdpa_core
 
 __all__ = ["MultiHeadParams", "init_multi_head", "split_heads", "merge_heads", "multi_head_attention"]
 

@@ -1,4 +1,6 @@
-"""The other pieces of a Transformer block, forward and backward: token embedding, layer norm, a
+"""Notebook 06, *A tiny language model*.
+
+The other pieces of a Transformer block, forward and backward: token embedding, layer norm, a
 position-wise MLP (GELU), and the cross-entropy loss of the next-token prediction.
 
 Every forward returns ``(output, cache)``; the matching ``*_backward(grad, cache)`` returns the
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ParameterError, ShapeError, check_finite, check_matrix
+from ..errors import ParameterError, ShapeError, check_finite, check_matrix
 
 __all__ = [
     "embed", "embed_backward",

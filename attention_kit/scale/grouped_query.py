@@ -1,4 +1,6 @@
-"""Multi-query and grouped-query attention: fewer key/value heads than query heads.
+"""Notebook 07, *Attention at scale*.
+
+Multi-query and grouped-query attention: fewer key/value heads than query heads.
 
 Multi-head attention gives each of its ``h`` heads its own keys and values, so a KV cache holds
 ``h`` key and ``h`` value vectors per token and layer. **Grouped-query attention** (GQA; Ainslie et
@@ -15,8 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import _sdpa_core
-from .errors import (
+from ..errors import (
     ParameterError,
     ShapeError,
     as_float_array,
@@ -24,7 +25,15 @@ from .errors import (
     check_mask,
     check_matrix,
 )
-from .multihead import MultiHeadParams, _heads, _heads_arg, _mask_for_heads, _stack, merge_heads
+from ..mechanism.attention import _sdpa_core
+from ..mechanism.multi_head_attention import (
+    MultiHeadParams,
+    _heads,
+    _heads_arg,
+    _mask_for_heads,
+    _stack,
+    merge_heads,
+)
 
 __all__ = ["GroupedQueryParams", "init_grouped_query", "grouped_query_attention", "from_multi_head",
            "to_multi_head"]

@@ -1,4 +1,6 @@
-"""Parse what a learner types into a vector: an allow-list, a length cap, finite numbers only.
+"""Notebooks 01-02: the vectors a learner types into an explorer.
+
+Parse what a learner types into a vector: an allow-list, a length cap, finite numbers only.
 
 No ``eval``, ``exec`` or ``literal_eval``: the text is matched against regular expressions and
 only plain decimal numbers are turned into floats.
@@ -10,7 +12,7 @@ import re
 
 import numpy as np
 
-from .errors import AttentionError
+from ..errors import AttentionError
 
 __all__ = ["VectorParseError", "parse_vector", "format_vector"]
 

@@ -1,4 +1,6 @@
-"""The tiny language model's text: eight public-domain nursery rhymes, split into word tokens.
+"""Notebook 06, *A tiny language model*.
+
+The tiny language model's text: eight public-domain nursery rhymes, split into word tokens.
 
 Tokens are **words** (with ``,`` ``.`` ``?`` as tokens of their own and ``/`` for a line break), not
 characters: a vocabulary of about 150 words keeps the model and its attention pictures small
@@ -12,7 +14,7 @@ from importlib import resources
 
 import numpy as np
 
-from .errors import ParameterError
+from ..errors import ParameterError
 
 __all__ = ["load_rhymes", "tokenize", "Vocab", "UnknownWordError"]
 

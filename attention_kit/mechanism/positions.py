@@ -1,4 +1,6 @@
-"""Position information: the sinusoidal positional encoding of Vaswani et al. (2017).
+"""Notebook 04, *Masks and positions*.
+
+Position information: the sinusoidal positional encoding of Vaswani et al. (2017).
 
 Self-attention is blind to word order (permuting the tokens only permutes the outputs). Adding a
 vector that depends on the position, ``X + P``, breaks that symmetry. The encoding of Vaswani et
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ParameterError
+from ..errors import ParameterError
 
 __all__ = ["sinusoidal_positions", "position_frequencies", "position_rotation"]
 

@@ -1,12 +1,14 @@
-"""The general attention module, scaled dot-product attention and self-attention (rows are tokens)."""
+"""Notebooks 01 (*The general attention model*) and 02 (*Self-attention*).
+
+The general attention module, scaled dot-product attention and self-attention (rows are tokens)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..errors import ParameterError, ShapeError, check_finite, check_mask, check_matrix
 from .alignment import SHIFT_FREE_LIMIT, _softmax_inplace
 from .alignment import align as _align
-from .errors import ParameterError, ShapeError, check_finite, check_mask, check_matrix
 from .scores import score as _score
 
 __all__ = ["attend", "general_attention", "scaled_dot_product_attention", "self_attention"]

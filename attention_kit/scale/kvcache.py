@@ -1,4 +1,6 @@
-"""The KV cache of causal decoding, and its size.
+"""Notebook 07, *Attention at scale*.
+
+The KV cache of causal decoding, and its size.
 
 A model that writes text one token at a time would, naively, recompute the keys and values of the
 whole prefix for every new token. Under a causal mask the keys and values of the old tokens never
@@ -15,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .alignment import softmax
-from .attention import check_scale
-from .errors import ParameterError, ShapeError, as_float_array, check_count, check_finite
+from ..errors import ParameterError, ShapeError, as_float_array, check_count, check_finite
+from ..mechanism.alignment import softmax
+from ..mechanism.attention import check_scale
 
 __all__ = ["KVCache", "kv_cache_bytes", "MODEL_SHAPES"]
 

@@ -1,4 +1,6 @@
-"""The backward pass of attention, by hand (rows are tokens, heads are ``(h, n, d_head)``).
+"""Notebook 05, *How attention learns*.
+
+The backward pass of attention, by hand (rows are tokens, heads are ``(h, n, d_head)``).
 
 Every function here returns the gradient of a scalar loss ``L`` with respect to the inputs of a
 forward function, given ``grad_out = dL/d(output)`` of the same shape as the output. Nothing is
@@ -19,9 +21,15 @@ from typing import Callable
 
 import numpy as np
 
-from .attention import _sdpa_core, scaled_dot_product_attention
-from .errors import ParameterError, ShapeError, as_float_array, check_finite, check_matrix
-from .multihead import MultiHeadParams, _heads, _mask_for_heads, _stack, merge_heads
+from ..errors import ParameterError, ShapeError, as_float_array, check_finite, check_matrix
+from ..mechanism.attention import _sdpa_core, scaled_dot_product_attention
+from ..mechanism.multi_head_attention import (
+    MultiHeadParams,
+    _heads,
+    _mask_for_heads,
+    _stack,
+    merge_heads,
+)
 
 __all__ = [
     "softmax_backward", "AttentionCache", "attention_forward", "attention_backward",

@@ -1,11 +1,13 @@
-"""Boolean attention masks. Convention: **True means "may attend"** (as in PyTorch's
+"""Notebook 04, *Masks and positions*.
+
+Boolean attention masks. Convention: **True means "may attend"** (as in PyTorch's
 ``scaled_dot_product_attention``; ``torch.nn.MultiheadAttention``'s ``attn_mask`` is the opposite)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .errors import ParameterError, ShapeError
+from ..errors import ParameterError, ShapeError
 
 __all__ = ["causal_mask", "padding_mask", "window_mask"]
 

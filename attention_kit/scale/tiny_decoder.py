@@ -1,4 +1,6 @@
-"""A tiny causal decoder with random weights, to generate with and without a KV cache.
+"""Notebook 07, *Attention at scale*.
+
+A tiny causal decoder with random weights, to generate with and without a KV cache.
 
 Nothing here is trained: the point is the cost of generating one token at a time. The model is
 an embedding table ``E`` (vocab, d_model) plus sinusoidal positions, ``n_layers`` residual layers
@@ -22,12 +24,12 @@ import time
 
 import numpy as np
 
-from .alignment import softmax
-from .errors import ParameterError, check_count
-from .gqa import GroupedQueryParams, init_grouped_query
+from ..errors import ParameterError, check_count
+from ..mechanism.alignment import softmax
+from ..mechanism.masks import causal_mask
+from ..mechanism.positions import sinusoidal_positions
+from .grouped_query import GroupedQueryParams, init_grouped_query
 from .kvcache import KVCache
-from .masks import causal_mask
-from .positions import sinusoidal_positions
 
 __all__ = ["TinyDecoder"]
 

@@ -1,0 +1,9 @@
+"""Attention at scale: notebook 07.
+
+* ``online`` - the softmax's normaliser in one pass (running maximum and sum)
+* ``tiled`` - FlashAttention-style tiled attention that never holds the n x n scores
+* ``kvcache`` - the KV cache and its size for real model shapes
+* ``grouped_query`` - multi-query and grouped-query attention
+* ``sliding_window`` - sliding-window masks and the receptive field of stacked layers
+* ``tiny_decoder`` - a random-weight causal decoder that generates with and without a KV cache
+"""
