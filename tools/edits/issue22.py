@@ -29,9 +29,10 @@ FROM = re.compile(r"^from attention_kit import ([\w, ]+)$", re.M)
 def _split_from(m: re.Match) -> str:
     """``from attention_kit import check, layers`` -> one import line per package."""
     by_package: dict[str, list[str]] = {}
-    for name in (n.strip() for n in m.group(1).split(",")):
+    for item in (n.strip() for n in m.group(1).split(",")):
+        name, _, alias = item.partition(" as ")
         package, _, leaf = ("attention_kit." + MOVED.get(name, name)).rpartition(".")
-        by_package.setdefault(package, []).append(leaf)
+        by_package.setdefault(package, []).append(f"{leaf} as {alias}" if alias else leaf)
     return "\n".join(f"from {p} import {', '.join(names)}" for p, names in by_package.items())
 
 

@@ -252,11 +252,11 @@ w \leftarrow w - \eta\, \frac{m / (1 - \beta_1^t)}{\sqrt{v / (1 - \beta_2^t)} + 
 
 with $\beta_1 = 0.9$, $\beta_2 = 0.999$, $\epsilon = 10^{-8}$ and $t$ the number of steps taken. The ratio
 is about $\pm 1$ for a gradient that keeps its sign, so every weight moves by about $\eta$, whatever the
-size of its gradient. The cell checks one step of `attention_kit.optim.Adam` against these two lines, then
+size of its gradient. The cell checks one step of `attention_kit.learn.optim.Adam` against these two lines, then
 trains the same head with each optimizer at its usual learning rate, and at a learning rate 4 to 10 times
 larger:"""
 
-ADAM_CODE_05 = """from attention_kit.optim import Adam
+ADAM_CODE_05 = """from attention_kit.learn.optim import Adam
 
 w, g = np.array([1.0, -2.0, 3.0]), np.array([0.5, -1e-3, 40.0])   # gradients of very different sizes
 opt = Adam(lr=0.01)
