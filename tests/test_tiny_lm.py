@@ -175,7 +175,7 @@ def test_an_unseen_rhyme_is_not_predicted(seed):
     """Notebook 06: trained for 300 steps on seven rhymes, the model predicts the next word of the
     eighth ("mary had a little lamb") about as often as always predicting a line break, and with a
     loss above that of a uniform guess; the seven it trained on, at least 90 % of the time."""
-    from attention_kit.lm_training import train_lm
+    from attention_kit.learn.lm_training import train_lm
 
     _, vocab = rhyme_stream()
     data = make_lm_data(context=16, held_rhyme=6)
