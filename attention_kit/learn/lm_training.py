@@ -53,7 +53,7 @@ def make_lm_data(context: int, *, seed: int = 0, held_out: float = 0.1,
                  held_rhyme: int | None = None) -> LMData:
     """Every window of ``context + 1`` tokens, split by start offset into training and held out.
 
-    With ``held_rhyme`` (an index into :func:`~attention_kit.corpus.load_rhymes`), that whole rhyme is
+    With ``held_rhyme`` (an index into :func:`~attention_kit.learn.corpus.load_rhymes`), that whole rhyme is
     held out instead: the training windows come from the other rhymes, the held-out windows from it
     alone (``seed`` and ``held_out`` are then unused; the vocabulary is still that of every rhyme).
     """
