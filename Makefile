@@ -70,12 +70,15 @@ answers: $(BASE)
 	$(BIN)/python tools/make_answers.py
 
 # Grade a class's returned notebooks with the exercise checkers (docs/teaching.md, "Grading a class"):
-#   make grade SUBMISSIONS=returned                 -> grades/grades.csv, grades/feedback/, grades/summary.md
+#   make grade SUBMISSIONS=returned                 -> grades/grades.csv, grades/feedback/, grades/summary.md,
+#                                                      grades/canvas.csv, grades/moodle.csv
 #   make grade SUBMISSIONS=returned GRADES=week3 GRADE_ARGS="--cell-timeout 120 --memory-mb 4096"
+#   make grade SUBMISSIONS=submissions.zip NOTEBOOKS=02,04 ASSIGNMENT="Week 2 (12345)"
 GRADES ?= grades
 grade: $(BASE)
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder> [GRADES=grades] [GRADE_ARGS=...]"; exit 2; }
-	$(BIN)/python -m attention_kit.grading "$(SUBMISSIONS)" --out "$(GRADES)" $(GRADE_ARGS)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder or zip> [NOTEBOOKS=02,04] [ASSIGNMENT=name] [GRADES=grades] [GRADE_ARGS=...]"; exit 2; }
+	$(BIN)/python -m attention_kit.grading "$(SUBMISSIONS)" --out "$(GRADES)" \
+	    $(if $(NOTEBOOKS),--notebooks "$(NOTEBOOKS)") $(if $(ASSIGNMENT),--assignment "$(ASSIGNMENT)") $(GRADE_ARGS)
 
 # Put one notebook back as it was (your changes to it are lost):
 #   make reset NB=notebooks/02_self_attention.ipynb   (the committed version, via git)

@@ -5,8 +5,10 @@ machine, and one notebook graded against a plain `jupyter nbconvert --execute` o
     python benchmarks/grade_speed.py --learners 0     # only the single-notebook comparison
     python benchmarks/grade_speed.py --notebooks 01,02,03,04   # the class of issue 16
 
-The class is built from the student copies (`make student`): every other learner has filled in
-every worked solution, the others returned the copies untouched. Times are wall-clock seconds
+The class is built from the student copies (`make student`): every other learner solved every
+exercise in its own cells (the worked solution's code as their own answer, `tools/class_samples.py`,
+not the solution cell, which the grader would flag as a copy), the others returned the copies
+untouched. Times are wall-clock seconds
 (medians where repeated), each including the start of a kernel. The grader runs notebooks with
 matplotlib's Agg backend (no figure is rendered to PNG, since no one looks at it), so the table
 also times nbconvert with MPLBACKEND=Agg: that column separates the cost of the figures from
@@ -31,6 +33,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
+import class_samples  # noqa: E402
 import make_student  # noqa: E402
 
 from attention_kit.check import registry  # noqa: E402
@@ -52,10 +55,9 @@ def build_class(folder: Path, n_learners: int, notebooks) -> dict[str, Path]:
     solved = {}
     for nb in notebooks:
         fresh = nbformat.read(student / nb.file, as_version=4)
-        full = nbformat.read(ROOT / "notebooks" / nb.file, as_version=4)
         solved[nb.number] = folder / "solved" / nb.file
         solved[nb.number].parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(make_student.with_solutions(fresh, full, nb.file), solved[nb.number])
+        nbformat.write(class_samples.with_own_answers(fresh, nb.number), solved[nb.number])
         for k in range(n_learners):
             dst = folder / "class" / f"learner{k:02d}" / nb.file
             dst.parent.mkdir(parents=True, exist_ok=True)

@@ -1,11 +1,16 @@
 """Grade a small class built from the student copies, in one run (`make grade`).
 
-The class: ada filled in every worked solution; ben solved nothing (and returned two
+The class: ada solved everything in her own cells; ben solved nothing (and returned two
 notebooks); cleo made the typical mistake in every exercise; dan's notebook has an endless loop
 and a huge array; eve's notebook raises in its first cell and has a syntax error; fay's file is
 cut short; gus prints a fake ✓, redefines `check`, patches the checkers, deletes a checker call,
 prints a fake verdict and writes outside his working copy; hal returned a notebook of another
-course, ivy an empty one. Each gets what he or she should, in grades.csv and in the feedback.
+course, ivy an empty one; kim returned the full (teacher's) notebook 02, and pasted one worked
+solution into notebook 01. Each gets what he or she should, in grades.csv and in the feedback.
+
+A second class, set only notebooks 02 and 04, comes as an LMS download: Canvas file names and
+Moodle folders (one nested, one zipped); it calls attention_kit in plain-numpy exercises, and
+its grades go to the Canvas and Moodle import files.
 """
 
 from __future__ import annotations
@@ -22,12 +27,13 @@ import nbformat
 import pytest
 
 from attention_kit.check import registry
-from attention_kit.grading import COULD_NOT_RUN, MISSING, NOT_SUBMITTED
+from attention_kit.grading import COULD_NOT_RUN, MISSING, NOT_SUBMITTED, SOLUTION
 from attention_kit.grading.__main__ import grade_class
 from attention_kit.grading.execute import Limits, grade_notebook, prepared
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
+import class_samples  # noqa: E402
 import make_student  # noqa: E402
 
 # Short limits: a normal cell takes at most a few seconds, even on a busy 2-core machine.
@@ -37,7 +43,7 @@ LIMITS = Limits(cell_s=15, notebook_s=150, exercise_s=5)
 MISTAKES = {
     "01.1": ("my_weights = [0.090, 0.245, 0.665]", "smallest score"),
     "01.2": ("def my_dot_scores(q, K):\n    return q * K", "the element-wise products"),
-    "01.3": ("dot_winner, cosine_winner = 'k1', 'k2'", "you swapped them"),
+    "01.3": ("dot_winner, cosine_winner = 'k1', 'k2'", "the cosine divides the length out"),
     "01.4": ("def my_context(a, V):\n    return a[..., None] * V", "not yet summed"),
     "01.5": ("def my_output_model(c, W_c, b_c):\n    return ak.softmax(W_c @ c)", "forgot the bias"),
     "02.1": ("def my_softmax_rows(S):\n    e = np.exp(S - S.max())\n    return e / e.sum(axis=0, keepdims=True)",
@@ -45,26 +51,32 @@ MISTAKES = {
     "02.2": ("def my_scaled_scores(Q, K):\n    return Q @ K.T", "forgot the scaling"),
     "02.3": ("X_ex = np.array([[0.1, 0.5], [0.3, 0.4], [0.6, 0.3]])\n"
              "y3 = ak.softmax(X_ex @ X_ex.T / np.sqrt(2))[2]", "that is the weight row"),
-    "02.4": ("variance, std = np.sqrt(32), np.sqrt(32)", "is the standard deviation, not the variance"),
+    "02.4": ("variance, std = np.sqrt(32), np.sqrt(32)", "you gave the standard deviation where the variance"),
     "02.5": ("def my_self_attention(X, W_q, W_k, W_v):\n"
              "    return ak.softmax((X @ W_q) @ (X @ W_k).T) @ (X @ W_v)", "forgot the scaling"),
     "02.6": ("def self_attention_fixed(X, W_q, W_k, W_v):\n    n, d = X.shape[:2]\n"
-             "    Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T\n"
-             "    return ak.softmax(Q @ K.T / np.sqrt(d)) @ V", "column convention"),
+             "    Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T\n    S = Q @ K.T / np.sqrt(d)\n"
+             "    E = np.exp(S - S.max(axis=1, keepdims=True))\n"
+             "    return E / E.sum(axis=1, keepdims=True) @ V", "column convention"),
     "03.1": ("def my_split(X, h):\n    return X.reshape(h, X.shape[0], X.shape[1] // h)\n\n"
              "def my_merge(Xh):\n    return Xh.transpose(1, 0, 2).reshape(Xh.shape[1], -1)",
              "transposed reshape"),
-    "03.2": ("def my_head(X, W_q, W_k, W_v):\n    return ak.softmax((X @ W_q) @ (X @ W_k).T) @ (X @ W_v)",
-             "sqrt(d_k)"),
-    "03.3": ("def my_combine(heads, W_o):\n    return ak.merge_heads(heads)", "forgot the output projection"),
+    "03.2": ("def my_head(X, W_q, W_k, W_v):\n    S = (X @ W_q) @ (X @ W_k).T\n"
+             "    E = np.exp(S - S.max(axis=1, keepdims=True))\n"
+             "    return E / E.sum(axis=1, keepdims=True) @ (X @ W_v)", "sqrt(d_k)"),
+    "03.3": ("def my_combine(heads, W_o):\n    return np.concatenate(list(heads), axis=-1)",
+             "forgot the output projection"),
     "03.4": ("answer = 4 * 768**2", "forgot the biases"),
     "04.1": ("def my_causal_mask(n):\n    return np.triu(np.ones((n, n), dtype=bool), k=1)",
              "mask of the future"),
-    "04.2": ("def my_masked_softmax(S, mask):\n    return ak.softmax(np.where(mask, S, 0.0))",
-             "a masked score of 0"),
-    "04.3": ("def my_positions(n, d):\n    P = ak.sinusoidal_positions(n, d)\n"
-             "    return P[:, [j + 1 if j % 2 == 0 else j - 1 for j in range(d)]]", "sin and cos are swapped"),
-    "04.4": ("answer = [4, 5]", "row 3 changes too"),
+    "04.2": ("def my_masked_softmax(S, mask):\n    Sm = np.where(mask, S, 0.0)\n"
+             "    E = np.exp(Sm - Sm.max(axis=1, keepdims=True))\n"
+             "    return E / E.sum(axis=1, keepdims=True)", "a masked score of 0"),
+    "04.3": ("def my_positions(n, d):\n    pos = np.arange(n)[:, None]\n"
+             "    w = 10000.0 ** (-np.arange(0, d, 2) / d)\n    P = np.zeros((n, d))\n"
+             "    P[:, 0::2], P[:, 1::2] = np.cos(pos * w), np.sin(pos * w)\n    return P",
+             "sin and cos are swapped"),
+    "04.4": ("answer = [4, 5]", "a row can change only if the edited token is among its keys"),
     "05.1": ("def my_general_score_grads(Q, K, W, dS):\n    return dS @ K @ W, dS.T @ Q @ W",
              "W where its transpose belongs"),
     "05.2": ("def my_bias_grads(Q, K, dS):\n    d = Q.shape[1]\n"
@@ -74,7 +86,7 @@ MISTAKES = {
     "05.4": ("answer = [0, 1, 2, 3, 4, 5]", "copy each word in place"),
     "06.1": ("def my_layer_norm(X, gamma, beta, eps=1e-5):\n    mu = X.mean(axis=-1, keepdims=True)\n"
              "    return (X - mu) / np.sqrt(X.var(axis=-1, keepdims=True) + eps)", "multiply by gamma"),
-    "06.2": ("last_changes, earlier_change = False, False", "words after it"),
+    "06.2": ("last_changes, earlier_change = False, False", "which keys does removing the mask add"),
     "06.3": ("def my_sample(logits, temperature, rng):\n    return int(np.argmax(logits))", "argmax"),
     "06.4": ("head2_word = 'had'", "which key has the brightest cell"),
     "07.1": ("def my_online_update(m, l, acc, s, V):\n    m_new = max(m, float(np.max(s)))\n"
@@ -90,21 +102,14 @@ def _code(nb):
     return [c for c in nb.cells if c.cell_type == "code"]
 
 
-def _exercise_cell(nb, number: str, ex_id: str):
-    """The student copy's exercise cell of ``ex_id`` (the registry finds it by its answers)."""
-    code = _code(nb)
-    hits = registry.answer_cells([c.source for c in code], registry.notebook(number))[ex_id]
-    return code[hits[0]]
+_exercise_cell = class_samples.exercise_cell
 
 
 def _solutions(number: str) -> dict[str, str]:
-    """The worked solution of each exercise of notebook ``number``, from the full notebook."""
-    nb_entry = registry.notebook(number)
-    full = nbformat.read(ROOT / "notebooks" / nb_entry.file, as_version=4)
-    code = _code(full)
-    cells = registry.answer_cells([c.source for c in code], nb_entry)
-    return {ex_id: next(code[k].source for k in hits if make_student.is_solution(code[k]))
-            for ex_id, hits in cells.items()}
+    """A learner's own answer to each exercise of notebook ``number`` (the worked solution's
+    code, not its cell)."""
+    return {ex_id: class_samples.own_answer(src)
+            for ex_id, src in class_samples.solution_sources(number).items()}
 
 
 def _write(nb, path: Path) -> None:
@@ -129,9 +134,8 @@ def graded(tmp_path_factory):
     def copy(number):
         return nbformat.from_dict(fresh[number])
 
-    for nb_entry in registry.NOTEBOOKS:  # ada: every worked solution filled in; folder layout
-        full = nbformat.read(ROOT / "notebooks" / nb_entry.file, as_version=4)
-        _write(make_student.with_solutions(fresh[nb_entry.number], full, nb_entry.file),
+    for nb_entry in registry.NOTEBOOKS:  # ada: every exercise solved in her cells; folder layout
+        _write(class_samples.with_own_answers(fresh[nb_entry.number], nb_entry.number),
                subs / "ada" / nb_entry.file)
     for number in ("01", "03"):  # ben: nothing solved, two notebooks returned; flat layout
         nb = copy(number)
@@ -198,6 +202,12 @@ def graded(tmp_path_factory):
     _write(other, subs / f"hal__{registry.notebook('02').file}")
     _write(nbformat.v4.new_notebook(), subs / "ivy" / registry.notebook("01").file)  # ivy: empty
     (subs / "README.txt").write_text("returned on Friday")
+    # kim: the full notebook 02 as it is, and notebook 01 with exercise 3's worked solution pasted
+    (subs / f"kim__{registry.notebook('02').file}").write_bytes(
+        (ROOT / "notebooks" / registry.notebook("02").file).read_bytes())
+    nb = copy("01")
+    _exercise_cell(nb, "01", "01.3").source += "\n\n" + class_samples.solution_sources("01")["01.3"]
+    _write(nb, subs / "kim" / registry.notebook("01").file)
 
     before = _digests(subs)
     home_escape = Path.home() / escape
@@ -225,16 +235,22 @@ def _grade(graded, learner: str, ex_id: str):
 
 def test_csv_rows_and_columns(graded):
     rows = graded["rows"]
-    assert sorted(rows) == ["ada", "ben", "cleo", "dan", "eve", "fay", "gus", "hal", "ivy"]
+    assert sorted(rows) == ["ada", "ben", "cleo", "dan", "eve", "fay", "gus", "hal", "ivy", "kim"]
     header = list(next(iter(rows.values())))
-    assert header == ["learner", *_cols(), "passed", "exercises", "notes"]
-    assert all(r["exercises"] == str(len(_cols())) for r in rows.values())
+    points = [f"{i} points" for i, _, _ in registry.exercises()]
+    scores = [f"{nb.number} score (of {len(nb.exercises)})" for nb in registry.NOTEBOOKS]
+    assert header == ["learner", "id", *[c for pair in zip(_cols(), points, strict=True) for c in pair], *scores,
+                      "points", "max points", "percent", "notes"]
+    assert all(r["max points"] == str(len(_cols())) for r in rows.values())
+    cleo = rows["cleo"]
+    assert {cleo[p] for p in points} == {"0"} and cleo["points"] == "0" and cleo["percent"] == "0.0"
 
 
 def test_all_solved(graded):
     ada = graded["rows"]["ada"]
     assert {ada[c] for c in _cols()} == {"passed"}, ada
-    assert ada["passed"] == str(len(_cols())) and ada["notes"] == ""
+    assert ada["points"] == str(len(_cols())) and ada["percent"] == "100.0" and ada["notes"] == ""
+    assert ada["02 score (of 6)"] == "6" and ada["02.1 points"] == "1"
     assert f"You passed **{len(_cols())} of {len(_cols())}** exercises" in _feedback(graded, "ada")
 
 
@@ -244,7 +260,7 @@ def test_nothing_solved(graded):
         assert {ben[c] for c in _cols(number)} == {"not attempted"}
     for number in ("02", "04"):
         assert {ben[c] for c in _cols(number)} == {NOT_SUBMITTED}
-    assert ben["passed"] == "0"
+    assert ben["points"] == "0"
     assert "03: exercise(s) 03.4 call their checker with other settings" in ben["notes"]
     assert "## 02 · Self-attention: not returned" in _feedback(graded, "ben")
 
@@ -291,7 +307,7 @@ def test_corrupted_file(graded):
 def test_fake_checkmarks_gain_nothing(graded):
     gus = graded["rows"]["gus"]
     assert [gus[c] for c in _cols("04")] == ["failed", "not attempted", "passed", "failed"]
-    assert gus["passed"] == "1"
+    assert gus["points"] == "1"
     assert "the pattern is not" in _grade(graded, "gus", "04.1").message  # the real checker's hint
 
 
@@ -311,10 +327,11 @@ def test_other_course_and_empty_notebook(graded):
 
 def test_summary(graded):
     summary = graded["summary"]
-    assert "Graded 9 learners, 22 notebooks" in summary
+    assert "Graded 10 learners, 24 notebooks" in summary
     assert "README.txt" in summary  # listed as not graded
     line = next(ln for ln in summary.splitlines() if ln.startswith("01.1"))
-    assert "2/9" in line and "(1) you gave the largest weight to the smallest score" in line
+    assert "2/10" in line and "(1) you gave the largest weight to the smallest" in line
+    assert "02 Self-attention" in summary and "copied" in summary.splitlines()[2]
     assert (graded["out"] / "summary.md").is_file()
 
 
@@ -343,3 +360,110 @@ def test_a_notebook_that_ignores_interrupts_is_stopped(tmp_path):
     assert {g.status for g in grade.exercises} == {COULD_NOT_RUN}
     assert "did not finish within 6 s" in grade.exercises[0].message
     assert grade.seconds < 40
+
+
+def test_a_returned_worked_solution_scores_nothing(graded):
+    kim = graded["rows"]["kim"]
+    assert {kim[c] for c in _cols("02")} == {SOLUTION}  # the full notebook
+    assert kim["02 score (of 6)"] == "0" and "the full (teacher's) notebook was returned" in kim["notes"]
+    assert kim["01.3 dot and cosine winners"] == SOLUTION  # one solution pasted
+    assert {kim[c] for c in _cols("01")} - {SOLUTION} == {"not attempted"}
+    assert kim["points"] == "0"
+    text = _feedback(graded, "kim")
+    assert text.count("contains the course's worked solution of this exercise") == 2  # 02 once, 01.3
+    line = next(ln for ln in graded["summary"].splitlines() if ln.startswith("02.1"))
+    assert re.search(r" 1/10 +1 +1 +1 +6 ", line), line  # ada passed, cleo failed, eve stub, kim copied
+    assert "contains the worked solution" in (graded["out"] / "summary.md").read_text(encoding="utf-8")
+
+
+# --- a class set notebooks 02 and 04, downloaded from an LMS ----------------------------------
+
+PLAIN_CALLS = {  # plain-numpy exercises answered with attention_kit, under other names
+    "04.1": "def my_causal_mask(n):\n    return ak.causal_mask(n)",
+    "04.2": "from attention_kit import softmax as f\n\ndef my_masked_softmax(S, mask):\n"
+            "    return f(S, mask=mask)",
+    "04.3": "import attention_kit.positions\n\ndef my_positions(n, d):\n"
+            "    return attention_kit.positions.sinusoidal_positions(n, d)",
+}
+
+
+@pytest.fixture(scope="module")
+def lms(tmp_path_factory):
+    """Canvas and Moodle downloads of a class set notebooks 02 and 04, graded with their exports."""
+    import zipfile
+
+    student = tmp_path_factory.mktemp("student-lms")
+    assert make_student.main(["-o", str(student)]) == 0
+    subs = tmp_path_factory.mktemp("lms")
+    out = tmp_path_factory.mktemp("lms-grades")
+    f02, f04 = registry.notebook("02").file, registry.notebook("04").file
+    nb04 = nbformat.read(student / f04, as_version=4)
+    for ex_id, ex in registry.notebook("04").numbered()[:3]:  # smithjohn (Canvas): the library
+        _exercise_cell(nb04, "04", ex_id).source = (
+            PLAIN_CALLS[ex_id] + f"\n\nok = check.{ex.checker.__name__}({ex.answers[0]})")
+    _write(nb04, subs / f"smithjohn_123456_7890123_{f04}")
+    (subs / f"smithjohn_LATE_123456_7890124_{f02}").write_bytes((student / f02).read_bytes())
+    (subs / "smithjohn_123456_7890125_05_how_attention_learns.ipynb").write_bytes(  # not set
+        (student / registry.notebook("05").file).read_bytes())
+    # Dana Lee (Moodle folder): notebook 04 solved, in a folder inside hers; notebook 02 is the
+    # full teacher's notebook, zipped
+    folder = subs / "Dana Lee_4711_assignsubmission_file_"
+    _write(class_samples.with_own_answers(nbformat.read(student / f04, as_version=4), "04"),
+           folder / "week 4" / f04)
+    with zipfile.ZipFile(folder / "notebooks.zip", "w") as zf:
+        zf.write(ROOT / "notebooks" / f02, f"work/{f02}")
+    (subs / "Dana Lee_4711_assignsubmission_onlinetext_onlinetext.html").write_text("<p>done</p>")
+    (subs / "grades-export.xlsx").write_text("not a notebook")
+    result, summary = grade_class(subs, out, limits=LIMITS, workers=2, notebooks=["02", "04"],
+                                  assignment="Week 2 (4242)")
+    read = lambda name: list(csv.DictReader(open(out / name, encoding="utf-8")))  # noqa: E731
+    return {"result": result, "summary": summary, "out": out, "grades": read("grades.csv"),
+            "canvas": read("canvas.csv"), "moodle": read("moodle.csv"),
+            "not_graded": read("not_graded.csv")}
+
+
+def test_lms_learners_are_named_as_the_lms_names_them(lms):
+    rows = {r["learner"]: r for r in lms["grades"]}
+    assert sorted(rows) == ["Dana Lee", "smithjohn"]
+    assert rows["smithjohn"]["id"] == "123456" and rows["Dana Lee"]["id"] == "4711"
+
+
+def test_only_the_notebooks_set_are_graded_and_counted(lms):
+    rows = {r["learner"]: r for r in lms["grades"]}
+    header = list(lms["grades"][0])
+    assert [h for h in header if h.endswith(")") and "score" in h] == ["02 score (of 6)", "04 score (of 4)"]
+    assert not any(h.startswith(("01.", "03.", "05.")) for h in header)
+    dana = rows["Dana Lee"]
+    assert dana["04 score (of 4)"] == "4" and dana["02 score (of 6)"] == "0"
+    assert {dana[c] for c in _cols("02")} == {SOLUTION}
+    assert dana["points"] == "4" and dana["max points"] == "10" and dana["percent"] == "40.0"
+    assert "notebook 05 was not set" in lms["summary"]
+    assert "Week 2 (4242), notebooks 02, 04, 10 points" in lms["summary"]
+    text = (lms["out"] / "feedback" / "Dana_Lee.md").read_text(encoding="utf-8")
+    assert "You passed **4 of 10** exercises" in text and "## 05" not in text
+
+
+def test_library_calls_in_plain_numpy_exercises_are_rejected(lms):
+    rows = {r["learner"]: r for r in lms["grades"]}
+    john = rows["smithjohn"]
+    assert [john[c] for c in _cols("04")][:3] == ["failed"] * 3
+    for ex_id, used in (("04.1", "ak.causal_mask"), ("04.2", "ak.softmax"),
+                        ("04.3", "attention_kit.positions.sinusoidal_positions")):
+        g = next(g for g in lms["result"].row("smithjohn") if g.id == ex_id)
+        assert "plain numpy, without attention_kit" in g.message and f"`{used}`" in g.message, g
+
+
+def test_lms_exports(lms):
+    canvas, moodle = lms["canvas"], lms["moodle"]
+    assert list(canvas[0]) == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Week 2 (4242)"]
+    john = next(r for r in canvas if r["Student"] == "smithjohn")
+    assert john["ID"] == "123456" and john["Week 2 (4242)"] == "0"
+    assert list(moodle[0])[:6] == ["Identifier", "Full name", "Email address", "Status", "Grade",
+                                   "Maximum Grade"]
+    assert list(moodle[0])[-1] == "Feedback comments"
+    dana = next(r for r in moodle if r["Full name"] == "Dana Lee")
+    assert dana["Identifier"] == "Participant 4711" and dana["Grade"] == "4.00"
+    assert dana["Maximum Grade"] == "10.00" and "02: 0/6" in dana["Feedback comments"]
+    not_graded = {r["file"]: r["why it was not graded"] for r in lms["not_graded"]}
+    assert "not recognised" in not_graded["grades-export.xlsx"]
+    assert any("not a notebook" in why for path, why in not_graded.items() if "onlinetext" in path)

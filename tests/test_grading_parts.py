@@ -218,18 +218,34 @@ def _grades() -> ClassGrades:
     return ClassGrades(["bob", "alice"], [alice, bob, stray])
 
 
-def test_csv_has_a_row_per_learner_and_a_column_per_exercise(tmp_path):
+def test_csv_has_a_row_per_learner_verdicts_points_and_scores(tmp_path):
     write_csv(_grades(), tmp_path / "grades.csv")
     rows = list(csv.reader(open(tmp_path / "grades.csv", encoding="utf-8")))
     ids = [i for i, _, _ in registry.exercises()]
-    assert rows[0][0] == "learner" and rows[0][-3:] == ["passed", "exercises", "notes"]
-    assert [h.split()[0] for h in rows[0][1:-3]] == ids
+    n_nb = len(registry.NOTEBOOKS)
+    assert rows[0][:2] == ["learner", "id"]
+    assert rows[0][-4:] == ["points", "max points", "percent", "notes"]
+    assert [h.split()[0] for h in rows[0][2:2 + 2 * len(ids):2]] == ids
+    assert rows[0][3:3 + 2 * len(ids):2] == [f"{i} points" for i in ids]
+    assert rows[0][2 + 2 * len(ids)] == "01 score (of 5)"
     alice, bob = rows[1], rows[2]
     assert alice[0] == "alice" and bob[0] == "bob"
-    assert alice[1:6] == [PASSED, FAILED, NOT_ATTEMPTED, COULD_NOT_RUN, MISSING]
-    assert set(alice[6:-3]) == {NOT_SUBMITTED}
-    assert alice[-3:-1] == ["1", str(len(ids))] and "ZeroDivisionError" in alice[-1]
-    assert bob[-3] == "0" and "not part of this course" in bob[-1]
+    assert alice[2:12:2] == [PASSED, FAILED, NOT_ATTEMPTED, COULD_NOT_RUN, MISSING]
+    assert alice[3:12:2] == ["1", "0", "0", "0", "0"]
+    assert set(alice[12:2 + 2 * len(ids):2]) == {NOT_SUBMITTED}
+    scores = alice[2 + 2 * len(ids):2 + 2 * len(ids) + n_nb]
+    assert scores == ["1"] + ["0"] * (n_nb - 1)
+    assert alice[-4:-1] == ["1", str(len(ids)), f"{100 / len(ids):.1f}"] and "ZeroDivisionError" in alice[-1]
+    assert bob[-4] == "0" and "not part of this course" in bob[-1]
+
+
+def test_only_the_notebooks_set_count():
+    grades = ClassGrades(["alice"], _grades().by_key.values(), notebooks=["01", "02"])
+    assert grades.max_points == 11 and grades.points("alice") == 1
+    assert grades.assignment == "Attention course, notebooks 01, 02"
+    text = feedback_markdown(grades, "alice")
+    assert "You passed **1 of 11** exercises" in text and "## 03" not in text
+    assert "02 · Self-attention: not returned" in text
 
 
 def test_feedback_lists_each_exercise_with_its_verdict_and_hint():
@@ -331,3 +347,141 @@ def test_settings_of_an_old_exercise_cell_are_noticed():
     assert registry.call_settings(call, row) == {"X": ..., "W_q": ..., "W_k": ..., "W_v": ..., "i": 2}
     assert not registry.settings_differ(call, row)
     assert registry.settings_differ(call.replace("i=2", "i=1"), row)
+
+
+# --- LMS downloads, zips ----------------------------------------------------------------------
+
+def test_canvas_moodle_nested_and_zipped_submissions(tmp_path):
+    import zipfile
+
+    subs, unpack = tmp_path / "subs", tmp_path / "unpack"
+    unpack.mkdir()
+    _touch(subs / "smithjohn_123456_7890123_02_self_attention.ipynb")
+    _touch(subs / "smithjohn_LATE_123456_7890124_04_masks_and_positions-1.ipynb")
+    _touch(subs / "Dana Lee_4711_assignsubmission_file_" / "week 2" / "deep" / "02_self_attention.ipynb")
+    _touch(subs / "Ole Berg_4712_assignsubmission_file_03_multi_head_attention.ipynb")
+    (subs / "__MACOSX").mkdir()
+    with zipfile.ZipFile(subs / "Dana Lee_4711_assignsubmission_file_" / "work.zip", "w") as zf:
+        zf.writestr("04_masks_and_positions.ipynb", "{}")
+        zf.writestr("../evil/05_how_attention_learns.ipynb", "{}")  # never unpacked outside
+        zf.writestr("notes.txt", "x")
+    with zipfile.ZipFile(subs / "more.zip", "w") as zf:
+        zf.writestr("zed/01_general_attention_model.ipynb", "{}")
+    _touch(subs / "grades.xlsx")
+    found = find_submissions(subs, {nb.number: nb.file for nb in registry.NOTEBOOKS}, unpack_to=unpack)
+    got = [(s.learner, s.number, s.source) for s in found.submissions]
+    assert got == [
+        ("Dana Lee", "02", "Dana Lee_4711_assignsubmission_file_/week 2/deep/02_self_attention.ipynb"),
+        ("Dana Lee", "04", "Dana Lee_4711_assignsubmission_file_/work.zip/04_masks_and_positions.ipynb"),
+        ("Ole Berg", "03", "Ole Berg_4712_assignsubmission_file_03_multi_head_attention.ipynb"),
+        ("smithjohn", "02", "smithjohn_123456_7890123_02_self_attention.ipynb"),
+        ("smithjohn", "04", "smithjohn_LATE_123456_7890124_04_masks_and_positions-1.ipynb"),
+        ("zed", "01", "more.zip/zed/01_general_attention_model.ipynb")]
+    assert found.info["smithjohn"].canvas_id == "123456" and found.info["smithjohn"].late
+    assert found.info["Dana Lee"].moodle_id == "4711" and found.info["Ole Berg"].lms_id == "4712"
+    ignored = dict(found.ignored)
+    assert "not recognised" in ignored["grades.xlsx"]
+    assert "not a notebook" in ignored["Dana Lee_4711_assignsubmission_file_/work.zip/notes.txt"]
+    assert not (tmp_path / "evil").exists() and not any("evil" in s.source for s in found.submissions)
+    # without a folder to unpack into, a zip is listed, not lost
+    assert "zip" in dict(find_submissions(subs).ignored)["more.zip"]
+
+
+# --- plain numpy, graded hints, worked solutions ---------------------------------------------
+
+def test_plain_numpy_exercises_reject_attention_kit_under_any_name(capsys):
+    import attention_kit as ak
+    from attention_kit import causal_mask as cm
+    from attention_kit.check import masks_positions
+    from attention_kit.check.plain import library_use
+
+    def helper(n):
+        return cm(n)
+
+    def through_helper(n):
+        return helper(n)
+
+    def imports_inside(n):
+        import attention_kit.masks as m
+        return m.causal_mask(n)
+
+    def own(n):
+        return np.tril(np.ones((n, n), dtype=bool))
+
+    assert library_use(lambda n: ak.causal_mask(n)) == "ak.causal_mask"
+    assert library_use(through_helper) == "ak.causal_mask"
+    assert library_use(imports_inside) == "import attention_kit.masks"
+    assert library_use(functools.partial(ak.softmax)) == "ak.softmax"
+    assert library_use(ak.causal_mask) == "ak.causal_mask"
+    assert library_use(own) is None and library_use(np.tril) is None
+    assert library_use(lambda S: ak.softmax(S), allow=("softmax",)) is None
+    assert library_use(lambda X: ak.self_attention(X, X, X, X), allow=("softmax",)) == "ak.self_attention"
+    with recording() as results:
+        assert masks_positions.causal_mask(through_helper) is False
+        assert masks_positions.causal_mask(own) is True
+    assert results[0].status == FAILED and "plain numpy, without attention_kit" in results[0].message
+    capsys.readouterr()
+    plain = [ex_id for ex_id, _, ex in registry.exercises() if ex.plain is not None]
+    assert len(plain) == 21 and {"04.1", "04.2", "04.3", "07.3", "02.5"} <= set(plain)
+    assert registry.notebook("02").exercises[4].plain == ("softmax",)
+
+
+# Wrong predictions and what the graded hint must not say (it would give the answer away).
+PREDICTIONS = [
+    ("masks_positions", "future_unchanged", [[3], [4, 5], [0, 1, 2, 3, 4, 5], [0, 1], [2, 3, 4, 5], []],
+     ["4 and 5", "i >= 3", "row 3", "rows 3"]),
+    ("backprop", "rotate_pattern", [[0, 1, 2, 3, 4, 5], [5, 0, 1, 2, 3, 4], [5, 4, 3, 2, 1, 0],
+                                    [1, 2, 3, 4, 5, 5], [2, 2, 2, 2, 2, 2]],
+     ["key i + 1", "looks at", "= 0", "wraps to 0", "i + 1"]),
+    ("tiny_lm", "mask_at_inference", [(True, True), (False, False), (True, False)],
+     ["cannot change", "its prediction changes", "so with one block"]),
+]
+
+
+@pytest.mark.parametrize("module, name, wrong, giveaways", PREDICTIONS)
+def test_graded_hints_of_predictions_do_not_state_the_answer(module, name, wrong, giveaways, capsys):
+    import importlib
+
+    from attention_kit.check import graded_hints
+
+    checker = getattr(importlib.import_module(f"attention_kit.check.{module}"), name)
+    for answer in wrong:
+        args = answer if isinstance(answer, tuple) else (answer,)
+        with recording() as in_class:
+            checker(*args)
+        with recording() as graded, graded_hints():
+            checker(*args)
+        assert graded[0].status == in_class[0].status == FAILED, (answer, graded)
+        assert not [g for g in giveaways if g in graded[0].message], (answer, graded[0].message)
+    capsys.readouterr()
+
+
+def test_graded_hints_of_the_variance_name_no_number(capsys):
+    from attention_kit.check import graded_hints, self_attention
+
+    kwargs = {"d_k": 16, "mean_q": 1.0, "var_q": 1.0, "mean_k": 0.0, "var_k": 1.0}
+    for variance, std in ((np.sqrt(32), np.sqrt(32)), (16 * 16 * 2, 32), (7, 3)):
+        with recording() as results, graded_hints():
+            self_attention.dot_variance(variance, std, **kwargs)
+        message = results[0].message
+        assert results[0].status == FAILED and not any(x in message for x in ("32", "5.657", "= 2")), message
+    capsys.readouterr()
+
+
+def test_worked_solutions_are_found_and_own_answers_are_not():
+    import class_samples
+
+    from attention_kit.grading.solutions import copied_exercises
+
+    for nb in registry.NOTEBOOKS:
+        full = nbformat.read(ROOT / "notebooks" / nb.file, as_version=4)
+        student, _ = make_student.studentize(full, nb.file)
+        ids = [i for i, _ in nb.numbered()]
+        code = lambda n: [c.source for c in n.cells if c.cell_type == "code"]  # noqa: E731
+        assert copied_exercises(code(full), nb.number) == ids
+        assert copied_exercises(code(student), nb.number) == []
+        assert copied_exercises(code(class_samples.with_own_answers(student, nb.number)), nb.number) == []
+    # reformatted, comments dropped: still the solution
+    src = class_samples.solution_sources("04")["04.2"]
+    squeezed = "\n".join(ln.split("#")[0].rstrip() for ln in src.splitlines()).replace(", ", ",")
+    assert copied_exercises([squeezed], "04") == ["04.2"]

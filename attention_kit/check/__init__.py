@@ -12,7 +12,12 @@ printed line.
 
 Submodules by concept: ``check.general`` (notebook 01), ``check.self_attention`` (notebook 02),
 ``check.multi_head`` (notebook 03), ``check.masks_positions`` (notebook 04),
-``check.backprop`` (notebook 05), ``check.at_scale`` (notebook 07).
+``check.backprop`` (notebook 05), ``check.tiny_lm`` (notebook 06), ``check.at_scale`` (notebook
+07); ``check.plain`` rejects ``attention_kit`` calls in exercises that ask for plain numpy.
+
+Prediction exercises (which rows change, where a query looks) give two hints: in class, one that
+may name the answer; in ``make grade``'s feedback (:func:`graded_hints`), one that explains the
+idea only.
 """
 
 from __future__ import annotations
@@ -24,11 +29,12 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 __all__ = ["Result", "recording", "report", "not_attempted", "try_call", "not_done", "close",
-           "PASSED", "FAILED", "NOT_ATTEMPTED", "quietly", "report_failure"]
+           "PASSED", "FAILED", "NOT_ATTEMPTED", "quietly", "report_failure", "graded_hints"]
 
 PASS = "✓"
 FAIL = "✗"
 _quiet = 0  # > 0 inside `with quietly():`
+_graded = 0  # > 0 inside `with graded_hints():`
 
 
 @contextmanager
@@ -44,6 +50,22 @@ def quietly() -> Iterator[None]:
         yield
     finally:
         _quiet -= 1
+
+
+@contextmanager
+def graded_hints() -> Iterator[None]:
+    """Give the graded hint of a prediction exercise where it has one.
+
+    In class a wrong prediction gets a hint that may state the answer (the learner is meant to
+    compare with the explorer and learn from it). ``make grade`` writes feedback inside this
+    block: there the hint explains the idea and leaves the answer to the learner.
+    """
+    global _graded
+    _graded += 1
+    try:
+        yield
+    finally:
+        _graded -= 1
 
 
 PASSED = "passed"
@@ -100,9 +122,13 @@ def _emit(result: Result) -> None:
         results.append(result)
 
 
-def report(ok: bool, message: str) -> bool:
-    """Print ``✓ message`` or ``✗ message`` (nothing inside ``quietly()``) and return ``ok``."""
-    _emit(Result(PASSED if ok else FAILED, message))
+def report(ok: bool, message: str, *, graded: str | None = None) -> bool:
+    """Print ``✓ message`` or ``✗ message`` (nothing inside ``quietly()``) and return ``ok``.
+
+    ``graded``: the hint to give instead inside :func:`graded_hints` (one that does not state
+    the answer of a prediction exercise).
+    """
+    _emit(Result(PASSED if ok else FAILED, graded if _graded and graded is not None else message))
     return bool(ok)
 
 

@@ -26,6 +26,7 @@ import numpy as np
 from .. import kv_cache_bytes, tile_counts
 from ..scale.kvcache import MODEL_SHAPES
 from . import close, not_attempted, not_done, quietly, report, report_failure, try_call
+from .plain import plain_numpy
 
 __all__ = ["quietly", "online_update", "skipped_tiles", "kv_cache_size"]
 
@@ -129,6 +130,7 @@ def _same_states(a, b) -> bool:
         for x, y in zip(a, b, strict=True))
 
 
+@plain_numpy()
 def online_update(fn) -> bool:
     """Check ``fn(m, l, acc, s, V) -> (m_new, l_new, acc_new)``, one online-softmax step of one row."""
     if not_done(fn):
@@ -219,6 +221,7 @@ def _diagnose(got: list, wrongs: list) -> str | None:
     return None
 
 
+@plain_numpy()
 def skipped_tiles(fn) -> bool:
     """Check ``fn(n, block_q, block_k) -> int``: the tiles a causal mask lets tiled attention skip."""
     if not_done(fn):
@@ -266,6 +269,7 @@ def _kv_wrong(n, L, H, Hkv, d, b):
     ]
 
 
+@plain_numpy()
 def kv_cache_size(fn) -> bool:
     """Check ``fn(n_tokens, layers, heads, kv_heads, d_head, bytes_per_value) -> bytes`` on real shapes."""
     if not_done(fn):

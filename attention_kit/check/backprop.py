@@ -32,6 +32,7 @@ from ..learn.backward import softmax_backward as _softmax_backward
 from ..learn.toy_tasks import N_TOKENS
 from . import not_attempted, not_done, quietly, report, try_call
 from .masks_positions import _close, _floats, _shape, _shape_text
+from .plain import plain_numpy
 
 __all__ = ["softmax_backward", "attention_grads", "general_score_grads", "key_bias", "gradient_check",
            "rotate_pattern", "quietly"]
@@ -95,6 +96,7 @@ def _softmax_hint(got, a, g) -> str:
             "J = diag(a) - outer(a, a) is that row's Jacobian (section 1)")
 
 
+@plain_numpy()
 def softmax_backward(fn) -> bool:
     """Check ``fn(a (n_q, n_k) weights, g (n_q, n_k)) -> dL/dS (n_q, n_k)``."""
     if not_done(fn):
@@ -155,6 +157,7 @@ def _da_hint(dA, V, G) -> str:
     return "dA has the right shape but the wrong numbers: how does output i change when A[i, j] changes?"
 
 
+@plain_numpy()
 def attention_grads(fn) -> bool:
     """Check ``fn(A (n_q, n_k), V (n_k, d_v), G (n_q, d_v)) -> (dA, dV)`` for ``out = A @ V``."""
     if not_done(fn):
@@ -219,6 +222,7 @@ def _abs_errors(a, b) -> list[float]:
     return [float(np.max(np.abs(a - b))), float(np.linalg.norm(a - b))]
 
 
+@plain_numpy()
 def gradient_check(fn) -> bool:
     """Check ``fn(f, x, analytic, eps) -> float``: the relative error between ``analytic`` and central differences."""
     if not_done(fn):
@@ -262,6 +266,11 @@ def gradient_check(fn) -> bool:
 
 # ---------------------------------------------------------------- predict the learned pattern
 
+# The hint make grade gives for a wrong pattern: the idea, not the keys.
+_GRADED_ROTATE = ("Attention goes where the answer is stored: for each query, ask which word the task "
+                  "wants as its output, and which key's value holds that word")
+
+
 def rotate_pattern(answer) -> bool:
     """Check ``answer``: for each query i = 0..5 of the ``rotate`` task, the key it attends to most."""
     if not_done(answer):
@@ -285,16 +294,24 @@ def rotate_pattern(answer) -> bool:
                             "attention goes where the answer is stored")
     if got == [(i - 1) % N_TOKENS for i in range(N_TOKENS)]:
         return report(False, "that is, for each key, the query that reads it (or a shift the wrong way): "
-                             "query i outputs the word at i + 1, so query i looks at key i + 1")
+                             "query i outputs the word at i + 1, so query i looks at key i + 1",
+                      graded="that is a shift the wrong way round: list, for each query, the key it "
+                             "reads, not for each key the query that reads it. " + _GRADED_ROTATE)
     if got == list(range(N_TOKENS)):
         return report(False, "the diagonal would copy each word in place; query i must output the word at "
-                             "position i + 1, so it has to look there")
+                             "position i + 1, so it has to look there",
+                      graded="the diagonal would copy each word in place, which is not the rotate task. "
+                             + _GRADED_ROTATE)
     if got == list(range(N_TOKENS))[::-1]:
-        return report(False, "that is the reverse task's pattern; in rotate, query i outputs the word at i + 1")
+        return report(False, "that is the reverse task's pattern; in rotate, query i outputs the word at i + 1",
+                      graded="that is the reverse task's pattern. " + _GRADED_ROTATE)
     if got[:-1] == want[:-1]:
         return report(False, f"almost: the last query ({N_TOKENS - 1}) outputs the word at position "
-                             f"({N_TOKENS - 1} + 1) mod {N_TOKENS} = 0")
-    return report(False, "query i outputs the word at position i + 1 (the last one wraps to 0): where must it look?")
+                             f"({N_TOKENS - 1} + 1) mod {N_TOKENS} = 0",
+                      graded="almost: look again at the last query, and at what the rotate task asks it "
+                             "to output when there is no position after it")
+    return report(False, "query i outputs the word at position i + 1 (the last one wraps to 0): where must it look?",
+                  graded=_GRADED_ROTATE)
 
 
 # ---------------------------------------------------------------- dQ and dK of the general score
@@ -354,6 +371,7 @@ def _dk_hint(dK, Q, K, W, dS) -> str:
             "by K[j, b] and sum over the queries i with the weights dS[i, j]")
 
 
+@plain_numpy()
 def general_score_grads(fn) -> bool:
     """Check ``fn(Q (n_q, d_q), K (n_k, d_k), W (d_q, d_k), dS (n_q, n_k)) -> (dQ, dK)`` for ``S = Q W K^T``."""
     if not_done(fn):
@@ -404,6 +422,7 @@ def _bias_cases():
             ("any dS (rows that do not sum to 0)", Q, K, rng.normal(size=(n, n)), d_k)]
 
 
+@plain_numpy()
 def key_bias(fn, why) -> bool:
     """Check ``fn(Q, K, dS) -> (db_q, db_k)`` for ``S = (X W_q + b_q)(X W_k + b_k)^T / sqrt(d_k)``, where
     ``Q`` and ``K`` already hold their biases, and ``why``: the letter of the reason db_k is 0."""

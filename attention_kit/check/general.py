@@ -21,6 +21,7 @@ import numpy as np
 from ..mechanism.alignment import softmax
 from ..mechanism.scores import cosine_score, dot_score
 from . import close, not_attempted, not_done, quietly, report, try_call
+from .plain import plain_numpy
 
 __all__ = [
     "quietly",
@@ -99,6 +100,7 @@ def _dot_cases():
     ]
 
 
+@plain_numpy()
 def dot_scores(fn) -> bool:
     """Check ``fn(q, K) -> scores``: the dot-product score of one query against every key.
 
@@ -178,7 +180,10 @@ def predict_winners(dot_winner, cosine_winner, q=WINNER_Q, K=WINNER_K, labels=WI
         return report(True, f"dot picks {d_true} (length counts), cosine picks {c_true} (only the angle counts)")
     if (d_ans, c_ans) == (c_true, d_true):
         return report(False, "you swapped them: the dot product q . k grows with the length of k, "
-                             "while the cosine divides the length out and keeps only the angle")
+                             "while the cosine divides the length out and keeps only the angle",
+                      graded="both are not right: the dot product q . k grows with the length of k, "
+                             "while the cosine divides the length out and keeps only the angle; "
+                             "compare the keys' lengths and their angles to q")
     if d_ans == c_ans:
         return report(False, "here the two scores disagree: the dot score rewards a long key even if it "
                              "points a bit away from q; the cosine score ignores length entirely")
@@ -198,6 +203,7 @@ def _context_cases():
     return [(a1, V1), (A2, V2), (A3, V3)]
 
 
+@plain_numpy()
 def context_vector(fn) -> bool:
     """Check ``fn(a, V) -> c``: the context vector as one matrix product.
 
@@ -253,6 +259,7 @@ def _output_cases():
     ]
 
 
+@plain_numpy(allow=('softmax',))
 def output_model(fn) -> bool:
     """Check ``fn(c, W_c, b_c) -> y_hat``: the output model ``softmax(W_c c + b_c)`` (survey layout).
 

@@ -25,6 +25,7 @@ from .. import causal_mask as _causal_mask
 from .. import sinusoidal_positions, softmax
 from . import close as _close_or_raise
 from . import not_attempted, not_done, quietly, report, try_call
+from .plain import plain_numpy
 
 __all__ = ["quietly", "causal_mask", "masked_softmax", "positions", "future_unchanged"]
 
@@ -97,6 +98,7 @@ def _mask_hint(got, n: int) -> str:
     return "the shape is right but the pattern is not: mask[i, j] must be True exactly when j <= i"
 
 
+@plain_numpy()
 def causal_mask(fn) -> bool:
     """Check ``fn(n) -> (n, n)`` bool: True where key ``j <= i`` (query i may attend to keys 0..i)."""
     if not_done(fn):
@@ -195,6 +197,7 @@ def _softmax_hint(got, S, mask) -> str:
     return "the shape is right but the numbers are not; compare with a plain softmax over each row's allowed entries"
 
 
+@plain_numpy()
 def masked_softmax(fn) -> bool:
     """Check ``fn(S (n_q, n_k), mask (n_q, n_k) bool) -> weights (n_q, n_k)``."""
     if not_done(fn):
@@ -277,6 +280,7 @@ def _positions_hint(got, n: int, d: int) -> str:
             "P[pos, 2i+1] = cos(pos / 10000^(2i/d))")
 
 
+@plain_numpy()
 def positions(fn) -> bool:
     """Check ``fn(n, d) -> (n, d)``: the sinusoidal positional encoding of positions 0 .. n-1."""
     if not_done(fn):
@@ -296,6 +300,11 @@ def positions(fn) -> bool:
 # ---------------------------------------------------------------- which rows change
 
 _N_TOKENS, _EDITED = 6, 3  # token 3 of a 6-token sequence is edited; a causal mask is applied
+
+
+# The hint make grade gives for a wrong set of rows: the idea, not the rows.
+_GRADED_ROWS = ("a row can change only if the edited token is among its keys: under a causal mask "
+                "query i sees keys 0..i, its own position included. Go through the rows one by one")
 
 
 def future_unchanged(answer) -> bool:
@@ -326,20 +335,27 @@ def future_unchanged(answer) -> bool:
         return report(True, "rows 3, 4 and 5 change: token 3 is a key (and value) only for queries i >= 3, "
                             "and row 3 is its own query; rows 0..2 cannot see it and stay exactly the same")
     if have == set(range(_N_TOKENS)):
-        return report(False, "rows 0..2 never see token 3: under a causal mask query i only sees keys 0..i")
+        return report(False, "rows 0..2 never see token 3: under a causal mask query i only sees keys 0..i",
+                      graded="not every row can see token 3: under a causal mask query i sees keys "
+                             "0..i only. For each row, ask whether token 3 is among its keys")
     if have and max(have) <= _EDITED and have & set(range(_EDITED)):
         return report(False, "those rows cannot see token 3: a causal mask lets query i see keys 0..i only, "
-                             "so only queries i >= 3 see token 3")
+                             "so only queries i >= 3 see token 3", graded=_GRADED_ROWS)
     if have == want - {_EDITED}:
-        return report(False, "row 3 changes too: token 3 is its own query, and it attends to itself")
+        return report(False, "row 3 changes too: token 3 is its own query, and it attends to itself",
+                      graded=_GRADED_ROWS)
     if have == {_EDITED}:
-        return report(False, "queries after 3 also attend to token 3: query i sees keys 0..i, so 4 and 5 see it")
+        return report(False, "queries after 3 also attend to token 3: query i sees keys 0..i, so 4 and 5 see it",
+                      graded=_GRADED_ROWS)
     if not have:
-        return report(False, "something changes: at least row 3, the edited token's own query")
+        return report(False, "something changes: at least row 3, the edited token's own query",
+                      graded="something changes: the edited token is a key of at least one row")
     early = sorted(have & set(range(_EDITED)))
     if early:
         rows = f"row {early[0]} cannot" if len(early) == 1 else f"rows {', '.join(map(str, early))} cannot"
-        return report(False, f"{rows} see token 3: query i sees keys 0..i only, so only queries i >= 3 change")
+        return report(False, f"{rows} see token 3: query i sees keys 0..i only, so only queries i >= 3 change",
+                      graded=_GRADED_ROWS)
     missing = sorted(want - have)
     rows = f"row {missing[0]}" if len(missing) == 1 else f"rows {', '.join(map(str, missing))}"
-    return report(False, f"{rows} changes too: every query i >= 3 has token 3 among its keys 0..i")
+    return report(False, f"{rows} changes too: every query i >= 3 has token 3 among its keys 0..i",
+                  graded=_GRADED_ROWS)

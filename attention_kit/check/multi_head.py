@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import init_multi_head, merge_heads, scaled_dot_product_attention, softmax, split_heads
 from . import close, not_attempted, not_done, quietly, report, try_call
+from .plain import plain_numpy
 
 __all__ = ["quietly", "split_merge", "one_head", "concat_project", "n_parameters"]
 
@@ -66,6 +67,7 @@ def _merge_hint(got, Xh, n: int, h: int, d: int) -> str:
     return "merge_heads should undo split_heads: merge(split(X, h)) must give back X exactly"
 
 
+@plain_numpy()
 def split_merge(split_fn, merge_fn=None) -> bool:
     """Check ``split_fn(X, h) -> (h, n, d_head)`` and ``merge_fn(Xh) -> (n, h*d_head)``."""
     if not_done(split_fn):
@@ -105,6 +107,7 @@ def _one_head_case(seed: int):
     return X, W_q, W_k, W_v
 
 
+@plain_numpy()
 def one_head(fn) -> bool:
     """Check ``fn(X, W_q, W_k, W_v) -> (n, d_v)``: one head of scaled dot-product attention."""
     if not_done(fn):
@@ -155,6 +158,7 @@ def one_head(fn) -> bool:
     return report(True, "one head is right: softmax(Q K^T / sqrt(d_k)) V, one row per query")
 
 
+@plain_numpy()
 def concat_project(fn) -> bool:
     """Check ``fn(heads (h, n, d_v), W_o (h*d_v, d_model)) -> (n, d_model)``."""
     if not_done(fn):

@@ -47,6 +47,14 @@ class Exercise:
         """``module.function`` under ``attention_kit.check``, e.g. ``general.dot_scores``."""
         return f"{self.checker.__module__.rsplit('.', 1)[-1]}.{self.checker.__name__}"
 
+    @property
+    def plain(self) -> tuple[str, ...] | None:
+        """None, or the ``attention_kit`` names the answer may use (``()``: plain numpy only).
+
+        Marked on the checker by :func:`attention_kit.check.plain.plain_numpy`.
+        """
+        return getattr(self.checker, "plain_numpy", None)
+
 
 @dataclass(frozen=True)
 class Notebook:
@@ -233,12 +241,15 @@ def settings_differ(source: str, ex: Exercise) -> bool:
 
 
 def markdown_table() -> str:
-    """The registry as a Markdown table: grade column, notebook, exercise, answers, checker."""
-    rows = ["| column | exercise | the learner's answer | checker (`attention_kit.check.`) |",
-            "|---|---|---|---|"]
+    """The registry as a Markdown table: grade column, exercise, answers, checker, and whether the
+    answer may call attention_kit (plain-numpy exercises)."""
+    rows = ["| column | exercise | the learner's answer | checker (`attention_kit.check.`) | attention_kit |",
+            "|---|---|---|---|---|"]
     for ex_id, _nb, ex in exercises():
         answers = ", ".join(f"`{a}`" for a in ex.answers)
-        rows.append(f"| {ex_id} | {ex.title} | {answers} | `{ex.checker_name}` |")
+        allowed = ("" if ex.plain is None else "not allowed" if not ex.plain
+                   else "only " + ", ".join(f"`ak.{a}`" for a in ex.plain))
+        rows.append(f"| {ex_id} | {ex.title} | {answers} | `{ex.checker_name}` | {allowed} |")
     return "\n".join(rows)
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from ..mechanism.alignment import softmax
 from ..mechanism.attention import self_attention
 from . import close, not_attempted, not_done, quietly, report, report_failure, try_call
+from .plain import plain_numpy
 
 __all__ = [
     "quietly",
@@ -109,6 +110,7 @@ def _softmax_hint(S: np.ndarray, out) -> str | None:
     ])
 
 
+@plain_numpy()
 def softmax_rows(fn: Callable) -> bool:
     """Check ``fn(S)``: the softmax of each row of a 2-D score matrix ``S`` (n_q, n_k).
 
@@ -160,6 +162,7 @@ def _scores_case():
     return Q, K
 
 
+@plain_numpy()
 def scaled_scores(fn: Callable) -> bool:
     """Check ``fn(Q, K)`` -> ``Q K^T / sqrt(d_k)``, shape (n_q, n_k).
 
@@ -285,6 +288,7 @@ def _wrong_outputs(X, W_q, W_k, W_v) -> list[tuple[np.ndarray, str]]:
     return out
 
 
+@plain_numpy(allow=('softmax',))
 def full_self_attention(fn: Callable) -> bool:
     """Check ``fn(X, W_q, W_k, W_v)`` -> the output of self-attention, shape (n, d_v).
 
@@ -344,7 +348,9 @@ def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: fl
                       f"{np.sqrt(want):.3f}; dividing by {np.sqrt(want):.3f} brings the variance back to 1")
     if abs(v - np.sqrt(want)) < 1e-3:
         return report(False, f"{np.sqrt(want):.3f} is the standard deviation, not the variance (a common "
-                      f"slip): q.k is a sum of {d_k} independent terms, so the variances add up")
+                      f"slip): q.k is a sum of {d_k} independent terms, so the variances add up",
+                      graded="you gave the standard deviation where the variance is asked (a common "
+                             "slip): q.k is a sum of independent terms, so their variances add up")
     if abs(v - 1) < 1e-6:
         return report(False, "variance 1 is what the scaling aims for AFTER dividing; before, the "
                       f"{d_k} terms' variances add up")
@@ -352,7 +358,9 @@ def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: fl
         return report(False, "the variance is right; the standard deviation is its square root")
     if abs(v - d_k**2 * term) < 1e-3 and d_k > 1:
         return report(False, f"variances of independent terms add: {d_k} terms of variance {term:g} "
-                      f"give {want:g}, not {d_k}^2 x {term:g}")
+                      f"give {want:g}, not {d_k}^2 x {term:g}",
+                      graded="variances of independent terms add: the number of terms multiplies "
+                             "one term's variance once, it is not squared")
     without_means = d_k * var_q * var_k
     subtracted = d_k * (var_q * var_k - mean_q * mean_k)
     if term != var_q * var_k and abs(v - without_means) < 1e-3:
@@ -362,7 +370,9 @@ def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: fl
         return report(False, "subtracting E(q)E(k) is a wrong rule that can even give a negative "
                       "variance; for independent factors add Var(q)E(k)^2 + Var(k)E(q)^2")
     return report(False, f"each term q_m k_m has variance Var(q)Var(k) + Var(q)E(k)^2 + Var(k)E(q)^2 "
-                  f"= {term:g}, and the {d_k} terms are independent, so their variances add")
+                  f"= {term:g}, and the {d_k} terms are independent, so their variances add",
+                  graded="work out the variance of one term q_m k_m from the means and variances "
+                         "of q and k (mind the means), then use that independent terms' variances add")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -376,6 +386,7 @@ def _fix_cases():
     return X, *Ws
 
 
+@plain_numpy()
 def fixed_source_code(fn: Callable) -> bool:
     """Check the repaired version of the broken tutorial code: ``fn(X, W_q, W_k, W_v)`` -> Y (n, d).
 

@@ -23,6 +23,7 @@ from ..learn.corpus import Vocab
 from ..learn.layers import layer_norm as _layer_norm
 from ..learn.tiny_lm import TinyLMConfig, head_weights, lm_forward
 from . import close, not_attempted, not_done, report, report_failure, try_call
+from .plain import plain_numpy
 
 __all__ = ["layer_norm", "mask_at_inference", "sample", "head_role"]
 
@@ -36,6 +37,7 @@ def _ref(X, g, b, eps=1e-5):
 # ---------------------------------------------------------------- layer norm
 
 
+@plain_numpy()
 def layer_norm(fn) -> bool:
     """Check ``fn(X, gamma, beta, eps=1e-5)`` against ``attention_kit.learn.layers.layer_norm``."""
     if not_done(fn):
@@ -120,11 +122,17 @@ def mask_at_inference(last_changes, earlier_change, *, params: dict | None = Non
     if bool(last_changes) != last_truth:
         if config.n_layers == 1:
             return report(False, "look at the last row of the causal mask: the last word may already "
-                                 "attend to every word, so with one block its output cannot change")
-        return report(False, "with several blocks the earlier positions' outputs feed the last one")
+                                 "attend to every word, so with one block its output cannot change",
+                          graded="compare the last row of the causal mask with a row of all True: "
+                                 "which keys does removing the mask add for the last word?")
+        return report(False, "with several blocks the earlier positions' outputs feed the last one",
+                      graded="with several blocks the last position reads what the earlier positions "
+                             "computed: ask whether those can change")
     if bool(earlier_change) != earlier_truth:
         return report(False, "without the mask, an earlier word's row may attend to the words after it "
-                             "(the very words it should predict), so its prediction changes")
+                             "(the very words it should predict), so its prediction changes",
+                      graded="compare an earlier word's row of the causal mask with a row of all True: "
+                             "which keys does removing the mask add for it?")
     return report(True, "right: the last position already sees everything before it; only the earlier "
                         "positions change, and in training they would read their own answers")
 
@@ -148,6 +156,7 @@ def _draws(fn, logits, t, n, seed):
     return np.array(out), None
 
 
+@plain_numpy()
 def sample(fn) -> bool:
     """Check ``fn(logits, temperature, rng) -> token id`` by the frequencies of many draws."""
     if not_done(fn):

@@ -6,9 +6,11 @@ working copy, with time and memory limits; then, in the same kernel, calls the c
 exercise (``attention_kit.check.registry``) on the learner's answer as it stands, and writes
 ``grades.csv``, one feedback file per learner and a summary.
 
-Modules: ``submissions`` (the two folder layouts), ``kernel`` (a kernel with resource limits),
-``in_kernel`` (the grading code that runs inside the learner's kernel), ``execute`` (one
-notebook, start to verdicts), ``reports`` (CSV, feedback, summary) and ``__main__`` (the command).
+Modules: ``submissions`` (the folder layouts: the course's two, Canvas and Moodle downloads,
+zips), ``kernel`` (a kernel with resource limits), ``in_kernel`` (the grading code that runs
+inside the learner's kernel), ``solutions`` (a returned worked solution), ``execute`` (one
+notebook, start to verdicts), ``reports`` (CSV, feedback, summary, the Canvas and Moodle
+imports) and ``__main__`` (the command).
 This package is imported only by the grader; ``import attention_kit`` does not load it.
 """
 
@@ -19,13 +21,15 @@ from dataclasses import dataclass, field
 from ..check import FAILED, NOT_ATTEMPTED, PASSED
 
 __all__ = ["PASSED", "FAILED", "NOT_ATTEMPTED", "COULD_NOT_RUN", "MISSING", "NOT_SUBMITTED",
-           "STATUSES", "ExerciseGrade", "NotebookGrade"]
+           "SOLUTION", "STATUSES", "ExerciseGrade", "NotebookGrade"]
 
 COULD_NOT_RUN = "could not run"
 MISSING = "missing"
 NOT_SUBMITTED = "not submitted"
+#: The notebook still holds the course's worked solution of this exercise: it scores nothing.
+SOLUTION = "contains the worked solution"
 #: Every verdict an exercise can get, in the order the summary lists them.
-STATUSES = (PASSED, FAILED, NOT_ATTEMPTED, COULD_NOT_RUN, MISSING, NOT_SUBMITTED)
+STATUSES = (PASSED, FAILED, NOT_ATTEMPTED, SOLUTION, COULD_NOT_RUN, MISSING, NOT_SUBMITTED)
 
 
 @dataclass

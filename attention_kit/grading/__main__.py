@@ -1,17 +1,21 @@
-"""``python -m attention_kit.grading SUBMISSIONS [--out grades]``: grade a whole class.
+"""``python -m attention_kit.grading SUBMISSIONS [--out grades] [--notebooks 02,04]``: grade a class.
 
-Runs the returned notebooks two at a time (``--workers``), shows a progress bar on stderr,
-writes ``grades.csv``, ``feedback/<learner>.md`` and ``summary.md`` into ``--out``, and prints
-the summary. A bad submission gets a clear row; it never stops the run. The exit status is 0
-when the class was graded, 2 when there is nothing to grade.
+Grades the notebooks that were set (``--notebooks``; by default those found in the
+submissions), runs them two at a time (``--workers``), shows a progress bar on stderr, writes
+``grades.csv``, ``feedback/<learner>.md``, ``summary.md``, ``canvas.csv``, ``moodle.csv`` and
+``not_graded.csv`` into ``--out``, and prints the summary. A bad submission gets a clear row; it
+never stops the run. The exit status is 0 when the class was graded, 2 when there is nothing to
+grade.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import os
 import shutil
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -19,7 +23,15 @@ from pathlib import Path
 from ..check import registry
 from . import NotebookGrade
 from .execute import Limits, grade_notebook, prepared
-from .reports import ClassGrades, summary_markdown, summary_text, write_csv, write_feedback
+from .reports import (
+    ClassGrades,
+    summary_markdown,
+    summary_text,
+    write_canvas,
+    write_csv,
+    write_feedback,
+    write_moodle,
+)
 from .submissions import find_submissions
 
 __all__ = ["main", "grade_class"]
@@ -49,6 +61,9 @@ class Progress:
 
 
 def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    if folder.is_file():
+        st = folder.stat()
+        return {folder.name: (st.st_size, st.st_mtime_ns)}
     out = {}
     for path in folder.rglob("*"):
         if path.is_file() and ".ipynb_checkpoints" not in path.parts:
@@ -57,54 +72,102 @@ def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
-def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, workers: int = 2,
-                progress_stream=None) -> tuple[ClassGrades, str]:
-    """Grade every notebook under ``submissions``; write the results into ``out``.
+def parse_notebooks(text: str | None) -> list[str] | None:
+    """``"2,04"`` -> ``["02", "04"]``; None or empty: None (take them from the submissions).
+    ValueError for a notebook the course does not have."""
+    if not text or not text.strip():
+        return None
+    known = [nb.number for nb in registry.NOTEBOOKS]
+    out = []
+    for part in text.replace(" ", ",").split(","):
+        if not part:
+            continue
+        number = f"{int(part):02d}" if part.isdigit() else part
+        if number not in known:
+            raise ValueError(f"notebook {part!r} is not part of this course (it has {', '.join(known)})")
+        out.append(number)
+    return sorted(set(out))
 
-    Returns the grades and the summary text (also printed by :func:`main`).
+
+def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, workers: int = 2,
+                progress_stream=None, notebooks: list[str] | None = None,
+                assignment: str | None = None) -> tuple[ClassGrades, str]:
+    """Grade every notebook under ``submissions`` (a folder or a zip); write the results into ``out``.
+
+    ``notebooks``: the numbers of the notebooks that were set (``["02", "04"]``); the others'
+    submissions are listed as not graded. None: the notebooks of the course that were returned.
+    ``assignment``: its name in the Canvas and Moodle files. Returns the grades and the summary
+    text (also printed by :func:`main`).
     """
     submissions, out = Path(submissions), Path(out)
     limits = limits or Limits()
     course_files = {nb.number: nb.file for nb in registry.NOTEBOOKS}
-    found = find_submissions(submissions, course_files)
-    if not found.submissions:
-        raise FileNotFoundError(f"no notebooks to grade in {submissions} (see the two layouts in "
-                                "docs/teaching.md)")
-    before = _snapshot(submissions)
-    start = time.monotonic()
-    bar = Progress(len(found.submissions), progress_stream)
-    grades = []
-    with prepared(limits) as (spec_dir, mpl_template), ThreadPoolExecutor(max(1, workers)) as pool:
-        futures = {pool.submit(grade_notebook, s.learner, s.number, s.path, spec_dir=spec_dir,
-                               limits=limits, mpl_template=mpl_template,
-                               source=str(s.path.relative_to(submissions))): s
-                   for s in found.submissions}
-        for future in as_completed(futures):
-            sub = futures[future]
-            try:
-                grades.append(future.result())
-            except Exception as exc:  # a bug in the grader: say so in the row, grade the rest
-                grades.append(NotebookGrade(sub.learner, sub.number, str(sub.path), [], [
-                    f"the grader failed on {sub.path.name}: {type(exc).__name__}: {exc}"]))
-            bar.step(f"{sub.learner} {sub.number}")
-    elapsed = time.monotonic() - start
-    after = _snapshot(submissions)
+    with tempfile.TemporaryDirectory(prefix="ak-grade-unzip-") as unpacked:
+        found = find_submissions(submissions, course_files, unpack_to=Path(unpacked))
+        known = set(course_files)
+        if notebooks is None:
+            notebooks = sorted({s.number for s in found.submissions} & known) or sorted(known)
+        graded = [s for s in found.submissions if s.number in notebooks or s.number not in known]
+        for s in found.submissions:
+            if s not in graded:
+                found.ignored.append((s.source, f"notebook {s.number} was not set (notebooks "
+                                                f"graded: {', '.join(notebooks)})"))
+        if not graded:
+            raise FileNotFoundError(f"no notebooks to grade in {submissions} (see the layouts in "
+                                    "docs/teaching.md)")
+        before = _snapshot(submissions)
+        start = time.monotonic()
+        bar = Progress(len(graded), progress_stream)
+        grades = []
+        with prepared(limits) as (spec_dir, mpl_template), ThreadPoolExecutor(max(1, workers)) as pool:
+            futures = {pool.submit(grade_notebook, s.learner, s.number, s.path, spec_dir=spec_dir,
+                                   limits=limits, mpl_template=mpl_template, source=s.source): s
+                       for s in graded}
+            for future in as_completed(futures):
+                sub = futures[future]
+                try:
+                    grades.append(future.result())
+                except Exception as exc:  # a bug in the grader: say so in the row, grade the rest
+                    grades.append(NotebookGrade(sub.learner, sub.number, sub.source, [], [
+                        f"the grader failed on {sub.path.name}: {type(exc).__name__}: {exc}"]))
+                bar.step(f"{sub.learner} {sub.number}")
+        elapsed = time.monotonic() - start
+        after = _snapshot(submissions)
     changed = sorted({k for k in before.keys() | after.keys() if before.get(k) != after.get(k)})
-    result = ClassGrades(found.learners, grades)
+    result = ClassGrades(found.learners, grades, notebooks=notebooks, info=found.info,
+                         assignment=assignment)
     out.mkdir(parents=True, exist_ok=True)
     write_csv(result, out / "grades.csv")
     feedback = write_feedback(result, out / "feedback")
     (out / "summary.md").write_text(summary_markdown(result), encoding="utf-8")
+    no_canvas = write_canvas(result, out / "canvas.csv")
+    no_moodle = write_moodle(result, out / "moodle.csv")
+    with open(out / "not_graded.csv", "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["file", "why it was not graded"])
+        writer.writerows(found.ignored)
     width = max(100, shutil.get_terminal_size((120, 24)).columns)
-    lines = [f"Graded {len(found.learners)} learners, {len(found.submissions)} notebooks in "
-             f"{elapsed:.0f} s ({workers} at a time).", "", summary_text(result, width)]
+    n_nb = len(result.notebooks)
+    lines = [f"Graded {len(found.learners)} learners, {len(graded)} notebooks in "
+             f"{elapsed:.0f} s ({workers} at a time): {result.assignment}, "
+             f"notebook{'s' if n_nb > 1 else ''} {', '.join(nb.number for nb in result.notebooks)}, "
+             f"{result.max_points} points.", "", summary_text(result, width)]
     if found.ignored:
-        lines += ["", "Not graded:"] + [f"  {path}: {why}" for path, why in found.ignored]
+        lines += ["", "Not graded (also in not_graded.csv):"] + [f"  {path}: {why}" for path, why in found.ignored]
     if changed:
         lines += ["", "WARNING: files in the submissions folder changed while grading (a notebook "
                       "wrote outside its working copy?):"] + [f"  {p}" for p in changed]
+    n = len(result.learners)
+    lms = []
+    if no_canvas < n:
+        lms.append(f"canvas.csv ({n - no_canvas} of {n} learners with a Canvas id)")
+    if no_moodle < n:
+        lms.append(f"moodle.csv ({n - no_moodle} of {n} learners with a Moodle participant number)")
     lines += ["", f"Wrote {out / 'grades.csv'}, {len(feedback)} feedback files in "
-                  f"{out / 'feedback'}, and {out / 'summary.md'}."]
+                  f"{out / 'feedback'}, {out / 'summary.md'}, and the LMS imports canvas.csv and "
+                  "moodle.csv" + (f": {'; '.join(lms)}." if lms else
+                                  " (no Canvas or Moodle ids in these submissions' names: match "
+                                  "the learners by name).")]
     return result, "\n".join(lines)
 
 
@@ -113,10 +176,14 @@ def main(argv: list[str] | None = None) -> int:
                                      description="Grade a class's returned notebooks with the "
                                                  "course's exercise checkers.")
     parser.add_argument("submissions", type=Path,
-                        help="folder of returned notebooks: SUBMISSIONS/<learner>/NN_topic.ipynb "
-                             "or SUBMISSIONS/<learner>__NN_topic.ipynb")
+                        help="folder (or zip) of returned notebooks: SUBMISSIONS/<learner>/NN_topic.ipynb, "
+                             "SUBMISSIONS/<learner>__NN_topic.ipynb, or a Canvas or Moodle download")
     parser.add_argument("--out", type=Path, default=Path("grades"),
                         help="where grades.csv, feedback/ and summary.md go (default: grades)")
+    parser.add_argument("--notebooks", default="",
+                        help="the notebooks that were set, e.g. 02,04 (default: those returned)")
+    parser.add_argument("--assignment", default=None,
+                        help="the assignment's name in canvas.csv and the feedback (as in the LMS)")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
                         help="notebooks run at the same time (default: 2)")
     d = Limits()
@@ -132,8 +199,10 @@ def main(argv: list[str] | None = None) -> int:
     limits = Limits(cell_s=args.cell_timeout, notebook_s=args.notebook_timeout,
                     exercise_s=args.exercise_timeout, memory_mb=args.memory_mb)
     try:
-        _, summary = grade_class(args.submissions, args.out, limits=limits, workers=args.workers)
-    except FileNotFoundError as exc:
+        notebooks = parse_notebooks(args.notebooks)
+        _, summary = grade_class(args.submissions, args.out, limits=limits, workers=args.workers,
+                                 notebooks=notebooks, assignment=args.assignment)
+    except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(summary)

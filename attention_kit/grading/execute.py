@@ -6,7 +6,9 @@ temporary folder too), runs every code cell in order with a time limit per cell 
 runs over is interrupted and the next one runs, as in "Run All" after a stop) and a limit for
 the whole notebook (past it the kernel is killed). Errors in cells do not stop the run. Then it
 runs the grading cell of ``in_kernel.py`` in the same kernel and turns its lines into an
-:class:`~attention_kit.grading.ExerciseGrade` per exercise of the registry.
+:class:`~attention_kit.grading.ExerciseGrade` per exercise of the registry. An exercise whose
+worked solution is still in the notebook (``solutions.py``) gets "contains the worked solution"
+and scores nothing.
 """
 
 from __future__ import annotations
@@ -32,9 +34,10 @@ from typing import Iterator
 import nbformat
 
 from ..check import registry
-from . import COULD_NOT_RUN, MISSING, ExerciseGrade, NotebookGrade
+from . import COULD_NOT_RUN, MISSING, SOLUTION, ExerciseGrade, NotebookGrade
 from .in_kernel import grading_cell
 from .kernel import KERNEL_NAME, write_kernel_spec
+from .solutions import copied_exercises
 
 __all__ = ["Limits", "prepared", "grade_notebook"]
 
@@ -327,6 +330,22 @@ def _new_home(root: Path, mpl_template: Path | None) -> Path:
     return home
 
 
+def _mark_copies(grade: NotebookGrade, copied: list[str]) -> None:
+    """Exercises whose worked solution is in the notebook score nothing, whatever they ran to."""
+    if not copied:
+        return
+    for g in grade.exercises:
+        if g.id in copied:
+            g.status = SOLUTION
+            g.message = ("this notebook contains the course's worked solution of this exercise "
+                         "(the cell that follows it in the teacher's notebook), so it scores "
+                         "nothing: hand in your own answer")
+    every = len(copied) == len(grade.exercises)
+    grade.notes.append(("every exercise's worked solution is in this notebook: the full (teacher's) "
+                        "notebook was returned?") if every else
+                       f"exercise(s) {', '.join(copied)} contain the course's worked solution")
+
+
 def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Path,
                    limits: Limits = Limits(), mpl_template: Path | None = None,
                    source: str | None = None) -> NotebookGrade:
@@ -351,12 +370,18 @@ def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Pa
         workdir = root / "work"
         workdir.mkdir()
         shutil.copyfile(path, workdir / nb_entry.file)
+        copied = copied_exercises([c.source for c in nb.cells if c.cell_type == "code"], number)
+        if len(copied) == len(nb_entry.exercises):  # nothing of the learner's own to run
+            grade.exercises = [ExerciseGrade(ex_id, ex.title, COULD_NOT_RUN) for ex_id, ex in nb_entry.numbered()]
+            _mark_copies(grade, copied)
+            return grade
         run = _Run(nb, number, workdir, _new_home(root, mpl_template), spec_dir, limits)
         nonce = secrets.token_hex(16)
         _run_coroutine(run.run, nonce)
         verdicts = _verdict_lines(run.grading_outputs, nonce)
         grade.exercises, notes = _grades(run, nb_entry, verdicts, limits)
         grade.notes.extend(notes)
+        _mark_copies(grade, copied)
     except Exception as exc:  # the grader's own failure on this notebook: a clear row, not a crash
         grade.exercises = _all_could_not_run(nb_entry, f"the grader failed on this notebook: "
                                                        f"{type(exc).__name__}: {exc}")

@@ -8,7 +8,8 @@ folder is never picked up): the checkers and this module are fresh copies that t
 code has never touched (redefining ``check``, ``check.dot_scores`` or
 ``attention_kit.check.report`` gains nothing). Then :func:`grade_here`
 looks up each answer by name in the learner's namespace and calls the real checker on it, with
-a time limit per exercise, collecting the verdict through ``attention_kit.check.recording``, not
+a time limit per exercise, with the graded hints of prediction exercises
+(``check.graded_hints``: the idea, not the answer), collecting the verdict through ``attention_kit.check.recording``, not
 from what the notebook printed.
 
 Each verdict is written as one line ``<nonce> <json>``. The nonce is drawn by the grader for this
@@ -80,7 +81,7 @@ def _time_limit(seconds: float):
 
 
 def _grade_one(ex, namespace: dict, timeout: float) -> dict:
-    from ..check import recording
+    from ..check import graded_hints, recording
 
     missing = [name for name in ex.answers if name not in namespace]
     if missing:
@@ -88,7 +89,7 @@ def _grade_one(ex, namespace: dict, timeout: float) -> dict:
     answers = [namespace[name] for name in ex.answers]
     captured = io.StringIO()
     try:
-        with _time_limit(timeout), recording() as results, \
+        with _time_limit(timeout), recording() as results, graded_hints(), \
                 contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
             ex.checker(*answers, **ex.kwargs)
     except _TimeLimit:

@@ -1,13 +1,23 @@
-"""What the grader writes: ``grades.csv``, one feedback file per learner, and the summary.
+"""What the grader writes: ``grades.csv``, one feedback file per learner, the summary, and the
+files a learning-management system imports.
 
-* ``grades.csv``: one row per learner, one column per exercise in the course's order (the
-  registry's), holding the verdict (``passed``, ``failed``, ``not attempted``, ``could not
-  run``, ``missing`` or ``not submitted``), then ``passed`` and ``exercises`` (the totals) and
-  ``notes`` (what went wrong with a notebook, for the teacher).
+Only the notebooks that were set are graded and counted (``ClassGrades.notebooks``). Each
+exercise is worth one point.
+
+* ``grades.csv``: one row per learner (and the id a Canvas or Moodle download gave), per
+  exercise of the notebooks set in the course's order (the registry's) its verdict
+  (``passed``, ``failed``, ``not attempted``, ``contains the worked solution``, ``could not
+  run``, ``missing`` or ``not submitted``) and its points (1 or 0); then each notebook's score,
+  ``points``, ``max points``, ``percent`` and ``notes`` (what went wrong, for the teacher).
 * ``feedback/<learner>.md``: every exercise with its verdict and the checker's hint, written to
   the learner, to hand back as it is.
 * the summary (printed, and saved as ``summary.md`` with every hint): per exercise how many
   passed, and the most frequent hint, i.e. the mistake to explain in the next class.
+* ``canvas.csv``: Canvas's gradebook import (Student, ID, SIS User ID, SIS Login ID, Section,
+  then one column named after the assignment holding the points).
+* ``moodle.csv``: Moodle's offline grading worksheet (Identifier "Participant N", Full name,
+  Email address, Status, Grade, Maximum Grade, Grade can be changed, Last modified
+  (submission), Last modified (grade), Feedback comments).
 """
 
 from __future__ import annotations
@@ -26,27 +36,42 @@ from . import (
     NOT_ATTEMPTED,
     NOT_SUBMITTED,
     PASSED,
+    SOLUTION,
+    STATUSES,
     ExerciseGrade,
     NotebookGrade,
 )
+from .submissions import Learner
 
 __all__ = ["ClassGrades", "write_csv", "feedback_markdown", "write_feedback", "summary_text",
-           "summary_markdown", "feedback_file_name"]
+           "summary_markdown", "feedback_file_name", "write_canvas", "write_moodle",
+           "DEFAULT_ASSIGNMENT"]
 
-_MARK = {PASSED: "✓", FAILED: "✗", NOT_ATTEMPTED: "·", COULD_NOT_RUN: "⚠", MISSING: "?",
-         NOT_SUBMITTED: "·"}
+_MARK = {PASSED: "✓", FAILED: "✗", NOT_ATTEMPTED: "·", SOLUTION: "⊘", COULD_NOT_RUN: "⚠",
+         MISSING: "?", NOT_SUBMITTED: "·"}
 _VERDICT = {PASSED: "passed", FAILED: "not yet", NOT_ATTEMPTED: "not attempted",
-            COULD_NOT_RUN: "could not run", MISSING: "missing", NOT_SUBMITTED: "not submitted"}
+            SOLUTION: "contains the worked solution", COULD_NOT_RUN: "could not run",
+            MISSING: "missing", NOT_SUBMITTED: "not submitted"}
+DEFAULT_ASSIGNMENT = "Attention course"
 
 
 class ClassGrades:
-    """Every learner's grades, by learner and notebook number, with the course's exercise order.
+    """Every learner's grades, by learner and notebook number, over the notebooks that were set.
 
-    A notebook a learner did not return counts as ``not submitted`` for each of its exercises.
+    ``notebooks``: the numbers of the notebooks set (default: every notebook of the course); the
+    rows, totals and reports cover those only. A notebook a learner did not return counts as
+    ``not submitted`` for each of its exercises. ``info``: the learners' LMS ids (from the
+    submissions' names); ``assignment``: the name of the assignment in the LMS exports.
     """
 
-    def __init__(self, learners: Iterable[str], grades: Iterable[NotebookGrade]):
+    def __init__(self, learners: Iterable[str], grades: Iterable[NotebookGrade], *,
+                 notebooks: Iterable[str] | None = None, info: dict[str, Learner] | None = None,
+                 assignment: str | None = None):
         self.learners = sorted(set(learners))
+        wanted = set(notebooks) if notebooks is not None else None
+        self.notebooks = [nb for nb in registry.NOTEBOOKS if wanted is None or nb.number in wanted]
+        self.info = {name: (info or {}).get(name) or Learner(name) for name in self.learners}
+        self.assignment = assignment or default_assignment([nb.number for nb in self.notebooks])
         self.by_key: dict[tuple[str, str], NotebookGrade] = {}
         self.extra_notes: dict[str, list[str]] = {}  # notes on notebooks outside the course
         for g in grades:
@@ -54,6 +79,14 @@ class ClassGrades:
                 self.by_key[(g.learner, g.number)] = g
             else:
                 self.extra_notes.setdefault(g.learner, []).extend(g.notes)
+
+    def exercises(self) -> list[tuple[str, registry.Exercise]]:
+        """``(id, exercise)`` of every exercise set, in the course's order."""
+        return [(ex_id, ex) for nb in self.notebooks for ex_id, ex in nb.numbered()]
+
+    @property
+    def max_points(self) -> int:
+        return len(self.exercises())
 
     def notebook(self, learner: str, nb: registry.Notebook) -> list[ExerciseGrade]:
         grade = self.by_key.get((learner, nb.number))
@@ -63,30 +96,105 @@ class ClassGrades:
         return grade.exercises
 
     def row(self, learner: str) -> list[ExerciseGrade]:
-        """Every exercise of the course for ``learner``, in the course's order."""
-        return [g for nb in registry.NOTEBOOKS for g in self.notebook(learner, nb)]
+        """Every exercise set for ``learner``, in the course's order."""
+        return [g for nb in self.notebooks for g in self.notebook(learner, nb)]
+
+    def points(self, learner: str, nb: registry.Notebook | None = None) -> int:
+        """Exercises passed, in notebook ``nb`` or in all the notebooks set (one point each)."""
+        row = self.notebook(learner, nb) if nb is not None else self.row(learner)
+        return sum(g.status == PASSED for g in row)
 
     def notes(self, learner: str) -> list[str]:
         out = []
-        for nb in registry.NOTEBOOKS:
+        for nb in self.notebooks:
             grade = self.by_key.get((learner, nb.number))
             if grade is not None:
                 out.extend(f"{nb.number}: {' '.join(note.split())}" for note in grade.notes)
         return out + self.extra_notes.get(learner, [])
 
 
+def default_assignment(numbers: list[str]) -> str:
+    """``Attention course`` for the whole course, else ``Attention course, notebooks 02, 04``."""
+    if not numbers or len(numbers) == len(registry.NOTEBOOKS):
+        return DEFAULT_ASSIGNMENT
+    word = "notebook" if len(numbers) == 1 else "notebooks"
+    return f"{DEFAULT_ASSIGNMENT}, {word} {', '.join(numbers)}"
+
+
+def _percent(points: int, total: int) -> str:
+    return f"{100 * points / total:.1f}" if total else ""
+
+
 def write_csv(grades: ClassGrades, path: Path) -> None:
-    """``grades.csv``: learner, one verdict per exercise, passed, exercises, notes."""
-    header = ["learner"] + [f"{ex_id} {ex.title}" for ex_id, _, ex in registry.exercises()]
-    header += ["passed", "exercises", "notes"]
+    """``grades.csv``: learner, id, per exercise its verdict and points, per notebook its score,
+    points, max points, percent, notes."""
+    header = ["learner", "id"]
+    for ex_id, ex in grades.exercises():
+        header += [f"{ex_id} {ex.title}", f"{ex_id} points"]
+    header += [f"{nb.number} score (of {len(nb.exercises)})" for nb in grades.notebooks]
+    header += ["points", "max points", "percent", "notes"]
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(header)
         for learner in grades.learners:
-            row = grades.row(learner)
-            writer.writerow([learner] + [g.status for g in row]
-                            + [sum(g.status == PASSED for g in row), len(row),
-                               " | ".join(grades.notes(learner))])
+            cells = [learner, grades.info[learner].lms_id]
+            for g in grades.row(learner):
+                cells += [g.status, int(g.status == PASSED)]
+            cells += [grades.points(learner, nb) for nb in grades.notebooks]
+            points = grades.points(learner)
+            cells += [points, grades.max_points, _percent(points, grades.max_points),
+                      " | ".join(grades.notes(learner))]
+            writer.writerow(cells)
+
+
+def _comment(grades: ClassGrades, learner: str) -> str:
+    """A one-line feedback comment for an LMS: the score per notebook, and what to read."""
+    parts = [f"{nb.number}: {grades.points(learner, nb)}/{len(nb.exercises)}"
+             if (learner, nb.number) in grades.by_key else f"{nb.number}: not returned"
+             for nb in grades.notebooks]
+    copied = sum(g.status == SOLUTION for g in grades.row(learner))
+    text = (f"Passed {grades.points(learner)} of {grades.max_points} exercises "
+            f"({'; '.join(parts)}).")
+    if copied:
+        text += f" {copied} exercise(s) contain the course's worked solution and score nothing."
+    return text + " Your feedback file explains each exercise."
+
+
+def write_canvas(grades: ClassGrades, path: Path) -> int:
+    """``canvas.csv`` in Canvas's gradebook import format; returns how many rows lack a Canvas
+    id (learners not named by a Canvas download, whom Canvas cannot match)."""
+    missing = 0
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", grades.assignment])
+        for learner in grades.learners:
+            info = grades.info[learner]
+            missing += not info.canvas_id
+            writer.writerow([learner, info.canvas_id, "", "", "", grades.points(learner)])
+    return missing
+
+
+MOODLE_COLUMNS = ["Identifier", "Full name", "Email address", "Status", "Grade", "Maximum Grade",
+                  "Grade can be changed", "Last modified (submission)", "Last modified (grade)",
+                  "Feedback comments"]
+
+
+def write_moodle(grades: ClassGrades, path: Path) -> int:
+    """``moodle.csv`` in the columns of Moodle's offline grading worksheet (upload it with
+    "Upload grading worksheet"); returns how many rows lack a participant number."""
+    missing = 0
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(MOODLE_COLUMNS)
+        for learner in grades.learners:
+            info = grades.info[learner]
+            missing += not info.moodle_id
+            returned = any((learner, nb.number) in grades.by_key for nb in grades.notebooks)
+            writer.writerow([f"Participant {info.moodle_id}" if info.moodle_id else "", learner, "",
+                             "Submitted for grading" if returned else "No submission",
+                             f"{grades.points(learner):.2f}", f"{grades.max_points:.2f}", "Yes",
+                             "", "", _comment(grades, learner)])
+    return missing
 
 
 def feedback_file_name(learner: str) -> str:
@@ -98,12 +206,13 @@ def feedback_markdown(grades: ClassGrades, learner: str) -> str:
     """The feedback file of one learner, in Markdown."""
     row = grades.row(learner)
     n_pass = sum(g.status == PASSED for g in row)
-    lines = [f"# Attention course: feedback for {learner}", "",
+    lines = [f"# {grades.assignment}: feedback for {learner}", "",
              f"You passed **{n_pass} of {len(row)}** exercises. Each exercise below was checked "
              "by running your notebook from the top in a fresh kernel and calling the same checker "
              "as in the notebook on your answer. ✓ passed, ✗ not yet (with the hint), · not "
-             "attempted or not returned, ⚠ could not run, ? missing.", ""]
-    for nb in registry.NOTEBOOKS:
+             "attempted or not returned, ⊘ contains the course's worked solution (scores "
+             "nothing), ⚠ could not run, ? missing.", ""]
+    for nb in grades.notebooks:
         exercises = grades.notebook(learner, nb)
         graded = grades.by_key.get((learner, nb.number))
         passed = sum(g.status == PASSED for g in exercises)
@@ -112,9 +221,10 @@ def feedback_markdown(grades: ClassGrades, learner: str) -> str:
             continue
         lines += [f"## {nb.number} · {nb.title}: {passed} of {len(exercises)} passed", ""]
         shared = {g.message for g in exercises}
-        shared = shared.pop() if len(shared) == 1 and exercises[0].status == COULD_NOT_RUN else None
-        if shared:  # one reason for the whole notebook (unreadable file, out of time): say it once
-            lines += [f"⚠ {shared[:1].upper()}{shared[1:]}.", ""]
+        shared = (shared.pop() if len(shared) == 1 and len(exercises) > 1
+                  and exercises[0].status in (COULD_NOT_RUN, SOLUTION) else None)
+        if shared:  # one reason for the whole notebook (unreadable file, a copy): say it once
+            lines += [f"{_MARK[exercises[0].status]} {shared[:1].upper()}{shared[1:]}.", ""]
         for g in exercises:
             text = f"- {_MARK[g.status]} **Exercise {g.id.split('.')[-1]}, {g.title}**: {_VERDICT[g.status]}"
             first, _, rest = g.message.partition("\n")
@@ -152,7 +262,7 @@ def write_feedback(grades: ClassGrades, folder: Path) -> list[Path]:
 
 def _per_exercise(grades: ClassGrades):
     """``(id, title, Counter of statuses, Counter of failure hints)`` per exercise."""
-    for ex_id, _nb, ex in registry.exercises():
+    for ex_id, ex in grades.exercises():
         statuses, hints = Counter(), Counter()
         for learner in grades.learners:
             g = next(g for g in grades.row(learner) if g.id == ex_id)
@@ -170,28 +280,35 @@ def _clip(text: str, width: int) -> str:
 def summary_text(grades: ClassGrades, width: int = 120) -> str:
     """The one-screen summary: per exercise, how many passed and the most frequent hint."""
     n = len(grades.learners)
-    lines = [f"{'exercise':<32} {'passed':^7} {'failed':>6} {'not tried':>9} {'other':>5}  "
-             "most frequent hint (learners)"]
+    lines = [f"{'exercise':<32} {'passed':^7} {'failed':>6} {'not tried':>9} {'copied':>6} "
+             f"{'other':>5}  most frequent hint (learners)"]
     for ex_id, title, st, hints in _per_exercise(grades):
-        other = n - st[PASSED] - st[FAILED] - st[NOT_ATTEMPTED]
+        other = n - st[PASSED] - st[FAILED] - st[NOT_ATTEMPTED] - st[SOLUTION]
         hint = ""
         if hints:
             text, count = hints.most_common(1)[0]
             hint = f"({count}) {text}"
         head = (f"{_clip(ex_id + ' ' + title, 32):<32} {st[PASSED]:>3}/{n:<3} {st[FAILED]:>6} "
-                f"{st[NOT_ATTEMPTED]:>9} {other:>5}  ")
+                f"{st[NOT_ATTEMPTED]:>9} {st[SOLUTION]:>6} {other:>5}  ")
         lines.append(head + _clip(hint, max(20, width - len(head))))
-    lines.append("other = could not run, missing or not submitted; see notes in grades.csv")
+    lines += ["copied = contains the course's worked solution, which scores nothing",
+              "other = could not run, missing or not submitted; see notes in grades.csv"]
+    lines += ["", "notebook                               returned  mean score"]
+    for nb in grades.notebooks:
+        scores = [grades.points(ln, nb) for ln in grades.learners if (ln, nb.number) in grades.by_key]
+        mean = f"{sum(scores) / len(scores):.1f} of {len(nb.exercises)}" if scores else "-"
+        lines.append(f"{_clip(nb.number + ' ' + nb.title, 38):<38} {len(scores):>4}/{n:<4} {mean:>10}")
     return "\n".join(lines)
 
 
 def summary_markdown(grades: ClassGrades) -> str:
     """The summary with every hint and its count, per exercise (``summary.md``)."""
     n = len(grades.learners)
-    lines = ["# Class summary", "", f"{n} learners.", ""]
+    lines = [f"# Class summary: {grades.assignment}", "",
+             f"{n} learners; notebooks set: {', '.join(nb.number for nb in grades.notebooks)} "
+             f"({grades.max_points} exercises, one point each).", ""]
     for ex_id, title, st, hints in _per_exercise(grades):
-        counts = ", ".join(f"{st[s]} {s}" for s in (PASSED, FAILED, NOT_ATTEMPTED, COULD_NOT_RUN,
-                                                    MISSING, NOT_SUBMITTED) if st[s])
+        counts = ", ".join(f"{st[s]} {s}" for s in STATUSES if st[s])
         lines += [f"## {ex_id} {title}", "", counts + ".", ""]
         if hints:
             lines += ["| learners | hint |", "|---:|---|"]

@@ -1,28 +1,59 @@
-"""Find the returned notebooks in a submissions folder.
+"""Find the returned notebooks in a submissions folder (or a zip of one).
 
-Two layouts are understood, and may be mixed:
+These layouts are understood, and may be mixed:
 
 * one folder per learner: ``SUBMISSIONS/alice/02_self_attention.ipynb``; the folder's name is
-  the learner;
+  the learner. Notebooks in folders inside it are found too (``alice/week2/02_...``);
 * flat files: ``SUBMISSIONS/alice__02_self_attention.ipynb``; the part before ``__`` (two
-  underscores) is the learner.
+  underscores) is the learner;
+* a Canvas download ("Download Submissions"): ``smithjohn_123456_7890123_02_self_attention.ipynb``
+  (login name, Canvas user id, submission id, the learner's file name; ``smithjohn_LATE_123456_...``
+  for a late one). The learner is ``smithjohn`` with Canvas id ``123456``;
+* a Moodle download: a folder per learner, ``Dana Lee_4711_assignsubmission_file_/``, or flat
+  files ``Dana Lee_4711_assignsubmission_file_02_self_attention.ipynb``. The learner is ``Dana
+  Lee``, participant ``4711`` (Moodle's "Participant 4711" in its grading worksheet);
+* zip files: the download itself (``SUBMISSIONS`` may be a ``.zip``), a zip in the folder, or a
+  learner's own zip; their notebooks are unpacked into a temporary folder.
 
 A notebook is recognised by its two-digit number at the start of its name (``02_...``, so
-``02_self_attention (1).ipynb`` is notebook 02 too). Anything else (other files, notebooks
-without a number, a second copy of the same notebook) is listed in ``ignored`` with the
-reason, and never stops the run. ``.ipynb_checkpoints`` and hidden files are skipped silently.
+``02_self_attention (1).ipynb`` and Canvas's ``02_self_attention-1.ipynb`` are notebook 02 too).
+Anything else (other files, notebooks without a number, a second copy of the same notebook) is
+listed in ``ignored`` with the reason, and never stops the run. ``.ipynb_checkpoints``,
+``__MACOSX`` and hidden files are skipped silently.
 """
 
 from __future__ import annotations
 
 import re
+import zipfile
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-__all__ = ["Submission", "Found", "find_submissions"]
+__all__ = ["Learner", "Submission", "Found", "find_submissions", "CANVAS", "MOODLE"]
 
 _NUMBER = re.compile(r"^(\d\d)[_\-\s.]")
 FLAT_SEPARATOR = "__"
+#: Canvas: login name, LATE, user id, submission id, then the learner's own file name.
+CANVAS = re.compile(r"^(?P<login>[A-Za-z0-9.\-]+?)_(?P<late>LATE_)?(?P<id>\d+)_(?P<submission>\d+)_(?P<rest>.+)$")
+#: Moodle: full name, participant id, the plugin ("file" or "onlinetext"), then the file name.
+MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<rest>.*)$")
+_SKIP = {"__pycache__", ".ipynb_checkpoints", "__MACOSX"}
+_ZIP_LIMIT = 500 * 1024 * 1024  # bytes unpacked from all zips together, at most
+
+
+@dataclass
+class Learner:
+    """A learner as the submissions name them: ``name``, and the ids a learning-management
+    system gave (``canvas_id``, the Canvas user id; ``moodle_id``, the Moodle participant)."""
+
+    name: str
+    canvas_id: str = ""
+    moodle_id: str = ""
+    late: bool = False
+
+    @property
+    def lms_id(self) -> str:
+        return self.canvas_id or self.moodle_id
 
 
 @dataclass(frozen=True)
@@ -32,6 +63,7 @@ class Submission:
     learner: str
     number: str
     path: Path
+    source: str = ""  # where it came from, relative to the submissions (inside a zip: "a.zip/...")
 
 
 @dataclass
@@ -41,75 +73,168 @@ class Found:
     submissions: list[Submission] = field(default_factory=list)
     learners: list[str] = field(default_factory=list)
     ignored: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    info: dict[str, Learner] = field(default_factory=dict)
 
 
 def _visible(path: Path) -> bool:
-    return not path.name.startswith(".") and path.name != "__pycache__"
+    return not path.name.startswith(".") and path.name not in _SKIP
 
 
-def find_submissions(folder: Path, course_files: dict[str, str] | None = None) -> Found:
+class _Unpacker:
+    """Unpacks the notebooks (and inner zips) of a zip into a folder of its own."""
+
+    def __init__(self, folder: Path | None):
+        self.folder, self.count, self.total = folder, 0, 0
+
+    def unpack(self, archive: Path, shown: str, ignored: list) -> Path | None:
+        if self.folder is None:
+            ignored.append((shown, "a zip file: give make grade a folder to unpack it into"))
+            return None
+        self.count += 1
+        target = self.folder / f"zip{self.count}"
+        try:
+            with zipfile.ZipFile(archive) as zf:
+                for info in zf.infolist():
+                    parts = PurePosixPath(info.filename.replace("\\", "/")).parts
+                    if info.is_dir() or not parts or ".." in parts or parts[0] in ("", "/") \
+                            or any(p in _SKIP or p.startswith(".") for p in parts):
+                        continue
+                    if not parts[-1].lower().endswith((".ipynb", ".zip")):
+                        ignored.append((f"{shown}/{'/'.join(parts)}", "not a notebook (.ipynb)"))
+                        continue
+                    self.total += info.file_size
+                    if self.total > _ZIP_LIMIT:
+                        ignored.append((f"{shown}/{'/'.join(parts)}", "the zip files unpack to "
+                                        f"more than {_ZIP_LIMIT >> 20} MB: not unpacked"))
+                        continue
+                    dest = target.joinpath(*parts)
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    dest.write_bytes(zf.read(info))
+        except (zipfile.BadZipFile, OSError, RuntimeError) as exc:
+            ignored.append((shown, f"a zip file that could not be read ({exc})"))
+            return None
+        target.mkdir(parents=True, exist_ok=True)
+        return target
+
+
+def _lms_name(name: str) -> tuple[Learner, str] | None:
+    """``(learner, the rest of the name)`` for a Canvas or Moodle name, else None."""
+    m = MOODLE.match(name)
+    if m:
+        return Learner(m.group("name").strip(), moodle_id=m.group("id")), m.group("rest")
+    m = CANVAS.match(name)
+    if m and _NUMBER.match(m.group("rest")):
+        return Learner(m.group("login"), canvas_id=m.group("id"), late=bool(m.group("late"))), m.group("rest")
+    return None
+
+
+def _files(folder: Path, shown: str, unpacker: _Unpacker, ignored: list) -> list[tuple[Path, str]]:
+    """Every file under a learner's ``folder`` (zips unpacked): ``(path, shown path)``."""
+    out = []
+    for path in sorted(folder.iterdir()):
+        if not _visible(path):
+            continue
+        label = f"{shown}/{path.name}"
+        if path.is_dir():
+            out += _files(path, label, unpacker, ignored)
+        elif path.suffix.lower() == ".zip":
+            inner = unpacker.unpack(path, label, ignored)
+            if inner is not None:
+                out += _files(inner, label, unpacker, ignored)
+        else:
+            out.append((path, label))
+    return out
+
+
+def find_submissions(folder: Path, course_files: dict[str, str] | None = None, *,
+                     unpack_to: Path | None = None) -> Found:
     """Every returned notebook under ``folder`` by learner, in a stable order.
 
     Parameters
     ----------
     folder : Path
-        The submissions folder (either layout, or both).
+        The submissions folder (any of the layouts above), or a zip of it.
     course_files : dict, optional
         ``{"02": "02_self_attention.ipynb", ...}``. When a learner returned two files for the
         same notebook, the one with the course's file name is graded, else the newest.
+    unpack_to : Path, optional
+        An empty folder for the notebooks in zip files; without it zips are listed as ignored.
     """
     folder = Path(folder)
-    if not folder.is_dir():
-        raise FileNotFoundError(f"submissions folder {folder} does not exist or is not a folder")
-    candidates: list[tuple[str, Path, str]] = []  # (learner, path, name without the learner)
     found = Found()
-    for entry in sorted(folder.iterdir()):
-        if not _visible(entry):
-            continue
+    unpacker = _Unpacker(unpack_to)
+    if folder.is_file() and folder.suffix.lower() == ".zip":
+        inner = unpacker.unpack(folder, folder.name, found.ignored)
+        if inner is None:
+            raise FileNotFoundError(f"{folder} could not be unpacked: {found.ignored[-1][1]}")
+        entries = [(p, p.name) for p in sorted(inner.iterdir()) if _visible(p)]
+    elif folder.is_dir():
+        entries = [(p, p.name) for p in sorted(folder.iterdir()) if _visible(p)]
+    else:
+        raise FileNotFoundError(f"submissions folder {folder} does not exist or is not a folder")
+    candidates: list[tuple[Learner, Path, str, str]] = []  # (learner, path, name, shown path)
+
+    def learner_folder(learner: Learner, path: Path, shown: str) -> None:
+        files = _files(path, shown, unpacker, found.ignored)
+        if not files:  # a learner who returned nothing: a row of "not submitted"
+            found.ignored.append((shown, "an empty folder"))
+            candidates.append((learner, path, "", shown))
+        for file, label in files:
+            candidates.append((learner, file, file.name, label))
+
+    pending = list(entries)
+    while pending:
+        entry, shown = pending.pop(0)
+        lms = _lms_name(entry.name)
         if entry.is_dir():
-            files = sorted(p for p in entry.iterdir() if _visible(p))
-            if not files:  # a learner who returned nothing: a row of "not submitted"
-                found.ignored.append((str(entry.relative_to(folder)), "an empty folder"))
-                candidates.append((entry.name, entry, ""))
-            for path in files:
-                candidates.append((entry.name, path, path.name))
+            learner_folder(lms[0] if lms else Learner(entry.name), entry, shown)
+        elif entry.suffix.lower() == ".zip" and not lms:  # the download zipped, or part of it
+            inner = unpacker.unpack(entry, shown, found.ignored)
+            if inner is not None:
+                pending += [(p, f"{shown}/{p.name}") for p in sorted(inner.iterdir()) if _visible(p)]
+        elif lms:
+            learner, rest = lms
+            if entry.suffix.lower() == ".zip":
+                inner = unpacker.unpack(entry, shown, found.ignored)
+                if inner is not None:
+                    learner_folder(learner, inner, shown)
+            else:
+                candidates.append((learner, entry, rest, shown))
         elif FLAT_SEPARATOR in entry.name:
             learner, _, rest = entry.name.partition(FLAT_SEPARATOR)
-            candidates.append((learner.strip(), entry, rest))
+            candidates.append((Learner(learner.strip()), entry, rest, shown))
         else:
-            found.ignored.append((entry.name, "not in a learner's folder and not named "
-                                              "<learner>__NN_topic.ipynb"))
+            found.ignored.append((shown, "not recognised: not in a learner's folder, and not named "
+                                         "<learner>__NN_topic.ipynb or as Canvas or Moodle name "
+                                         "downloads"))
     course_files = course_files or {}
-    by_key: dict[tuple[str, str], list[Path]] = {}
-    learners: list[str] = []
-    for learner, path, name in candidates:
-        rel = str(path.relative_to(folder))
-        if not learner:
-            found.ignored.append((rel, "no learner name before '__'"))
+    by_key: dict[tuple[str, str], list[tuple[Path, str]]] = {}
+    for learner, path, name, shown in candidates:
+        if not learner.name:
+            found.ignored.append((shown, "no learner name before '__'"))
             continue
-        if learner not in learners:
-            learners.append(learner)
-        if path == folder / learner:  # the learner's own (empty) folder
-            continue
-        if path.is_dir():
-            found.ignored.append((rel, "a folder inside a learner's folder"))
+        known = found.info.setdefault(learner.name, learner)
+        known.canvas_id = known.canvas_id or learner.canvas_id
+        known.moodle_id = known.moodle_id or learner.moodle_id
+        if not name:  # the learner's own (empty) folder
             continue
         match = _NUMBER.match(name)
         if not path.name.lower().endswith(".ipynb"):
-            found.ignored.append((rel, "not a notebook (.ipynb)"))
+            found.ignored.append((shown, "not a notebook (.ipynb)"))
         elif not match:
-            found.ignored.append((rel, "the name does not start with a notebook number such as 02_"))
+            found.ignored.append((shown, "the name does not start with a notebook number such as 02_"))
         else:
-            by_key.setdefault((learner, match.group(1)), []).append(path)
+            if learner.late:
+                known.late = True
+            by_key.setdefault((learner.name, match.group(1)), []).append((path, shown))
     for (learner, number), paths in by_key.items():
-        exact = [p for p in paths if p.name.endswith(course_files.get(number, "\0"))]
-        best = exact[0] if exact else max(paths, key=lambda p: (p.stat().st_mtime, p.name))
-        found.submissions.append(Submission(learner, number, best))
+        exact = [p for p in paths if p[0].name.endswith(course_files.get(number, "\0"))]
+        best = exact[0] if exact else max(paths, key=lambda p: (p[0].stat().st_mtime, p[0].name))
+        found.submissions.append(Submission(learner, number, best[0], best[1]))
         for other in paths:
             if other != best:
-                found.ignored.append((str(other.relative_to(folder)),
-                                      f"a second notebook {number} for {learner}; graded "
-                                      f"{best.relative_to(folder)}"))
-    found.learners = sorted(learners)
+                found.ignored.append((other[1], f"a second notebook {number} for {learner}; graded "
+                                                f"{best[1]}"))
+    found.learners = sorted(found.info)
     found.submissions.sort(key=lambda s: (s.learner, s.number))
     return found
