@@ -5,12 +5,12 @@ notebooks); cleo made the typical mistake in every exercise; dan's notebook has 
 and a huge array; eve's notebook raises in its first cell and has a syntax error; fay's file is
 cut short; gus prints a fake ✓, redefines `check`, patches the checkers, deletes a checker call,
 prints a fake verdict and writes outside his working copy; hal returned a notebook of another
-course, ivy an empty one; kim returned the full (teacher's) notebook 02, and pasted one worked
-solution into notebook 01. Each gets what he or she should, in grades.csv and in the feedback.
+course, ivy an empty one; kim returned the full (teacher's) notebook 02. Each gets what he or
+she should, in grades.csv and in the feedback.
 
 A second class, set only notebooks 02 and 04, comes as an LMS download: Canvas file names and
-Moodle folders (one nested, one zipped); it calls attention_kit in plain-numpy exercises, and
-its grades go to the Canvas and Moodle import files.
+Moodle folders (one nested, one zipped); it calls attention_kit in plain-numpy exercises, pastes
+a worked solution into its own notebook, and its grades go to the Canvas and Moodle import files.
 """
 
 from __future__ import annotations
@@ -202,12 +202,9 @@ def graded(tmp_path_factory):
     _write(other, subs / f"hal__{registry.notebook('02').file}")
     _write(nbformat.v4.new_notebook(), subs / "ivy" / registry.notebook("01").file)  # ivy: empty
     (subs / "README.txt").write_text("returned on Friday")
-    # kim: the full notebook 02 as it is, and notebook 01 with exercise 3's worked solution pasted
+    # kim: the full notebook 02 as it is (graded without running it)
     (subs / f"kim__{registry.notebook('02').file}").write_bytes(
         (ROOT / "notebooks" / registry.notebook("02").file).read_bytes())
-    nb = copy("01")
-    _exercise_cell(nb, "01", "01.3").source += "\n\n" + class_samples.solution_sources("01")["01.3"]
-    _write(nb, subs / "kim" / registry.notebook("01").file)
 
     before = _digests(subs)
     home_escape = Path.home() / escape
@@ -327,7 +324,7 @@ def test_other_course_and_empty_notebook(graded):
 
 def test_summary(graded):
     summary = graded["summary"]
-    assert "Graded 10 learners, 24 notebooks" in summary
+    assert "Graded 10 learners, 23 notebooks" in summary
     assert "README.txt" in summary  # listed as not graded
     line = next(ln for ln in summary.splitlines() if ln.startswith("01.1"))
     assert "2/10" in line and "(1) you gave the largest weight to the smallest" in line
@@ -366,11 +363,9 @@ def test_a_returned_worked_solution_scores_nothing(graded):
     kim = graded["rows"]["kim"]
     assert {kim[c] for c in _cols("02")} == {SOLUTION}  # the full notebook
     assert kim["02 score (of 6)"] == "0" and "the full (teacher's) notebook was returned" in kim["notes"]
-    assert kim["01.3 dot and cosine winners"] == SOLUTION  # one solution pasted
-    assert {kim[c] for c in _cols("01")} - {SOLUTION} == {"not attempted"}
-    assert kim["points"] == "0"
+    assert {kim[c] for c in _cols("01")} == {NOT_SUBMITTED} and kim["points"] == "0"
     text = _feedback(graded, "kim")
-    assert text.count("contains the course's worked solution of this exercise") == 2  # 02 once, 01.3
+    assert text.count("contains the course's worked solution of this exercise") == 1  # said once
     line = next(ln for ln in graded["summary"].splitlines() if ln.startswith("02.1"))
     assert re.search(r" 1/10 +1 +1 +1 +6 ", line), line  # ada passed, cleo failed, eve stub, kim copied
     assert "contains the worked solution" in (graded["out"] / "summary.md").read_text(encoding="utf-8")
@@ -402,7 +397,9 @@ def lms(tmp_path_factory):
         _exercise_cell(nb04, "04", ex_id).source = (
             PLAIN_CALLS[ex_id] + f"\n\nok = check.{ex.checker.__name__}({ex.answers[0]})")
     _write(nb04, subs / f"smithjohn_123456_7890123_{f04}")
-    (subs / f"smithjohn_LATE_123456_7890124_{f02}").write_bytes((student / f02).read_bytes())
+    nb02 = nbformat.read(student / f02, as_version=4)  # and 02.3's worked solution pasted in
+    _exercise_cell(nb02, "02", "02.3").source += "\n\n" + class_samples.solution_sources("02")["02.3"]
+    _write(nb02, subs / f"smithjohn_LATE_123456_7890124_{f02}")
     (subs / "smithjohn_123456_7890125_05_how_attention_learns.ipynb").write_bytes(  # not set
         (student / registry.notebook("05").file).read_bytes())
     # Dana Lee (Moodle folder): notebook 04 solved, in a folder inside hers; notebook 02 is the
@@ -447,6 +444,9 @@ def test_library_calls_in_plain_numpy_exercises_are_rejected(lms):
     rows = {r["learner"]: r for r in lms["grades"]}
     john = rows["smithjohn"]
     assert [john[c] for c in _cols("04")][:3] == ["failed"] * 3
+    assert john["02.3 one output row by hand"] == SOLUTION  # pasted: scores nothing
+    assert {john[c] for c in _cols("02")} - {SOLUTION} == {"not attempted"}
+    assert "exercise(s) 02.3 contain the course's worked solution" in john["notes"]
     for ex_id, used in (("04.1", "ak.causal_mask"), ("04.2", "ak.softmax"),
                         ("04.3", "attention_kit.positions.sinusoidal_positions")):
         g = next(g for g in lms["result"].row("smithjohn") if g.id == ex_id)
