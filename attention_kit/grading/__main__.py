@@ -149,9 +149,9 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
     width = max(100, shutil.get_terminal_size((120, 24)).columns)
     n_nb = len(result.notebooks)
     lines = [f"Graded {len(found.learners)} learners, {len(graded)} notebooks in "
-             f"{elapsed:.0f} s ({workers} at a time): {result.assignment}, "
-             f"notebook{'s' if n_nb > 1 else ''} {', '.join(nb.number for nb in result.notebooks)}, "
-             f"{result.max_points} points.", "", summary_text(result, width)]
+             f"{elapsed:.0f} s ({workers} at a time). Notebook{'s' if n_nb > 1 else ''} set: "
+             f"{', '.join(nb.number for nb in result.notebooks)} ({result.max_points} points); "
+             f"the assignment is \"{result.assignment}\" in canvas.csv.", "", summary_text(result, width)]
     if found.ignored:
         lines += ["", "Not graded (also in not_graded.csv):"] + [f"  {path}: {why}" for path, why in found.ignored]
     if changed:

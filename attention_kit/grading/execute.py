@@ -375,9 +375,16 @@ def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Pa
             grade.exercises = [ExerciseGrade(ex_id, ex.title, COULD_NOT_RUN) for ex_id, ex in nb_entry.numbered()]
             _mark_copies(grade, copied)
             return grade
-        run = _Run(nb, number, workdir, _new_home(root, mpl_template), spec_dir, limits)
+        home = _new_home(root, mpl_template)
         nonce = secrets.token_hex(16)
-        _run_coroutine(run.run, nonce)
+        for attempt in (1, 2):  # a kernel that dies while starting (a busy machine) gets a second try
+            run = _Run(nbformat.from_dict(nb), number, workdir, home, spec_dir, limits)
+            try:
+                _run_coroutine(run.run, nonce)
+                break
+            except RuntimeError as exc:
+                if attempt == 2 or "before replying to kernel_info" not in str(exc) or run.reached >= 0:
+                    raise
         verdicts = _verdict_lines(run.grading_outputs, nonce)
         grade.exercises, notes = _grades(run, nb_entry, verdicts, limits)
         grade.notes.extend(notes)
