@@ -106,7 +106,7 @@ def _no_keepdims_sm(S):
 def test_one_head_accepts_loop_and_tuple(capsys):
     assert chk.one_head(head_loop) is True
     assert _line(capsys).startswith("✓")
-    assert chk.one_head(lambda X, Wq, Wk, Wv: ak.self_attention(X, Wq, Wk, Wv)) is True
+    assert chk.one_head.__wrapped__(lambda X, Wq, Wk, Wv: ak.self_attention(X, Wq, Wk, Wv)) is True  # unguarded
     assert _line(capsys).startswith("✓")
 
 
@@ -159,7 +159,7 @@ def test_concat_project_accepts_right_answer(capsys):
     (lambda H, W: np.concatenate(list(H), axis=0) @ W, "concatenate the heads along the features"),
 ])
 def test_concat_project_names_the_mistake(capsys, wrong, words):
-    assert chk.concat_project(wrong) is False
+    assert chk.concat_project.__wrapped__(wrong) is False  # without the plain-numpy guard
     out = _line(capsys)
     assert out.startswith("✗") and words in out, out
 

@@ -47,7 +47,7 @@ def run(capsys, checker, *args, **kwargs):
 
 def test_softmax_rows_accepts_loop_and_attention_kit(capsys):
     for fn in (loop_softmax_rows, ak.softmax, lambda S: sm(S, 1)):
-        ok, out = run(capsys, check.softmax_rows, fn)
+        ok, out = run(capsys, check.softmax_rows.__wrapped__, fn)  # without the plain-numpy guard
         assert ok and out.startswith("✓"), out
 
 
@@ -145,7 +145,8 @@ def test_output_row_names_the_mistake(capsys, make, hint):
 def test_full_self_attention_accepts(capsys):
     ok, out = run(capsys, check.full_self_attention, loop_self_attention)
     assert ok, out
-    assert run(capsys, check.full_self_attention, lambda X, a, b, c: ak.self_attention(X, a, b, c)[0])[0]
+    assert run(capsys, check.full_self_attention.__wrapped__,  # without the plain-numpy guard
+               lambda X, a, b, c: ak.self_attention(X, a, b, c)[0])[0]
 
 
 def one_line(axis=-1, scale="d_k", softmax=True):
@@ -175,7 +176,7 @@ def one_line(axis=-1, scale="d_k", softmax=True):
     ],
 )
 def test_full_self_attention_names_the_mistake(capsys, fn, hint):
-    ok, out = run(capsys, check.full_self_attention, fn)
+    ok, out = run(capsys, check.full_self_attention.__wrapped__, fn)  # without the plain-numpy guard
     assert not ok and hint in out, out
 
 
