@@ -377,8 +377,8 @@ PLAIN_CALLS = {  # plain-numpy exercises answered with attention_kit, under othe
     "04.1": "def my_causal_mask(n):\n    return ak.causal_mask(n)",
     "04.2": "from attention_kit import softmax as f\n\ndef my_masked_softmax(S, mask):\n"
             "    return f(S, mask=mask)",
-    "04.3": "import attention_kit.positions\n\ndef my_positions(n, d):\n"
-            "    return attention_kit.positions.sinusoidal_positions(n, d)",
+    "04.3": "import attention_kit.mechanism.positions\n\ndef my_positions(n, d):\n"
+            "    return attention_kit.mechanism.positions.sinusoidal_positions(n, d)",
 }
 
 
@@ -448,7 +448,7 @@ def test_library_calls_in_plain_numpy_exercises_are_rejected(lms):
     assert {john[c] for c in _cols("02")} - {SOLUTION} == {"not attempted"}
     assert "exercise(s) 02.3 contain the course's worked solution" in john["notes"]
     for ex_id, used in (("04.1", "ak.causal_mask"), ("04.2", "ak.softmax"),
-                        ("04.3", "attention_kit.positions.sinusoidal_positions")):
+                        ("04.3", "attention_kit.mechanism.positions.sinusoidal_positions")):
         g = next(g for g in lms["result"].row("smithjohn") if g.id == ex_id)
         assert "plain numpy, without attention_kit" in g.message and f"`{used}`" in g.message, g
 

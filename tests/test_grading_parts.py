@@ -402,7 +402,7 @@ def test_plain_numpy_exercises_reject_attention_kit_under_any_name(capsys):
         return helper(n)
 
     def imports_inside(n):
-        import attention_kit.masks as m
+        import attention_kit.mechanism.masks as m
         return m.causal_mask(n)
 
     def own(n):
@@ -410,7 +410,7 @@ def test_plain_numpy_exercises_reject_attention_kit_under_any_name(capsys):
 
     assert library_use(lambda n: ak.causal_mask(n)) == "ak.causal_mask"
     assert library_use(through_helper) == "ak.causal_mask"
-    assert library_use(imports_inside) == "import attention_kit.masks"
+    assert library_use(imports_inside) == "import attention_kit.mechanism.masks"
     assert library_use(functools.partial(ak.softmax)) == "ak.softmax"
     assert library_use(ak.causal_mask) == "ak.causal_mask"
     assert library_use(own) is None and library_use(np.tril) is None

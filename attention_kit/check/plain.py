@@ -6,7 +6,7 @@ that returns ``ak.causal_mask(n)`` is right but has learned nothing. A checker d
 it calls that the learner wrote too, its closure and defaults, and what each global name it
 reads is bound to. Any ``attention_kit`` module, function or class met on the way, whatever its
 name in the notebook (``ak.softmax``, ``from attention_kit import softmax as f``, ``import
-attention_kit.masks`` inside the function), fails the exercise with a hint that says so.
+attention_kit.mechanism.masks`` inside the function), fails the exercise with a hint that says so.
 ``allow`` names the few package functions an exercise may use (notebook 02's "self-attention in
 one line" may call ``ak.softmax``, not ``ak.self_attention``).
 
@@ -44,7 +44,7 @@ def _ours(obj: Any) -> str | None:
 
 
 def _short(dotted: str) -> str:
-    """``attention_kit.masks.causal_mask`` -> ``ak.causal_mask`` (as the notebooks write it);
+    """``attention_kit.mechanism.masks.causal_mask`` -> ``ak.causal_mask`` (as the notebooks write it);
     ``=text``: the learner's own words, kept."""
     if dotted.startswith("="):
         return dotted[1:]
