@@ -49,6 +49,7 @@ from .mechanism.multi_head_attention import (
     init_multi_head,
     merge_heads,
     multi_head_attention,
+    multi_head_forward,
     split_heads,
 )
 from .mechanism.positions import position_frequencies, position_rotation, sinusoidal_positions
@@ -78,7 +79,7 @@ from .scale.kvcache import MODEL_SHAPES, KVCache, kv_cache_bytes
 from .scale.online import online_softmax, online_step, online_trace
 from .scale.sliding_window import receptive_field, sliding_window_mask
 from .scale.tiled import TileCounts, TileStep, tile_counts, tiled_attention, tiled_trace
-from .scale.tiny_decoder import TinyDecoder
+from .scale.tiny_decoder import DecoderConfig, TinyDecoder
 
 __version__ = "0.1.0"
 
@@ -89,11 +90,11 @@ __all__ = [
     "MultiHeadParams", "activated_general_score", "additive_score", "align", "attend",
     "biased_general_score", "causal_mask", "concat_score", "cosine_score", "default_score_params",
     "dot_score", "general_attention", "general_score", "hard_align", "init_multi_head",
-    "local_align", "merge_heads", "multi_head_attention", "padding_mask", "position_frequencies",
+    "local_align", "merge_heads", "multi_head_attention", "multi_head_forward", "padding_mask", "position_frequencies",
     "position_rotation", "scaled_dot_product_attention",
     "scaled_dot_score", "score", "self_attention", "sinusoidal_positions", "soft_align", "softmax", "split_heads", "window_mask",
     # attention at scale (notebook 07)
-    "GroupedQueryParams", "KVCache", "MODEL_SHAPES", "TileCounts", "TileStep", "TinyDecoder",
+    "DecoderConfig", "GroupedQueryParams", "KVCache", "MODEL_SHAPES", "TileCounts", "TileStep", "TinyDecoder",
     "from_multi_head", "grouped_query_attention", "init_grouped_query", "kv_cache_bytes",
     "online_softmax", "online_step", "online_trace", "receptive_field", "sliding_window_mask",
     "tile_counts", "tiled_attention", "tiled_trace", "to_multi_head",

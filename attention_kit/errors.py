@@ -193,10 +193,11 @@ def check_mask(mask, shape: tuple, name: str = "mask") -> np.ndarray:
     return m
 
 
-def check_count(value, name: str, *, example: str | None = None) -> int:
-    """``value`` as an int >= 1 (a count or a size: heads, layers, a block, a window), else a
-    ParameterError that names ``name``, what was given and, if given, an example."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+def check_count(value, name: str, *, minimum: int = 1, example: str | None = None) -> int:
+    """``value`` as an int >= ``minimum`` (a count or a size: tokens, heads, layers, a block, a
+    window), else a ParameterError that names ``name``, what was given and, if given, an example.
+    The one validator of whole numbers in the package."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         hint = f"; for example {name}={example}" if example else ""
-        raise ParameterError(f"{name} must be a whole number >= 1, got {value!r}{hint}")
+        raise ParameterError(f"{name} must be a whole number >= {minimum}, got {value!r}{hint}")
     return int(value)

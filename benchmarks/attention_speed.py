@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 
 from _cpu_time import single_thread_blas
@@ -38,16 +37,11 @@ from _cpu_time import single_thread_blas
 D_MODEL, HEADS = 512, 8
 
 
-def make_cases(n: int, rng, threads: int = 1) -> dict:
-    """The timed callables for one sequence length (name -> zero-argument function).
-
-    With ``threads > 1`` there is one more case: multi-head attention with its softmax spread over
-    that many threads (``attention_kit.mechanism.alignment._THREADS``; one thread is the default).
-    """
+def make_cases(n: int, rng) -> dict:
+    """The timed callables for one sequence length (name -> zero-argument function)."""
     import numpy as np
 
     import attention_kit as ak
-    import attention_kit.mechanism.alignment as alignment
 
     d_head = D_MODEL // HEADS
     X = rng.normal(size=(n, D_MODEL))  # (n, d_model)
@@ -70,14 +64,6 @@ def make_cases(n: int, rng, threads: int = 1) -> dict:
         floor_sdpa()
         C @ W_o  # (n, d_model)
 
-    def mha_threads():
-        old = alignment._THREADS
-        alignment._THREADS = threads
-        try:
-            ak.multi_head_attention(X, X, params)
-        finally:
-            alignment._THREADS = old
-
     cases = {
         "multi_head_attention": lambda: ak.multi_head_attention(X, X, params),
         "floor(mha)": floor_mha,
@@ -85,19 +71,17 @@ def make_cases(n: int, rng, threads: int = 1) -> dict:
         "floor(sdpa)": floor_sdpa,
         "exp over (h, n, n)": lambda: np.exp(A, out=E),
     }
-    if threads > 1:
-        cases[f"mha, softmax on {threads} threads"] = mha_threads
     return cases
 
 
-def run(sizes, repeats: int | None = None, seed: int = 0, clock=time.perf_counter, threads: int = 1) -> dict:
+def run(sizes, repeats: int | None = None, seed: int = 0, clock=time.perf_counter) -> dict:
     """Time every case for every n; return {n: {name: list of seconds}}."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
     results = {}
     for n in sizes:
-        cases = make_cases(n, rng, threads)
+        cases = make_cases(n, rng)
         reps = repeats or (21 if n <= 256 else 11 if n <= 1024 else 5)
         for fn in cases.values():  # warm up: page in memory, start BLAS threads
             fn()
@@ -130,10 +114,6 @@ def report(results: dict, *, cpus: int, clock_name: str, load=None) -> str:
                          f"{mn[fn] / mn[fl]:.2f} (min)")
             bound = (med[fl] + med["exp over (h, n, n)"] / cpus) / med[fl]
             lines.append(f"    lower bound for any softmax code, (floor + exp / cpus) / floor: {bound:.2f}")
-        for k in times:
-            if k.startswith("mha, softmax on"):
-                lines.append(f"  ratio {k} / floor(mha): {med[k] / med['floor(mha)']:.2f} (median), "
-                             f"{mn[k] / mn['floor(mha)']:.2f} (min)")
     return "\n".join(lines)
 
 
@@ -146,15 +126,11 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if args.cpu_time:
         single_thread_blas()
-    import attention_kit.mechanism.alignment as alignment
-
-    if args.cpu_time:
-        alignment._PARALLEL_MIN = sys.maxsize  # the softmax on one thread too
     cpus = 1 if args.cpu_time else (os.cpu_count() or 1)
     clock = time.process_time if args.cpu_time else time.perf_counter
     clock_name = "process CPU time, 1 thread" if args.cpu_time else "wall-clock time"
     load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    results = run(args.sizes, args.repeats, clock=clock, threads=cpus)
+    results = run(args.sizes, args.repeats, clock=clock)
     load = None if load0 is None else (load0, os.getloadavg()[0])
     print(report(results, cpus=cpus, clock_name=clock_name, load=load))
 

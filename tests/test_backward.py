@@ -16,12 +16,12 @@ from attention_kit.learn.backward import (
     attention_forward,
     multi_head_attention_backward,
     multi_head_backward,
-    multi_head_forward,
     numerical_gradient,
     relative_error,
     scaled_dot_product_attention_backward,
     softmax_backward,
 )
+from attention_kit.mechanism.multi_head_attention import multi_head_forward
 
 TOL = 1e-7
 

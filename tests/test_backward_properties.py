@@ -15,9 +15,9 @@ from attention_kit.learn.backward import (
     attention_backward,
     attention_forward,
     multi_head_backward,
-    multi_head_forward,
     softmax_backward,
 )
+from attention_kit.mechanism.multi_head_attention import multi_head_forward
 
 FAST = settings(max_examples=50, deadline=None, derandomize=True)
 finite = st.floats(min_value=-20, max_value=20, allow_nan=False, allow_infinity=False, width=64)

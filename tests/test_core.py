@@ -224,36 +224,26 @@ def test_softmax_extreme_scores_are_finite():
     assert got32.dtype == np.float32 and np.isfinite(got32).all()
 
 
-def test_big_softmax_blocked_path_equals_serial(rng):
-    # arrays of >= 2**20 entries are normalised block by block (optionally on a thread pool); the result must be
-    # bit-for-bit the serial one (masked, fully masked rows, and several batch axes included)
-    from attention_kit.mechanism.alignment import _PARALLEL_MIN, _softmax_block
+def test_softmax_kernel_equals_the_formula(rng):
+    # the in-place fast path behind softmax and attention (mechanism/_kernels.py) gives the plain
+    # formula exp(x - max) / sum, masked rows included, and refuses NaN/inf
+    from attention_kit.mechanism._kernels import softmax_inplace
 
-    x = rng.normal(scale=4, size=(2, 2, 256, 1024))
-    assert x.size >= _PARALLEL_MIN
-    mask = rng.random((256, 1024)) < 0.7
+    x = rng.normal(scale=4, size=(2, 2, 64, 96))
+    mask = rng.random((64, 96)) < 0.7
     mask[5] = False
     got = ak.softmax(x, mask=mask)
-    ref = _softmax_block(x.copy(), -1, mask)
-    np.testing.assert_array_equal(got, ref)
+    e = np.where(mask, np.exp(x - np.where(mask, x, -np.inf).max(-1, keepdims=True, initial=-np.inf)), 0.0)
+    ref = np.divide(e, e.sum(-1, keepdims=True), out=np.zeros_like(e), where=e.sum(-1, keepdims=True) > 0)
+    np.testing.assert_allclose(got, ref, rtol=1e-13, atol=1e-300)
     assert np.all(got[..., 5, :] == 0)
-    np.testing.assert_array_equal(ak.softmax(x), _softmax_block(x.copy()))
-    import attention_kit.mechanism.alignment as alignment
-
-    old = alignment._THREADS
-    try:  # the same on a thread pool
-        alignment._THREADS = 2
-        np.testing.assert_array_equal(ak.softmax(x, mask=mask), ref)
-    finally:
-        alignment._THREADS = old
+    np.testing.assert_array_equal(ak.softmax(x), softmax_inplace(x.copy()))
     row = [float(v) for v in x[1, 0, 7]]
     np.testing.assert_allclose(got[1, 0, 7], loop_softmax(row, mask[7]), rtol=1e-12, atol=1e-300)
     big = np.zeros((4, 512, 512))
     big[3, 100, 7] = np.inf
-    from attention_kit.mechanism.alignment import _softmax_inplace
-
     with pytest.raises(ak.NonFiniteError, match="scores hold NaN or \\+inf"):
-        _softmax_inplace(big)
+        softmax_inplace(big)
 
 
 @pytest.mark.parametrize("dtype,expected", [(np.float32, np.float32), (np.float64, np.float64),
@@ -577,15 +567,15 @@ def test_sdpa_batch_dims(rng):
 def test_shift_free_softmax_equals_shifted(dtype, rtol, rng):
     # small scores skip subtracting the row maximum; the weights are the same up to rounding
     # (x - max itself is rounded to eps * max, about 1.3e-13 at 600: hence rtol 5e-13)
-    from attention_kit.mechanism.alignment import SHIFT_FREE_LIMIT, _softmax_block
+    from attention_kit.mechanism._kernels import SHIFT_FREE_LIMIT, softmax_inplace
 
     limit = SHIFT_FREE_LIMIT[np.dtype(dtype)]
     x = rng.uniform(-limit, limit, size=(6, 300)).astype(dtype)
     mask = rng.random((6, 300)) < 0.5
     mask[4] = False
     for m in (None, mask):
-        free = _softmax_block(x.copy(), -1, m, shift=False)
-        ref = _softmax_block(x.copy(), -1, m, shift=True)
+        free = softmax_inplace(x.copy(), -1, m, shift=False)
+        ref = softmax_inplace(x.copy(), -1, m, shift=True)
         assert free.dtype == dtype and np.isfinite(free).all()
         np.testing.assert_allclose(free, ref, rtol=rtol, atol=float(np.finfo(dtype).tiny))
     # and through scaled_dot_product_attention, on both sides of the limit

@@ -182,7 +182,7 @@ def test_mqa_has_one_kv_head_and_fewer_parameters():
 
 @pytest.mark.parametrize("call, err, words", [
     (lambda rng: ak.init_grouped_query(16, 4, 3, rng=rng), ak.ParameterError, r"choose n_kv_heads from \[1, 2, 4\]"),
-    (lambda rng: ak.init_grouped_query(16, 4, 0, rng=rng), ak.ParameterError, "n_heads must be a positive"),
+    (lambda rng: ak.init_grouped_query(16, 4, 0, rng=rng), ak.ParameterError, "n_kv_heads must be a whole number >= 1"),
     (lambda rng: ak.init_grouped_query(10, 4, 2, rng=rng), ak.ParameterError, "not divisible"),
     (lambda rng: ak.GroupedQueryParams(np.ones((4, 8, 2)), np.ones((3, 8, 2)), np.ones((3, 8, 2)), np.ones((8, 8))),
      ak.ParameterError, "does not divide 4"),
@@ -265,10 +265,12 @@ def test_decoder_with_and_without_cache_agree_and_count():
     np.testing.assert_allclose(a_log, b_log, atol=1e-12)
     # the no-cache forward equals grouped-query attention layer by layer
     t = np.array(a_tok)
-    X = dec.E[t] + dec.P[: len(t)]
-    for p in dec.layers:
+    P = dec.params
+    X = P["E"][t] + ak.sinusoidal_positions(len(t), 16)
+    for l in range(2):
+        p = ak.GroupedQueryParams(**{w: P[f"l{l}.attn.{w}"] for w in ("W_q", "W_k", "W_v", "W_o")})
         X = X + ak.grouped_query_attention(X, X, p, mask=ak.causal_mask(len(t)))[0]
-    np.testing.assert_allclose(dec.forward(t), X @ dec.U, atol=1e-12)
+    np.testing.assert_allclose(dec.forward(t), X @ P["W_out"], atol=1e-12)
     # without the cache the cost grows faster than linearly, with it exactly linearly
     a2 = np.diff(np.diff(a_madds))
     b1 = np.diff(b_madds)

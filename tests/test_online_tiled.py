@@ -255,7 +255,7 @@ def test_tiled_bad_arrays_reuse_the_forward_messages():
         ak.tiled_attention(np.ones((0, 2)), K, V)
     with pytest.raises(ak.ShapeError, match="one sequence"):
         ak.tiled_trace(np.ones((2, 4, 2)), np.ones((2, 5, 2)), np.ones((2, 5, 3)))
-    with pytest.raises(ak.ParameterError, match="n_q must be at least 1"):
+    with pytest.raises(ak.ParameterError, match="n_q must be a whole number >= 1"):
         ak.tile_counts(0, 4, block_q=2, block_k=2)
 
 

@@ -55,11 +55,11 @@ def test_dot_product_depends_on_offset_only():
 
 @pytest.mark.parametrize("call, match", [
     (lambda: ak.sinusoidal_positions(4, 7), r"d_model = 7 is odd.*use 6 or 8"),
-    (lambda: ak.sinusoidal_positions(0, 8), r"n must be at least 1"),
+    (lambda: ak.sinusoidal_positions(0, 8), r"n must be a whole number >= 1"),
     (lambda: ak.sinusoidal_positions(2.5, 8), r"n must be a whole number"),
     (lambda: ak.sinusoidal_positions(4, 8, base=1), r"base must be a finite number greater than 1"),
     (lambda: ak.sinusoidal_positions(4, 8, base="x"), r"base must be a number greater than 1"),
-    (lambda: ak.sinusoidal_positions(4, 8, start=-1), r"start must be at least 0"),
+    (lambda: ak.sinusoidal_positions(4, 8, start=-1), r"start must be a whole number >= 0"),
     (lambda: ak.position_rotation(np.nan, 8), r"k \(an offset in positions\) must be finite"),
 ])
 def test_errors(call, match):

@@ -12,6 +12,7 @@ from attention_kit.learn import tiny_lm as T
 from attention_kit.learn.backward import numerical_gradient, relative_error
 from attention_kit.learn.corpus import UnknownWordError, Vocab, tokenize
 from attention_kit.learn.lm_training import evaluate, make_lm_data, rhyme_stream
+from attention_kit.learn.params import load_params, save_params
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -149,8 +150,8 @@ def test_training_script_reproduces_the_shipped_first_losses(shipped, tmp_path):
 def test_save_and_load_round_trip(tmp_path):
     cfg = T.TinyLMConfig(vocab_size=5, d_model=4, n_heads=2, n_layers=1, d_ff=4, context=3)
     p = T.init_tiny_lm(cfg, rng=np.random.default_rng(0))
-    T.save_params(tmp_path / "m.npz", p, cfg, note=np.array([1, 2]))
-    q, cfg2, meta = T.load_params(tmp_path / "m.npz")
+    save_params(tmp_path / "m.npz", p, cfg, note=np.array([1, 2]))
+    q, cfg2, meta = load_params(tmp_path / "m.npz")
     assert cfg2 == cfg and set(q) == set(p) and list(meta["note"]) == [1, 2]
     for k in p:
         np.testing.assert_allclose(q[k], p[k], rtol=1e-6)  # stored as float32

@@ -7,15 +7,8 @@ import pytest
 
 import attention_kit as ak
 from attention_kit.learn.backward import numerical_gradient, relative_error
-from attention_kit.learn.toy_tasks import (
-    IGNORE,
-    N_TOKENS,
-    TASKS,
-    VOCAB,
-    Trainer,
-    cross_entropy,
-    init_model,
-)
+from attention_kit.learn.layers import IGNORE, cross_entropy
+from attention_kit.learn.toy_tasks import N_TOKENS, TASKS, VOCAB, Trainer, init_model
 
 
 def test_cross_entropy_value_and_gradient():

@@ -9,8 +9,9 @@ automatic: each gradient is one or two matrix products, written out and commente
 * ``softmax_backward(a, grad_a)``: the vector-Jacobian product of the row-wise softmax.
 * ``attention_forward`` / ``attention_backward``: scaled dot-product attention with a cache of
   what the backward pass needs; ``scaled_dot_product_attention_backward`` runs both.
-* ``multi_head_forward`` / ``multi_head_backward``: the same for multi-head attention (biases
-  included); ``multi_head_attention_backward`` runs both.
+* ``multi_head_backward``: the same for multi-head attention (biases included), from the cache of
+  the one multi-head forward, ``multi_head_forward`` (:mod:`attention_kit.mechanism.multi_head_attention`);
+  ``multi_head_attention_backward`` runs both.
 * ``numerical_gradient`` (central differences) and ``relative_error``, to check all of the above.
 """
 
@@ -21,19 +22,19 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import ParameterError, ShapeError, as_float_array, check_finite, check_matrix
-from ..mechanism.attention import _sdpa_core, scaled_dot_product_attention
+from ..errors import ParameterError, ShapeError, as_float_array, check_finite
+from ..mechanism._kernels import stack_heads, to_heads
+from ..mechanism.attention import scaled_dot_product_attention
 from ..mechanism.multi_head_attention import (
+    MultiHeadCache,
     MultiHeadParams,
-    _heads,
-    _mask_for_heads,
-    _stack,
     merge_heads,
+    multi_head_forward,
 )
 
 __all__ = [
     "softmax_backward", "AttentionCache", "attention_forward", "attention_backward",
-    "scaled_dot_product_attention_backward", "MultiHeadCache", "multi_head_forward",
+    "scaled_dot_product_attention_backward",
     "multi_head_backward", "multi_head_attention_backward", "numerical_gradient", "relative_error",
 ]
 
@@ -208,81 +209,6 @@ def scaled_dot_product_attention_backward(Q, K, V, mask, grad_out, *, scale: flo
 
 # ---------------------------------------------------------------- multi-head attention
 
-@dataclass
-class MultiHeadCache:
-    """What the backward pass of multi-head attention needs from the forward pass.
-
-    Attributes
-    ----------
-    X_q : ndarray, shape (..., n_q, d_model)
-    X_kv : ndarray, shape (..., n_k, d_model)
-    params : MultiHeadParams
-    Q : ndarray, shape (..., h, n_q, d_k)
-        Per-head queries ``X_q W_q[l] + b_q[l]``, before the 1/sqrt(d_k) scale.
-    K : ndarray, shape (..., h, n_k, d_k)
-    V : ndarray, shape (..., h, n_k, d_v)
-    weights : ndarray, shape (..., h, n_q, n_k)
-    concat : ndarray, shape (..., n_q, h * d_v)
-        The heads' outputs side by side, the input of ``W_o``.
-    scale : float
-        The factor on the scores, ``1 / sqrt(d_k)`` by default.
-    """
-
-    X_q: np.ndarray
-    X_kv: np.ndarray
-    params: MultiHeadParams
-    Q: np.ndarray
-    K: np.ndarray
-    V: np.ndarray
-    weights: np.ndarray
-    concat: np.ndarray
-    scale: float
-
-
-def multi_head_forward(X_q, X_kv, params: MultiHeadParams, mask=None, *, scale: float | None = None):
-    """``multi_head_attention``, plus a cache for ``multi_head_backward``.
-
-    Same arguments and errors as ``multi_head_attention``, the same output (to rounding).
-    ``scale`` (keyword only) replaces the factor ``1 / sqrt(d_k)`` on the scores, for experiments:
-    ``scale=1.0`` is attention without the scaling.
-
-    Returns
-    -------
-    output : ndarray, shape (..., n_q, d_model)
-    weights : ndarray, shape (..., h, n_q, n_k)
-    cache : MultiHeadCache
-    """
-    if not isinstance(params, MultiHeadParams):
-        raise ParameterError("params must be a MultiHeadParams; make one with init_multi_head(d_model, n_heads, rng=...)")
-    h, d_model, d_k = params.W_q.shape
-    d_v = params.d_v
-    X_q = check_matrix(X_q, "X_q", expected="(n_q, d_model)", d=d_model, d_name="d_model")
-    X_kv = check_matrix(X_kv, "X_kv", expected="(n_k, d_model)", d=d_model, d_name="d_model")
-    Q = _heads(X_q @ _stack(params.W_q), h, d_k)  # (..., n_q, h*d_k) -> (..., h, n_q, d_k)
-    K = _heads(X_kv @ _stack(params.W_k), h, d_k)  # (..., h, n_k, d_k)
-    V = _heads(X_kv @ _stack(params.W_v), h, d_v)  # (..., h, n_k, d_v)
-    for arr, b in ((Q, params.b_q), (K, params.b_k), (V, params.b_v)):
-        if b is not None:
-            arr += b[:, None, :]  # (h, 1, d): the same bias for every token of a head
-    scale = 1.0 / np.sqrt(d_k) if scale is None else _scale_arg(scale)
-    batch = np.broadcast_shapes(X_q.shape[:-2], X_kv.shape[:-2])
-    mask = _mask_for_heads(mask, batch, h)  # the forward's own mask rules (a head axis inserted, ...)
-    heads, weights = _sdpa_core(Q * scale, K, V, mask)  # (..., h, n_q, d_v), (..., h, n_q, n_k)
-    concat = merge_heads(heads)  # (..., n_q, h*d_v)
-    out = concat @ params.W_o  # (..., n_q, d_model)
-    if params.b_o is not None:
-        out = out + params.b_o
-    check_finite(out, "the output of multi_head_attention (overflow?)")
-    return out, weights, MultiHeadCache(X_q, X_kv, params, Q, K, V, weights, concat, scale)
-
-
-def _scale_arg(scale) -> float:
-    s = float(scale)
-    if not np.isfinite(s) or s <= 0:
-        raise ParameterError(f"scale must be a positive number, got {scale!r}; leave it None for 1/sqrt(d_k)")
-    return s
-
-
 def _sum_to_head_bias(dZ: np.ndarray) -> np.ndarray:
     """(..., h, n, d) -> (h, d): a head's bias is added to every token of every batch element."""
     return dZ.reshape(-1, *dZ.shape[-3:]).sum(axis=(0, 2))
@@ -322,10 +248,10 @@ def multi_head_backward(cache: MultiHeadCache, grad_out):
     g = _grad_arg(grad_out, out_shape, "grad_out", "the output (..., n_q, d_model)")
     g2 = g.reshape(-1, d_model)  # (batch*n_q, d_model)
     dW_o = c.concat.reshape(-1, c.concat.shape[-1]).T @ g2  # (h*d_v, batch*n_q) @ (batch*n_q, d_model)
-    d_heads = _heads(g @ p.W_o.T, h, p.d_v)  # (..., n_q, h*d_v) -> (..., h, n_q, d_v)
+    d_heads = to_heads(g @ p.W_o.T, h, p.d_v)  # (..., n_q, h*d_v) -> (..., h, n_q, d_v)
     dQ, dK, dV = _attention_grads(c.Q, c.K, c.V, c.weights, d_heads, c.scale)
-    dX_q = merge_heads(dQ) @ _stack(p.W_q).T  # (..., n_q, h*d_k) @ (h*d_k, d_model)
-    dX_kv = merge_heads(dK) @ _stack(p.W_k).T + merge_heads(dV) @ _stack(p.W_v).T  # (..., n_k, d_model)
+    dX_q = merge_heads(dQ) @ stack_heads(p.W_q).T  # (..., n_q, h*d_k) @ (h*d_k, d_model)
+    dX_kv = merge_heads(dK) @ stack_heads(p.W_k).T + merge_heads(dV) @ stack_heads(p.W_v).T  # (..., n_k, d_model)
     grads = MultiHeadParams(
         W_q=_weight_grad(c.X_q, dQ), W_k=_weight_grad(c.X_kv, dK), W_v=_weight_grad(c.X_kv, dV), W_o=dW_o,
         b_q=None if p.b_q is None else _sum_to_head_bias(dQ),

@@ -18,7 +18,7 @@ __all__ = [
     "layer_norm", "layer_norm_backward",
     "gelu", "gelu_backward",
     "mlp", "mlp_backward",
-    "cross_entropy", "cross_entropy_backward",
+    "IGNORE", "cross_entropy",
 ]
 
 
@@ -127,17 +127,22 @@ def layer_norm_backward(grad, cache) -> tuple[np.ndarray, np.ndarray, np.ndarray
 _C = np.sqrt(2.0 / np.pi)
 
 
+def _gelu_tanh(x: np.ndarray) -> np.ndarray:
+    """``tanh(sqrt(2/pi) (x + 0.044715 x^3))``, the part of GELU that its derivative reuses."""
+    return np.tanh(_C * x * (1.0 + 0.044715 * (x * x)))
+
+
 def gelu(x) -> np.ndarray:
     """GELU, tanh form: ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
     x = np.asarray(x, dtype=float)
-    return 0.5 * x * (1.0 + np.tanh(_C * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1.0 + _gelu_tanh(x))
 
 
-def gelu_backward(grad, x) -> np.ndarray:
-    """``grad * gelu'(x)``."""
+def gelu_backward(grad, x, *, t: np.ndarray | None = None) -> np.ndarray:
+    """``grad * gelu'(x)``; ``t``, if given, is ``tanh(...)`` of the forward pass (not computed again)."""
     x = np.asarray(x, dtype=float)
-    t = np.tanh(_C * (x + 0.044715 * x ** 3))
-    dt = (1.0 - t * t) * _C * (1.0 + 3 * 0.044715 * x * x)
+    t = _gelu_tanh(x) if t is None else t
+    dt = (1.0 - t * t) * _C * (1.0 + 3 * 0.044715 * (x * x))
     return grad * (0.5 * (1.0 + t) + 0.5 * x * dt)
 
 
@@ -163,20 +168,21 @@ def mlp(X, W1, b1, W2, b2) -> tuple[np.ndarray, tuple]:
     W2 = check_matrix(W2, "W2", expected="(d_ff, d_model)", batch=False, n=d_ff, d=d_model,
                       n_name="d_ff", d_name="d_model")
     H = X @ W1 + b1  # (..., n, d_ff)
-    A = gelu(H)  # (..., n, d_ff)
+    T = _gelu_tanh(H)  # (..., n, d_ff), kept for the backward pass
+    A = 0.5 * H * (1.0 + T)  # gelu(H)
     Y = A @ W2 + b2  # (..., n, d_model)
     check_finite(Y, "the MLP's output")
-    return Y, (X, H, A, W1, W2)
+    return Y, (X, H, T, A, W1, W2)
 
 
 def mlp_backward(grad, cache) -> tuple[np.ndarray, ...]:
     """Gradients ``(dX, dW1, db1, dW2, db2)`` of :func:`mlp`."""
-    X, H, A, W1, W2 = cache
+    X, H, T, A, W1, W2 = cache
     grad = np.asarray(grad, dtype=float)
     d_model, d_ff = W1.shape
     dW2 = A.reshape(-1, d_ff).T @ grad.reshape(-1, d_model)  # (d_ff, d_model): sum over tokens
     db2 = grad.reshape(-1, d_model).sum(axis=0)  # (d_model,)
-    dH = gelu_backward(grad @ W2.T, H)  # (..., n, d_ff)
+    dH = gelu_backward(grad @ W2.T, H, t=T)  # (..., n, d_ff)
     dW1 = X.reshape(-1, d_model).T @ dH.reshape(-1, d_ff)  # (d_model, d_ff)
     db1 = dH.reshape(-1, d_ff).sum(axis=0)  # (d_ff,)
     dX = dH @ W1.T  # (..., n, d_model)
@@ -188,36 +194,41 @@ def mlp_backward(grad, cache) -> tuple[np.ndarray, ...]:
 # ---------------------------------------------------------------------------------------------
 
 
-def cross_entropy(logits, targets) -> tuple[float, tuple]:
-    """Mean of ``-log softmax(logits)[target]`` over every position.
+#: A target of -1: this position has nothing to predict (notebook 05's tasks leave some out).
+IGNORE = -1
+
+
+def cross_entropy(logits, targets) -> tuple[float, np.ndarray]:
+    """Mean of ``-log softmax(logits)[target]`` over the positions that have a target, and its gradient.
 
     Parameters
     ----------
-    logits : ndarray, shape (..., n, vocab_size)
+    logits : ndarray, shape (..., n, n_classes)
         One row of unnormalised scores per position.
     targets : int array, shape (..., n)
-        The token that really comes next at each position.
+        The class (the token that really comes next) at each position; ``-1`` means "no target
+        here" (:data:`IGNORE`): that position adds nothing to the loss.
 
     Returns
     -------
     loss : float
-    cache : tuple
-        Holds the probabilities ``softmax(logits)``, shape (..., n, vocab_size).
+    dlogits : ndarray, shape of logits
+        ``dL/dlogits = (softmax(logits) - onehot(target)) / count`` on the positions with a
+        target (``count`` of them), 0 elsewhere.
     """
-    logits = check_matrix(logits, "logits", expected="(n, vocab_size)")
-    targets = _token_ids(targets, logits.shape[-1], "targets")
+    logits = check_matrix(logits, "logits", expected="(n, n_classes)")
+    targets = np.asarray(targets)
     if targets.shape != logits.shape[:-1]:
         raise ShapeError(f"targets has shape {targets.shape} but {logits.shape[:-1]} was expected: "
-                         "one next-token id per row of logits")
-    z = logits - logits.max(axis=-1, keepdims=True)  # (..., n, V), shifted: exp cannot overflow
-    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))  # (..., n, V)
-    picked = np.take_along_axis(logp, targets[..., None], axis=-1)[..., 0]  # (..., n)
-    return float(-picked.mean()), (np.exp(logp), targets)
-
-
-def cross_entropy_backward(cache) -> np.ndarray:
-    """``dlogits = (softmax(logits) - onehot(target)) / number of positions``."""
-    probs, targets = cache
-    d = probs.copy()  # (..., n, V)
-    np.put_along_axis(d, targets[..., None], np.take_along_axis(d, targets[..., None], -1) - 1.0, -1)
-    return d / targets.size
+                         "one target id per row of logits")
+    has = targets != IGNORE  # (..., n)
+    t = _token_ids(np.where(has, targets, 0), logits.shape[-1], "targets")[..., None]  # (..., n, 1)
+    count = max(int(has.sum()), 1)
+    z = logits - logits.max(axis=-1, keepdims=True)  # (..., n, C), shifted: exp cannot overflow
+    dlogits = np.exp(z)  # (..., n, C)
+    total = dlogits.sum(axis=-1, keepdims=True)  # (..., n, 1)
+    logp_t = np.take_along_axis(z, t, axis=-1)[..., 0] - np.log(total[..., 0])  # (..., n): log p(target)
+    loss = -float(np.sum(logp_t * has)) / count
+    dlogits *= (has[..., None] / count) / total  # softmax, times 1 / count where there is a target
+    np.put_along_axis(dlogits, t, np.take_along_axis(dlogits, t, axis=-1) - (has[..., None] / count), axis=-1)
+    return loss, dlogits

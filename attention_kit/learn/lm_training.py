@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ..errors import ParameterError
+from ..errors import ParameterError, check_count
 from .corpus import Vocab, load_rhymes, tokenize
 from .layers import cross_entropy
 from .optim import Adam
@@ -91,8 +91,7 @@ def train_lm(params: dict, config: TinyLMConfig, data: LMData, *, steps: int, ba
     held-out loss are recorded as ``(step, train_loss, held_out_loss)`` and passed to
     ``callback(step, train_loss, held_out_loss)`` if given. Returns the list of records.
     """
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise ParameterError(f"steps must be a positive whole number, got {steps!r}")
+    check_count(steps, "steps")
     rng = np.random.default_rng(seed)
     opt = optimizer if optimizer is not None else Adam(lr=lr)
     history, running = [], []

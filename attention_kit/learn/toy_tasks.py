@@ -33,15 +33,16 @@ from typing import Callable
 import numpy as np
 
 from ..errors import NonFiniteError, ParameterError
-from ..mechanism.multi_head_attention import MultiHeadParams, init_multi_head
-from .backward import multi_head_backward, multi_head_forward
+from ..mechanism.multi_head_attention import MultiHeadParams, init_multi_head, multi_head_forward
+from .backward import multi_head_backward
+from .layers import IGNORE, cross_entropy
 from .optim import SGD, Adam, check_learning_rate
 
-__all__ = ["WORDS", "Task", "TASKS", "TinyAttentionModel", "init_model", "cross_entropy", "Trainer"]
+__all__ = ["WORDS", "Task", "TASKS", "ToyConfig", "TinyAttentionModel", "init_model", "model_from_params",
+           "Trainer"]
 
 N_TOKENS, VOCAB, D_MODEL = 6, 8, 16
 WORDS = ("ant", "bee", "cat", "dog", "eel", "fox", "gnu", "owl")  # names of the 8 words, for labels
-IGNORE = -1  # a target of -1: this position has nothing to predict
 
 
 @dataclass(frozen=True)
@@ -104,31 +105,15 @@ def _task(task) -> Task:
     return TASKS[task]
 
 
-def cross_entropy(logits, targets):
-    """Mean cross-entropy over the positions whose target is not -1, and its gradient.
+@dataclass(frozen=True)
+class ToyConfig:
+    """Sizes and switches of a :class:`TinyAttentionModel` (what :func:`init_model` was given)."""
 
-    Parameters
-    ----------
-    logits : ndarray, shape (..., n_classes)
-    targets : int ndarray, shape (...)
-        Class indices; -1 means "no target here".
-
-    Returns
-    -------
-    loss : float
-    dlogits : ndarray, shape of logits
-        ``(softmax(logits) - onehot(target)) / count`` on the target positions, 0 elsewhere.
-    """
-    z = logits - logits.max(axis=-1, keepdims=True)  # (..., C): stable
-    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))  # log softmax
-    has = targets != IGNORE  # (...)
-    count = max(int(has.sum()), 1)
-    t = np.where(has, targets, 0)[..., None]  # (..., 1)
-    loss = -float(np.sum(np.take_along_axis(logp, t, axis=-1)[..., 0] * has)) / count
-    dlogits = np.exp(logp)  # softmax
-    np.put_along_axis(dlogits, t, np.take_along_axis(dlogits, t, axis=-1) - 1.0, axis=-1)
-    dlogits *= has[..., None] / count
-    return loss, dlogits
+    task: str = "reverse"
+    n_heads: int = 1
+    d_k: int | None = None
+    scaled: bool = True
+    seed: int = 0
 
 
 @dataclass
@@ -147,6 +132,9 @@ class TinyAttentionModel:
         The read-out.
     scaled : bool
         Divide the scores by sqrt(d_k) (True, the Transformer's choice) or not.
+    config : ToyConfig or None
+        What :func:`init_model` was given; with :meth:`as_params` it is what ``save_params`` writes
+        (:mod:`attention_kit.learn.params`), and :func:`model_from_params` reads it back.
     """
 
     E: np.ndarray
@@ -154,6 +142,12 @@ class TinyAttentionModel:
     params: MultiHeadParams
     W_u: np.ndarray
     scaled: bool = True
+    config: ToyConfig | None = None
+
+    def as_params(self) -> dict[str, np.ndarray]:
+        """Every array of the model in the course's one convention, a flat dict ``{name: ndarray}``."""
+        return {"E": self.E, "P": self.P, **{f"attn.{k}": v for k, v in self.trainables().items() if k != "W_u"},
+                "W_u": self.W_u}
 
     def embed(self, tokens) -> np.ndarray:
         return self.E[tokens] + self.P  # (batch, n, d_model)
@@ -202,7 +196,14 @@ def init_model(task="reverse", *, n_heads: int = 1, d_k: int | None = None, scal
     P = rng.normal(0, np.sqrt(0.5), (N_TOKENS, D_MODEL))
     params = init_multi_head(D_MODEL, n_heads, rng=rng, d_k=d_k or D_MODEL // n_heads, d_v=D_MODEL // n_heads)
     W_u = rng.normal(0, 1 / np.sqrt(D_MODEL), (D_MODEL, task.n_classes))
-    return TinyAttentionModel(E, P, params, W_u, bool(scaled))
+    config = ToyConfig(task.name, n_heads, d_k, bool(scaled), seed)
+    return TinyAttentionModel(E, P, params, W_u, bool(scaled), config)
+
+
+def model_from_params(params: dict, config: ToyConfig) -> TinyAttentionModel:
+    """The model whose :meth:`~TinyAttentionModel.as_params` is ``params`` (e.g. from ``load_params``)."""
+    attn = MultiHeadParams(**{w: params[f"attn.{w}"] for w in ("W_q", "W_k", "W_v", "W_o")})
+    return TinyAttentionModel(params["E"], params["P"], attn, params["W_u"], config.scaled, config)
 
 
 def _codes(tokens: np.ndarray) -> np.ndarray:

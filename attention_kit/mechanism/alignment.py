@@ -11,14 +11,12 @@ Alignment functions: turn scores ``e`` into attention weights ``a``.
 
 from __future__ import annotations
 
-import os
 from typing import Callable
 
 import numpy as np
 
 from ..errors import (
     EmptySequenceError,
-    NonFiniteError,
     ParameterError,
     ShapeError,
     UnknownNameError,
@@ -26,11 +24,13 @@ from ..errors import (
     check_finite,
     check_mask,
 )
+from ._kernels import softmax_inplace
 
-__all__ = ["softmax", "soft_align", "hard_align", "local_align", "ALIGNMENTS", "align"]
+__all__ = ["softmax", "soft_align", "hard_align", "local_align", "ALIGNMENTS", "align", "check_scores"]
 
 
-def _scores(x, name: str = "scores") -> np.ndarray:
+def check_scores(x, name: str = "scores") -> np.ndarray:
+    """``x`` as a finite float array of scores with at least one key, ``(..., n_k)``, n_k >= 1."""
     arr = as_float_array(x, name)
     if arr.ndim == 0:
         raise ShapeError(f"{name} is a scalar; give at least one score per key, shape (n_k,) or (n_q, n_k)")
@@ -41,92 +41,6 @@ def _scores(x, name: str = "scores") -> np.ndarray:
         )
     check_finite(arr, name)
     return arr
-
-
-# Big score arrays are normalised in blocks of rows, optionally on a small thread pool (numpy's
-# ufuncs release the GIL). Every row is computed exactly as in the serial code, so the result does
-# not depend on the blocking or the threads. Threads are opt-in (set _THREADS > 1): on the shared
-# 2-core machine this was written on they did not beat one thread (benchmarks/attention_speed.py).
-_PARALLEL_MIN = 1 << 20  # elements; below this the whole array is done in one go
-_BLOCK = 1 << 16  # elements per block
-_THREADS = 1  # 1: the blocks are done one after the other, in the calling thread
-_POOL = None
-_POOL_PID = None
-
-
-def _pool():
-    """The shared thread pool, made on first use (and made anew in a forked child process)."""
-    global _POOL, _POOL_PID
-    if _POOL is None or _POOL_PID != os.getpid():
-        from concurrent.futures import ThreadPoolExecutor
-
-        _POOL = ThreadPoolExecutor(max_workers=max(_THREADS, 1),
-                                   thread_name_prefix="attention_kit-softmax")
-        _POOL_PID = os.getpid()
-    return _POOL
-
-
-# |score| <= this for every score: exp cannot overflow or underflow to a zero row sum, so the row
-# maximum need not be subtracted (softmax is shift-invariant; exp has the same relative accuracy).
-SHIFT_FREE_LIMIT = {np.dtype(np.float64): 600.0, np.dtype(np.float32): 60.0}
-
-
-def _softmax_inplace(x: np.ndarray, axis: int = -1, mask=None, *, shift: bool = True) -> np.ndarray:
-    """Softmax of ``x`` along ``axis``, written into ``x`` itself (no validation, no copy).
-
-    The caller owns ``x`` (a fresh float array) and has already checked it (or knows it is finite);
-    ``mask`` is a validated boolean array broadcastable to ``x.shape``, True = may attend.
-    Used by ``softmax`` and by the attention functions on their freshly computed score arrays,
-    so that the big ``(..., n_q, n_k)`` array is touched as few times as possible.
-    ``shift=False`` skips subtracting the row maximum (two passes over ``x``); only pass it when
-    every entry is known to satisfy ``|x| <= SHIFT_FREE_LIMIT[x.dtype]``.
-    """
-    last = axis in (-1, x.ndim - 1)
-    if x.size >= _PARALLEL_MIN and last and x.ndim >= 2 and x.flags.c_contiguous:
-        n_q, n_k = x.shape[-2], x.shape[-1]
-        x3 = x.reshape(-1, n_q, n_k)  # (batch, n_q, n_k), a view
-        m3 = None if mask is None else np.broadcast_to(mask, x.shape).reshape(-1, n_q, n_k)
-        rows = max(1, _BLOCK // n_k)
-        tasks = [(b, r) for b in range(x3.shape[0]) for r in range(0, n_q, rows)]
-
-        def run(task):
-            b, r = task
-            _softmax_block(x3[b, r : r + rows], -1, None if m3 is None else m3[b, r : r + rows], shift=shift)
-
-        for _ in (_pool().map(run, tasks) if _THREADS > 1 else map(run, tasks)):
-            pass  # (iterating re-raises an error from any block)
-        return x
-    return _softmax_block(x, axis, mask, shift=shift)
-
-
-def _softmax_block(x: np.ndarray, axis: int = -1, mask=None, *, shift: bool = True) -> np.ndarray:
-    """The serial in-place softmax (see ``_softmax_inplace``)."""
-    if mask is not None:
-        np.copyto(x, -np.inf, where=np.logical_not(mask))  # blocked keys: exp(-inf) = 0
-    if shift:
-        _subtract_row_max(x, axis, mask is not None)
-    np.exp(x, out=x)
-    s = np.sum(x, axis=axis, keepdims=True)  # (..., 1), > 0 for every live row
-    if mask is not None:
-        s[s == 0] = 1.0  # a fully masked row is all zeros: leave it so, never 0/0 = NaN
-    np.reciprocal(s, out=s)
-    x *= s
-    return x
-
-
-def _subtract_row_max(x: np.ndarray, axis: int, masked: bool) -> None:
-    """``x -= max(x)`` row by row (a fully masked row, all -inf, is left alone); reject NaN/+inf."""
-    m = np.max(x, axis=axis, keepdims=True)  # (..., 1) row maxima
-    if masked:
-        dead = np.isneginf(m)  # rows where every key is masked
-        if dead.any():
-            m[dead] = 0.0
-    if not np.isfinite(m).all():
-        raise NonFiniteError(
-            "the attention scores hold NaN or +inf (an overflow of q . k?); "
-            "scale the inputs down or check them for NaN/inf"
-        )
-    x -= m
 
 
 def softmax(x, axis: int = -1, mask=None) -> np.ndarray:
@@ -148,10 +62,10 @@ def softmax(x, axis: int = -1, mask=None) -> np.ndarray:
         Non-negative, summing to 1 along ``axis``. **A row whose mask is all False gets all-zero
         weights** (it attends to nothing) instead of the NaN that 0/0 would give.
     """
-    x = _scores(x, "x")
+    x = check_scores(x, "x")
     if mask is not None:
         mask = check_mask(mask, x.shape)
-    return _softmax_inplace(np.array(x, copy=True), axis=axis, mask=mask)
+    return softmax_inplace(np.array(x, copy=True), axis=axis, mask=mask)
 
 
 def soft_align(scores, *, temperature: float = 1.0, mask=None) -> np.ndarray:
@@ -172,7 +86,7 @@ def soft_align(scores, *, temperature: float = 1.0, mask=None) -> np.ndarray:
     t = float(temperature)
     if not np.isfinite(t) or t <= 0:
         raise ParameterError(f"temperature must be a positive number, got {temperature!r}; try 1.0")
-    x = _scores(scores)
+    x = check_scores(scores)
     return softmax(x / t if t != 1.0 else x, mask=mask)
 
 
@@ -194,7 +108,7 @@ def hard_align(scores, *, mask=None, rng: np.random.Generator | None = None, tem
         Exactly one 1 per row (or all zeros for a fully masked row). Not differentiable: a small
         change to the scores either changes nothing or jumps the one to another key.
     """
-    x = _scores(scores)
+    x = check_scores(scores)
     p = soft_align(x, temperature=temperature, mask=mask)
     out = np.zeros_like(p)
     flat_p = p.reshape(-1, p.shape[-1])  # (rows, n_k)
@@ -243,7 +157,7 @@ def local_align(
     -------
     weights : ndarray, same shape as ``scores``
     """
-    x = _scores(scores)
+    x = check_scores(scores)
     n_k = x.shape[-1]
     if isinstance(D, bool) or not isinstance(D, (int, float, np.integer, np.floating)) or not np.isfinite(D) or D < 1:
         raise ParameterError(f"local alignment needs a window half-width D >= 1, got D={D!r}")

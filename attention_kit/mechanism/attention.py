@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ParameterError, ShapeError, check_finite, check_mask, check_matrix
-from .alignment import SHIFT_FREE_LIMIT, _softmax_inplace
+from ..errors import ParameterError, ShapeError, check_mask, check_matrix
+from ._kernels import sdpa_core
 from .alignment import align as _align
 from .scores import score as _score
 
@@ -123,7 +123,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None, *, scale: float | None = No
         Each row sums to 1 (or 0 for a fully masked row).
     """
     Q, K, V = check_qkv(Q, K, V)
-    return _sdpa_core(Q * Q.dtype.type(check_scale(scale, Q.shape[-1])), K, V, mask)
+    return sdpa_core(Q * Q.dtype.type(check_scale(scale, Q.shape[-1])), K, V, mask)
 
 
 def check_scale(scale, d_k: int) -> float:
@@ -154,34 +154,6 @@ def check_qkv(Q, K, V) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             "V must be (n_k, d_v), one row per key. If V is in the column layout (d_v, n_k), use V.T"
         )
     return Q, K, V
-
-
-# |q . k| <= |q| |k|; below this bound the score matrix cannot overflow.
-_OVERFLOW_BOUND = 1e300
-
-
-def _sdpa_core(Qs, K, V, mask):
-    """``softmax(Qs K^T) V`` on validated, finite arrays; ``Qs`` already carries the 1/sqrt(d_k) scale.
-
-    Shapes: Qs (..., n_q, d_k), K (..., n_k, d_k), V (..., n_k, d_v). The score array is computed
-    once and turned into the weights in place (it is the biggest array by far, so every extra
-    pass over it costs as much as a small matrix product). Instead of scanning it for inf, a cheap
-    bound on ``|q . k|`` from the (small) inputs shows that it cannot overflow.
-    """
-    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported just below
-        scores = Qs @ np.swapaxes(K, -1, -2)  # (..., n_q, n_k)
-    # Cauchy-Schwarz: |q . k| <= max |q| * max |k| (row norms of the small inputs, not the big scores)
-    with np.errstate(over="ignore", invalid="ignore"):
-        bound = float(np.sqrt(np.max(np.einsum("...i,...i->...", Qs, Qs)))
-                      * np.sqrt(np.max(np.einsum("...i,...i->...", K, K))))
-    if not bound < _OVERFLOW_BOUND or (scores.dtype == np.float32 and not bound < 3e38):
-        check_finite(scores, "the scores Q K^T / sqrt(d_k)")
-    if mask is not None:
-        mask = check_mask(mask, scores.shape)
-    # small scores (the usual case): exp cannot overflow, so skip subtracting the row maxima
-    shift = not bound <= SHIFT_FREE_LIMIT.get(scores.dtype, 0.0)
-    weights = _softmax_inplace(scores, mask=mask, shift=shift)  # (..., n_q, n_k), in place
-    return weights @ V, weights  # (..., n_q, d_v), (..., n_q, n_k)
 
 
 def self_attention(X, W_q, W_k, W_v, mask=None):

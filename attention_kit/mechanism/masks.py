@@ -7,17 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ParameterError, ShapeError
+from ..errors import ParameterError, ShapeError, check_count
 
 __all__ = ["causal_mask", "padding_mask", "window_mask"]
-
-
-def _check_count(n, name: str) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise ParameterError(f"{name} must be a whole number of tokens, got {n!r}")
-    if n < 1:
-        raise ParameterError(f"{name} must be at least 1 (an empty sequence has nothing to attend to), got {n}")
-    return int(n)
 
 
 def causal_mask(n: int, n_k: int | None = None) -> np.ndarray:
@@ -28,8 +20,8 @@ def causal_mask(n: int, n_k: int | None = None) -> np.ndarray:
     mask : ndarray of bool, shape (n, n_k)
         ``mask[i, j]`` is True when ``j <= i``. ``n_k`` defaults to ``n``.
     """
-    n = _check_count(n, "n")
-    n_k = n if n_k is None else _check_count(n_k, "n_k")
+    n = check_count(n, "n")
+    n_k = n if n_k is None else check_count(n_k, "n_k")
     return np.tril(np.ones((n, n_k), dtype=bool))
 
 
@@ -50,7 +42,7 @@ def padding_mask(lengths, n_k: int, n_q: int | None = None) -> np.ndarray:
     mask : ndarray of bool, shape (batch, 1, n_k) or (batch, n_q, n_k)
         True where the key is a real token. For a single int ``lengths`` the batch axis is dropped.
     """
-    n_k = _check_count(n_k, "n_k")
+    n_k = check_count(n_k, "n_k")
     scalar = np.ndim(lengths) == 0
     lens = np.atleast_1d(np.asarray(lengths))
     if lens.ndim != 1 or lens.dtype.kind not in "iu":
@@ -59,7 +51,7 @@ def padding_mask(lengths, n_k: int, n_q: int | None = None) -> np.ndarray:
         raise ParameterError(f"every length must lie in 0..n_k={n_k}, got {lens.tolist()}")
     m = np.arange(n_k)[None, None, :] < lens[:, None, None]  # (batch, 1, n_k)
     if n_q is not None:
-        m = np.broadcast_to(m, (len(lens), _check_count(n_q, "n_q"), n_k)).copy()
+        m = np.broadcast_to(m, (len(lens), check_count(n_q, "n_q"), n_k)).copy()
     return m[0] if scalar else m
 
 
@@ -79,8 +71,8 @@ def window_mask(n_q: int, n_k: int, *, center, D: int) -> np.ndarray:
     -------
     mask : ndarray of bool, shape (n_q, n_k)
     """
-    n_q = _check_count(n_q, "n_q")
-    n_k = _check_count(n_k, "n_k")
+    n_q = check_count(n_q, "n_q")
+    n_k = check_count(n_k, "n_k")
     if isinstance(D, bool) or not isinstance(D, (int, float, np.integer, np.floating)) \
             or not np.isfinite(D) or D < 0:
         raise ParameterError(f"D is the window's half-width and must be a finite number >= 0, got {D!r}; "

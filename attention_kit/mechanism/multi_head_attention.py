@@ -9,22 +9,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import (
-    MaskError,
     ParameterError,
     ShapeError,
     as_float_array,
+    check_count,
     check_finite,
     check_matrix,
 )
-from .attention import _sdpa_core
+from ._kernels import mask_for_heads, sdpa_core, stack_heads, to_heads
 
-__all__ = ["MultiHeadParams", "init_multi_head", "split_heads", "merge_heads", "multi_head_attention"]
-
-
-def _heads_arg(n_heads) -> int:
-    if isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)) or n_heads < 1:
-        raise ParameterError(f"n_heads must be a positive whole number, got {n_heads!r}")
-    return int(n_heads)
+__all__ = ["MultiHeadParams", "MultiHeadCache", "init_multi_head", "split_heads", "merge_heads",
+           "multi_head_attention", "multi_head_forward"]
 
 
 def _check_divisible(d_model: int, n_heads: int, what: str = "d_model") -> None:
@@ -114,9 +109,7 @@ def init_multi_head(d_model: int, n_heads: int, *, rng: np.random.Generator, d_k
 
     ``d_k`` and ``d_v`` default to ``d_model // n_heads``, which must then divide evenly.
     """
-    n_heads = _heads_arg(n_heads)
-    if isinstance(d_model, bool) or not isinstance(d_model, (int, np.integer)) or d_model < 1:
-        raise ParameterError(f"d_model must be a positive whole number, got {d_model!r}")
+    n_heads, d_model = check_count(n_heads, "n_heads"), check_count(d_model, "d_model")
     if not isinstance(rng, np.random.Generator):
         raise ParameterError("rng must be a numpy Generator; make one with np.random.default_rng(seed)")
     if d_k is None or d_v is None:
@@ -150,7 +143,7 @@ def split_heads(X, n_heads: int) -> np.ndarray:
     ndarray, shape (..., h, n, d_head)
         Head ``i`` gets columns ``i * d_head`` to ``(i + 1) * d_head - 1``.
     """
-    n_heads = _heads_arg(n_heads)
+    n_heads = check_count(n_heads, "n_heads")
     X = check_matrix(X, "X", expected="(n, h * d_head)")
     *batch, n, d = X.shape
     _check_divisible(d, n_heads, what="the feature size")
@@ -167,49 +160,44 @@ def merge_heads(Xh) -> np.ndarray:
     return np.swapaxes(Xh, -3, -2).reshape(*batch, n, h * d)  # (..., n, h, d_head) -> (..., n, h*d_head)
 
 
-def _stack(W: np.ndarray) -> np.ndarray:
-    h, d_model, d = W.shape
-    return np.ascontiguousarray(W.transpose(1, 0, 2)).reshape(d_model, h * d)  # (d_model, h*d)
+@dataclass
+class MultiHeadCache:
+    """What the backward pass of multi-head attention (notebook 05) needs from the forward pass.
 
-
-def _heads(Z: np.ndarray, h: int, d: int, scale: float | None = None) -> np.ndarray:
-    """(..., n, h*d) -> contiguous (..., h, n, d), optionally times ``scale``; no validation (internal)."""
-    *batch, n, _ = Z.shape
-    view = np.swapaxes(Z.reshape(*batch, n, h, d), -3, -2)  # (..., h, n, d), strided
-    if scale is None:
-        return np.ascontiguousarray(view)
-    return np.multiply(view, Z.dtype.type(scale), out=np.empty(view.shape, dtype=Z.dtype))
-
-
-def _mask_for_heads(mask, batch: tuple, h: int):
-    """Put a mask in the layout of multi-head weights, ``(*batch, h, n_q, n_k)``.
-
-    A mask shaped like the tokens' batch, ``(*batch, n_q, n_k)`` (or ``(*batch, 1, n_k)`` from
-    ``padding_mask``), means one mask per sequence, shared by every head: the head axis is
-    inserted (PyTorch users write ``mask.unsqueeze(1)``). ``(*batch, h, n_q, n_k)`` is an explicit
-    per-head mask. Without a batch, ``(h, n_q, n_k)`` is per head. A 2-D mask serves every head and
-    every sequence. Any other number of axes is ambiguous and rejected.
+    Attributes
+    ----------
+    X_q : ndarray, shape (..., n_q, d_model)
+    X_kv : ndarray, shape (..., n_k, d_model)
+    params : MultiHeadParams
+    Q : ndarray, shape (..., h, n_q, d_k)
+        Per-head queries ``X_q W_q[l] + b_q[l]``, before the 1/sqrt(d_k) scale.
+    K : ndarray, shape (..., h, n_k, d_k)
+    V : ndarray, shape (..., h, n_k, d_v)
+    weights : ndarray, shape (..., h, n_q, n_k)
+    concat : ndarray, shape (..., n_q, h * d_v)
+        The heads' outputs side by side, the input of ``W_o``.
+    scale : float
+        The factor on the scores, ``1 / sqrt(d_k)`` by default.
     """
-    if mask is None:
-        return None
-    m = np.asarray(mask)
-    b = len(batch)
-    if m.ndim <= 2 or b == 0 or m.ndim == b + 3:
-        return m  # check_mask validates the shape against the weights
-    if m.ndim == b + 2:
-        lead = m.shape[:b]
-        if all(x in (1, y) for x, y in zip(lead, batch, strict=True)):
-            return m.reshape(*lead, 1, *m.shape[b:])  # (*batch, 1, n_q, n_k): every head
-        per_head = f" (1, {h}, n_q, n_k)" if b == 1 else ""
-        raise MaskError(
-            f"mask has shape {m.shape}; with a batch of shape {batch} its first {b} axis(es) must "
-            f"be the batch, {batch} (or 1): (*batch, n_q, n_k) is one mask per sequence for every "
-            f"head. For a mask per head, add the batch axis: (*batch, h, n_q, n_k) with h = {h},"
-            f" e.g.{per_head or ' mask[None]'}")
-    raise MaskError(
-        f"mask has shape {m.shape} ({m.ndim} axes), which is ambiguous for tokens with batch shape "
-        f"{batch} and {h} heads. Give (n_q, n_k) for every sequence and head, (*batch, n_q, n_k) "
-        f"for one mask per sequence, or (*batch, h, n_q, n_k) for one per sequence and head")
+
+    X_q: np.ndarray
+    X_kv: np.ndarray
+    params: MultiHeadParams
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+    weights: np.ndarray
+    concat: np.ndarray
+    scale: float
+
+
+def _scale_arg(scale, d_k: int) -> float:
+    if scale is None:
+        return 1.0 / np.sqrt(d_k)
+    s = float(scale)
+    if not np.isfinite(s) or s <= 0:
+        raise ParameterError(f"scale must be a positive number, got {scale!r}; leave it None for 1/sqrt(d_k)")
+    return s
 
 
 def multi_head_attention(X_q, X_kv, params: MultiHeadParams, mask=None):
@@ -237,6 +225,24 @@ def multi_head_attention(X_q, X_kv, params: MultiHeadParams, mask=None):
     output : ndarray, shape (..., n_q, d_model)
     weights : ndarray, shape (..., h, n_q, n_k)
     """
+    out, weights, _ = multi_head_forward(X_q, X_kv, params, mask)
+    return out, weights
+
+
+def multi_head_forward(X_q, X_kv, params: MultiHeadParams, mask=None, *, scale: float | None = None):
+    """:func:`multi_head_attention`, also returning what its backward pass needs (notebook 05).
+
+    The one forward pass of multi-head attention: :func:`multi_head_attention` returns its first
+    two results, ``attention_kit.learn.backward.multi_head_backward`` takes its cache.
+    ``scale`` (keyword only) replaces the factor ``1 / sqrt(d_k)`` on the scores, for experiments:
+    ``scale=1.0`` is attention without the scaling.
+
+    Returns
+    -------
+    output : ndarray, shape (..., n_q, d_model)
+    weights : ndarray, shape (..., h, n_q, n_k)
+    cache : MultiHeadCache
+    """
     if not isinstance(params, MultiHeadParams):
         raise ParameterError("params must be a MultiHeadParams; make one with init_multi_head(d_model, n_heads, rng=...)")
     h, d_model, d_k = params.W_q.shape
@@ -244,7 +250,7 @@ def multi_head_attention(X_q, X_kv, params: MultiHeadParams, mask=None):
     X_kv = check_matrix(X_kv, "X_kv", expected="(n_k, d_model)", d=d_model, d_name="d_model")
     dt = np.result_type(X_q, X_kv, params.W_q)
     d_v = params.W_v.shape[2]
-    scale = 1.0 / np.sqrt(d_k)
+    scale = _scale_arg(scale, d_k)
     if X_q is X_kv:  # self-attention: one product for all three projections
         W = np.empty((d_model, h * (2 * d_k + d_v)), dtype=dt)  # [W_q | W_k | W_v], heads side by side
         for j, (Wi, d) in enumerate(((params.W_q, d_k), (params.W_k, d_k), (params.W_v, d_v))):
@@ -255,25 +261,19 @@ def multi_head_attention(X_q, X_kv, params: MultiHeadParams, mask=None):
         K = QKV[..., h * d_k : 2 * h * d_k]  # (..., n_k, h*d_k)
         V = QKV[..., 2 * h * d_k :]  # (..., n_k, h*d_v)
     else:
-        Q = X_q @ _stack(params.W_q).astype(dt, copy=False)  # (..., n_q, h*d_k)
-        K = X_kv @ _stack(params.W_k).astype(dt, copy=False)  # (..., n_k, h*d_k)
-        V = X_kv @ _stack(params.W_v).astype(dt, copy=False)  # (..., n_k, h*d_v)
-    # The 1/sqrt(d_k) scale rides along with the copy into the head layout (cheaper than scaling
-    # the big score array afterwards).
-    Qh = _heads(Q, h, d_k, scale=scale)  # (..., h, n_q, d_k), contiguous, scaled
-    Kh = _heads(K, h, d_k)  # (..., h, n_k, d_k)
-    Vh = _heads(V, h, d_v)  # (..., h, n_k, d_v)
-    if params.b_q is not None:
-        Qh += (params.b_q * scale).astype(dt, copy=False)[:, None, :]  # (h, 1, d_k)
-    if params.b_k is not None:
-        Kh += params.b_k.astype(dt, copy=False)[:, None, :]
-    if params.b_v is not None:
-        Vh += params.b_v.astype(dt, copy=False)[:, None, :]
+        Q = X_q @ stack_heads(params.W_q).astype(dt, copy=False)  # (..., n_q, h*d_k)
+        K = X_kv @ stack_heads(params.W_k).astype(dt, copy=False)  # (..., n_k, h*d_k)
+        V = X_kv @ stack_heads(params.W_v).astype(dt, copy=False)  # (..., n_k, h*d_v)
+    Qh, Kh, Vh = to_heads(Q, h, d_k), to_heads(K, h, d_k), to_heads(V, h, d_v)  # (..., h, n, d) each
+    for arr, b in ((Qh, params.b_q), (Kh, params.b_k), (Vh, params.b_v)):
+        if b is not None:
+            arr += b.astype(dt, copy=False)[:, None, :]  # (h, 1, d): the same bias for every token of a head
     batch = np.broadcast_shapes(X_q.shape[:-2], X_kv.shape[:-2])
-    heads, weights = _sdpa_core(Qh, Kh, Vh, _mask_for_heads(mask, batch, h))  # (..., h, n_q, d_v), (..., h, n_q, n_k)
-    out = merge_heads(heads) @ params.W_o.astype(dt, copy=False)  # (..., n_q, d_model)
+    heads, weights = sdpa_core(Qh * dt.type(scale), Kh, Vh, mask_for_heads(mask, batch, h))  # (..., h, n_q, d_v), (..., h, n_q, n_k)
+    concat = merge_heads(heads)  # (..., n_q, h*d_v)
+    out = concat @ params.W_o.astype(dt, copy=False)  # (..., n_q, d_model)
     if params.b_o is not None:
         out += params.b_o
     if not np.isfinite(out).all():
         check_finite(out, "the output of multi_head_attention (overflow?)")
-    return out, weights
+    return out, weights, MultiHeadCache(X_q, X_kv, params, Qh, Kh, Vh, weights, concat, scale)

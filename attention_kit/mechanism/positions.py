@@ -18,21 +18,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import ParameterError, check_count
 
 __all__ = ["sinusoidal_positions", "position_frequencies", "position_rotation"]
 
 
-def _whole(n, name: str, minimum: int) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise ParameterError(f"{name} must be a whole number, got {n!r}")
-    if n < minimum:
-        raise ParameterError(f"{name} must be at least {minimum}, got {n}")
-    return int(n)
-
-
 def _check_d_model(d_model) -> int:
-    d = _whole(d_model, "d_model", 2)
+    d = check_count(d_model, "d_model", minimum=2)
     if d % 2:
         raise ParameterError(
             f"d_model = {d} is odd; the sinusoidal encoding fills the features in (sin, cos) pairs, "
@@ -83,8 +75,8 @@ def sinusoidal_positions(n: int, d_model: int, *, base: float = 10000.0, start: 
     P : ndarray, shape (n, d_model)
         ``P[pos, 2i] = sin(pos * w_i)``, ``P[pos, 2i+1] = cos(pos * w_i)``; add it to ``X (n, d_model)``.
     """
-    n = _whole(n, "n", 1)
-    start = _whole(start, "start", 0)
+    n = check_count(n, "n", minimum=1)
+    start = check_count(start, "start", minimum=0)
     w = position_frequencies(d_model, base=base)  # (d_model/2,)
     angles = np.arange(start, start + n, dtype=float)[:, None] * w[None, :]  # (n, d_model/2)
     P = np.empty((n, 2 * w.size))

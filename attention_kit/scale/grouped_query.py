@@ -21,17 +21,14 @@ from ..errors import (
     ParameterError,
     ShapeError,
     as_float_array,
+    check_count,
     check_finite,
     check_mask,
     check_matrix,
 )
-from ..mechanism.attention import _sdpa_core
+from ..mechanism._kernels import mask_for_heads, sdpa_core, stack_heads, to_heads
 from ..mechanism.multi_head_attention import (
     MultiHeadParams,
-    _heads,
-    _heads_arg,
-    _mask_for_heads,
-    _stack,
     merge_heads,
 )
 
@@ -104,7 +101,7 @@ def init_grouped_query(d_model: int, n_heads: int, n_kv_heads: int, *, rng: np.r
 
     ``n_kv_heads`` must divide ``n_heads``; 1 gives multi-query attention, ``n_heads`` multi-head.
     """
-    n_heads, n_kv_heads = _heads_arg(n_heads), _heads_arg(n_kv_heads)
+    n_heads, n_kv_heads = check_count(n_heads, "n_heads"), check_count(n_kv_heads, "n_kv_heads")
     if n_heads % n_kv_heads:
         raise ParameterError(f"n_kv_heads = {n_kv_heads} does not divide n_heads = {n_heads}; choose n_kv_heads "
                              f"from {_divisors(n_heads)} (1 is multi-query, {n_heads} is multi-head attention)")
@@ -148,7 +145,7 @@ def _grouped_mask(mask, batch: tuple, h: int, h_kv: int, n_q: int, n_k: int):
     (..., 1, 1, n_q, n_k), to match the grouped scores; None stays None."""
     if mask is None:
         return None
-    m = check_mask(_mask_for_heads(mask, batch, h), batch + (h, n_q, n_k))
+    m = check_mask(mask_for_heads(mask, batch, h), batch + (h, n_q, n_k))
     if m.ndim < 3 or m.shape[-3] == 1:  # the same mask for every head
         return m[..., None, :, :] if m.ndim >= 3 else m
     return m.reshape(m.shape[:-3] + (h_kv, h // h_kv) + m.shape[-2:])  # (..., h_kv, g, n_q, n_k)
@@ -185,14 +182,14 @@ def grouped_query_attention(X_q, X_kv, params: GroupedQueryParams, mask=None):
     X_q = check_matrix(X_q, "X_q", expected="(n_q, d_model)", d=d_model, d_name="d_model")
     X_kv = check_matrix(X_kv, "X_kv", expected="(n_k, d_model)", d=d_model, d_name="d_model")
     dt = np.result_type(X_q, X_kv, params.W_q)
-    Qh = _heads(X_q @ _stack(params.W_q).astype(dt, copy=False), h, d_k, scale=1.0 / np.sqrt(d_k))  # (..., h, n_q, d_k)
-    Kh = _heads(X_kv @ _stack(params.W_k).astype(dt, copy=False), h_kv, d_k)  # (..., h_kv, n_k, d_k)
-    Vh = _heads(X_kv @ _stack(params.W_v).astype(dt, copy=False), h_kv, d_v)  # (..., h_kv, n_k, d_v)
+    Qh = to_heads(X_q @ stack_heads(params.W_q).astype(dt, copy=False), h, d_k, scale=1.0 / np.sqrt(d_k))  # (..., h, n_q, d_k)
+    Kh = to_heads(X_kv @ stack_heads(params.W_k).astype(dt, copy=False), h_kv, d_k)  # (..., h_kv, n_k, d_k)
+    Vh = to_heads(X_kv @ stack_heads(params.W_v).astype(dt, copy=False), h_kv, d_v)  # (..., h_kv, n_k, d_v)
     n_q, n_k = Qh.shape[-2], Kh.shape[-2]
     batch = np.broadcast_shapes(X_q.shape[:-2], X_kv.shape[:-2])
     Qg = Qh.reshape(Qh.shape[:-3] + (h_kv, g, n_q, d_k))  # (..., h_kv, g, n_q, d_k): groups side by side
     mask = _grouped_mask(mask, batch, h, h_kv, n_q, n_k)
-    heads, weights = _sdpa_core(Qg, Kh[..., None, :, :], Vh[..., None, :, :], mask)  # (..., h_kv, g, n_q, d_v)
+    heads, weights = sdpa_core(Qg, Kh[..., None, :, :], Vh[..., None, :, :], mask)  # (..., h_kv, g, n_q, d_v)
     heads = heads.reshape(heads.shape[:-4] + (h, n_q, d_v))  # (..., h, n_q, d_v)
     weights = weights.reshape(weights.shape[:-4] + (h, n_q, n_k))  # (..., h, n_q, n_k)
     return merge_heads(heads) @ params.W_o.astype(dt, copy=False), weights  # (..., n_q, d_model)

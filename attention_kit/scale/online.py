@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError, check_count, check_mask
-from ..mechanism.alignment import _scores
+from ..mechanism.alignment import check_scores
 
 __all__ = ["online_step", "online_softmax", "online_trace", "check_block"]
 
@@ -70,7 +70,7 @@ def online_step(m, l, x):
 
 def _blocks(x, block, mask):
     """Validated scores (..., n_k) with -inf at blocked keys, and the block size."""
-    x = _scores(x, "x")
+    x = check_scores(x, "x")
     block = check_block(block)
     if mask is not None:
         mask = check_mask(mask, x.shape)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import MaskDtypeError, MaskError, check_count
-from ..mechanism.masks import _check_count, causal_mask, window_mask
+from ..mechanism.masks import causal_mask, window_mask
 
 __all__ = ["sliding_window_mask", "receptive_field"]
 
@@ -27,7 +27,7 @@ def sliding_window_mask(n: int, window: int) -> np.ndarray:
     mask : ndarray of bool, shape (n, n)
         The causal mask and the local window of half-width ``D = window - 1`` around ``p = i``.
     """
-    n, window = _check_count(n, "n"), check_count(window, "window", example="4096")
+    n, window = check_count(n, "n"), check_count(window, "window", example="4096")
     return causal_mask(n) & window_mask(n, n, center=np.arange(n), D=window - 1)
 
 

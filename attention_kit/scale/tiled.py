@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ShapeError, check_count, check_finite, check_mask
-from ..mechanism.attention import _OVERFLOW_BOUND, check_qkv, check_scale
-from ..mechanism.masks import _check_count
+from ..mechanism._kernels import OVERFLOW_BOUND
+from ..mechanism.attention import check_qkv, check_scale
 from .online import check_block, online_step
 
 __all__ = ["TileCounts", "TileStep", "tiled_attention", "tiled_trace", "tile_counts"]
@@ -130,7 +130,7 @@ def _setup(Q, K, V, mask, block_q, block_k, causal, window, scale):
     with np.errstate(over="ignore", invalid="ignore"):
         bound = float(np.sqrt(np.max(np.einsum("...i,...i->...", Qs, Qs)))
                       * np.sqrt(np.max(np.einsum("...i,...i->...", K, K))))
-    check_tiles = not bound < _OVERFLOW_BOUND
+    check_tiles = not bound < OVERFLOW_BOUND
     return Qs, K.astype(dt, copy=False), V.astype(dt, copy=False), mask, bq, bk, bool(causal), window, batch, check_tiles
 
 
@@ -235,7 +235,7 @@ def tile_counts(n_q: int, n_k: int, *, block_q: int, block_k: int, causal: bool 
     Counts from the same per-tile test as the attention itself, for causal and sliding-window
     masks (whose tiles can be decided from their positions alone).
     """
-    n_q, n_k = _check_count(n_q, "n_q"), _check_count(n_k, "n_k")
+    n_q, n_k = check_count(n_q, "n_q"), check_count(n_k, "n_k")
     bq, bk = check_block(block_q, "block_q"), check_block(block_k, "block_k")
     window = _window(window)
     causal = bool(causal) or window is not None

@@ -36,9 +36,18 @@ def _split_from(m: re.Match) -> str:
     return "\n".join(f"from {p} import {', '.join(names)}" for p, names in by_package.items())
 
 
+# multi_head_forward is the one multi-head forward pass, in mechanism/multi_head_attention.py
+FORWARD = re.compile(r"^(from attention_kit\.learn\.backward import .*?)multi_head_forward, (.*)$", re.M)
+
+
 def rewrite(src: str) -> str:
     src = DOTTED.sub(lambda m: "attention_kit." + MOVED[m.group(1)], src)
-    return FROM.sub(_split_from, src)
+    src = FROM.sub(_split_from, src)
+    src = FORWARD.sub(r"\1\2\nfrom attention_kit.mechanism.multi_head_attention import multi_head_forward", src)
+    # one cross-entropy, in learn/layers.py
+    return src.replace("from attention_kit.learn.toy_tasks import WORDS, Trainer, cross_entropy",
+                       "from attention_kit.learn.layers import cross_entropy\n"
+                       "from attention_kit.learn.toy_tasks import WORDS, Trainer")
 
 
 def main(paths: list[str]) -> None:

@@ -1,17 +1,12 @@
-"""Notebooks 01-07: every heatmap and arrow plot of the course.
+"""Notebooks 01-07: heatmaps of attention weights, one or one per head.
 
-Heatmaps of attention weights and arrows in the plane (matplotlib only).
+:func:`heatmap` draws on an ``Axes`` you give it (or makes one) and returns its artists;
+:func:`update_heatmap` changes their data, colours and texts in place (the widgets redraw a reused
+figure this way); :func:`head_grid` draws one heatmap per head with a shared colour bar.
 
-Every helper draws on an ``Axes`` you give it (or makes one), returns its artists, and has an
-in-place ``update_*`` twin that changes data, colours and texts without creating new artists: the
-widgets in :mod:`attention_kit.widgets` redraw a reused figure this way.
-
-Conventions, as everywhere in ``attention_kit``: **rows are tokens**. A weights matrix has shape
-``(n_q, n_k)`` and is drawn like the printed matrix: query ``i`` is row ``i`` from the top, key ``j``
-is column ``j`` from the left. Masks are boolean and True means "may attend"; a masked cell is drawn
-hatched grey and marked "—", so it can never be read as a weight of 0.
-
-Importing this module does not change matplotlib's global ``rcParams``.
+A weights matrix has shape ``(n_q, n_k)`` and is drawn like the printed matrix: query ``i`` is row
+``i`` from the top, key ``j`` is column ``j`` from the left. Masks are boolean and True means "may
+attend"; a masked cell is drawn hatched grey and marked "—", so it can never be read as a weight of 0.
 """
 
 from __future__ import annotations
@@ -25,29 +20,12 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 from matplotlib.colors import Colormap, Normalize
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch, Rectangle
+from matplotlib.patches import Rectangle
 
-from .widgets.fast_artists import CellImage, FastText, TextBatch, add_fast_text
+from ..widgets.fast_artists import CellImage, FastText, TextBatch
+from .colours import SCORES_CMAP, WEIGHTS_CMAP
 
-__all__ = [
-    "HeatmapArtists",
-    "VectorArtists",
-    "heatmap",
-    "update_heatmap",
-    "head_grid",
-    "plot_vectors",
-    "update_vectors",
-    "WEIGHTS_CMAP",
-    "SCORES_CMAP",
-    "OKABE_ITO",
-]
-
-#: Colour map for weights: perceptually uniform and readable with colour-vision deficiency.
-WEIGHTS_CMAP = "viridis"
-#: Diverging map for raw scores (ColorBrewer's RdBu is colour-blind safe); 0 is white.
-SCORES_CMAP = "RdBu_r"
-#: Okabe & Ito's colour-blind-safe palette, for arrows and bars.
-OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+__all__ = ["HeatmapArtists", "heatmap", "update_heatmap", "head_grid"]
 
 MASKED_TEXT = "—"
 MAX_ANNOTATED = 12  # annotate cells automatically up to 12 x 12
@@ -403,140 +381,3 @@ def head_grid(
     cb.set_label("attention weight")
     arts[0].colorbar = cb
     return fig, axes[:h], arts
-
-
-class VectorArtists(list):
-    """The artists of :func:`plot_vectors`: a list ``[arrow_1, ..., arrow_m, label_1, ..., label_m]``.
-
-    Attributes
-    ----------
-    arrows : list of FancyArrowPatch
-    labels : list of Text (empty when no labels were given)
-    origin : ndarray, shape (2,)
-    """
-
-    def __init__(self, arrows, labels, origin):
-        super().__init__(list(arrows) + list(labels))
-        self.arrows = list(arrows)
-        self.labels = list(labels)
-        self.origin = np.asarray(origin, dtype=float)
-
-
-def _label_pos(origin: np.ndarray, tip: np.ndarray, scale: float, nchar: int = 2) -> np.ndarray:
-    """Just beyond the tip, along the arrow, far enough that a label of ``nchar`` characters
-    (centred there) clears the arrow head."""
-    d = tip - origin
-    n = float(np.hypot(*d))
-    u = d / n if n > 1e-9 else np.array([0.7071, 0.7071])
-    half_w, half_h = 0.028 * scale * nchar, 0.04 * scale  # rough text box at 11 pt
-    return tip + u * (0.05 * scale + abs(u[0]) * half_w + abs(u[1]) * half_h)
-
-
-def _spread_labels(pos: np.ndarray, nchars: Sequence[int], scale: float) -> np.ndarray:
-    """Move label centres ``pos`` (m, 2) apart vertically so that no two text boxes overlap."""
-    pos = pos.copy()
-    h = 0.085 * scale  # a label's height, with a little air, at 11 pt
-    placed: list[int] = []
-    for i in np.argsort(pos[:, 1], kind="stable"):
-        for j in placed:  # lowest first: push i up past every box it overlaps
-            w = 0.028 * scale * (nchars[i] + nchars[j])
-            if abs(pos[i, 0] - pos[j, 0]) < w and abs(pos[i, 1] - pos[j, 1]) < h:
-                pos[i, 1] = pos[j, 1] + h
-        placed.append(i)
-    return pos
-
-
-def plot_vectors(
-    ax: Axes,
-    vectors,
-    *,
-    labels: Sequence[str] | None = None,
-    color=None,
-    origin=None,
-    **kw,
-) -> VectorArtists:
-    """Draw 2-D vectors as arrows from ``origin``, each labelled at its tip.
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes
-    vectors : array_like, shape (m, 2) or (2,)
-        One vector per row.
-    labels : sequence of str, length m, optional
-        Written just beyond each tip.
-    color : colour or sequence of m colours, optional
-        Default: the Okabe-Ito palette, one colour per vector.
-    origin : array_like, shape (2,), optional
-        Where every arrow starts (default (0, 0)).
-    **kw
-        Passed to ``FancyArrowPatch`` (e.g. ``linestyle="--"``, ``linewidth=3``, ``alpha``).
-
-    Returns
-    -------
-    VectorArtists
-        A list of the arrows then the labels, with ``.arrows`` and ``.labels``.
-    """
-    v = np.asarray(vectors, dtype=float)
-    if v.ndim == 1:
-        v = v[None, :]  # (1, 2)
-    if v.ndim != 2 or v.shape[1] != 2:
-        raise ValueError(f"vectors has shape {np.shape(vectors)} but (m, 2) was expected (one 2-D vector per row)")
-    m = v.shape[0]
-    o = np.zeros(2) if origin is None else np.asarray(origin, dtype=float).reshape(2)
-    if labels is not None and len(labels) != m:
-        raise ValueError(f"labels has {len(labels)} entries but there are {m} vectors")
-    if color is None:
-        colors = [OKABE_ITO[i % len(OKABE_ITO)] for i in range(m)]
-    elif isinstance(color, str) or (np.ndim(color) == 1 and len(color) in (3, 4)
-                                    and not isinstance(color[0], str)):
-        colors = [color] * m
-    else:
-        colors = list(color)
-    style = {"arrowstyle": "-|>", "mutation_scale": 14, "linewidth": 2.0, "shrinkA": 0, "shrinkB": 0,
-             "zorder": 3}
-    style.update(kw)
-    fontsize = style.pop("fontsize", 11)
-    arrows, texts = [], []
-    span = max(1.0, float(np.abs(v).max()) if v.size else 1.0)
-    if labels is not None:
-        nchars = [len(str(lab)) for lab in labels]
-        spots = _spread_labels(np.array([_label_pos(o, o + v[i], span, nchars[i]) for i in range(m)]),
-                               nchars, span)
-    for i in range(m):
-        arr = FancyArrowPatch(tuple(o), tuple(o + v[i]), color=colors[i], **style)
-        ax.add_patch(arr)
-        arrows.append(arr)
-        if labels is not None:
-            p = spots[i]
-            texts.append(add_fast_text(ax, p[0], p[1], str(labels[i]), color=colors[i], fontsize=fontsize,
-                                   ha="center", va="center", zorder=4, fontweight="bold"))
-    pts = np.vstack([o[None], o + v])
-    ax.update_datalim(pts)
-    ax.autoscale_view()
-    return VectorArtists(arrows, texts, o)
-
-
-def update_vectors(artists: VectorArtists, vectors, *, span: float | None = None) -> None:
-    """Move the arrows (and their tip labels) of :func:`plot_vectors` in place.
-
-    Parameters
-    ----------
-    artists : VectorArtists
-    vectors : array_like, shape (m, 2)
-        Same number of vectors as drawn.
-    span : float, optional
-        Scale used to place the labels off the tips (default: the largest coordinate, at least 1).
-    """
-    v = np.asarray(vectors, dtype=float).reshape(-1, 2)  # (m, 2)
-    if v.shape[0] != len(artists.arrows):
-        raise ValueError(f"got {v.shape[0]} vectors but {len(artists.arrows)} arrows were drawn")
-    o = artists.origin
-    span = span if span is not None else max(1.0, float(np.abs(v).max()))
-    if artists.labels:
-        nchars = [len(lab.get_text()) for lab in artists.labels]
-        spots = _spread_labels(np.array([_label_pos(o, o + v[i], span, nchars[i])
-                                         for i in range(len(v))]), nchars, span)
-    for i, arr in enumerate(artists.arrows):
-        arr.set_positions(tuple(o), tuple(o + v[i]))
-        if artists.labels:
-            artists.labels[i].set_position(tuple(spots[i]))

@@ -1,0 +1,20 @@
+"""Notebooks 01-07: every heatmap and arrow plot of the course (matplotlib only).
+
+* ``heatmaps`` - :func:`heatmap`, :func:`update_heatmap`, :func:`head_grid`
+* ``vectors`` - :func:`plot_vectors`, :func:`update_vectors`
+* ``colours`` - ``WEIGHTS_CMAP``, ``SCORES_CMAP``, ``OKABE_ITO``
+
+Every helper draws on an ``Axes`` you give it (or makes one), returns its artists, and has an
+in-place ``update_*`` twin that changes data, colours and texts without creating new artists.
+Conventions, as everywhere in ``attention_kit``: **rows are tokens**; heatmaps read like the
+printed matrix. The speed machinery they draw with (cached text bitmaps, cell images) is in
+:mod:`attention_kit.widgets.fast_artists`. Importing this package does not change matplotlib's
+global ``rcParams``.
+"""
+
+from .colours import OKABE_ITO, SCORES_CMAP, WEIGHTS_CMAP
+from .heatmaps import HeatmapArtists, head_grid, heatmap, update_heatmap
+from .vectors import VectorArtists, plot_vectors, update_vectors
+
+__all__ = ["HeatmapArtists", "VectorArtists", "heatmap", "update_heatmap", "head_grid",
+           "plot_vectors", "update_vectors", "WEIGHTS_CMAP", "SCORES_CMAP", "OKABE_ITO"]
