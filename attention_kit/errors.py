@@ -193,6 +193,19 @@ def check_mask(mask, shape: tuple, name: str = "mask") -> np.ndarray:
     return m
 
 
+def check_positive(value, name: str, *, hint: str) -> float:
+    """``value`` as a finite float > 0 (a temperature, a learning rate, a scale, an eps), else a
+    ParameterError that names ``name``, what was given and ``hint``. The one validator of positive
+    numbers in the package."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    if isinstance(value, bool) or not np.isfinite(number) or number <= 0:
+        raise ParameterError(f"{name} must be a positive number, got {value!r}; {hint}")
+    return number
+
+
 def check_count(value, name: str, *, minimum: int = 1, example: str | None = None) -> int:
     """``value`` as an int >= ``minimum`` (a count or a size: tokens, heads, layers, a block, a
     window), else a ParameterError that names ``name``, what was given and, if given, an example.

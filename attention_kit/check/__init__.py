@@ -163,10 +163,36 @@ def try_call(fn: Callable, *args, **kwargs) -> tuple[Any, str | None]:
 
 
 def close(a, b, *, atol: float = 1e-6) -> bool:
-    """Shape-aware closeness test that never raises."""
+    """Shape-aware closeness test that never raises (whatever object the learner returned)."""
     try:
         a = np.asarray(a, dtype=float)
         b = np.asarray(b, dtype=float)
-    except (TypeError, ValueError):
+        return a.shape == b.shape and bool(np.allclose(a, b, atol=atol, rtol=1e-6))
+    except Exception:  # the learner's object: never raise
         return False
-    return a.shape == b.shape and bool(np.allclose(a, b, atol=atol, rtol=1e-6))
+
+
+def shape_of(x) -> tuple | None:
+    """The shape of ``x``, or None when it has none (a ragged list, an odd object)."""
+    try:
+        return tuple(np.shape(x))
+    except Exception:  # the learner's object: never raise
+        return None
+
+
+def shape_text(x) -> str:
+    """``(4, 5)``, or what the learner gave when it is not an array (a ragged list has no shape)."""
+    shape = shape_of(x)
+    if shape is None:
+        return f"a ragged {type(x).__name__} with no single shape"
+    if isinstance(x, (np.ndarray, list, tuple)):
+        return str(shape)
+    return f"{shape} (a {type(x).__name__})"
+
+
+def as_floats(x) -> np.ndarray | None:
+    """``x`` as a float array, or None when it is not one (never raises)."""
+    try:
+        return np.asarray(x, dtype=float)
+    except Exception:  # the learner's object: never raise
+        return None

@@ -30,8 +30,17 @@ import numpy as np
 from ..learn.backward import relative_error
 from ..learn.backward import softmax_backward as _softmax_backward
 from ..learn.toy_tasks import N_TOKENS
-from . import not_attempted, not_done, quietly, report, try_call
-from .masks_positions import _close, _floats, _shape, _shape_text
+from . import (
+    as_floats,
+    close,
+    not_attempted,
+    not_done,
+    quietly,
+    report,
+    shape_of,
+    shape_text,
+    try_call,
+)
 from .plain import plain_numpy
 
 __all__ = ["softmax_backward", "attention_grads", "general_score_grads", "key_bias", "gradient_check",
@@ -81,15 +90,15 @@ def _softmax_hint(got, a, g) -> str:
                           "keepdims=True, (g * a).sum(axis=1) has shape (n_q,) and broadcasts across the "
                           "columns. Use .sum(axis=1, keepdims=True), shape (n_q, 1)"))
     for w, hint in wrong:
-        if _close(got, w):
+        if close(got, w):
             return hint
-    shape = _shape(got)
+    shape = shape_of(got)
     if shape is not None and len(shape) >= 2 and shape[-1] == shape[-2] == n_k and shape != a.shape:
-        return (f"this looks like a Jacobian, shape {_shape_text(got)}; return the product with g instead, "
+        return (f"this looks like a Jacobian, shape {shape_text(got)}; return the product with g instead, "
                 "one number per score: shape (n_q, n_k)")
     if shape != a.shape:
-        return f"expected shape (n_q, n_k) = {a.shape}, the shape of a, got {_shape_text(got)}"
-    f = _floats(got)
+        return f"expected shape (n_q, n_k) = {a.shape}, the shape of a, got {shape_text(got)}"
+    f = as_floats(got)
     if f is not None and not np.isfinite(f).all():
         return "your gradient holds NaN or inf; a row of zero weights (nothing allowed) must give zeros"
     return ("the shape is right but the numbers are not: compare one row of yours with J.T @ g, where "
@@ -111,9 +120,9 @@ def softmax_backward(fn) -> bool:
                         "with the rows: use keepdims=True")
             return report(False, f"{case}: {err}")
         want = _softmax_backward(a, g)
-        if not _close(got, want):
+        if not close(got, want):
             return report(False, f"{case}: " + _softmax_hint(got, a, g))
-        f = _floats(got)
+        f = as_floats(got)
         if np.any(f[a == 0] != 0):
             return report(False, f"{case}: a weight of exactly 0 (a blocked key) must get a gradient of exactly 0")
     return report(True, "the softmax backward is right: dS = a * (g - (g * a).sum(axis=1, keepdims=True)); "
@@ -139,10 +148,10 @@ def _dv_hint(dV, A, G) -> str:
         wrong.append((A @ G, "dV = A @ G is missing the transpose of A: value j reaches output i with "
                              "weight A[i, j], so dV_j = sum_i A[i, j] g_i, i.e. dV = A.T @ G, shape (n_k, d_v)"))
     for w, hint in wrong:
-        if _close(dV, w):
+        if close(dV, w):
             return hint
-    if _shape(dV) != (n_k, d_v):
-        return (f"dV must have the shape of V, (n_k, d_v) = {(n_k, d_v)}, got {_shape_text(dV)}; "
+    if shape_of(dV) != (n_k, d_v):
+        return (f"dV must have the shape of V, (n_k, d_v) = {(n_k, d_v)}, got {shape_text(dV)}; "
                 "dV = A.T @ G")
     return ("dV has the right shape but the wrong numbers: value j reaches output i with weight A[i, j]; "
             "collect, for each j, the gradients g_i of the outputs it reached")
@@ -150,10 +159,10 @@ def _dv_hint(dV, A, G) -> str:
 
 def _da_hint(dA, V, G) -> str:
     n_q, n_k = G.shape[0], V.shape[0]
-    if _close(dA, V @ G.T):
+    if close(dA, V @ G.T):
         return "this is dA transposed, (n_k, n_q); dA[i, j] = g_i . v_j, so dA = G @ V.T, shape (n_q, n_k)"
-    if _shape(dA) != (n_q, n_k):
-        return f"dA must have the shape of A, (n_q, n_k) = {(n_q, n_k)}, got {_shape_text(dA)}"
+    if shape_of(dA) != (n_q, n_k):
+        return f"dA must have the shape of A, (n_q, n_k) = {(n_q, n_k)}, got {shape_text(dA)}"
     return "dA has the right shape but the wrong numbers: how does output i change when A[i, j] changes?"
 
 
@@ -175,11 +184,11 @@ def attention_grads(fn) -> bool:
             return report(False, f"return two arrays, (dA, dV); got {type(got).__name__}")
         dA, dV = got
         want_dA, want_dV = G @ V.T, A.T @ G
-        if _close(dA, want_dV) and _close(dV, want_dA):
+        if close(dA, want_dV) and close(dV, want_dA):
             return report(False, "dA and dV are swapped: return (dA, dV) in that order")
-        if not _close(dA, want_dA):
+        if not close(dA, want_dA):
             return report(False, f"{case}: " + _da_hint(dA, V, G))
-        if not _close(dV, want_dV):
+        if not close(dV, want_dV):
             return report(False, f"{case}: " + _dv_hint(dV, A, G))
     return report(True, "dA = G @ V.T and dV = A.T @ G are right: each value collects the gradients of the "
                         "outputs that used it, weighted by how much they used it")
@@ -233,9 +242,9 @@ def gradient_check(fn) -> bool:
             return not_attempted(STUB)
         if err:
             return report(False, f"{case}: {err}")
-        v = _floats(got)
+        v = as_floats(got)
         if v is None or v.size != 1 or not np.isfinite(v):
-            return report(False, f"{case}: return one finite number, the relative error, got {_shape_text(got)}")
+            return report(False, f"{case}: return one finite number, the relative error, got {shape_text(got)}")
         v = float(v.reshape(()))
         if v < 0:
             return report(False, f"{case}: a relative error is |a - n| / (|a| + |n|), never negative; got {v:.3g}")
@@ -340,10 +349,10 @@ def _dq_hint(dQ, Q, K, W, dS) -> str:
                   (dS @ K, "dQ leaves W out: the score of q is q (W k^T), so q meets each key only "
                            "after W has acted on it")]
     for w, hint in wrong:
-        if _close(dQ, w):
+        if close(dQ, w):
             return hint
-    if _shape(dQ) != Q.shape:
-        return (f"dQ must have the shape of Q, (n_q, d_q) = {Q.shape}, got {_shape_text(dQ)}; write the shape of "
+    if shape_of(dQ) != Q.shape:
+        return (f"dQ must have the shape of Q, (n_q, d_q) = {Q.shape}, got {shape_text(dQ)}; write the shape of "
                 "each factor under it: dS is (n_q, n_k), K is (n_k, d_k), W is (d_q, d_k)")
     return ("dQ has the right shape but the wrong numbers; take one entry, S[i, j] = sum_a,b Q[i, a] W[a, b] K[j, b], "
             "differentiate it by Q[i, a] and sum over j with the weights dS[i, j]")
@@ -362,10 +371,10 @@ def _dk_hint(dK, Q, K, W, dS) -> str:
                                    "queries carried into the keys' space"),
                   (dS.T @ Q, "dK leaves W out: key k meets q W, not q")]
     for w, hint in wrong:
-        if _close(dK, w):
+        if close(dK, w):
             return hint
-    if _shape(dK) != K.shape:
-        return (f"dK must have the shape of K, (n_k, d_k) = {K.shape}, got {_shape_text(dK)}; which index of dS "
+    if shape_of(dK) != K.shape:
+        return (f"dK must have the shape of K, (n_k, d_k) = {K.shape}, got {shape_text(dK)}; which index of dS "
                 "belongs to the keys?")
     return ("dK has the right shape but the wrong numbers; differentiate S[i, j] = sum_a,b Q[i, a] W[a, b] K[j, b] "
             "by K[j, b] and sum over the queries i with the weights dS[i, j]")
@@ -389,11 +398,11 @@ def general_score_grads(fn) -> bool:
             return report(False, f"return two arrays, (dQ, dK); got {type(got).__name__}")
         dQ, dK = got
         want_dQ, want_dK = dS @ K @ W.T, dS.T @ Q @ W
-        if Q.shape == K.shape and _close(dQ, want_dK) and _close(dK, want_dQ):
+        if Q.shape == K.shape and close(dQ, want_dK) and close(dK, want_dQ):
             return report(False, "dQ and dK are swapped: return (dQ, dK) in that order")
-        if not _close(dQ, want_dQ):
+        if not close(dQ, want_dQ):
             return report(False, f"{case}: " + _dq_hint(dQ, Q, K, W, dS))
-        if not _close(dK, want_dK):
+        if not close(dK, want_dK):
             return report(False, f"{case}: " + _dk_hint(dK, Q, K, W, dS))
     return report(True, "dQ = dS K W^T and dK = dS^T Q W are right: the scaled dot product is the case "
                         "W = I / sqrt(d_k)")
@@ -440,23 +449,23 @@ def key_bias(fn, why) -> bool:
         dQ, dK = dS @ K / np.sqrt(d_k), dS.T @ Q / np.sqrt(d_k)
         want_q, want_k = dQ.sum(axis=0), dK.sum(axis=0)
         for name, got_b, want, full in (("db_q", db_q, want_q, dQ), ("db_k", db_k, want_k, dK)):
-            if _close(got_b, want):
+            if close(got_b, want):
                 continue
-            if _close(got_b, full):
-                return report(False, f"{case}: {name} has one row per token, {_shape_text(got_b)}; the bias is "
+            if close(got_b, full):
+                return report(False, f"{case}: {name} has one row per token, {shape_text(got_b)}; the bias is "
                                      "one vector added to every row, so it collects the rows' gradients: shape (d_k,)")
-            if _close(got_b, full.sum(axis=1)):
+            if close(got_b, full.sum(axis=1)):
                 return report(False, f"{case}: {name} sums over the wrong axis: the bias is added to every row "
                                      "(every token), so add up the rows, one number per feature")
-            if _close(got_b, want * np.sqrt(d_k)):
+            if close(got_b, want * np.sqrt(d_k)):
                 return report(False, f"{case}: {name} misses the 1/sqrt(d_k) of the scores")
-            if name == "db_k" and _close(got_b, np.zeros_like(want)):
+            if name == "db_k" and close(got_b, np.zeros_like(want)):
                 return report(False, f"{case}: db_k is 0 here, but this dS does not come from a softmax (its "
                                      "rows do not sum to 0), and then the key bias does get a gradient. "
                                      "Compute it from dK; do not write down the 0 you expect")
-            if _shape(got_b) != want.shape:
+            if shape_of(got_b) != want.shape:
                 return report(False, f"{case}: {name} must have the shape of the bias, (d_k,) = {want.shape}, "
-                                     f"got {_shape_text(got_b)}")
+                                     f"got {shape_text(got_b)}")
             return report(False, f"{case}: {name} has the right shape but the wrong numbers: first write the "
                                  "gradient of Q (or K) with respect to the scores, then ask what a vector added "
                                  "to every row receives")

@@ -23,8 +23,17 @@ import numpy as np
 
 from .. import causal_mask as _causal_mask
 from .. import sinusoidal_positions, softmax
-from . import close as _close_or_raise
-from . import not_attempted, not_done, quietly, report, try_call
+from . import (
+    as_floats,
+    close,
+    not_attempted,
+    not_done,
+    quietly,
+    report,
+    shape_of,
+    shape_text,
+    try_call,
+)
 from .plain import plain_numpy
 
 __all__ = ["quietly", "causal_mask", "masked_softmax", "positions", "future_unchanged"]
@@ -32,42 +41,9 @@ __all__ = ["quietly", "causal_mask", "masked_softmax", "positions", "future_unch
 STUB = "no answer yet: replace the `...` after `return` with your code, then run the cell again"
 
 
-def _shape(x) -> tuple | None:
-    """The shape of ``x``, or None when it has none (a ragged list, an odd object)."""
-    try:
-        return tuple(np.shape(x))
-    except Exception:  # the learner's object: never raise
-        return None
-
-
-def _shape_text(x) -> str:
-    """``(4, 5)``, or what the learner gave when it is not an array (a ragged list has no shape)."""
-    shape = _shape(x)
-    if shape is None:
-        return f"a ragged {type(x).__name__} with no single shape"
-    if isinstance(x, (np.ndarray, list, tuple)):
-        return str(shape)
-    return f"{shape} (a {type(x).__name__})"
-
-
 def _array(x) -> np.ndarray | None:
     try:
         return np.asarray(x)
-    except Exception:  # the learner's object: never raise
-        return None
-
-
-def _close(a, b) -> bool:
-    """``check.close`` that also survives an object whose conversion to an array raises anything."""
-    try:
-        return _close_or_raise(a, b)
-    except Exception:  # the learner's object: never raise
-        return False
-
-
-def _floats(x) -> np.ndarray | None:
-    try:
-        return np.asarray(x, dtype=float)
     except Exception:  # the learner's object: never raise
         return None
 
@@ -91,10 +67,10 @@ def _mask_hint(got, n: int) -> str:
          "each token may attend to itself: keep the diagonal (np.tril with k=0, not k=-1)"),
     ]
     for w, hint in wrong:
-        if _close(got, w):
+        if close(got, w):
             return hint
-    if _shape(got) != (n, n):
-        return f"expected shape (n, n) = {(n, n)}, got {_shape_text(got)}"
+    if shape_of(got) != (n, n):
+        return f"expected shape (n, n) = {(n, n)}, got {shape_text(got)}"
     return "the shape is right but the pattern is not: mask[i, j] must be True exactly when j <= i"
 
 
@@ -110,7 +86,7 @@ def causal_mask(fn) -> bool:
         if err:
             return report(False, err)
         want = _causal_mask(n)  # (n, n) bool
-        if not _close(got, want):
+        if not close(got, want):
             return report(False, f"n = {n}: " + _mask_hint(got, n))
         arr = _array(got)
         if arr is None or arr.dtype != bool:
@@ -148,7 +124,7 @@ def _softmax_hint(got, S, mask) -> str:
     """Name the mistake behind a wrong masked softmax (``got`` may hold NaN or inf)."""
     overflow = ("your weights are NaN, inf or all 0 where keys are allowed: exp overflows (or underflows). "
                 "Subtract each row's maximum (over the allowed entries) before exp")
-    g = _floats(got)
+    g = as_floats(got)
     live = mask.any(axis=-1)  # rows with at least one allowed key
     if g is not None and g.shape == S.shape and np.abs(S).max() > 700:  # exp(710) = inf in float64
         with np.errstate(all="ignore"):
@@ -166,16 +142,16 @@ def _softmax_hint(got, S, mask) -> str:
             (softmax(S), "you ignored the mask: entries where mask is False must get weight exactly 0"),
         ]
     for w, hint in wrong:
-        if _close(got, w):
+        if close(got, w):
             return hint
     # Softmax down the columns: compare only the columns with an allowed entry, since an unguarded
     # version gives 0/0 = NaN in a column that is all False.
     cols = mask.any(axis=0)
-    if g is not None and g.shape == S.shape and _close(g[:, cols], softmax(S, axis=0, mask=mask)[:, cols]):
+    if g is not None and g.shape == S.shape and close(g[:, cols], softmax(S, axis=0, mask=mask)[:, cols]):
         return "softmax over the wrong axis: each query's row must sum to 1, so normalise with axis=-1"
-    shape = _shape(got)
+    shape = shape_of(got)
     if shape != S.shape:
-        return f"expected shape (n_q, n_k) = {S.shape}, the shape of S, got {_shape_text(got)}"
+        return f"expected shape (n_q, n_k) = {S.shape}, the shape of S, got {shape_text(got)}"
     if g is None:
         return f"expected an array of numbers, got {type(got).__name__}"
     want = softmax(S, mask=mask)
@@ -208,9 +184,9 @@ def masked_softmax(fn) -> bool:
             return not_attempted(STUB)
         if err:
             return report(False, err)
-        if not _close(got, softmax(S, mask=mask)):
+        if not close(got, softmax(S, mask=mask)):
             return report(False, f"{case}: " + _softmax_hint(got, S, mask))
-        blocked = _floats(got)[~mask]  # close() passed, so got converts to floats of S's shape
+        blocked = as_floats(got)[~mask]  # close() passed, so got converts to floats of S's shape
         if np.any(blocked != 0):
             return report(False, f"{case}: almost right, but a blocked key must get weight exactly 0, and yours get "
                                  f"up to {np.abs(blocked).max():.1e}: a finite score like -100 still leaves exp(-100) > 0. "
@@ -272,10 +248,10 @@ def _positions_hint(got, n: int, d: int) -> str:
             (sinusoidal_positions(n, d).T, "rows are positions: return shape (n, d), one row per token"),
         ]
     for w, hint in wrong:
-        if _close(got, w):
+        if close(got, w):
             return hint
-    if _shape(got) != (n, d):
-        return f"expected shape (n, d) = {(n, d)}, one row per position, got {_shape_text(got)}"
+    if shape_of(got) != (n, d):
+        return f"expected shape (n, d) = {(n, d)}, one row per position, got {shape_text(got)}"
     return ("the shape is right but the numbers are not: P[pos, 2i] = sin(pos / 10000^(2i/d)), "
             "P[pos, 2i+1] = cos(pos / 10000^(2i/d))")
 
@@ -291,7 +267,7 @@ def positions(fn) -> bool:
             return not_attempted(STUB)
         if err:
             return report(False, err)
-        if not _close(got, sinusoidal_positions(n, d)):
+        if not close(got, sinusoidal_positions(n, d)):
             return report(False, f"n = {n}, d = {d}: " + _positions_hint(got, n, d))
     return report(True, "the positional encoding is right: pair i is (sin, cos) of pos / 10000^(2i/d), "
                         "one frequency per pair, from fast to slow")

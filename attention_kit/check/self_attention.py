@@ -20,7 +20,7 @@ import numpy as np
 
 from ..mechanism.alignment import softmax
 from ..mechanism.attention import self_attention
-from . import close, not_attempted, not_done, quietly, report, report_failure, try_call
+from . import close, not_attempted, not_done, quietly, report, report_failure, shape_of, try_call
 from .plain import plain_numpy
 
 __all__ = [
@@ -65,13 +65,6 @@ def _first_match(out, candidates) -> str | None:
         if close(out, arr):
             return hint
     return None
-
-
-def _shape(out) -> tuple | None:
-    try:
-        return np.shape(out)
-    except Exception:  # an object numpy cannot size
-        return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -137,11 +130,11 @@ def softmax_rows(fn: Callable) -> bool:
         if hint is not None:
             return report(False, hint)
         if not close(out, softmax(S)):
-            arr = np.asarray(out, dtype=float) if _shape(out) == S.shape else None
+            arr = np.asarray(out, dtype=float) if shape_of(out) == S.shape else None
             if arr is not None and np.abs(S).max() >= 1000 and not np.isfinite(arr).all():
                 return report(False, "scores near 1000 give NaN or inf: np.exp(1000) overflows. "
                               "Subtract each row's maximum first (the result does not change)")
-            shape = _shape(out)
+            shape = shape_of(out)
             if shape != S.shape:
                 return report(False, f"for S of shape {S.shape} your result has shape {shape}; "
                               f"it must keep the shape (n_q, n_k) = {S.shape}")
@@ -198,7 +191,7 @@ def scaled_scores(fn: Callable) -> bool:
         return report(False, hint)
     if close(out, want):
         return report(True, f"scaled scores Q K^T / sqrt(d_k), shape {want.shape}")
-    shape = _shape(out)
+    shape = shape_of(out)
     if shape != want.shape:
         return report(False, f"for Q {Q.shape} and K {K.shape} the scores must have shape "
                       f"(n_q, n_k) = {want.shape}, yours has {shape}")
@@ -243,9 +236,9 @@ def output_row(answer, *, X, W_q, W_k, W_v, i: int) -> bool:
     for arr, hint in cands:
         if close(answer, arr, atol=1e-3):
             return report(False, hint)
-    if _shape(answer) != want.shape:
+    if shape_of(answer) != want.shape:
         return report(False, f"y_i must be a vector of shape {want.shape} (d_v,), yours has "
-                      f"shape {_shape(answer)}")
+                      f"shape {shape_of(answer)}")
     return report(False, "not the expected row: scores q_i . k_j / sqrt(d_k), softmax over j, then "
                   "sum_j a_ij v_j (values are compared to 3 decimals)")
 
@@ -314,8 +307,8 @@ def full_self_attention(fn: Callable) -> bool:
     hint = _first_match(out, _wrong_outputs(X, W_q, W_k, W_v))
     if hint is not None:
         return report(False, hint)
-    if _shape(out) != want.shape:
-        return report(False, f"the output must have shape (n, d_v) = {want.shape}, yours has {_shape(out)}")
+    if shape_of(out) != want.shape:
+        return report(False, f"the output must have shape (n, d_v) = {want.shape}, yours has {shape_of(out)}")
     return report(False, "wrong values: softmax(Q @ K.T / np.sqrt(d_k)) @ V with Q = X @ W_q, "
                   "K = X @ W_k, V = X @ W_v")
 
@@ -421,7 +414,7 @@ def fixed_source_code(fn: Callable) -> bool:
     if err2 is None and not close(out, out2):
         return report(False, "two calls with the same inputs gave different outputs: use the W_q, W_k, "
                       "W_v passed in, do not draw new random matrices inside the function")
-    if _shape(out) != want.shape:
-        return report(False, f"Y must have shape (n, d) = {want.shape}, yours has {_shape(out)}")
+    if shape_of(out) != want.shape:
+        return report(False, f"Y must have shape (n, d) = {want.shape}, yours has {shape_of(out)}")
     return report(False, "wrong values: Q, K, V = X @ W_q, X @ W_k, X @ W_v, then "
                   "softmax(Q @ K.T / sqrt(d)) @ V")

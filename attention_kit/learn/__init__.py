@@ -1,4 +1,4 @@
-"""How attention learns, and a tiny language model: notebooks 05-06.
+"""Notebooks 05-06: how attention learns, and a tiny language model.
 
 * ``backward`` - the backward passes of softmax and attention, the gradient check (notebook 05)
 * ``optim`` - ``SGD`` and ``Adam`` (notebook 05)

@@ -22,7 +22,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import ParameterError, ShapeError, as_float_array, check_finite
+from ..errors import ParameterError, ShapeError, as_float_array, check_finite, check_positive
 from ..mechanism._kernels import stack_heads, to_heads
 from ..mechanism.attention import scaled_dot_product_attention
 from ..mechanism.multi_head_attention import (
@@ -306,9 +306,7 @@ def numerical_gradient(f: Callable[[np.ndarray], float], x, eps: float = 1e-6) -
     -------
     grad : ndarray, float64, shape of x
     """
-    step = float(eps)
-    if not np.isfinite(step) or step <= 0:
-        raise ParameterError(f"eps must be a small positive number such as 1e-6, got {eps!r}")
+    step = check_positive(eps, "eps", hint="a small one such as 1e-6")
     x = np.array(as_float_array(x, "x"), dtype=np.float64, copy=True)
     check_finite(x, "x")
     grad = np.empty_like(x)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ParameterError, ShapeError, check_finite, check_matrix
+from ..errors import ParameterError, ShapeError, check_finite, check_matrix, check_positive
 
 __all__ = [
     "embed", "embed_backward",
@@ -95,8 +95,7 @@ def layer_norm(X, gamma, beta, *, eps: float = 1e-5) -> tuple[np.ndarray, tuple]
         if p.shape != (d,):
             raise ShapeError(f"{name} has shape {p.shape} but ({d},) was expected: one number per "
                              "feature (layer norm works across the features of each row)")
-    if not (isinstance(eps, (int, float)) and eps > 0):
-        raise ParameterError(f"eps must be a small positive number such as 1e-5, got {eps!r}")
+    check_positive(eps, "eps", hint="a small one such as 1e-5")
     mu = X.mean(axis=-1, keepdims=True)  # (..., n, 1)
     Xc = X - mu  # (..., n, d)
     inv = 1.0 / np.sqrt((Xc * Xc).mean(axis=-1, keepdims=True) + eps)  # (..., n, 1)

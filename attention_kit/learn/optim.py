@@ -18,7 +18,7 @@ import dataclasses
 
 import numpy as np
 
-from ..errors import NonFiniteError, ParameterError, ShapeError
+from ..errors import NonFiniteError, ParameterError, ShapeError, check_positive
 
 __all__ = ["SGD", "Adam", "check_learning_rate"]
 
@@ -27,11 +27,8 @@ def check_learning_rate(lr) -> float:
     """Return ``lr`` as a float, or raise ParameterError with a fix when it is not a positive number."""
     if isinstance(lr, bool) or not isinstance(lr, (int, float, np.integer, np.floating)):
         raise ParameterError(f"the learning rate must be a number such as 0.01, got {lr!r}")
-    value = float(lr)
-    if not np.isfinite(value) or value <= 0:
-        raise ParameterError(f"the learning rate must be a positive number such as 0.01, got {lr!r}: "
-                             "0 would not move the weights, and a negative one climbs the loss")
-    return value
+    return check_positive(lr, "the learning rate", hint="try 0.01: 0 would not move the weights, "
+                          "and a negative one climbs the loss")
 
 
 def _arrays(obj, what: str) -> dict:

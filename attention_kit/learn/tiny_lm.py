@@ -17,7 +17,7 @@ from importlib import resources
 
 import numpy as np
 
-from ..errors import ParameterError, ShapeError, check_count
+from ..errors import ParameterError, ShapeError, check_count, check_positive
 from ..scale.kvcache import KVCache
 from .block import attention_params, decoder_backward, decoder_forward
 from .layers import cross_entropy
@@ -136,10 +136,8 @@ def head_weights(params: dict, config: TinyLMConfig, ids, **switches) -> list[np
 def next_token_probs(params: dict, config: TinyLMConfig, ids, *, temperature: float = 1.0,
                      **switches) -> np.ndarray:
     """``softmax(logits / temperature)`` of the token after the last one, shape (vocab_size,)."""
-    t = float(temperature)
-    if not (np.isfinite(t) and t > 0):
-        raise ParameterError(f"temperature must be a positive number, got {temperature!r}; "
-                             "use generate(..., temperature=0) for greedy decoding")
+    t = check_positive(temperature, "temperature",
+                       hint="use generate(..., temperature=0) for greedy decoding")
     ids = np.asarray(ids)[-config.context:]
     z = lm_forward(params, config, ids, **switches)[0][0, -1] / t  # (V,)
     e = np.exp(z - z.max())

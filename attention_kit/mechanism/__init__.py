@@ -1,4 +1,4 @@
-"""The attention mechanism itself: notebooks 01-04.
+"""Notebooks 01-04: the attention mechanism itself.
 
 Read in the course's order:
 

@@ -23,6 +23,7 @@ from ..errors import (
     as_float_array,
     check_finite,
     check_mask,
+    check_positive,
 )
 from ._kernels import softmax_inplace
 
@@ -83,9 +84,7 @@ def soft_align(scores, *, temperature: float = 1.0, mask=None) -> np.ndarray:
     -------
     weights : ndarray, shape (..., n_k)
     """
-    t = float(temperature)
-    if not np.isfinite(t) or t <= 0:
-        raise ParameterError(f"temperature must be a positive number, got {temperature!r}; try 1.0")
+    t = check_positive(temperature, "temperature", hint="try 1.0")
     x = check_scores(scores)
     return softmax(x / t if t != 1.0 else x, mask=mask)
 

@@ -15,6 +15,7 @@ from ..errors import (
     check_count,
     check_finite,
     check_matrix,
+    check_positive,
 )
 from ._kernels import mask_for_heads, sdpa_core, stack_heads, to_heads
 
@@ -194,10 +195,7 @@ class MultiHeadCache:
 def _scale_arg(scale, d_k: int) -> float:
     if scale is None:
         return 1.0 / np.sqrt(d_k)
-    s = float(scale)
-    if not np.isfinite(s) or s <= 0:
-        raise ParameterError(f"scale must be a positive number, got {scale!r}; leave it None for 1/sqrt(d_k)")
-    return s
+    return check_positive(scale, "scale", hint="leave it None for 1/sqrt(d_k)")
 
 
 def multi_head_attention(X_q, X_kv, params: MultiHeadParams, mask=None):

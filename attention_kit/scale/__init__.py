@@ -1,4 +1,4 @@
-"""Attention at scale: notebook 07.
+"""Notebook 07: attention at scale.
 
 * ``online`` - the softmax's normaliser in one pass (running maximum and sum)
 * ``tiled`` - FlashAttention-style tiled attention that never holds the n x n scores
