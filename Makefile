@@ -96,6 +96,7 @@ bench: $(TESTS)
 	$(BIN)/python benchmarks/browser_latency.py
 	$(BIN)/python benchmarks/attention_at_scale.py --cpu-time
 	$(BIN)/python benchmarks/grade_speed.py
+	$(BIN)/python benchmarks/train_speed.py
 
 # Retrain notebook 06's language model and rewrite attention_kit/data/tiny_lm.npz (about a minute)
 tiny-lm: $(BASE)
