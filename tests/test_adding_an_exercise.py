@@ -39,7 +39,7 @@ def _example():
 
 
 def _run(source: str, fake) -> tuple[dict, list]:
-    ns = {"np": __import__("numpy"), "check": fake}
+    ns = {"np": __import__("numpy"), "check": fake, "ak": __import__("attention_kit")}
     with check.recording() as results, warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)   # a learner's overflow
         exec(compile(source, "cell", "exec"), ns)  # noqa: S102
@@ -62,6 +62,10 @@ def test_the_worked_example_runs_as_the_page_says(capsys):
     _, results = _run(blocks["exercise"].replace("return ...", "return np.exp(e / T) / np.exp(e / T).sum()"), fake)
     assert results[0].status == check.FAILED and "not finite" in results[0].message   # no max subtracted
 
+    _, results = _run(blocks["exercise"].replace("return ...", "return ak.softmax(e / T)"), fake)
+    assert results[0].status == check.FAILED and "attention_kit" in results[0].message  # plain numpy
+    assert checker.plain_numpy == ()
+
     ns, results = _run(blocks["solution"], fake)                 # asserts inside quietly()
     assert results[-1].passed and results[-1].line == shown[2]
     assert capsys.readouterr().out.count("✓") == 0, "the solution must print nothing"
@@ -75,6 +79,7 @@ def test_the_registry_line_finds_the_exercise_and_the_student_copy_drops_the_sol
     extended = registry.Notebook(nb01.number, nb01.file, nb01.title, nb01.exercises + (ex,))
     new_id = f"01.{len(nb01.exercises) + 1}"
     assert extended.numbered()[-1][0] == new_id and ex.answers == ("my_soft_weights",)
+    assert ex.plain == ()                                 # the registry reads the plain-numpy mark
 
     nb = nbformat.v4.new_notebook()
     solution = nbformat.v4.new_code_cell(blocks["solution"])

@@ -7,8 +7,9 @@ value, by its variable name in the notebook) and the checker that judges them. T
 objects; ``tools/make_student.py`` warns when a student copy has no cell that defines an
 answer; ``docs/teaching.md`` shows :func:`markdown_table` (a test keeps it in step).
 
-**Adding an exercise is one line**: an ``Exercise(...)`` in its notebook's tuple, in the order of
-the notebook. A new notebook is one ``Notebook(...)`` entry in ``NOTEBOOKS``. Exercise ids
+An exercise is a checker in ``attention_kit.check``, its cells in the notebook (the exercise, and
+the worked solution tagged ``solution``) and an ``Exercise(...)`` in its notebook's tuple here, in
+the order of the notebook: ``docs/adding-an-exercise.md`` has a template and a worked example. A new notebook is one ``Notebook(...)`` entry in ``NOTEBOOKS``. Exercise ids
 (``"02.3"``) are the notebook number and the position in that tuple; they head the grade
 columns, so append rather than reorder once a class has been graded.
 """
