@@ -36,8 +36,9 @@ sys.path.insert(0, str(ROOT / "tools"))
 import class_samples  # noqa: E402
 import make_student  # noqa: E402
 
-# Short limits: a normal cell takes at most a few seconds, even on a busy 2-core machine.
-LIMITS = Limits(cell_s=15, notebook_s=150, exercise_s=5)
+# Short limits: a normal cell takes at most a few seconds, but a 2-core machine shared with other
+# test runs has been seen to stretch one past 15 s.
+LIMITS = Limits(cell_s=25, notebook_s=200, exercise_s=8)
 
 # One typical mistake per exercise: (the learner's exercise cell, words of the expected hint).
 MISTAKES = {
@@ -245,7 +246,8 @@ def test_csv_rows_and_columns(graded):
 
 def test_all_solved(graded):
     ada = graded["rows"]["ada"]
-    assert {ada[c] for c in _cols()} == {"passed"}, ada
+    bad = [(g.id, g.status, g.message) for g in graded["result"].row("ada") if g.status != "passed"]
+    assert not bad, (bad, ada["notes"])
     assert ada["points"] == str(len(_cols())) and ada["percent"] == "100.0" and ada["notes"] == ""
     assert ada["02 score (of 6)"] == "6" and ada["02.1 points"] == "1"
     assert f"You passed **{len(_cols())} of {len(_cols())}** exercises" in _feedback(graded, "ada")
@@ -456,6 +458,7 @@ def test_library_calls_in_plain_numpy_exercises_are_rejected(lms):
 def test_lms_exports(lms):
     canvas, moodle = lms["canvas"], lms["moodle"]
     assert list(canvas[0]) == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Week 2 (4242)"]
+    assert canvas[0]["Student"].strip() == "Points Possible" and canvas[0]["Week 2 (4242)"] == "10"
     john = next(r for r in canvas if r["Student"] == "smithjohn")
     assert john["ID"] == "123456" and john["Week 2 (4242)"] == "0"
     assert list(moodle[0])[:6] == ["Identifier", "Full name", "Email address", "Status", "Grade",

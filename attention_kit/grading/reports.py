@@ -14,7 +14,8 @@ exercise is worth one point.
 * the summary (printed, and saved as ``summary.md`` with every hint): per exercise how many
   passed, and the most frequent hint, i.e. the mistake to explain in the next class.
 * ``canvas.csv``: Canvas's gradebook import (Student, ID, SIS User ID, SIS Login ID, Section,
-  then one column named after the assignment holding the points).
+  then one column named after the assignment holding the points; a "Points Possible" row first,
+  as in Canvas's export).
 * ``moodle.csv``: Moodle's offline grading worksheet (Identifier "Participant N", Full name,
   Email address, Status, Grade, Maximum Grade, Grade can be changed, Last modified
   (submission), Last modified (grade), Feedback comments).
@@ -167,6 +168,8 @@ def write_canvas(grades: ClassGrades, path: Path) -> int:
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", grades.assignment])
+        # as in Canvas's own export: the points a new assignment of this name is out of
+        writer.writerow(["    Points Possible", "", "", "", "", grades.max_points])
         for learner in grades.learners:
             info = grades.info[learner]
             missing += not info.canvas_id
