@@ -186,3 +186,74 @@ def test_fast_text_draws_the_pixels_of_text_for_every_alignment(ha, va):
         plain, fast = draw(Text, x), draw(FastText, x)
         assert (plain[..., :3] < 250).any(), "nothing drawn"
         np.testing.assert_array_equal(fast, plain)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: AttentionExplorer([1.0, 0.4], [[1.2, 0.3], [0.2, 1.0], [-0.8, 0.5]]),
+    lambda: SelfAttentionExplorer(np.random.default_rng(0).normal(0, 1, (8, 2)), labels=TOKENS),
+    lambda: SelfAttentionExplorer(np.random.default_rng(0).normal(0, 1, (4, 5))),
+], ids=["AttentionExplorer", "SelfAttentionExplorer", "SelfAttentionExplorer-5d"])
+def test_a_temperature_title_that_grows_but_fits_is_not_a_new_layout(make):
+    """Issue 23: the first temperature step (1.00 -> 1.12) made the title longer and laid the
+    figure out again, 340 ms in-process; a moving title that fits over its panel needs no layout."""
+    ex = make()
+    full = ex.live.full_renders
+    for t in (1.12, 10.0, 0.1, 1.0, 2.5):
+        ex.controls["temperature"].value = t
+    assert ex.live.full_renders == full  # no new layout, no new background
+
+    def laid_out(explorer):
+        explorer.live.relayout()
+        explorer.live.render()
+        return np.array([ax.get_position().bounds for ax in explorer.figure.get_axes()])
+
+    # a new layout with the longest title places the panels where one with the first title does
+    ex.controls["temperature"].value = 10.0
+    r = ex.figure.canvas.get_renderer()
+    gap = (laid_out(ex) - laid_out(make())) * np.array([r.width, r.height, r.width, r.height])
+    assert np.abs(gap).max() < 1.0
+
+
+def test_a_moving_title_lays_out_again_only_when_it_stops_fitting_or_gains_a_line():
+    from attention_kit.widgets.base import _needs_layout
+
+    assert not _needs_layout(("lines", 1), ("lines", 1))
+    assert _needs_layout(("lines", 2), ("lines", 1))  # a taller title
+    assert _needs_layout("a title wider than its panel", ("lines", 1))
+    assert not _needs_layout(("lines", 1), "a title wider than its panel")  # narrower again
+    assert _needs_layout("a static title, longer", "a static title")
+    assert not _needs_layout("a static title!", "a static title")
+    ex = SelfAttentionExplorer(np.random.default_rng(0).normal(0, 1, (3, 2)))
+    ex.live.set_dynamic(list(ex.live.dynamic))  # (keeps the titles moving)
+    ax = ex._hm_w.ax
+    assert ex._layout_title(ax) == ("lines", 1)
+    ax.set_title("a title far wider than its panel " * 4)
+    assert ex._layout_title(ax) == ax.get_title()
+
+
+def test_steady_scores_scale_keeps_the_colour_bar_while_the_scores_fit():
+    from attention_kit.plotting import heatmap, update_heatmap
+
+    fig = Figure()
+    FigureCanvasAgg(fig)
+    hm = heatmap(np.array([[1.8, -0.5], [0.2, 0.4]]), ax=fig.add_subplot(), kind="scores")
+    assert hm.image.get_clim() == (-2.0, 2.0)
+    update_heatmap(hm, np.array([[0.9, 0.1], [0.2, 0.4]]), steady=True)
+    assert hm.image.get_clim() == (-2.0, 2.0)  # fits, and fills more than a third: kept
+    update_heatmap(hm, np.array([[0.9, 0.1], [0.2, 0.4]]))
+    assert hm.image.get_clim() == (-1.0, 1.0)  # without steady: the round limit of the scores
+    update_heatmap(hm, np.array([[2.5, 0.1], [0.2, 0.4]]), steady=True)
+    assert hm.image.get_clim() == (-3.0, 3.0)  # does not fit: grows
+    update_heatmap(hm, np.array([[0.2, 0.1], [0.2, 0.4]]), steady=True)
+    assert hm.image.get_clim() == (-0.4, 0.4)  # far too wide: shrinks
+
+
+def test_self_attention_explorer_first_picture_has_the_round_scale_and_steps_keep_it():
+    X = np.array([[0.1, 0.5], [0.3, 0.4], [0.8, 0.0]])
+    ex = SelfAttentionExplorer(X)
+    assert ex._hm_dots.image.get_clim() == (-0.8, 0.8)  # the stored picture: max |x_i . x_j| = 0.64
+    full = ex.live.full_renders
+    ex.editor.set_text("x1", "0.2, 0.5")  # max 0.64 still: nothing but the cells moves
+    ex.editor.set_text("x1", "0.1, 0.6")
+    assert ex._hm_dots.image.get_clim() == (-0.8, 0.8)
+    assert ex.live.full_renders == full

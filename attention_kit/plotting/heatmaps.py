@@ -272,7 +272,7 @@ def _update_texts(art: HeatmapArtists, a: np.ndarray, m: np.ndarray | None, forc
     art._dark = dark if m is None else np.where(m, dark, False)
 
 
-def update_heatmap(artists: HeatmapArtists, weights, *, mask=None) -> None:
+def update_heatmap(artists: HeatmapArtists, weights, *, mask=None, steady: bool = False) -> None:
     """Update a heatmap in place: new cell data, colours and texts, no new artists.
 
     Parameters
@@ -283,6 +283,11 @@ def update_heatmap(artists: HeatmapArtists, weights, *, mask=None) -> None:
         The new values; the shape must be the one the heatmap was drawn with.
     mask : array_like of bool, optional
         True means "may attend"; None means nothing is masked.
+    steady : bool
+        For ``kind="scores"``: keep the current colour scale while every score fits in it and the
+        largest fills at least a third of it (a live figure then redraws its colour bar, a full
+        redraw, only now and then while a slider is dragged). Default: the round limit of these
+        scores.
     """
     a = _as_matrix(weights)
     old = artists.image.get_array()
@@ -293,6 +298,10 @@ def update_heatmap(artists: HeatmapArtists, weights, *, mask=None) -> None:
     artists.image.set_data(a if m is None else np.ma.masked_array(a, mask=~m))
     if artists.kind == "scores":
         lim = _scores_limit(a, m)
+        if steady:
+            lo, hi = artists.image.get_clim()
+            if lo == -hi and lim <= hi and lim >= hi / 3:
+                lim = hi
         artists.image.set_clim(-lim, lim)  # the colorbar follows its mappable
     _update_texts(artists, a, m)
 

@@ -101,8 +101,8 @@ class Explorer(widgets.VBox):
         self.error.value = ""
         layout_sig, background_sig = self._signatures()
         if self._last_layout is None or len(layout_sig) != len(self._last_layout) or any(
-                len(new) > len(old) + 3 for new, old in zip(layout_sig, self._last_layout, strict=True)):
-            # a new panel or a clearly longer title: lay out again
+                _needs_layout(new, old) for new, old in zip(layout_sig, self._last_layout, strict=True)):
+            # a new panel, a clearly longer title, or a moving title that no longer fits: lay out again
             self._last_layout = layout_sig
             self._last_background = background_sig
             self.live.relayout()
@@ -119,14 +119,35 @@ class Explorer(widgets.VBox):
         return True
 
     def _signatures(self) -> tuple[tuple, tuple]:
+        """What decides a new layout (one entry per panel: its title; for a title redrawn on every
+        change, only its number of lines while it fits over its panel) and a new background (the
+        static titles, the axis ranges, the colour scales)."""
         axes = [ax for ax in self.figure.get_axes() if ax.get_visible()]
         plain = [ax for ax in axes if not hasattr(ax, "_colorbar")]
-        layout = tuple(ax.get_title() for ax in plain)
         dynamic = {id(a) for a in self.live.dynamic}  # a title redrawn every time: not background
+        layout = tuple(self._layout_title(ax) if id(ax.title) in dynamic else ax.get_title()
+                       for ax in plain)
         background = tuple((None if id(ax.title) in dynamic else ax.get_title(),
                             ax.get_xlim(), ax.get_ylim(),
                             tuple(im.get_clim() for im in ax.images)) for ax in plain)
         return layout, background
+
+    def _layout_title(self, ax):
+        """A moving title's part in the layout: ``("lines", k)`` while it is no wider than its
+        panel (constrained layout then places the panels as before: only the title's height
+        counts, so a temperature step is not a new layout, 340 ms in-process), else its text."""
+        title = ax.title
+        text = title.get_text()
+        cache = self.__dict__.setdefault("_title_fits", {})
+        key = (id(ax), text, tuple(ax.get_position().bounds))
+        if key not in cache:
+            renderer = self.live._renderer()
+            fits = not text or \
+                title.get_window_extent(renderer).width <= ax.get_window_extent(renderer).width
+            if len(cache) > 256:
+                cache.clear()
+            cache[key] = ("lines", text.count("\n") + 1 if text else 0) if fits else text
+        return cache[key]
 
     def png(self) -> bytes:
         """The current figure as PNG bytes."""
@@ -146,6 +167,15 @@ class Explorer(widgets.VBox):
 
     def _draw(self, state: dict) -> None:
         raise NotImplementedError
+
+
+def _needs_layout(new, old) -> bool:
+    """A panel's layout entry (see ``Explorer._signatures``) changed enough to lay out again."""
+    if isinstance(new, tuple):  # a moving title that fits: only a new number of lines counts
+        return isinstance(old, tuple) and new != old
+    if isinstance(old, tuple):  # a moving title that fitted and now does not
+        return True
+    return len(new) > len(old) + 3
 
 
 LIMIT_STEPS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)

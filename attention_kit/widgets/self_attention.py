@@ -115,7 +115,9 @@ class SelfAttentionExplorer(Explorer):
 
     def _draw(self, st: dict) -> None:
         c = self.controls
-        update_heatmap(self._hm_dots, st["dots"])
+        # the scores' colour scale is kept while they fit (after the first picture): a seed or
+        # vector step then does not redraw the colour bar, the axes and the whole background
+        update_heatmap(self._hm_dots, st["dots"], steady=bool(self.state))
         update_heatmap(self._hm_w, st["weights"])
         div = []
         if c["scale"].value:
