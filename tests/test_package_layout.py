@@ -15,10 +15,7 @@ PACKAGE = Path(ak.__file__).parent
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
 MAX_LINES = 420  # "about 400"
 # path under attention_kit/ -> why it is not split yet
-TOO_LONG_FOR_NOW: dict[str, str] = {
-    "check/backprop.py": "issue 27 is rewriting notebook 05's checkers: softmax_backward and attention_grads "
-                         "are no longer registered exercises; drop or move them when that lands",
-}
+TOO_LONG_FOR_NOW: dict[str, str] = {}
 GROUPS = {"mechanism": ("01", "02", "03", "04"), "learn": ("05", "06"), "scale": ("07",)}
 OLD_FLAT = ("scores", "alignment", "attention", "masks", "positions", "multihead", "backward", "optim",
             "training", "layers", "tiny_lm", "corpus", "lm_training", "online", "tiled", "kvcache", "gqa",

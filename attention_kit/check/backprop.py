@@ -3,11 +3,6 @@
 Every checker prints one line, ``✓ ...`` or ``✗ ...`` with a hint aimed at the usual mistake, and
 returns True or False. The learner's exceptions are reported, never raised.
 
-* ``softmax_backward(fn)``: ``fn(a, g) -> dS`` for row-wise softmax weights ``a`` (n_q, n_k); catches
-  the missing sum term, only the diagonal of the Jacobian, the sum over the wrong axis, the row sums
-  laid along the columns (no ``keepdims``), the flipped sign and a Jacobian returned instead of a product.
-* ``attention_grads(fn)``: ``fn(A, V, G) -> (dA, dV)`` for ``out = A V``; catches ``A @ G`` (the
-  missing transpose of A), transposed results, ``G @ V`` and the two results swapped.
 * ``general_score_grads(fn)``: ``fn(Q, K, W, dS) -> (dQ, dK)`` for the general score ``S = Q W K^T``;
   catches W where W^T belongs (and the reverse), W left out, a scaling by sqrt(d_k) that the general score
   does not have, dS where dS^T belongs, the sign and the two swapped. Its hints diagnose; none prints
@@ -43,155 +38,10 @@ from . import (
 )
 from .plain import plain_numpy
 
-__all__ = ["softmax_backward", "attention_grads", "general_score_grads", "key_bias", "gradient_check",
+__all__ = ["general_score_grads", "key_bias", "gradient_check",
            "rotate_pattern", "quietly"]
 
 STUB = "no answer yet: replace the `...` after `return` with your code, then run the cell again"
-
-
-# ---------------------------------------------------------------- softmax backward
-
-def _softmax_cases():
-    """(name, a (n_q, n_k), g (n_q, n_k)); square cases too, so a wrongly broadcast sum can still run."""
-    rng = np.random.default_rng(5)
-
-    def weights(S, mask=None):
-        Z = np.where(mask, S, -np.inf) if mask is not None else S
-        top = Z.max(axis=1, keepdims=True)
-        E = np.exp(Z - np.where(np.isfinite(top), top, 0.0))
-        s = E.sum(axis=1, keepdims=True)
-        return E / np.where(s == 0, 1.0, s)
-
-    a1 = weights(rng.normal(size=(3, 4)))  # n_q != n_k
-    a2 = weights(rng.normal(size=(4, 4)))  # square
-    mask = np.array([[True, False, True], [False, False, False], [True, True, True]])
-    a3 = weights(rng.normal(size=(3, 3)), mask)  # masked, with a row that sees nothing
-    return [("3x4 weights", a1, rng.normal(size=(3, 4))), ("4x4 weights", a2, rng.normal(size=(4, 4))),
-            ("masked weights with an empty row", a3, rng.normal(size=(3, 3)))]
-
-
-def _softmax_hint(got, a, g) -> str:
-    n_q, n_k = a.shape
-    with np.errstate(all="ignore"):
-        wrong = [
-            (a * g, "you dropped the sum term: dS_j = a_j (g_j - sum_i g_i a_i); the weights compete, so "
-                    "raising one score lowers every other weight of its row"),
-            (a * (1 - a) * g, "you used only the diagonal of the Jacobian, a_j (1 - a_j); the off-diagonal "
-                              "entries -a_i a_j matter too: dS = a * (g - (g * a).sum(axis=1, keepdims=True))"),
-            (a * (g - (g * a).sum(axis=0, keepdims=True)),
-             "the sum runs over the wrong axis: each query's row is its own softmax, so sum over the keys, axis=1"),
-            (a * (g - (g * a).sum()), "you summed over the whole matrix; each row is its own softmax: "
-                                      "(g * a).sum(axis=1, keepdims=True)"),
-            (-_softmax_backward(a, g), "the sign is flipped: dS_j = a_j (g_j - sum_i g_i a_i), g first"),
-        ]
-        if n_q == n_k:
-            wrong.append((a * (g - (g * a).sum(axis=1)[None, :]),
-                          "the row sums were laid along the columns (a transposed sum): without "
-                          "keepdims=True, (g * a).sum(axis=1) has shape (n_q,) and broadcasts across the "
-                          "columns. Use .sum(axis=1, keepdims=True), shape (n_q, 1)"))
-    for w, hint in wrong:
-        if close(got, w):
-            return hint
-    shape = shape_of(got)
-    if shape is not None and len(shape) >= 2 and shape[-1] == shape[-2] == n_k and shape != a.shape:
-        return (f"this looks like a Jacobian, shape {shape_text(got)}; return the product with g instead, "
-                "one number per score: shape (n_q, n_k)")
-    if shape != a.shape:
-        return f"expected shape (n_q, n_k) = {a.shape}, the shape of a, got {shape_text(got)}"
-    f = as_floats(got)
-    if f is not None and not np.isfinite(f).all():
-        return "your gradient holds NaN or inf; a row of zero weights (nothing allowed) must give zeros"
-    return ("the shape is right but the numbers are not: compare one row of yours with J.T @ g, where "
-            "J = diag(a) - outer(a, a) is that row's Jacobian (section 1)")
-
-
-@plain_numpy()
-def softmax_backward(fn) -> bool:
-    """Check ``fn(a (n_q, n_k) weights, g (n_q, n_k)) -> dL/dS (n_q, n_k)``."""
-    if not_done(fn):
-        return not_attempted("no answer yet: write my_softmax_backward(a, g) and pass it in")
-    for case, a, g in _softmax_cases():
-        got, err = try_call(fn, a.copy(), g.copy())
-        if got is Ellipsis:
-            return not_attempted(STUB)
-        if err:
-            if a.shape[0] != a.shape[1] and "broadcast" in err:
-                err += ("; a sum over axis 1 without keepdims=True has shape (n_q,), which does not line up "
-                        "with the rows: use keepdims=True")
-            return report(False, f"{case}: {err}")
-        want = _softmax_backward(a, g)
-        if not close(got, want):
-            return report(False, f"{case}: " + _softmax_hint(got, a, g))
-        f = as_floats(got)
-        if np.any(f[a == 0] != 0):
-            return report(False, f"{case}: a weight of exactly 0 (a blocked key) must get a gradient of exactly 0")
-    return report(True, "the softmax backward is right: dS = a * (g - (g * a).sum(axis=1, keepdims=True)); "
-                        "blocked keys get exactly 0")
-
-
-# ---------------------------------------------------------------- dA and dV
-
-def _grads_cases():
-    rng = np.random.default_rng(6)
-    out = []
-    for n_q, n_k, d_v in ((3, 5, 2), (4, 4, 4)):  # the square case lets A @ G run, so its numbers are checked
-        A = rng.random((n_q, n_k))
-        A /= A.sum(axis=1, keepdims=True)  # (n_q, n_k) rows sum to 1
-        out.append((f"n_q={n_q}, n_k={n_k}, d_v={d_v}", A, rng.normal(size=(n_k, d_v)), rng.normal(size=(n_q, d_v))))
-    return out
-
-
-def _dv_hint(dV, A, G) -> str:
-    n_k, d_v = A.shape[1], G.shape[1]
-    wrong = [(G.T @ A, "this is dV transposed, (d_v, n_k); rows are tokens: dV = A.T @ G, shape (n_k, d_v)")]
-    if A.shape[0] == A.shape[1]:  # only then does A @ G run
-        wrong.append((A @ G, "dV = A @ G is missing the transpose of A: value j reaches output i with "
-                             "weight A[i, j], so dV_j = sum_i A[i, j] g_i, i.e. dV = A.T @ G, shape (n_k, d_v)"))
-    for w, hint in wrong:
-        if close(dV, w):
-            return hint
-    if shape_of(dV) != (n_k, d_v):
-        return (f"dV must have the shape of V, (n_k, d_v) = {(n_k, d_v)}, got {shape_text(dV)}; "
-                "dV = A.T @ G")
-    return ("dV has the right shape but the wrong numbers: value j reaches output i with weight A[i, j]; "
-            "collect, for each j, the gradients g_i of the outputs it reached")
-
-
-def _da_hint(dA, V, G) -> str:
-    n_q, n_k = G.shape[0], V.shape[0]
-    if close(dA, V @ G.T):
-        return "this is dA transposed, (n_k, n_q); dA[i, j] = g_i . v_j, so dA = G @ V.T, shape (n_q, n_k)"
-    if shape_of(dA) != (n_q, n_k):
-        return f"dA must have the shape of A, (n_q, n_k) = {(n_q, n_k)}, got {shape_text(dA)}"
-    return "dA has the right shape but the wrong numbers: how does output i change when A[i, j] changes?"
-
-
-@plain_numpy()
-def attention_grads(fn) -> bool:
-    """Check ``fn(A (n_q, n_k), V (n_k, d_v), G (n_q, d_v)) -> (dA, dV)`` for ``out = A @ V``."""
-    if not_done(fn):
-        return not_attempted("no answer yet: write my_attention_grads(A, V, G) and pass it in")
-    for case, A, V, G in _grads_cases():
-        got, err = try_call(fn, A.copy(), V.copy(), G.copy())
-        if got is Ellipsis or (isinstance(got, tuple) and any(x is Ellipsis for x in got)):
-            return not_attempted(STUB)
-        if err:
-            if "matmul" in err or "align" in err or "shape" in err:
-                err += (". Check each product's shapes: dA = G @ V.T is (n_q, d_v) @ (d_v, n_k); dV needs the "
-                        "transpose of A, A.T @ G is (n_k, n_q) @ (n_q, d_v), while A @ G does not fit")
-            return report(False, f"{case}: {err}")
-        if not isinstance(got, (tuple, list)) or len(got) != 2:
-            return report(False, f"return two arrays, (dA, dV); got {type(got).__name__}")
-        dA, dV = got
-        want_dA, want_dV = G @ V.T, A.T @ G
-        if close(dA, want_dV) and close(dV, want_dA):
-            return report(False, "dA and dV are swapped: return (dA, dV) in that order")
-        if not close(dA, want_dA):
-            return report(False, f"{case}: " + _da_hint(dA, V, G))
-        if not close(dV, want_dV):
-            return report(False, f"{case}: " + _dv_hint(dV, A, G))
-    return report(True, "dA = G @ V.T and dV = A.T @ G are right: each value collects the gradients of the "
-                        "outputs that used it, weighted by how much they used it")
 
 
 # ---------------------------------------------------------------- gradient check
