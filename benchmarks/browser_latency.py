@@ -65,9 +65,57 @@ def summary(rows: list[dict]) -> list[str]:
     return lines
 
 
+def _median(values: list[float], width: int) -> str:
+    return f"{statistics.median(values):{width}.1f}" if values else f"{'-':>{width}s}"
+
+
+def summary_every_control(rows: list[dict]) -> list[str]:
+    """Per control: key press -> changed pixels (median, p95), the first ak-frame (median), the
+    kernel's part (callback -> message sent, median), full redraws, presses, no change, load."""
+    lines = [f"{'notebook / control':52s} {'pixels':>7s} {'p95':>6s} {'max':>6s} {'akframe':>7s} "
+             f"{'kernel':>6s} {'full':>4s} {'n':>3s} {'none':>4s} {'load':>9s}  target"]
+    explorers = []
+    for r in rows:
+        name = f"{ls.short_name(r)} ({r.get('kind', '?')})"
+        if r.get("enabled_by"):
+            name += f" [{r['enabled_by']}]"
+        if r.get("error"):
+            lines.append(f"{name[:52]:52s} not measured: {r['error']}")
+            continue
+        if r.get("disabled"):
+            lines.append(f"{name[:52]:52s} disabled: nothing in its cell enables it")
+            continue
+        px = ls.stage_values(r, "to pixels")
+        ak = ls.stage_values(r, "to ak-frame")
+        kern = [p["sent"] - p["callback"] for p in r["presses"] if "sent" in p and "callback" in p]
+        full = sum(1 for p in r["presses"] if p.get("full"))
+        frames = sum(p.get("frames", 0) for p in r["presses"] if "pixels" not in p)
+        none = len(r["presses"]) - len(px)
+        if not px:
+            lines.append(f"{name[:52]:52s} no press changed the pixels ({none} presses, "
+                         f"{frames} frames drawn)")
+            continue
+        med, p95 = statistics.median(px), ls.percentile(px, 95)
+        baseline = r["notebook"] == ls.BASELINE_NAME
+        ok = "" if baseline else ("ok" if med <= TARGET_MEDIAN and p95 <= TARGET_P95 else "MISSED")
+        if not baseline:
+            explorers += px
+        lines.append(f"{name[:52]:52s} {med:7.1f} {p95:6.1f} {max(px):6.0f} {_median(ak, 7)} "
+                     f"{_median(kern, 6)} {full:4d} {len(px):3d} {none:4d} "
+                     f"{r['load'][0]:4.1f}-{r['load'][1]:<4.1f}  {ok}")
+    if explorers:
+        lines.append(f"{'all explorer presses':52s} {statistics.median(explorers):7.1f} "
+                     f"{ls.percentile(explorers, 95):6.1f} {max(explorers):6.0f} {'':7s} {'':6s} "
+                     f"{'':4s} {len(explorers):3d}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = ls.common_arguments(__doc__)
     parser.add_argument("--stages", action="store_true", help="also print the stage breakdown")
+    parser.add_argument("--first", action="store_true",
+                        help="the earlier measurement: only the first --sliders controls of the "
+                             "first explorer, timed to the ak-frame's paint")
     args = parser.parse_args(argv)
     notebooks = args.notebooks or ls.jlab.course_notebooks()
     if ls.jlab.find_chromium() is None:
@@ -76,6 +124,25 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not notebooks:
         print("browser_latency: no notebooks")
+        return 0
+    if not args.first:
+        import every_control
+
+        print(f"every control -> changed pixels in JupyterLab, ms ({args.presses} presses per "
+              f"control; {os.cpu_count()} cores; load average "
+              + "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
+              + f" at the start, {time.strftime('%Y-%m-%d %H:%M:%S')})")
+        rows = every_control.run(notebooks, args.presses, baseline=not args.no_baseline)
+        for line in summary_every_control(rows):
+            print("  " + line)
+        print(f"  targets: median <= {TARGET_MEDIAN:.0f} ms, p95 <= {TARGET_P95:.0f} ms per control; "
+              "load average " + "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg()) + " at the end")
+        if args.stages:
+            ls.print_stages(rows)
+        if args.json:
+            import json
+
+            args.json.write_text(json.dumps(rows, indent=1))
         return 0
     print(f"key press on a slider -> new picture painted in JupyterLab, ms ({args.presses} presses "
           f"per slider; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the start, "

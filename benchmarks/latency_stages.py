@@ -111,6 +111,8 @@ STAGES = (  # (name, from stamp, to stamp)
     ("round trip", "send", "recv"),
     ("to frame", "key", "frame"),
     ("total", "key", "painted"),
+    ("to ak-frame", "key", "akframe"),  # every_control.py: the first "ak-frame" after the press
+    ("to pixels", "key", "pixels"),  # every_control.py: the first frame with changed pixels
 )
 
 

@@ -257,3 +257,40 @@ def test_self_attention_explorer_first_picture_has_the_round_scale_and_steps_kee
     ex.editor.set_text("x1", "0.1, 0.6")
     assert ex._hm_dots.image.get_clim() == (-0.8, 0.8)
     assert ex.live.full_renders == full
+
+
+def test_mask_explorer_mask_and_positions_changes_redraw_only_the_moving_artists():
+    """Issue 23: the titles name the mask and the edited token; as moving artists, a new mask or
+    the positions box no longer redraw the whole background (90 - 110 ms in-process each)."""
+    ex = MaskExplorer(PADDED, mask="causal", token=2, nudge=1.0)
+    full = ex.live.full_renders
+    for mask in ("causal + padding", "padding", "causal"):
+        ex.controls["mask"].value = mask
+    for positions in (True, False):
+        ex.controls["positions"].value = positions
+    assert ex.live.full_renders <= full + 1  # (was 5: a new title; left: a new bar scale)
+    ex.controls["mask"].value = "local window"
+    ex.controls["positions"].value = True
+    assert "local window + positions" in ex._hm.ax.get_title()
+    fast = pixels(ex.live.value)
+    ex.live.invalidate()
+    np.testing.assert_array_equal(fast, pixels(ex.live.render()))  # same as a full redraw
+    titles = [op[3] for op in json.loads(ex.live.ops)["ops"] if op[0] == "t"]
+    assert "weights, mask: local window + positions" in titles
+
+
+def test_mask_explorer_window_and_padding_sliders_act_only_with_their_mask():
+    """Issue 23: 'real tokens' and 'D (window)' showed no change when pressed: they are disabled
+    (greyed) unless the mask uses them, and then they change the picture."""
+    ex = MaskExplorer(PADDED, mask="causal", token=2, nudge=1.0)
+    assert ex.controls["n_real"].disabled and ex.controls["D"].disabled
+    ex.controls["mask"].value = "causal + padding"
+    assert not ex.controls["n_real"].disabled and ex.controls["D"].disabled
+    before = ex.state["weights"].copy()
+    ex.controls["n_real"].value = 4
+    assert not np.allclose(before, ex.state["weights"])
+    ex.controls["mask"].value = "local window"
+    assert ex.controls["n_real"].disabled and not ex.controls["D"].disabled
+    before = ex.state["weights"].copy()
+    ex.controls["D"].value = 2
+    assert not np.allclose(before, ex.state["weights"])

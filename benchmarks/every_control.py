@@ -1,0 +1,337 @@
+"""Every control of every explorer, timed until the pixels on the page change (issue 23).
+
+Used by ``benchmarks/browser_latency.py`` (its default). For each interactive cell of a notebook
+(a widget with a picture), every control in it is driven ``presses`` times, one press at a time:
+
+* a slider: ArrowRight / ArrowLeft on its handle (ArrowLeft first at the top of its range);
+* a menu (``<select>``): the next / previous entry chosen, as with the mouse;
+* a checkbox: Space (on, off);
+* a button: Enter (e.g. the trainer's Step, the tiling stepper's next / back);
+* a text box: its vector with 0.1 added to (then taken from) its first component, typed, Enter.
+
+A disabled control is enabled first when one of the cell's menus or checkboxes does it (04's
+"real tokens" needs a padding mask, "D (window)" the local window; 02's seed the learned
+projections), then put back; a control that stays disabled is listed as such.
+
+Each press is timed in the page from the ``keydown`` (or the menu choice) to the first animation
+frame in which a hash of the cell's pictures differs from the hash before the press ("pixels"): a
+canvas's pixels (``getImageData``, read in a ``requestAnimationFrame`` loop only while a press is
+pending), an ``<img>``'s source once it has loaded. Beside it, the first ``ak-frame`` event after
+the press ("ak-frame") and the stages of ``latency_stages.py``. A press whose pictures do not
+change within 3 s counts as "no change" (with the frames it caused, if any).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+
+import latency_stages as ls
+from latency_probes import JS_INSTALL, KERNEL_FETCH, KERNEL_RESET, KERNEL_SETUP
+from latency_stages import jlab
+
+# Page side: a hash of the pictures of one cell, read in a requestAnimationFrame loop while a
+# press is pending. window.__px.arm() takes the hash before the press; the keydown (Arrow*, Enter,
+# Space) or a menu choice stamps the press; the first frame with another hash stamps "pixels".
+JS_PIXELS = """
+(sel) => {
+  const now = () => performance.timeOrigin + performance.now();
+  const root = document.querySelector(sel);
+  const hashPictures = () => {
+    let h = 0x811c9dc5;
+    for (const el of root.querySelectorAll('canvas.ak-live-figure, .jupyter-widgets img')) {
+      if (el.tagName === 'CANVAS') {
+        if (!el.width || !el.height) continue;
+        const d = new Uint32Array(el.getContext('2d').getImageData(0, 0, el.width, el.height).data.buffer);
+        for (let i = 0; i < d.length; i++) h = Math.imul(h ^ d[i], 0x01000193);
+        h = Math.imul(h ^ el.width, 0x01000193);
+      } else {
+        const s = (el.complete && el.naturalWidth > 0) ? el.src.slice(-64) + el.src.length : '#';
+        for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+      }
+    }
+    return h >>> 0;
+  };
+  const px = window.__px = {armed: false, key: null, before: 0, frames: 0, akframe: null,
+                            result: null, hashMs: []};
+  const loop = () => {
+    if (!px.armed) return;
+    const t = now();
+    if (px.key !== null) {
+      const h = hashPictures();
+      px.hashMs.push(now() - t);
+      if (h !== px.before) {
+        px.result = {key: px.key, pixels: t, akframe: px.akframe, frames: px.frames};
+        px.armed = false;
+        return;
+      }
+    }
+    requestAnimationFrame(loop);
+  };
+  px.arm = () => {
+    px.before = hashPictures();
+    px.key = null; px.frames = 0; px.akframe = null; px.result = null; px.armed = true;
+    requestAnimationFrame(loop);
+  };
+  px.stamp = () => { if (px.armed && px.key === null) px.key = now(); };
+  px.stop = () => {
+    const r = px.result || {key: px.key, pixels: null, akframe: px.akframe, frames: px.frames};
+    px.armed = false;
+    return r;
+  };
+  document.addEventListener('keydown', (e) => {
+    if (e.key.startsWith('Arrow') || e.key === 'Enter' || e.key === ' ') px.stamp();
+  }, true);
+  root.addEventListener('ak-frame', () => {
+    if (px.key === null) return;
+    px.frames += 1;
+    if (px.akframe === null) px.akframe = now();
+  });
+}
+"""
+
+# A menu entry chosen as with the mouse; stamps the press for both probes.
+JS_CHOOSE = """
+(h, step) => {
+  const now = performance.timeOrigin + performance.now();
+  const st = window.__st;
+  if (st) { st.cur = {key: now}; st.keys.push(now); }
+  if (window.__px) window.__px.stamp();
+  h.selectedIndex = Math.max(0, Math.min(h.options.length - 1, h.selectedIndex + step));
+  h.dispatchEvent(new Event('change', {bubbles: true}));
+}
+"""
+
+KINDS = (  # (kind, selector)
+    ("slider", ".jupyter-widgets [role=slider]"),
+    ("menu", ".jupyter-widgets select"),
+    ("checkbox", ".jupyter-widgets input[type=checkbox]"),
+    ("button", ".jupyter-widgets button"),
+    ("text", ".jupyter-widgets input[type=text]"),
+)
+
+
+def _label(handle, kind: str) -> str:
+    try:
+        if kind == "button":
+            return handle.inner_text(timeout=1000).strip() or "?"
+        if kind == "checkbox":
+            return handle.evaluate(
+                "h => (h.closest('label') || h.parentElement).innerText.trim()") or "?"
+        box = handle.locator("xpath=ancestor::div[contains(@class, 'widget-inline-hbox')][1]")
+        return box.locator(".widget-label").first.inner_text(timeout=1000).strip() or "?"
+    except Exception:
+        return "?"
+
+
+def _disabled(handle) -> bool:
+    return bool(handle.evaluate(
+        "h => !!h.disabled || h.getAttribute('aria-disabled') === 'true' || "
+        "!!h.closest('[disabled]') || !!h.closest('.jupyter-widgets.mod-disabled')"))
+
+
+def _controls(cell) -> list[tuple[str, object]]:
+    out = []
+    for kind, selector in KINDS:
+        for handle in cell.locator(selector).all():
+            if handle.is_visible():
+                out.append((kind, handle))
+    return out
+
+
+def _act(page, kind: str, handle, forward: bool) -> None:
+    """One press of a control, forward or back."""
+    if kind == "slider":
+        now, top = handle.get_attribute("aria-valuenow"), handle.get_attribute("aria-valuemax")
+        low = handle.get_attribute("aria-valuemin")
+        right = forward
+        if now is not None and now == top:
+            right = False
+        elif now is not None and now == low:
+            right = True
+        handle.focus()
+        page.keyboard.press("ArrowRight" if right else "ArrowLeft")
+    elif kind == "menu":
+        at = handle.evaluate("h => [h.selectedIndex, h.options.length]")
+        step = 1 if forward else -1
+        if not 0 <= at[0] + step < at[1]:
+            step = -step
+        handle.evaluate(JS_CHOOSE, step)
+    elif kind == "checkbox":
+        handle.focus()
+        page.keyboard.press(" ")
+    elif kind == "button":
+        handle.focus()
+        page.keyboard.press("Enter")
+    elif kind == "text":
+        value = handle.input_value() or ""
+        new = jlab.nudged_vector(value, 0.1 if forward else -0.1) if jlab.VECTOR_TEXT.match(value) \
+            else _nudged_number(value, forward)
+        handle.click()
+        handle.press("Control+a")
+        handle.press_sequentially(new)
+        handle.press("Enter")
+
+
+def _nudged_number(text: str, forward: bool) -> str:
+    try:
+        x = float(text)
+    except ValueError:
+        return text
+    return f"{x * (1.25 if forward else 0.8):g}"
+
+
+def _enable(page, cell, handle) -> tuple | None:
+    """Make a disabled control usable with one of the cell's menus or checkboxes; returns how to
+    put that control back, or None when nothing enables it."""
+    for kind, other in _controls(cell):
+        if kind == "menu" and not _disabled(other):
+            start = other.evaluate("h => h.selectedIndex")
+            n = other.evaluate("h => h.options.length")
+            for i in range(n):
+                if i == start:
+                    continue
+                other.evaluate("(h, i) => { h.selectedIndex = i; "
+                               "h.dispatchEvent(new Event('change', {bubbles: true})); }", i)
+                page.wait_for_timeout(400)
+                if not _disabled(handle):
+                    return (kind, other, start)
+            other.evaluate("(h, i) => { h.selectedIndex = i; "
+                           "h.dispatchEvent(new Event('change', {bubbles: true})); }", start)
+            page.wait_for_timeout(400)
+        elif kind == "checkbox" and not _disabled(other):
+            other.focus()
+            page.keyboard.press(" ")
+            page.wait_for_timeout(400)
+            if not _disabled(handle):
+                return (kind, other, None)
+            other.focus()
+            page.keyboard.press(" ")
+            page.wait_for_timeout(400)
+    return None
+
+
+def _restore(page, how) -> None:
+    kind, other, start = how
+    if kind == "menu":
+        other.evaluate("(h, i) => { h.selectedIndex = i; "
+                       "h.dispatchEvent(new Event('change', {bubbles: true})); }", start)
+    else:
+        other.focus()
+        page.keyboard.press(" ")
+    page.wait_for_timeout(500)
+
+
+def _press_control(page, kind, handle, presses: int, gap_ms: int, timeout_ms: int = 3000):
+    """``presses`` presses, alternately forward and back; per press the pixel probe's result."""
+    page.evaluate("() => { window.__st.done = []; window.__st.cur = null; }")
+    out = []
+    for i in range(presses):
+        page.evaluate("() => window.__px.arm()")
+        _act(page, kind, handle, i % 2 == 0)
+        try:
+            page.wait_for_function("() => window.__px.result !== null", polling=20,
+                                   timeout=timeout_ms)
+        except Exception:
+            pass
+        out.append(page.evaluate("() => window.__px.stop()"))
+        page.wait_for_timeout(gap_ms)  # the kernel goes idle: one press at a time
+    done = page.evaluate("() => window.__st.done")
+    return out, done
+
+
+def _merge(pixel: list[dict], done: list[dict]) -> list[dict]:
+    """One record per press: the stage stamps of latency_stages (matched by the key time) plus
+    "pixels" and "akframe"."""
+    presses = []
+    for p in pixel:
+        if p.get("key") is None:
+            continue
+        rec = next((d for d in done if abs(d["key"] - p["key"]) < 5.0), None)
+        rec = dict(rec) if rec else {"key": p["key"]}
+        rec["key"] = p["key"]
+        if p.get("pixels") is not None:
+            rec["pixels"] = p["pixels"]
+        if p.get("akframe") is not None:
+            rec["akframe"] = p["akframe"]
+        rec["frames"] = p.get("frames", 0)
+        presses.append(rec)
+    return presses
+
+
+def measure_notebook(page, server, notebook, presses: int, gap_ms: int = 250) -> list[dict]:
+    """One row per control of every interactive cell of ``notebook``."""
+    jlab.open_notebook(page, server, notebook.name)
+    jlab.run_all_cells(page)
+    cells = jlab.wait_widgets_rendered(page)
+    interactive = [c for c in cells if c.is_interactive or (
+        notebook.name == ls.BASELINE_NAME and c.widget_outputs)]
+    if not interactive:
+        raise RuntimeError(f"{notebook.name}: no interactive section")
+    ls.kernel_execute(page, KERNEL_SETUP)
+    rows = []
+    for c in interactive:
+        cell = jlab.cell_locator(page, c.index)
+        cell.evaluate("el => el.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(300)
+        sel = jlab.cell_selector(page, c.index)
+        page.evaluate(JS_INSTALL.replace("e.key === 'Enter'", "e.key === 'Enter' || e.key === ' '"),
+                      sel)
+        page.evaluate(JS_PIXELS, sel)
+        page.wait_for_timeout(300)
+        for kind, handle in _controls(cell):
+            label = _label(handle, kind)
+            restore = None
+            if _disabled(handle):
+                restore = _enable(page, cell, handle)
+                if restore is None:
+                    rows.append({"notebook": notebook.name, "cell": c.index, "kind": kind,
+                                 "slider": label, "presses": [], "missed": 0, "disabled": True,
+                                 "load": (os.getloadavg()[0],) * 2})
+                    continue
+            ls.kernel_execute(page, KERNEL_RESET)
+            load = os.getloadavg()[0]
+            pixel, done = _press_control(page, kind, handle, presses, gap_ms)
+            fetched = json.loads(ast.literal_eval(ls.kernel_execute(page, "", KERNEL_FETCH)))
+            merged = _merge(pixel, done)
+            ls._attach_kernel(merged, fetched["trace"], fetched["arrivals"])
+            rows.append({"notebook": notebook.name, "cell": c.index, "kind": kind, "slider": label,
+                         "presses": merged, "missed": sum(1 for p in merged if "pixels" not in p),
+                         "enabled_by": None if restore is None else _label(restore[1], restore[0]),
+                         "load": (load, os.getloadavg()[0])})
+            if restore is not None:
+                _restore(page, restore)
+    return rows
+
+
+def run(notebooks, presses: int, baseline: bool = True, gap_ms: int = 250) -> list[dict]:
+    """Every control of every notebook (and the interact baseline) in one JupyterLab."""
+    import tempfile
+    from pathlib import Path
+
+    from playwright.sync_api import sync_playwright
+
+    chromium = jlab.find_chromium()
+    if chromium is None:
+        raise RuntimeError("no Chromium at /usr/bin/chromium (apt-get install -y chromium)")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="attn-latency-") as tmp:
+        extra = [ls.write_baseline(Path(tmp))] if baseline else []
+        with jlab.LabServer(list(notebooks) + extra) as server, sync_playwright() as pw:
+            browser = jlab.launch_browser(pw, chromium)
+            try:
+                for nb in list(notebooks) + extra:
+                    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                    try:
+                        rows += measure_notebook(page, server, nb, presses, gap_ms)
+                    except RuntimeError as exc:
+                        rows.append({"notebook": nb.name, "slider": "-", "presses": [],
+                                     "missed": 0, "load": (os.getloadavg()[0],) * 2,
+                                     "error": str(exc)})
+                    finally:
+                        page.close()
+                    ls._shutdown_kernels(server)
+            finally:
+                browser.close()
+    return rows
