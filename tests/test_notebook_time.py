@@ -63,3 +63,11 @@ def test_the_readme_states_the_headers_times():
         assert row is not None, f"README.md has no row for {path.name}"
         m = re.search(r"\| (\d+)–(\d+) min \|\s*$", row)
         assert m and (int(m.group(1)), int(m.group(2))) == notebook_time.stated(path), row
+
+
+def test_the_checklist_states_the_range_of_times():
+    guide = (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
+    m = re.search(r"notebook takes (\d+) to (\d+) minutes", guide)
+    claims = [notebook_time.stated(p) for p in NOTEBOOKS]
+    assert m and (int(m.group(1)), int(m.group(2))) == (min(c[0] for c in claims),
+                                                        max(c[1] for c in claims))

@@ -272,6 +272,9 @@ def guide_times() -> None:
             raise SystemExit(f"docs/teaching.md: no **Time:** after {link}")
         sentence = notebook_time.measure(NOTEBOOKS / name).sentence()
         text = text[:m.start()] + "**Time:** a" + sentence[1:] + text[m.end():]
+    ranges = [notebook_time.measure(NOTEBOOKS / name).rounded for name in EDITS]
+    text = re.sub(r"notebook takes \d+ to \d+ minutes",
+                  f"notebook takes {min(r[0] for r in ranges)} to {max(r[1] for r in ranges)} minutes", text)
     if text != guide.read_text(encoding="utf-8"):
         guide.write_text(text, encoding="utf-8")
         print("edited docs/teaching.md")
