@@ -36,9 +36,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 import class_samples  # noqa: E402
 import make_student  # noqa: E402
 
-# Short limits: a normal cell takes at most a few seconds, but a 2-core machine shared with other
-# test runs has been seen to stretch one past 15 s.
-LIMITS = Limits(cell_s=25, notebook_s=200, exercise_s=8)
+# Short limits: a normal cell takes at most a few seconds, even on a busy 2-core machine.
+LIMITS = Limits(cell_s=15, notebook_s=150, exercise_s=5)
 
 # One typical mistake per exercise: (the learner's exercise cell, words of the expected hint).
 MISTAKES = {

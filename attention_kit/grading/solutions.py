@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import functools
-import warnings
+import threading
 from pathlib import Path
 from typing import Sequence
 
@@ -40,29 +40,30 @@ def is_solution_cell(cell) -> bool:
 
 
 def _statements(source: str) -> list[str] | None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError):
-            return None
-    return [ast.dump(node) for node in tree.body]
+    tree = registry.parse_cell(source)  # thread-safe: the grader reads two notebooks at once
+    return None if tree is None else [ast.dump(node) for node in tree.body]
 
 
 def _long_functions(source: str, names: Sequence[str]) -> list[str]:
     """Prints of the ``def`` statements of ``names`` whose body has two statements or more."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError):
-            return []
+    tree = registry.parse_cell(source)
+    if tree is None:
+        return []
     return [ast.dump(node) for node in tree.body
             if isinstance(node, ast.FunctionDef) and node.name in names and len(node.body) >= 2]
 
 
-@functools.lru_cache(maxsize=None)
+_CACHE_LOCK = threading.Lock()
+
+
 def solution_prints(number: str, folder: str | None = None) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """As :func:`_solution_prints`, read once per notebook, safe to call from several threads."""
+    with _CACHE_LOCK:
+        return _solution_prints(number, folder)
+
+
+@functools.lru_cache(maxsize=None)
+def _solution_prints(number: str, folder: str | None = None) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
     """``{exercise id: (statements of the solution cell, prints of its longer functions)}`` for
     notebook ``number``, from the full notebook in ``folder`` (default :data:`NOTEBOOK_DIR`).
     Empty when the full notebook is not there (a copy of the package without the notebooks)."""
