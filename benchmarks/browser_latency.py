@@ -1,24 +1,29 @@
-"""Time from a key press on a slider to the new picture, in a real JupyterLab, for every explorer.
+"""Time from a key press on every control to the new picture, in a real JupyterLab, for every explorer.
 
     python benchmarks/browser_latency.py                     # every notebooks/NN_*.ipynb
-    python benchmarks/browser_latency.py --presses 30 notebooks/02_self_attention.ipynb
+    python benchmarks/browser_latency.py --presses 10 notebooks/02_self_attention.ipynb
     python benchmarks/browser_latency.py --stages            # also the per-stage breakdown
+    python benchmarks/browser_latency.py --first             # the earlier, first-explorer run
 
-For each notebook: start JupyterLab (127.0.0.1, temporary settings, a copy of the notebook), open
-it in the system Chromium (headless, via playwright), run all cells, take the first interactive
-section whose controls redraw its picture, and its first ``--sliders`` such controls (sliders; for
-a widget without them, menus, then buttons), then move each ``--presses`` times, one press at a
-time: ArrowRight / ArrowLeft on a slider, the next / previous entry of a menu, Enter on a button.
-The same run measures the naive baseline: ``ipywidgets.interact`` drawing a fresh annotated 8 x 8
-heatmap with ``plt.show()`` on every change.
+By default (issue 23, ``benchmarks/every_control.py``): for each notebook, start JupyterLab
+(127.0.0.1, temporary settings, a copy of the notebook), open it in the system Chromium (headless,
+via playwright), run all cells, and drive **every** control of every interactive section (sliders,
+menus, checkboxes, buttons, text boxes; a disabled one after the menu or checkbox of its section
+that enables it) ``--presses`` times, one press at a time. Each press is timed from the ``keydown``
+(or the menu choice) to the first animation frame whose pictures differ, pixel for pixel, from the
+ones before the press (a hash of the canvas read in a ``requestAnimationFrame`` loop), so a frame
+that draws nothing new does not count; beside it the first ``ak-frame`` event and the kernel's part
+(the explorer's callback to the message sent). Printed per control: median, p95, max, full
+redraws, presses without a change, the load average before and after. The same run measures the
+naive baseline: ``ipywidgets.interact`` drawing a fresh annotated 8 x 8 heatmap with
+``plt.show()`` on every change.
 
-Each press is timed in the page, from the ``keydown`` event (or the menu choice) to the end of the
-first frame painted after the new picture is on the page ("painted"): a ``LiveFigure``'s canvas
-drawn (its "ak-frame" event), or the baseline's ``<img>`` loaded; "frame" is the start of that
-frame. That covers the round trip browser -> kernel (recompute, drawing commands) -> browser
-(draw, paint). The machinery and the per-stage breakdown are in ``benchmarks/latency_stages.py``,
-the results in ``benchmarks/LATENCY.md``. Targets (issue 15): median <= 50 ms and 95th percentile
-<= 100 ms for every explorer. The load average is printed beside every row:
+``--first`` is the earlier measurement (issue 15): the first interactive section whose controls
+redraw its picture and its first ``--sliders`` such controls, from the ``keydown`` to the end of
+the first frame painted after the new picture ("painted": a ``LiveFigure``'s "ak-frame", the
+baseline's ``<img>`` loaded). The machinery and the per-stage breakdown are in
+``benchmarks/latency_stages.py``, the results in ``benchmarks/LATENCY.md``. Targets (issues 15,
+23): median <= 50 ms and 95th percentile <= 100 ms for every control. The load average is printed:
 the machine's other work stretches every stage.
 """
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import sys
 
 import latency_stages as ls
 from latency_probes import JS_INSTALL, KERNEL_FETCH, KERNEL_RESET, KERNEL_SETUP
@@ -112,7 +113,27 @@ KINDS = (  # (kind, selector)
 )
 
 
+JS_ROW_NAME = """
+h => {  // a vector editor's row starts with the vector's name (a Label): 'x1' for its controls
+  const row = h.closest('.widget-hbox:not(.widget-inline-hbox)');
+  const first = row && row.firstElementChild;
+  return first && first !== h && !first.contains(h) && first.classList.contains('widget-label')
+    ? first.innerText.trim() : '';
+}
+"""
+
+
 def _label(handle, kind: str) -> str:
+    """The control's name as the page shows it, with its vector's name in a vector editor."""
+    try:
+        row = handle.evaluate(JS_ROW_NAME) or ""
+    except Exception:
+        row = ""
+    own = _own_label(handle, kind)
+    return f"{row} {own}".strip() if kind != "text" else (row or own)
+
+
+def _own_label(handle, kind: str) -> str:
     try:
         if kind == "button":
             return handle.inner_text(timeout=1000).strip() or "?"
@@ -290,19 +311,31 @@ def measure_notebook(page, server, notebook, presses: int, gap_ms: int = 250) ->
                                  "slider": label, "presses": [], "missed": 0, "disabled": True,
                                  "load": (os.getloadavg()[0],) * 2})
                     continue
-            ls.kernel_execute(page, KERNEL_RESET)
-            load = os.getloadavg()[0]
-            pixel, done = _press_control(page, kind, handle, presses, gap_ms)
-            fetched = json.loads(ast.literal_eval(ls.kernel_execute(page, "", KERNEL_FETCH)))
-            merged = _merge(pixel, done)
-            ls._attach_kernel(merged, fetched["trace"], fetched["arrivals"])
-            rows.append({"notebook": notebook.name, "cell": c.index, "kind": kind, "slider": label,
-                         "presses": merged, "missed": sum(1 for p in merged if "pixels" not in p),
-                         "enabled_by": None if restore is None else _label(restore[1], restore[0]),
-                         "load": (load, os.getloadavg()[0])})
+            try:
+                rows.append(_measure_control(page, notebook, c, kind, handle, label, restore,
+                                             presses, gap_ms))
+            except Exception as exc:  # one control that fails is reported, the rest measured
+                rows.append({"notebook": notebook.name, "cell": c.index, "kind": kind,
+                             "slider": label, "presses": [], "missed": 0,
+                             "load": (os.getloadavg()[0],) * 2, "error": str(exc)[:200]})
+            print(f"  measured {notebook.name} / {label} ({kind})", file=sys.stderr, flush=True)
             if restore is not None:
                 _restore(page, restore)
     return rows
+
+
+def _measure_control(page, notebook, c, kind, handle, label, restore, presses, gap_ms) -> dict:
+    """One control of cell ``c``: its presses, merged with the stage stamps."""
+    ls.kernel_execute(page, KERNEL_RESET)
+    load = os.getloadavg()[0]
+    pixel, done = _press_control(page, kind, handle, presses, gap_ms)
+    fetched = json.loads(ast.literal_eval(ls.kernel_execute(page, "", KERNEL_FETCH)))
+    merged = _merge(pixel, done)
+    ls._attach_kernel(merged, fetched["trace"], fetched["arrivals"])
+    return {"notebook": notebook.name, "cell": c.index, "kind": kind, "slider": label,
+            "presses": merged, "missed": sum(1 for p in merged if "pixels" not in p),
+            "enabled_by": None if restore is None else _label(restore[1], restore[0]),
+            "load": (load, os.getloadavg()[0])}
 
 
 def run(notebooks, presses: int, baseline: bool = True, gap_ms: int = 250) -> list[dict]:
@@ -325,7 +358,7 @@ def run(notebooks, presses: int, baseline: bool = True, gap_ms: int = 250) -> li
                     page = browser.new_page(viewport={"width": 1400, "height": 1000})
                     try:
                         rows += measure_notebook(page, server, nb, presses, gap_ms)
-                    except RuntimeError as exc:
+                    except Exception as exc:  # noqa: BLE001 (a notebook that fails is reported)
                         rows.append({"notebook": nb.name, "slider": "-", "presses": [],
                                      "missed": 0, "load": (os.getloadavg()[0],) * 2,
                                      "error": str(exc)})
