@@ -87,6 +87,9 @@ def summary_every_control(rows: list[dict]) -> list[str]:
         if r.get("error"):
             lines.append(f"{name[:52]:52s} not measured: {r['error']}")
             continue
+        if r.get("single"):
+            lines.append(f"{name[:52]:52s} one entry: nothing to choose")
+            continue
         if r.get("disabled"):
             lines.append(f"{name[:52]:52s} disabled: nothing in its cell enables it")
             continue

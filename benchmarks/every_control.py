@@ -7,7 +7,9 @@ Used by ``benchmarks/browser_latency.py`` (its default). For each interactive ce
 * a menu (``<select>``): the next / previous entry chosen, as with the mouse;
 * a checkbox: Space (on, off);
 * a button: Enter (e.g. the trainer's Step, the tiling stepper's next / back);
-* a text box: its vector with 0.1 added to (then taken from) its first component, typed, Enter.
+* a text box: its vector with 0.1 added to (then taken from) its first component, a number x 1.25
+  (then / 1.25), or words with the last one dropped (then put back), typed, Enter;
+* a menu with a single entry (06's layer menu for a one-layer model) is listed, not pressed.
 
 A disabled control is enabled first when one of the cell's menus or checkboxes does it (04's
 "real tokens" needs a padding mask, "D (window)" the local window; 02's seed the learned
@@ -187,12 +189,30 @@ def _act(page, kind: str, handle, forward: bool) -> None:
         page.keyboard.press("Enter")
     elif kind == "text":
         value = handle.input_value() or ""
-        new = jlab.nudged_vector(value, 0.1 if forward else -0.1) if jlab.VECTOR_TEXT.match(value) \
-            else _nudged_number(value, forward)
+        if jlab.VECTOR_TEXT.match(value):
+            new = jlab.nudged_vector(value, 0.1 if forward else -0.1)
+        elif _is_number(value):
+            new = _nudged_number(value, forward)
+        else:  # words (06's context): the last word dropped, then put back
+            words = value.split()
+            if forward and len(words) > 1:
+                handle.evaluate("(h, w) => { h.dataset.akDropped = w; }", words[-1])
+                new = " ".join(words[:-1])
+            else:
+                dropped = handle.evaluate("h => h.dataset.akDropped || ''")
+                new = " ".join(words + ([dropped] if dropped else []))
         handle.click()
         handle.press("Control+a")
         handle.press_sequentially(new)
         handle.press("Enter")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _nudged_number(text: str, forward: bool) -> str:
@@ -304,6 +324,11 @@ def measure_notebook(page, server, notebook, presses: int, gap_ms: int = 250) ->
         for kind, handle in _controls(cell):
             label = _label(handle, kind)
             restore = None
+            if kind == "menu" and handle.evaluate("h => h.options.length") < 2:
+                rows.append({"notebook": notebook.name, "cell": c.index, "kind": kind,
+                             "slider": label, "presses": [], "missed": 0, "single": True,
+                             "load": (os.getloadavg()[0],) * 2})
+                continue
             if _disabled(handle):
                 restore = _enable(page, cell, handle)
                 if restore is None:
