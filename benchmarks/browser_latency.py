@@ -1,6 +1,6 @@
 """Time from a key press on every control to the new picture, in a real JupyterLab, for every explorer.
 
-    python benchmarks/browser_latency.py                     # every notebooks/NN_*.ipynb
+    python benchmarks/browser_latency.py                     # every notebooks/NN_*.ipynb, 6 presses per control (~14 min)
     python benchmarks/browser_latency.py --presses 10 notebooks/02_self_attention.ipynb
     python benchmarks/browser_latency.py --stages            # also the per-stage breakdown
     python benchmarks/browser_latency.py --first             # the earlier, first-explorer run
@@ -124,7 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first", action="store_true",
                         help="the earlier measurement: only the first --sliders controls of the "
                              "first explorer, timed to the ak-frame's paint")
+    parser.set_defaults(presses=None)  # 6 per control, 20 with --first
     args = parser.parse_args(argv)
+    args.presses = args.presses or (20 if args.first else 6)
     notebooks = args.notebooks or ls.jlab.course_notebooks()
     if ls.jlab.find_chromium() is None:
         print("browser_latency: skipped, no Chromium at /usr/bin/chromium "
