@@ -389,7 +389,7 @@ def run(notebooks, presses: int, baseline: bool = True, gap_ms: int = 250) -> li
                                      "error": str(exc)})
                     finally:
                         page.close()
-                    ls._shutdown_kernels(server)
+                    server.shutdown_kernels()
             finally:
                 browser.close()
     return rows

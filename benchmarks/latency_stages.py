@@ -353,23 +353,10 @@ def run(notebooks: list[Path], presses: int, sliders: int, baseline: bool = True
                                      "error": str(exc)})
                     finally:
                         page.close()
-                    _shutdown_kernels(server)
+                    server.shutdown_kernels()
             finally:
                 browser.close()
     return rows
-
-
-def _shutdown_kernels(server) -> None:
-    """Two cores: a notebook's idle kernel is stopped before the next notebook is measured."""
-    import urllib.request
-
-    try:
-        with urllib.request.urlopen(server.api("sessions"), timeout=5) as r:
-            for s in json.load(r):
-                req = urllib.request.Request(server.api(f"sessions/{s['id']}"), method="DELETE")
-                urllib.request.urlopen(req, timeout=10).close()
-    except OSError:
-        pass
 
 
 def percentile(xs: list[float], q: float) -> float:

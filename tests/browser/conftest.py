@@ -9,11 +9,9 @@ see that the tests notice widgets that do not render.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -69,20 +67,6 @@ def pytest_runtest_makereport(item, call):
     setattr(item, f"rep_{rep.when}", rep)
 
 
-def _shutdown_sessions(server: jlab.LabServer, path: str | None = None) -> None:
-    """Stop the kernels of the notebook ``path`` (every kernel when None): two cores, and a
-    left-over kernel slows the next test down."""
-    try:
-        with urllib.request.urlopen(server.api("sessions"), timeout=5) as r:
-            sessions = json.load(r)
-        for s in sessions:
-            if path is None or s.get("path") == path:
-                req = urllib.request.Request(server.api(f"sessions/{s['id']}"), method="DELETE")
-                urllib.request.urlopen(req, timeout=10).close()
-    except OSError:
-        pass
-
-
 @pytest.fixture(scope="session")
 def lab_page(browser, lab):
     """One JupyterLab with every notebook open in its own tab and Run All already clicked in
@@ -105,7 +89,7 @@ def lab_page(browser, lab):
         yield pg
     finally:
         context.close()
-        _shutdown_sessions(lab)
+        lab.shutdown_kernels()
 
 
 @pytest.fixture

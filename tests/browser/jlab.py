@@ -185,6 +185,19 @@ class LabServer:
     def api(self, path: str) -> str:
         return f"{self.base}/api/{path}?token={self.token}"
 
+    def shutdown_kernels(self, path: str | None = None) -> None:
+        """Stop the kernels of the notebook ``path`` (every kernel when None): two cores, and a
+        left-over kernel slows the next notebook down. A server that does not answer is left as it is."""
+        try:
+            with urllib.request.urlopen(self.api("sessions"), timeout=5) as r:
+                sessions = json.load(r)
+            for s in sessions:
+                if path is None or s.get("path") == path:
+                    req = urllib.request.Request(self.api(f"sessions/{s['id']}"), method="DELETE")
+                    urllib.request.urlopen(req, timeout=10).close()
+        except OSError:
+            pass
+
     def lab_url(self, notebook: str) -> str:
         # ?reset: start from an empty workspace (no layout restored from an earlier test)
         return f"{self.base}/lab/tree/{notebook}?token={self.token}&reset"

@@ -5,10 +5,8 @@ there, notebook 01 runs top to bottom from the folder's own attention_kit, every
 
 from __future__ import annotations
 
-import json
 import re
 import sys
-import urllib.request
 from pathlib import Path
 
 import jlab
@@ -77,13 +75,7 @@ def test_student_edition_opens_in_lab_without_solutions(browser, student_lab):
         page.screenshot(path=str(jlab.SHOTS / "student-01-in-lab.png"))
     finally:
         context.close()
-        try:
-            with urllib.request.urlopen(server.api("sessions"), timeout=5) as r:
-                for s in json.load(r):
-                    req = urllib.request.Request(server.api(f"sessions/{s['id']}"), method="DELETE")
-                    urllib.request.urlopen(req, timeout=10).close()
-        except OSError:
-            pass
+        server.shutdown_kernels()
 
 
 def test_served_folder_is_the_student_edition(student_lab):
