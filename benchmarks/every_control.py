@@ -6,9 +6,12 @@ Used by ``benchmarks/browser_latency.py`` (its default). For each interactive ce
 * a slider: ArrowRight / ArrowLeft on its handle (ArrowLeft first at the top of its range);
 * a menu (``<select>``): the next / previous entry chosen, as with the mouse;
 * a checkbox: Space (on, off);
-* a button: Enter (e.g. the trainer's Step, the tiling stepper's next / back);
+* a button: Enter (e.g. the trainer's Step, the tiling stepper's next / back); a reset button
+  gets something to undo before each press, not timed: another button of its cell (05's Step)
+  or its last slider (03's embeddings);
 * a text box: its vector with 0.1 added to (then taken from) its first component, a number x 1.25
-  (then / 1.25), or words with the last one dropped (then put back), typed, Enter;
+  (then / 1.25), or words with the last one dropped (then put back), typed, Enter; the press is
+  timed from the Enter (a space typed into the box is part of the text, not a press);
 * a menu with a single entry (06's layer menu for a one-layer model) is listed, not pressed.
 
 A disabled control is enabled first when one of the cell's menus or checkboxes does it (04's
@@ -83,8 +86,10 @@ JS_PIXELS = """
     px.armed = false;
     return r;
   };
+  // A space typed into a text box is part of the new text, not a press: only its Enter counts.
+  const typing = (e) => e.target && e.target.tagName === 'INPUT' && e.target.type === 'text';
   document.addEventListener('keydown', (e) => {
-    if (e.key.startsWith('Arrow') || e.key === 'Enter' || e.key === ' ') px.stamp();
+    if (e.key.startsWith('Arrow') || e.key === 'Enter' || (e.key === ' ' && !typing(e))) px.stamp();
   }, true);
   root.addEventListener('ak-frame', () => {
     if (px.key === null) return;
@@ -264,11 +269,28 @@ def _restore(page, how) -> None:
     page.wait_for_timeout(500)
 
 
-def _press_control(page, kind, handle, presses: int, gap_ms: int, timeout_ms: int = 3000):
-    """``presses`` presses, alternately forward and back; per press the pixel probe's result."""
+def _undo_first(cell, label: str):
+    """For a reset button, a press (not timed) that gives it something to undo before each of its
+    presses: another button of the cell (05's "Step"), else its last slider (03's embeddings).
+    None for any other control."""
+    if "reset" not in label.lower():
+        return None
+    others = [(k, h) for k, h in _controls(cell)
+              if (k == "button" and "reset" not in _label(h, k).lower()) or k == "slider"]
+    buttons = [o for o in others if o[0] == "button"]
+    return (buttons or others[-1:] or [None])[0]
+
+
+def _press_control(page, kind, handle, presses: int, gap_ms: int, timeout_ms: int = 3000,
+                   undo_first=None):
+    """``presses`` presses, alternately forward and back; per press the pixel probe's result.
+    ``undo_first`` (kind, handle): pressed before each press and not timed (see _undo_first)."""
     page.evaluate("() => { window.__st.done = []; window.__st.cur = null; }")
     out = []
     for i in range(presses):
+        if undo_first is not None:
+            _act(page, *undo_first, i % 2 == 0)
+            page.wait_for_timeout(400 + gap_ms)  # its picture drawn before the timed press
         page.evaluate("() => window.__px.arm()")
         _act(page, kind, handle, i % 2 == 0)
         try:
@@ -317,7 +339,8 @@ def measure_notebook(page, server, notebook, presses: int, gap_ms: int = 250) ->
         cell.evaluate("el => el.scrollIntoView({block: 'start'})")
         page.wait_for_timeout(300)
         sel = jlab.cell_selector(page, c.index)
-        page.evaluate(JS_INSTALL.replace("e.key === 'Enter'", "e.key === 'Enter' || e.key === ' '"),
+        page.evaluate(JS_INSTALL.replace("e.key === 'Enter'", "e.key === 'Enter' || (e.key === ' ' && "
+                                        "!(e.target && e.target.type === 'text'))"),
                       sel)
         page.evaluate(JS_PIXELS, sel)
         page.wait_for_timeout(300)
@@ -353,7 +376,8 @@ def _measure_control(page, notebook, c, kind, handle, label, restore, presses, g
     """One control of cell ``c``: its presses, merged with the stage stamps."""
     ls.kernel_execute(page, KERNEL_RESET)
     load = os.getloadavg()[0]
-    pixel, done = _press_control(page, kind, handle, presses, gap_ms)
+    pixel, done = _press_control(page, kind, handle, presses, gap_ms,
+                                 undo_first=_undo_first(jlab.cell_locator(page, c.index), label))
     fetched = json.loads(ast.literal_eval(ls.kernel_execute(page, "", KERNEL_FETCH)))
     merged = _merge(pixel, done)
     ls._attach_kernel(merged, fetched["trace"], fetched["arrivals"])

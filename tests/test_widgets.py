@@ -315,12 +315,24 @@ def test_multi_head_explorer_follows_sliders_and_heads():
     ex.controls["token"].value = 5
     assert ex.controls["dim3"].value == X[5, 3]
     np.testing.assert_allclose(ex.state["X"], X1)
-    # more heads: the grid is rebuilt inside the same figure
-    fig = ex.figure
+    # more heads: a figure of its own, built once and shown in the same live figure
+    fig, before = ex.figure, ex.png()
     ex.controls["n_heads"].value = 8
-    assert ex.figure is fig and len(ex._hms) == 8
+    assert ex.figure is not fig and ex.live.figure is ex.figure and len(ex._hms) == 8
     assert ex.state["weights"].shape == (8, 8, 8)
     assert_not_blank(ex.png())
+    # back to 2 heads: the first figure again, its layout and background kept (no full render),
+    # its artists showing the current weights; and 8 again, the same way
+    full, eight = ex.live.full_renders, ex.figure
+    ex.controls["n_heads"].value = 2
+    assert ex.figure is fig and ex.live.figure is fig and len(ex._hms) == 2
+    assert ex.live.full_renders == full and ex.png() == before  # the same picture as before
+    for h in range(2):
+        np.testing.assert_allclose(ex._hms[h].image.get_array(), ex.state["weights"][h])
+    np.testing.assert_allclose([b.get_width() for b in ex._bars1], ex.state["output"][5])
+    ex.controls["n_heads"].value = 8
+    assert ex.figure is eight and len(ex._hms) == 8 and ex.live.full_renders == full
+    np.testing.assert_allclose(ex._hms[7].image.get_array(), ex.state["weights"][7])
     data = ex._repr_mimebundle_()
     assert data["text/plain"] == "MultiHeadExplorer (interactive: run in JupyterLab to use the controls)"
     assert_not_blank(base64.b64decode(data["image/png"]))

@@ -118,6 +118,49 @@ class Explorer(widgets.VBox):
         self.last_update_ms = ((time.perf_counter() - t0) * 1e3, (time.process_time() - c0) * 1e3)
         return True
 
+    #: The attributes a ``_show_scene`` build sets (its artists); they are kept with its figure.
+    _scene_parts: tuple[str, ...] = ()
+    #: How many built figures an explorer keeps (the oldest other one is dropped first).
+    MAX_SCENES = 8
+
+    def _show_scene(self, key, build) -> bool:
+        """Show the figure built for ``key``, calling ``build()`` (which draws into
+        ``self.figure`` and sets the attributes named in ``_scene_parts``) the first time.
+        Returns True when it built a new figure.
+
+        For a menu choice that changes the panels (03's number of heads, 05's task): a new layout
+        costs ~0.3-0.5 s in-process (constrained layout of every tick label, a full render), so
+        each choice is built once into its own figure, which keeps its layout and background;
+        coming back to it redraws the moving artists only.
+        """
+        scenes = self.__dict__.setdefault("_scenes", {})
+        old = self.__dict__.get("_scene_key")
+        if old == key:
+            return False
+        if old is not None:
+            scenes[old] = (self.figure, {n: getattr(self, n) for n in self._scene_parts},
+                           self._last_layout, self._last_background)
+        if key in scenes:
+            fig, parts, self._last_layout, self._last_background = scenes.pop(key)
+            for name, value in parts.items():
+                setattr(self, name, value)
+            self.figure = fig
+            self.live.show(fig)
+            built = False
+        else:
+            if old is not None:  # the first scene is drawn into the figure the explorer started with
+                fig = Figure(figsize=self.figure.get_size_inches(), dpi=self.figure.dpi)
+                self.figure = fig
+                self.live.show(fig)
+            build()
+            self._last_layout = self._last_background = None
+            built = True
+        self._scene_key = key
+        while len(scenes) >= self.MAX_SCENES:  # (the one shown is not in `scenes`)
+            dropped = scenes.pop(next(iter(scenes)))
+            self.live.forget(dropped[0])
+        return built
+
     def _signatures(self) -> tuple[tuple, tuple]:
         """What decides a new layout (one entry per panel: its title; for a title redrawn on every
         change, only its number of lines while it fits over its panel) and a new background (the

@@ -123,6 +123,30 @@ class LiveFigure(anywidget.AnyWidget):
         self._stamps: dict = {}
         self._background_url = None  # the background under the dynamic artists, a data: URL
         self._last_sent = None  # the background the page has
+        self._kept: dict = {}  # figures shown before (see show): id -> (figure, layout, background...)
+
+    def show(self, figure: Figure) -> None:
+        """Show ``figure`` in place of the current one. Each figure shown keeps its layout and its
+        background, so switching back to one costs only its moving artists (an explorer whose
+        menu changes the panels builds one figure per choice, once: see ``Explorer._show_scene``)."""
+        if figure is self.figure:
+            return
+        self._kept[id(self.figure)] = (self.figure, self._laid_out, self._background,
+                                       self._background_url, self._dynamic)
+        kept = self._kept.pop(id(figure), None)
+        self.figure = figure
+        if kept is not None:
+            _, self._laid_out, self._background, self._background_url, self._dynamic = kept
+            return
+        if figure.get_layout_engine() is None:
+            figure.set_layout_engine("constrained")
+        if not isinstance(figure.canvas, FigureCanvasAgg):
+            FigureCanvasAgg(figure)
+        self._laid_out, self._background, self._background_url, self._dynamic = False, None, None, []
+
+    def forget(self, figure: Figure) -> None:
+        """Drop what :meth:`show` kept for ``figure`` (not the one shown)."""
+        self._kept.pop(id(figure), None)
 
     def stamp(self, stage: str) -> None:
         """Note the time of ``stage`` of the current refresh when :attr:`trace` is on."""

@@ -40,6 +40,8 @@ class MultiHeadExplorer(Explorer):
         initial embeddings with the same parameters, and ``X`` (n, d_model).
     """
 
+    _scene_parts = ("_axes", "_hms", "_bars0", "_bars1", "_ax_out", "_built_heads")
+
     _PLAIN = "MultiHeadExplorer (interactive: run in JupyterLab to use the controls)"
 
     def __init__(self, X, tokens, *, n_heads: int = 2, seed: int = 0, token: int = 0,
@@ -170,14 +172,14 @@ class MultiHeadExplorer(Explorer):
         dynamic = []
         for hm in self._hms:
             dynamic += [hm.image, hm.grid] + ([hm.text_batch] if hm.text_batch else [])
-        self.live.set_dynamic(dynamic + [*self._bars0, *self._bars1])
+        # the title names the token being edited: redrawn with the bars, not part of the background
+        self.live.set_dynamic(dynamic + [*self._bars0, *self._bars1, ax.title])
         self.live.relayout()
 
     def _draw(self, st: dict) -> None:
         w = st["weights"]
         h = w.shape[0]
-        if self._built_heads != h:
-            self._build(h)
+        self._show_scene(h, lambda: self._build(h))
         for i, art in enumerate(self._hms):
             update_heatmap(art, w[i])
         t = int(self.controls["token"].value)

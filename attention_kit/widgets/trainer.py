@@ -137,6 +137,7 @@ class AttentionTrainer(Explorer):
     """
 
     _PLAIN = "AttentionTrainer (interactive: run the notebook in JupyterLab to train it)"
+    _scene_parts = ("_hms", "curves", "_built")
     TASKS = ("reverse", "rotate", "pair", "lookup")
     D_K = (("d_model / h", 0), ("4", 4), ("16", 16), ("64", 64))
 
@@ -310,8 +311,7 @@ class AttentionTrainer(Explorer):
     def _draw(self, st: dict) -> None:
         tr = self.trainer
         h = st["weights"].shape[0]
-        if self._built != (h, tr.task.name, tuple(tr.probe)):
-            self._build(h)
+        self._show_scene((h, tr.task.name, tuple(tr.probe)), lambda: self._build(h))
         for i, art in enumerate(self._hms):
             update_heatmap(art, st["weights"][i])
         self.curves.update(st)

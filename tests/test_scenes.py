@@ -1,0 +1,79 @@
+"""Controls that used to redraw the whole figure on every press (issue 23): a menu or checkbox
+that changes the panels now switches between figures built once each (``Explorer._show_scene``),
+and 07's causal checkbox keeps its axes' ranges. Checked by what is drawn, not by timing."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attention_kit.learn.toy_tasks import Trainer
+from attention_kit.widgets import AttentionTrainer, MultiHeadExplorer, SelfAttentionExplorer
+from attention_kit.widgets.tiling import TilingStepper
+
+X = np.array([[0.1, 0.5], [0.3, 0.4], [0.8, 0.0]])
+
+
+def test_learned_checkbox_switches_between_two_figures():
+    ex = SelfAttentionExplorer(X, labels=["x1", "x2", "x3"])
+    identity, before = ex.figure, ex.png()
+    ex.controls["learned"].value = True
+    learned, full = ex.figure, ex.live.full_renders
+    assert learned is not identity and ex.live.figure is learned
+    # the learned figure is the picture a fresh explorer with learned projections draws
+    assert ex.png() == SelfAttentionExplorer(X, labels=["x1", "x2", "x3"], learned=True).png()
+    ex.controls["learned"].value = False
+    assert ex.figure is identity and ex.png() == before
+    ex.controls["learned"].value = True
+    assert ex.figure is learned
+    assert ex.live.full_renders == full  # neither way back drew a background again
+    np.testing.assert_allclose(ex._hm_w.image.get_array(), ex.state["weights"])
+
+
+def test_a_scene_follows_edits_made_while_another_was_shown():
+    ex = SelfAttentionExplorer(X, labels=["x1", "x2", "x3"])
+    ex.controls["learned"].value = True
+    ex.editor.set_text("x1", "0.4, -0.2")
+    ex.controls["learned"].value = False  # back to the identity figure, with the new x1
+    np.testing.assert_allclose(ex.state["X"][0], [0.4, -0.2])
+    np.testing.assert_allclose(ex._hm_dots.image.get_array(), ex.state["X"] @ ex.state["X"].T)
+
+
+def test_trainer_menus_reuse_their_figures():
+    lab = AttentionTrainer("reverse", lr=0.2)
+    first = lab.figure
+    lab.controls["task"].value = "rotate"
+    rotate = lab.figure
+    assert rotate is not first and len(lab._hms) == 1
+    lab.controls["task"].value = "reverse"
+    assert lab.figure is first
+    full = lab.live.full_renders
+    lab.controls["task"].value = "rotate"
+    assert lab.figure is rotate and lab.live.full_renders == full
+    np.testing.assert_array_equal(lab.state["weights"], Trainer("rotate", lr=0.2).probe_weights())
+    lab.controls["n_heads"].value = 2
+    assert len(lab._hms) == 2 and lab.figure not in (first, rotate)
+
+
+def test_scenes_are_bounded():
+    ex = MultiHeadExplorer(np.eye(8)[:5], list("abcde"), n_heads=1)
+    ex.MAX_SCENES = 2
+    for h in (2, 4, 8, 1, 2):
+        ex.controls["n_heads"].value = h
+        assert len(ex._hms) == h
+        assert len(ex._scenes) < 2 and len(ex.live._kept) <= len(ex._scenes)
+
+
+def test_causal_checkbox_keeps_the_axes():
+    st = TilingStepper()
+    st.controls["causal"].value = not st.controls["causal"].value
+    full = st.live.full_renders
+    limits = [ax.get_ylim() for ax in (st._ax_m, st._ax_l, st._ax_o)]
+    for _ in range(3):
+        st.controls["causal"].value = not st.controls["causal"].value
+        assert [ax.get_ylim() for ax in (st._ax_m, st._ax_l, st._ax_o)] == limits
+    assert st.live.full_renders == full
+    # and every value drawn is inside its axis
+    for ax, ys in ((st._ax_m, st.state["m_all"]), (st._ax_l, st.state["l_all"]),
+                   (st._ax_o, st.state["outs_all"])):
+        lo, hi = ax.get_ylim()
+        assert lo <= ys.min() and ys.max() <= hi
