@@ -77,3 +77,22 @@ def test_causal_checkbox_keeps_the_axes():
                    (st._ax_o, st.state["outs_all"])):
         lo, hi = ax.get_ylim()
         assert lo <= ys.min() and ys.max() <= hi
+
+
+def test_head_view_keeps_a_figure_per_context():
+    from attention_kit.learn.lm_training import rhyme_stream
+    from attention_kit.learn.tiny_lm import load_pretrained
+    from attention_kit.widgets import HeadView
+
+    params, config, _ = load_pretrained()
+    hv = HeadView(params, config, rhyme_stream()[1], context="humpty dumpty sat on")
+    four, before = hv.figure, hv.png()
+    assert hv.set_context("humpty dumpty sat")
+    three = hv.figure
+    assert three is not four and hv._hm.image.get_array().shape == (3, 3)
+    full = hv.live.full_renders
+    assert hv.set_context("humpty dumpty sat on")
+    assert hv.figure is four and hv.png() == before and hv.live.full_renders == full
+    np.testing.assert_allclose(hv._hm.image.get_array(), hv.state["weights"])
+    assert not hv.set_context("humpty zebra")  # an unknown word: the last good picture stays
+    assert hv.figure is four and "zebra" in hv.message

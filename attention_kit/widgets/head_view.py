@@ -50,6 +50,8 @@ class HeadView(Explorer):
     """
 
     _PLAIN = "HeadView (interactive: run in JupyterLab to type a context and pick a head)"
+    _scene_parts = ("_ax_lines", "_ax_heat", "_ax_cbar", "_ax_bars", "_lines", "_query_texts", "_hm",
+                    "_frame")
 
     def __init__(self, params: dict, config: TinyLMConfig, vocab: Vocab, *,
                  context: str = "humpty dumpty sat on", layer: int = 0, head: int = 0,
@@ -76,11 +78,6 @@ class HeadView(Explorer):
         self.text.observe(self._text_changed, names="value")
         self.known = widgets.HTML(value="", layout=widgets.Layout(display="none", max_width="900px"))
         fig = Figure(figsize=(11.5, 4.6), layout="constrained")
-        gs = fig.add_gridspec(1, 4, width_ratios=[1.0, 1.3, 0.05, 0.8])
-        self._ax_lines, self._ax_heat, self._ax_cbar, self._ax_bars = (
-            fig.add_subplot(gs[0, k]) for k in range(4))
-        fig.colorbar(ScalarMappable(norm=Normalize(0, 1), cmap=WEIGHTS_CMAP), cax=self._ax_cbar,
-                     label="attention weight")
         self._assemble(controls, None, fig, dpi=72)
         self.children = (widgets.VBox([self.text, self.known]), *self.children)
         self.update()
@@ -119,8 +116,7 @@ class HeadView(Explorer):
         self.known.value, self.known.layout.display = "", "none"
         self._ids = ids
         n = len(ids)
-        self.live.relayout()  # new labels: lay the panels out again
-        with self.hold():
+        with self.hold():  # (a new context is drawn in a figure of its own: see _draw)
             self.controls["token"].options = self._token_options(ids)
             self.controls["token"].value = n - 1
         return self.message == ""
@@ -144,8 +140,9 @@ class HeadView(Explorer):
                 "token": int(tok), "layer": l, "head": h}
 
     def _draw(self, st: dict) -> None:
-        if tuple(st["tokens"]) != getattr(self, "_built_for", None):
-            self._build(st)  # a new context: new labels, new panels
+        # a new context: new labels, new panels, in a figure of its own, kept for when the learner
+        # comes back to that context (Explorer._show_scene; a new layout costs ~0.2 s in-process)
+        self._show_scene(tuple(st["tokens"]), lambda: self._build(st))
         self._update_artists(st)
 
     def _line_segments(self, w: np.ndarray, sel: int, colour: str):
@@ -163,8 +160,11 @@ class HeadView(Explorer):
         updated in place and sent to the page as drawing commands (LiveFigure.set_dynamic)."""
         toks, w = st["tokens"], st["weights"]
         n = len(toks)
-        for ax in (self._ax_lines, self._ax_heat, self._ax_bars):
-            ax.clear()
+        gs = self.figure.add_gridspec(1, 4, width_ratios=[1.0, 1.3, 0.05, 0.8])
+        self._ax_lines, self._ax_heat, self._ax_cbar, self._ax_bars = (
+            self.figure.add_subplot(gs[0, k]) for k in range(4))
+        self.figure.colorbar(ScalarMappable(norm=Normalize(0, 1), cmap=WEIGHTS_CMAP),
+                             cax=self._ax_cbar, label="attention weight")
         # lines: query i (left, x = 0) to key j (right, x = 1), strength = weight
         ax = self._ax_lines
         self._lines = LineCollection([], linewidths=1.0)
@@ -202,7 +202,6 @@ class HeadView(Explorer):
         hm = self._hm
         self.live.set_dynamic([self._lines, *self._query_texts, self._ax_lines.title, hm.image,
                                hm.grid, *([hm.text_batch] if hm.text_batch else []), self._frame])
-        self._built_for = tuple(toks)
 
     def _update_artists(self, st: dict) -> None:
         """The head's lines, the bold query, the title, the heatmap and its frame."""
