@@ -102,3 +102,11 @@ __all__ = [
 # the backward pass (notebook 05); the optimisers are in attention_kit.learn.optim
 __all__ += ["multi_head_attention_backward", "numerical_gradient", "relative_error",
             "scaled_dot_product_attention_backward", "softmax_backward"]
+
+# what trained heads do (notebook 08), and the training loop of notebooks 08 on
+from .heads.diagnostics import prefix_matching_score, previous_token_score, sink_mass  # noqa: E402
+from .heads.model import AttnOnlyConfig, init_attention_only  # noqa: E402
+from .learn.training import TrainingLog, train_decoder  # noqa: E402
+
+__all__ += ["AttnOnlyConfig", "TrainingLog", "init_attention_only", "prefix_matching_score",
+            "previous_token_score", "sink_mass", "train_decoder"]

@@ -17,9 +17,11 @@ an argument, never a copy:
   attention only), no ``lnf.g`` no final norm, no ``b_out`` no output bias;
 * **the attention variant**, read from the weights' shapes: ``l{l}.attn.W_k`` with fewer heads than
   ``W_q`` is grouped-query attention (multi-query with one head), else multi-head; ``window``
-  makes it a sliding window (give the caches the same window);
-* **the position scheme**: ``positions="sinusoidal"`` (Vaswani et al., added to the embeddings)
-  or ``None``; ``start`` is the position of the first token given;
+  makes it a sliding window (give the caches the same window), ``sinks`` keeps the first tokens
+  visible to every query as well (StreamingLLM's attention sinks, notebook 08);
+* **the position scheme**: ``positions="sinusoidal"`` (Vaswani et al., added to the embeddings),
+  ``"learned"`` (a trained table ``P`` (max_len, d_model) added to the embeddings, as in GPT-2;
+  notebook 08) or ``None``; ``start`` is the position of the first token given;
 * **the cache**: ``caches``, one :class:`~attention_kit.scale.kvcache.KVCache` per layer, runs the
   new token only, appends its keys and values and attends with its query alone.
 
@@ -44,7 +46,7 @@ __all__ = ["POSITIONS", "attention_params", "n_layers_of", "block_forward", "blo
            "decoder_forward", "decoder_backward"]
 
 #: The position schemes :func:`decoder_forward` knows.
-POSITIONS = ("sinusoidal", None)
+POSITIONS = ("sinusoidal", "learned", None)
 
 
 def attention_params(params: dict, l: int) -> MultiHeadParams | GroupedQueryParams:
@@ -181,7 +183,7 @@ def block_backward(dX, saved) -> tuple[np.ndarray, dict]:
 
 
 def decoder_forward(params: dict, ids, *, positions: str | None = "sinusoidal", start: int = 0,
-                    causal: bool = True, window: int | None = None, caches=None,
+                    causal: bool = True, window: int | None = None, sinks: int = 0, caches=None,
                     residual: bool = True, count=None, replace_heads: dict | None = None):
     """Logits of the next token at every position: embedding, the blocks, final norm, read-out.
 
@@ -192,13 +194,16 @@ def decoder_forward(params: dict, ids, *, positions: str | None = "sinusoidal", 
         (d_model, vocab) and optionally ``b_out`` (vocab,).
     ids : int array, shape (batch, n)
         Token ids, already checked by the model (every id in the vocabulary).
-    positions : {"sinusoidal", None}
+    positions : {"sinusoidal", "learned", None}
+        ``"learned"`` adds rows ``start .. start + n - 1`` of ``params["P"]`` (max_len, d_model).
     start : int
         Position of ``ids[:, 0]`` (with a cache, how many tokens came before).
     causal : bool
         Mask the future (switch it off only to see why it is there).
     window : int, optional
         Sliding-window attention: each position sees the last ``window`` ones.
+    sinks : int
+        With ``window``: the first ``sinks`` positions stay visible to every query (StreamingLLM).
     caches : list of KVCache, optional
         One per block; then ``ids`` is the one new token, shape (1, 1).
     residual : bool
@@ -220,9 +225,11 @@ def decoder_forward(params: dict, ids, *, positions: str | None = "sinusoidal", 
     B, n, d = X.shape
     if positions == "sinusoidal":
         X = X + sinusoidal_positions(start + n, d)[start:]  # (n, d), the same for every sequence
+    elif positions == "learned":
+        X = X + _learned_positions(params, start, n)  # (n, d): rows start .. start + n - 1 of P
     mask = None
     if caches is None and window is not None:
-        mask = sliding_window_mask(n, window)  # (n, n): causal, and at most `window` back
+        mask = sliding_window_mask(n, window, sinks=sinks)  # (n, n): causal, at most `window` back
     elif caches is None and causal:
         mask = causal_mask(n)  # (n, n), for every head and sequence
     n_layers = n_layers_of(params)
@@ -241,7 +248,8 @@ def decoder_forward(params: dict, ids, *, positions: str | None = "sinusoidal", 
         logits += params["b_out"]
     if count is not None:
         count(B * n * d * params["W_out"].shape[1])
-    return logits, {"emb": c_emb, "layers": blocks, "final": (cf, F), "weights": weights}
+    return logits, {"emb": c_emb, "layers": blocks, "final": (cf, F), "weights": weights,
+                    "positions": (positions, start, n)}
 
 
 def decoder_backward(params: dict, saved: dict, dlogits) -> dict[str, np.ndarray]:
@@ -258,5 +266,21 @@ def decoder_backward(params: dict, saved: dict, dlogits) -> dict[str, np.ndarray
     for block in reversed(saved["layers"]):
         dX, gb = block_backward(dX, block)
         g |= gb
-    g["E"] = L.embed_backward(dX, saved["emb"])  # positions are fixed: no gradient
+    g["E"] = L.embed_backward(dX, saved["emb"])
+    if "P" in params:  # learned positions: row start + i gets the gradient of position i, summed over the batch
+        g["P"] = np.zeros_like(params["P"])
+        positions, start, n = saved["positions"]
+        if positions == "learned":
+            g["P"][start:start + n] = dX.reshape(-1, n, dX.shape[-1]).sum(axis=0)  # (n, d)
     return g
+
+
+def _learned_positions(params: dict, start: int, n: int) -> np.ndarray:
+    """Rows ``start .. start + n - 1`` of the learned position table ``P`` (max_len, d_model)."""
+    if "P" not in params:
+        raise ParameterError('positions="learned" needs a table params["P"] of shape (max_len, d_model); '
+                             'create it with the model (heads.init_attention_only) or use positions="sinusoidal"')
+    if start + n > params["P"].shape[0]:
+        raise ParameterError(f"the model learned {params['P'].shape[0]} positions but position {start + n - 1} "
+                             f"was asked for; give at most {params['P'].shape[0] - start} tokens")
+    return params["P"][start:start + n]

@@ -30,6 +30,7 @@ CONFIGS = {
     "TinyLMConfig": "attention_kit.learn.tiny_lm",
     "DecoderConfig": "attention_kit.scale.tiny_decoder",
     "ToyConfig": "attention_kit.learn.toy_tasks",
+    "AttnOnlyConfig": "attention_kit.heads.model",
 }
 
 

@@ -19,16 +19,24 @@ from ..mechanism.masks import causal_mask, window_mask
 __all__ = ["sliding_window_mask", "receptive_field"]
 
 
-def sliding_window_mask(n: int, window: int) -> np.ndarray:
+def sliding_window_mask(n: int, window: int, *, sinks: int = 0) -> np.ndarray:
     """Causal sliding-window mask: query i may attend to keys ``max(0, i - window + 1) .. i``.
+
+    With ``sinks = k`` the first k keys stay visible to every later query as well: StreamingLLM's
+    attention sinks (Xiao et al. 2023; notebook 08), kept because trained heads park weight there.
 
     Returns
     -------
     mask : ndarray of bool, shape (n, n)
-        The causal mask and the local window of half-width ``D = window - 1`` around ``p = i``.
+        The causal mask and the local window of half-width ``D = window - 1`` around ``p = i``
+        (and the columns ``0 .. sinks - 1`` below the diagonal).
     """
     n, window = check_count(n, "n"), check_count(window, "window", example="4096")
-    return causal_mask(n) & window_mask(n, n, center=np.arange(n), D=window - 1)
+    sinks = check_count(sinks, "sinks", minimum=0, example="1 (keep the first token)")
+    causal = causal_mask(n)
+    mask = causal & window_mask(n, n, center=np.arange(n), D=window - 1)
+    mask[:, :sinks] |= causal[:, :sinks]  # the sinks: visible to every query at or after them
+    return mask
 
 
 def receptive_field(mask, n_layers: int) -> np.ndarray:
