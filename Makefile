@@ -10,7 +10,7 @@ NB     ?= $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: install install-test lab test lint unit nbval nbval-elsewhere notebooks student student-zip answers grade reset bench clean tiny-lm
+.PHONY: install install-test lab test lint unit nbval nbval-elsewhere notebooks student student-zip answers grade reset bench clean tiny-lm heads
 
 $(BASE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -97,6 +97,10 @@ bench: $(TESTS)
 	$(BIN)/python benchmarks/attention_at_scale.py --cpu-time
 	$(BIN)/python benchmarks/grade_speed.py
 	$(BIN)/python benchmarks/train_speed.py
+
+# Retrain notebook 08's four models and rewrite attention_kit/data/heads_*.npz (about a minute)
+heads: $(BASE)
+	$(BIN)/python tools/train_heads.py
 
 # Retrain notebook 06's language model and rewrite attention_kit/data/tiny_lm.npz (about a minute)
 tiny-lm: $(BASE)

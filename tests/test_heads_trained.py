@@ -1,0 +1,81 @@
+"""Notebook 08's shipped models (attention_kit/data/heads_*.npz): a fresh run of tools/train_heads.py's
+recipes reproduces the first logged losses, and each model does what the notebook says it does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attention_kit.errors import ParameterError
+from attention_kit.heads import diagnostics as D
+from attention_kit.heads.model import run
+from attention_kit.heads.trained import RECIPES, held_out, load_trained, train_recipe
+from attention_kit.learn.layers import cross_entropy
+
+
+@pytest.mark.parametrize("name", sorted(RECIPES))
+def test_the_first_steps_of_a_fresh_run_reproduce_the_shipped_log(name):
+    _, _, meta = load_trained(name)
+    _, _, log = train_recipe(name, steps=15)
+    np.testing.assert_allclose(log.losses, meta["losses"][:15], rtol=1e-6)
+    assert len(meta["losses"]) == RECIPES[name]["steps"] and int(meta["seed"]) == 0
+
+
+def _acc(name, **forward):
+    params, _, _ = load_trained(name)
+    ids, targets, counts = held_out(name)
+    logits, saved = run(params, ids, **forward)
+    return D.accuracy(logits, targets, counts), saved, ids
+
+
+def test_two_layers_learn_induction_and_one_layer_does_not():
+    acc2, saved, ids = _acc("induction")
+    acc1, _, _ = _acc("one_layer")
+    assert acc2 >= 0.95 and acc1 <= 0.5
+    assert D.prefix_matching_score(saved["weights"][1], ids).max() >= 0.95
+    prev = D.previous_token_score(saved["weights"][0])
+    early = D.previous_token_score(saved["weights"][0], queries=slice(1, 13))
+    assert early.max() >= 0.8 and prev.max() < 0.6  # sharp where the induction head reads, not after
+
+
+def test_mean_ablating_the_previous_token_head_brings_induction_down_to_one_layer_level():
+    params, _, _ = load_trained("induction")
+    ids, targets, rep = held_out("induction")
+    _, saved = run(params, ids)
+    prev_head = int(np.argmax(D.previous_token_score(saved["weights"][0], queries=slice(1, 13))))
+    means = D.head_means(params, ids, positions="learned")
+    accs = {h: D.accuracy(run(params, ids, replace_heads=D.mean_ablation(means, [(0, h)]))[0], targets, rep)
+            for h in range(2)}
+    assert accs[prev_head] < 0.45 and accs[1 - prev_head] > 0.8
+
+
+def test_the_phase_change_is_a_drop_of_more_than_one_nat_within_150_steps():
+    _, _, meta = load_trained("induction")
+    smooth = meta["losses"].reshape(-1, 25).mean(axis=1)  # (32,): 25-step means
+    assert (smooth[:-6] - smooth[6:]).max() > 1.0
+    assert meta["snap_probe"].shape == (33, 2, 2, 24, 24) and meta["snap_acc"][-1] > 0.95
+
+
+def test_the_fixed_period_model_uses_positions_not_a_previous_token_head():
+    acc, saved, ids = _acc("fixed_period")
+    assert acc > 0.99 and D.previous_token_score(saved["weights"][0]).max() < 0.3
+    params, _, _ = load_trained("fixed_period")
+    ids6 = np.tile(np.arange(6), (1, 4))[:, :24]  # period 6, not the 8 it was trained on
+    logits, _ = run(params, ids6)
+    assert D.accuracy(logits[:, 5:-1], ids6[:, 6:]) < 0.5
+
+
+def test_the_sink_model_parks_weight_on_the_first_token_and_needs_it_in_a_window():
+    params, _, _ = load_trained("sinks")
+    ids, targets, copies = held_out("sinks")
+    logits, saved = run(params, ids)
+    assert D.sink_mass(saved["weights"][0], queries=~copies)[0] > 0.8
+    full = cross_entropy(logits, targets)[0]
+    without = cross_entropy(run(params, ids, window=4)[0], targets)[0]
+    kept = cross_entropy(run(params, ids, window=4, sinks=1)[0], targets)[0]
+    assert without > full + 0.5 and abs(kept - full) < 0.05
+
+
+def test_an_unknown_model_says_which_exist():
+    with pytest.raises(ParameterError, match="induction"):
+        load_trained("nope")
