@@ -36,6 +36,8 @@ from .learn.backward import (
     scaled_dot_product_attention_backward,
     softmax_backward,
 )
+from .long.alibi import alibi_bias, alibi_slopes
+from .long.rope import rope, rope_backward, rope_frequencies
 from .mechanism.alignment import ALIGNMENTS, align, hard_align, local_align, soft_align, softmax
 from .mechanism.attention import (
     attend,
@@ -110,3 +112,6 @@ from .learn.training import TrainingLog, train_decoder  # noqa: E402
 
 __all__ += ["AttnOnlyConfig", "TrainingLog", "init_attention_only", "prefix_matching_score",
             "previous_token_score", "sink_mass", "train_decoder"]
+
+# positions for long texts (notebook 09)
+__all__ += ["alibi_bias", "alibi_slopes", "rope", "rope_backward", "rope_frequencies"]

@@ -17,7 +17,7 @@ MAX_LINES = 420  # "about 400"
 # path under attention_kit/ -> why it is not split yet
 TOO_LONG_FOR_NOW: dict[str, str] = {}
 GROUPS = {"mechanism": ("01", "02", "03", "04"), "learn": ("05", "06", "08"), "scale": ("07",),
-          "heads": ("08",)}
+          "heads": ("08",), "long": ("09",)}
 OLD_FLAT = ("scores", "alignment", "attention", "masks", "positions", "multihead", "backward", "optim",
             "training", "layers", "tiny_lm", "corpus", "lm_training", "online", "tiled", "kvcache", "gqa",
             "sliding", "decoding", "parsing", "plotting")

@@ -21,7 +21,10 @@ an argument, never a copy:
   visible to every query as well (StreamingLLM's attention sinks, notebook 08);
 * **the position scheme**: ``positions="sinusoidal"`` (Vaswani et al., added to the embeddings),
   ``"learned"`` (a trained table ``P`` (max_len, d_model) added to the embeddings, as in GPT-2;
-  notebook 08) or ``None``; ``start`` is the position of the first token given;
+  notebook 08), ``"rope"`` (every head's queries and keys rotated at their positions, Su et al.
+  2021), ``"alibi"`` (a penalty linear in the distance added to the scores, Press et al. 2022; the
+  paper's slopes unless ``slopes=`` gives one per head; notebook 09) or ``None``; ``start`` is the
+  position of the first token given;
 * **the cache**: ``caches``, one :class:`~attention_kit.scale.kvcache.KVCache` per layer, runs the
   new token only, appends its keys and values and attends with its query alone.
 
@@ -33,7 +36,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import ParameterError, ShapeError, as_float_array
+from ..long.alibi import alibi_bias, alibi_slopes
+from ..long.rope import rope
 from ..mechanism.masks import causal_mask
 from ..mechanism.multi_head_attention import MultiHeadParams, multi_head_forward
 from ..mechanism.positions import sinusoidal_positions
@@ -46,7 +51,7 @@ __all__ = ["POSITIONS", "attention_params", "n_layers_of", "block_forward", "blo
            "decoder_forward", "decoder_backward"]
 
 #: The position schemes :func:`decoder_forward` knows.
-POSITIONS = ("sinusoidal", "learned", None)
+POSITIONS = ("sinusoidal", "learned", "rope", "alibi", None)
 
 
 def attention_params(params: dict, l: int) -> MultiHeadParams | GroupedQueryParams:
@@ -81,11 +86,12 @@ def _counting(count):
     return matmul
 
 
-def _attention(A: np.ndarray, p, mask, cache, count, replace=None):
+def _attention(A: np.ndarray, p, mask, cache, count, replace=None, pos=None, rotate=False, slopes=None):
     """Self-attention of the rows A (..., n, d_model): output, weights and the backward's cache.
 
     ``replace`` ``{head: vector (d_v,)}`` puts the vector in place of those heads' outputs before
-    ``W_o`` (an ablation; forward only: the backward's cache is then None).
+    ``W_o`` (an ablation; forward only: the backward's cache is then None). ``pos`` (n,) are the
+    rows' positions in the text, ``rotate`` applies RoPE at them, ``slopes`` (h,) ALiBi's penalty.
     """
     h, d_model, d_k = p.W_q.shape
     h_kv, d_v = p.W_k.shape[0], p.W_v.shape[2]
@@ -97,16 +103,24 @@ def _attention(A: np.ndarray, p, mask, cache, count, replace=None):
         q = np.einsum("d,hde->he", x, p.W_q)  # (h, d_k)
         k = np.einsum("d,hde->he", x, p.W_k)  # (h_kv, d_k)
         v = np.einsum("d,hde->he", x, p.W_v)  # (h_kv, d_v)
+        if rotate:  # RoPE: each key is rotated once, at its absolute position, and cached so
+            q, k = rope(q[:, None], pos)[:, 0], rope(k[:, None], pos)[:, 0]
         cache.append(k, v)
-        heads, w = cache.attend(q, matmul=np.matmul if count is None else _counting(count))  # (h, d_v), (h, n_k)
+        bias = None if slopes is None else alibi_bias(slopes, 1, len(cache), positions_q=pos,
+                                                      positions_k=cache.positions)[:, 0]  # (h, n_k)
+        heads, w = cache.attend(q, matmul=np.matmul if count is None else _counting(count), bias=bias)  # (h, d_v), (h, n_k)
         out = (heads.reshape(-1) @ p.W_o).reshape(A.shape)  # (h*d_v,) @ (h*d_v, d_model)
         n_k, saved = 0, None  # (the cache counted its two products itself)
     elif isinstance(p, GroupedQueryParams):
+        if rotate or slopes is not None:
+            raise ParameterError("RoPE and ALiBi are written for multi-head attention here (or with a "
+                                 "KV cache); use positions='sinusoidal' or None with grouped-query weights")
         out, w = grouped_query_attention(A, A, p, mask)
         n_k, saved = A.shape[-2], None
     else:
-        out, w, saved = multi_head_forward(A, A, p, mask)
         n_k = A.shape[-2]
+        bias = None if slopes is None else alibi_bias(slopes, n_k, positions_q=pos, positions_k=pos)  # (h, n, n)
+        out, w, saved = multi_head_forward(A, A, p, mask, rope=pos if rotate else None, bias=bias)
         if replace:
             concat = saved.concat.copy()  # (..., n, h*d_v): the heads side by side
             for head, vec in replace.items():
@@ -120,7 +134,8 @@ def _attention(A: np.ndarray, p, mask, cache, count, replace=None):
 
 
 def block_forward(X, params: dict, l: int, *, mask=None, cache=None, residual: bool = True,
-                  count=None, replace_heads: dict | None = None):
+                  count=None, replace_heads: dict | None = None, positions: str | None = None,
+                  start: int = 0, slopes=None):
     """Block ``l``: ``X + attention(ln1(X))``, then ``X + mlp(ln2(X))``.
 
     Parameters
@@ -139,6 +154,13 @@ def block_forward(X, params: dict, l: int, *, mask=None, cache=None, residual: b
     replace_heads : dict, optional
         ``{head: vector of shape (d_head,)}``: those heads' outputs replaced by the vector at every
         position before ``W_o`` (an ablation, notebook 06; forward only).
+    positions : str, optional
+        ``"rope"`` rotates the queries and keys, ``"alibi"`` adds ``slopes``' penalty to the scores
+        (notebook 09); any other scheme was added to the embeddings and changes nothing here.
+    start : int
+        Position of the first row of X in the text.
+    slopes : ndarray, shape (h,), optional
+        ALiBi's slopes (with ``positions="alibi"``).
 
     Returns
     -------
@@ -149,7 +171,12 @@ def block_forward(X, params: dict, l: int, *, mask=None, cache=None, residual: b
         ``l`` and ``residual``; ``saved[1]`` is the attention's ``MultiHeadCache``.
     """
     A_in, c1 = _norm(X, params, f"l{l}.ln1")  # (..., n, d)
-    att, w, ca = _attention(A_in, attention_params(params, l), mask, cache, count, replace_heads)
+    p = attention_params(params, l)
+    pos = np.arange(start, start + X.shape[-2], dtype=float)  # (n,) the rows' positions in the text
+    if positions == "alibi" and slopes is None:
+        slopes = alibi_slopes(p.W_q.shape[0])
+    att, w, ca = _attention(A_in, p, mask, cache, count, replace_heads, pos, positions == "rope",
+                            slopes if positions == "alibi" else None)
     X = X + att if residual else att
     c2 = cm = None
     if f"l{l}.mlp.W1" in params:
@@ -184,7 +211,8 @@ def block_backward(dX, saved) -> tuple[np.ndarray, dict]:
 
 def decoder_forward(params: dict, ids, *, positions: str | None = "sinusoidal", start: int = 0,
                     causal: bool = True, window: int | None = None, sinks: int = 0, caches=None,
-                    residual: bool = True, count=None, replace_heads: dict | None = None):
+                    residual: bool = True, count=None, replace_heads: dict | None = None,
+                    slopes=None):
     """Logits of the next token at every position: embedding, the blocks, final norm, read-out.
 
     Parameters
@@ -194,7 +222,7 @@ def decoder_forward(params: dict, ids, *, positions: str | None = "sinusoidal", 
         (d_model, vocab) and optionally ``b_out`` (vocab,).
     ids : int array, shape (batch, n)
         Token ids, already checked by the model (every id in the vocabulary).
-    positions : {"sinusoidal", "learned", None}
+    positions : {"sinusoidal", "learned", "rope", "alibi", None}
         ``"learned"`` adds rows ``start .. start + n - 1`` of ``params["P"]`` (max_len, d_model).
     start : int
         Position of ``ids[:, 0]`` (with a cache, how many tokens came before).
@@ -211,6 +239,8 @@ def decoder_forward(params: dict, ids, *, positions: str | None = "sinusoidal", 
         Called with the multiply-adds of each matrix product.
     replace_heads : dict, optional
         ``{(layer, head): vector of shape (d_head,)}``: an ablation (see :func:`block_forward`).
+    slopes : array of h numbers, optional
+        ALiBi's slope per head (``positions="alibi"``); the paper's, ``alibi_slopes(h)``, when None.
 
     Returns
     -------
@@ -221,6 +251,12 @@ def decoder_forward(params: dict, ids, *, positions: str | None = "sinusoidal", 
     """
     if positions not in POSITIONS:
         raise ParameterError(f"positions must be one of {POSITIONS}, got {positions!r}")
+    if slopes is not None:
+        if positions != "alibi":
+            raise ParameterError(f"slopes are ALiBi's: pass positions='alibi' with them (not {positions!r})")
+        slopes = as_float_array(slopes, "slopes").reshape(-1)
+        if slopes.size != params["l0.attn.W_q"].shape[0]:
+            raise ShapeError(f"give one slope per head: {params['l0.attn.W_q'].shape[0]}, not {slopes.size}")
     X, c_emb = L.embed(ids, params["E"])  # (B, n, d)
     B, n, d = X.shape
     if positions == "sinusoidal":
@@ -239,7 +275,8 @@ def decoder_forward(params: dict, ids, *, positions: str | None = "sinusoidal", 
     for l in range(n_layers):
         replace = {h: v for (layer, h), v in (replace_heads or {}).items() if layer == l}
         X, w, saved = block_forward(X, params, l, mask=mask, residual=residual, count=count,
-                                    cache=None if caches is None else caches[l], replace_heads=replace)
+                                    cache=None if caches is None else caches[l], replace_heads=replace,
+                                    positions=positions, start=start, slopes=slopes)
         blocks.append(saved)
         weights.append(w)
     F, cf = _norm(X, params, "lnf")  # (B, n, d)

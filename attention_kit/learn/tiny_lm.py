@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import ParameterError, ShapeError, check_count, check_positive
 from ..scale.kvcache import KVCache
-from .block import attention_params, decoder_backward, decoder_forward
+from .block import POSITIONS, attention_params, decoder_backward, decoder_forward
 from .layers import cross_entropy
 from .params import load_params
 
@@ -30,7 +30,8 @@ __all__ = ["TinyLMConfig", "init_tiny_lm", "lm_forward", "lm_backward", "lm_loss
 
 @dataclass(frozen=True)
 class TinyLMConfig:
-    """Sizes of the model. ``context`` is the longest sequence it reads."""
+    """Sizes of the model. ``context`` is the longest sequence it reads (the window it was trained
+    on); ``positions`` is its position scheme (:data:`attention_kit.learn.block.POSITIONS`)."""
 
     vocab_size: int
     d_model: int = 32
@@ -38,10 +39,13 @@ class TinyLMConfig:
     n_layers: int = 2
     d_ff: int = 64
     context: int = 16
+    positions: str | None = "sinusoidal"
 
     def __post_init__(self):
         for name in ("vocab_size", "d_model", "n_heads", "n_layers", "d_ff", "context"):
             check_count(getattr(self, name), name)
+        if self.positions not in POSITIONS:
+            raise ParameterError(f"positions must be one of {POSITIONS}, got {self.positions!r}")
         if self.d_model % self.n_heads:
             raise ParameterError(f"d_model = {self.d_model} is not divisible by n_heads = {self.n_heads}; "
                                  "choose n_heads among the divisors of d_model")
@@ -111,7 +115,7 @@ def lm_forward(params: dict, config: TinyLMConfig, ids, *, causal: bool = True,
         What :func:`lm_backward` needs; ``cache["weights"][l]`` is layer l's attention weights,
         shape (batch, h, n, n).
     """
-    return decoder_forward(params, _ids(ids, config), positions="sinusoidal" if positions else None,
+    return decoder_forward(params, _ids(ids, config), positions=config.positions if positions else None,
                            causal=causal, residual=residual, replace_heads=replace_heads)
 
 
@@ -165,15 +169,18 @@ def generate(params: dict, config: TinyLMConfig, ids, n_new: int, *, temperature
     return np.array(seq, dtype=np.int64)
 
 
-def generate_with_cache(params: dict, config: TinyLMConfig, ids, n_new: int) -> tuple[np.ndarray, np.ndarray]:
+def generate_with_cache(params: dict, config: TinyLMConfig, ids, n_new: int, *,
+                        sinks: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Greedy generation like :func:`generate`, but one token at a time through a
     :class:`~attention_kit.scale.kvcache.KVCache` per layer: each step runs only the newest token
     through the layers and attends with its query alone over the cached keys and values.
 
-    The model adds absolute (sinusoidal) positions to its input, so once the text is longer than
-    ``config.context`` the window :func:`generate` reads slides and every token changes position:
-    no cached key would be right any more. So here the prompt plus the new tokens must fit in the
-    context.
+    With sinusoidal positions the model adds absolute positions to its input, so once the text is
+    longer than ``config.context`` the window :func:`generate` reads slides and every token changes
+    position: no cached key would be right any more. So then the prompt plus the new tokens must
+    fit in the context. With ``positions="rope"`` or ``"alibi"`` (notebook 09) the scores depend
+    on distances only: the caches slide, keeping the last ``config.context`` tokens (plus the first
+    ``sinks``), and generation goes on past the context.
 
     Returns
     -------
@@ -184,15 +191,19 @@ def generate_with_cache(params: dict, config: TinyLMConfig, ids, n_new: int) -> 
     """
     seq = [int(i) for i in _ids(ids, config)[0]]
     check_count(n_new, "n_new", minimum=0)
-    if len(seq) + n_new > config.context:
+    relative = config.positions in ("rope", "alibi")
+    if len(seq) + n_new > config.context and not relative:
         raise ParameterError(f"{len(seq)} prompt tokens + {n_new} new ones is more than the "
                              f"{config.context} the model reads: with absolute positions the cache "
-                             "holds only while nothing slides out of the window")
+                             "holds only while nothing slides out of the window (RoPE or ALiBi "
+                             "models slide on: notebook 09)")
     h, d = config.n_heads, config.d_model // config.n_heads
-    caches = [KVCache(d, d, n_heads=h) for _ in range(config.n_layers)]
+    window = config.context if relative else None
+    caches = [KVCache(d, d, n_heads=h, window=window, sinks=sinks) for _ in range(config.n_layers)]
 
     def step(token: int, pos: int) -> np.ndarray:  # the newest token's logits, (vocab,)
-        return decoder_forward(params, np.array([[token]]), start=pos, caches=caches)[0][0, -1]
+        return decoder_forward(params, np.array([[token]]), start=pos, caches=caches,
+                               positions=config.positions)[0][0, -1]
 
     for pos, tok in enumerate(seq[:-1]):  # the prompt fills the caches
         step(tok, pos)

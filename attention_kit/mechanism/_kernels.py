@@ -68,8 +68,11 @@ def _subtract_row_max(x: np.ndarray, axis: int, masked: bool) -> None:
     x -= m
 
 
-def sdpa_core(Qs, K, V, mask):
+def sdpa_core(Qs, K, V, mask, bias=None):
     """``softmax(Qs K^T) V`` on validated, finite arrays; ``Qs`` already carries the 1/sqrt(d_k) scale.
+
+    ``bias``, a validated finite array broadcastable to the scores, is added to them before the
+    softmax (ALiBi's distance penalty, notebook 09); the mask still blocks what it blocks.
 
     Shapes: Qs (..., n_q, d_k), K (..., n_k, d_k), V (..., n_k, d_v). The score array is computed
     once and turned into the weights in place (it is the biggest array by far, so every extra
@@ -86,8 +89,10 @@ def sdpa_core(Qs, K, V, mask):
         check_finite(scores, "the scores Q K^T / sqrt(d_k)")
     if mask is not None:
         mask = check_mask(mask, scores.shape)
+    if bias is not None:
+        scores += bias  # (the bias may be large: the row maxima are then subtracted below)
     # small scores (the usual case): exp cannot overflow, so skip subtracting the row maxima
-    shift = not bound <= SHIFT_FREE_LIMIT.get(scores.dtype, 0.0)
+    shift = bias is not None or not bound <= SHIFT_FREE_LIMIT.get(scores.dtype, 0.0)
     weights = softmax_inplace(scores, mask=mask, shift=shift)  # (..., n_q, n_k), in place
     return weights @ V, weights  # (..., n_q, d_v), (..., n_q, n_k)
 

@@ -17,6 +17,7 @@ from ..errors import (
     check_matrix,
     check_positive,
 )
+from ..long.rope import rope as rotate
 from ._kernels import mask_for_heads, sdpa_core, stack_heads, to_heads
 
 __all__ = ["MultiHeadParams", "MultiHeadCache", "init_multi_head", "split_heads", "merge_heads",
@@ -179,6 +180,9 @@ class MultiHeadCache:
         The heads' outputs side by side, the input of ``W_o``.
     scale : float
         The factor on the scores, ``1 / sqrt(d_k)`` by default.
+    rope : tuple, optional
+        ``(positions_q, positions_k)`` when the queries and keys were rotated (RoPE, notebook 09):
+        then ``Q`` and ``K`` are the rotated ones.
     """
 
     X_q: np.ndarray
@@ -190,6 +194,7 @@ class MultiHeadCache:
     weights: np.ndarray
     concat: np.ndarray
     scale: float
+    rope: tuple | None = None
 
 
 def _scale_arg(scale, d_k: int) -> float:
@@ -227,13 +232,23 @@ def multi_head_attention(X_q, X_kv, params: MultiHeadParams, mask=None):
     return out, weights
 
 
-def multi_head_forward(X_q, X_kv, params: MultiHeadParams, mask=None, *, scale: float | None = None):
+def multi_head_forward(X_q, X_kv, params: MultiHeadParams, mask=None, *, scale: float | None = None,
+                       rope=None, bias=None):
     """:func:`multi_head_attention`, also returning what its backward pass needs (notebook 05).
 
     The one forward pass of multi-head attention: :func:`multi_head_attention` returns its first
     two results, ``attention_kit.learn.backward.multi_head_backward`` takes its cache.
     ``scale`` (keyword only) replaces the factor ``1 / sqrt(d_k)`` on the scores, for experiments:
     ``scale=1.0`` is attention without the scaling.
+
+    The two position schemes of notebook 09 (keyword only):
+
+    * ``rope``: the tokens' positions, ``(n,)`` for self-attention or a pair
+      ``(positions_q, positions_k)``; every head's queries and keys are rotated by
+      :func:`attention_kit.long.rope.rope` before the scores;
+    * ``bias``: added to the scaled scores before the softmax, broadcastable to
+      ``(..., h, n_q, n_k)`` (ALiBi's ``alibi_bias(slopes, n)``, shape (h, n_q, n_k)); the mask
+      still blocks what it blocks.
 
     Returns
     -------
@@ -267,11 +282,27 @@ def multi_head_forward(X_q, X_kv, params: MultiHeadParams, mask=None, *, scale: 
         if b is not None:
             arr += b.astype(dt, copy=False)[:, None, :]  # (h, 1, d): the same bias for every token of a head
     batch = np.broadcast_shapes(X_q.shape[:-2], X_kv.shape[:-2])
-    heads, weights = sdpa_core(Qh * dt.type(scale), Kh, Vh, mask_for_heads(mask, batch, h))  # (..., h, n_q, d_v), (..., h, n_q, n_k)
+    if rope is not None:  # rotate each query and key at its position (after the biases b_q, b_k)
+        rope = (rope, rope) if not isinstance(rope, tuple) else rope
+        if len(rope) != 2:
+            raise ParameterError("rope must be the tokens' positions (n,), or (positions_q, positions_k)")
+        Qh, Kh = rotate(Qh, rope[0]), rotate(Kh, rope[1])
+    if bias is not None:
+        bias = as_float_array(bias, "bias")
+        want = batch + (h, X_q.shape[-2], X_kv.shape[-2])
+        try:
+            ok = np.broadcast_shapes(bias.shape, want) == want
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ShapeError(f"bias has shape {bias.shape} but (h, n_q, n_k) = {want[-3:]} (or a shape that "
+                             "broadcasts to the scores) was expected: one bias per head, query and key")
+        check_finite(bias, "bias")
+    heads, weights = sdpa_core(Qh * dt.type(scale), Kh, Vh, mask_for_heads(mask, batch, h), bias)  # (..., h, n_q, d_v), (..., h, n_q, n_k)
     concat = merge_heads(heads)  # (..., n_q, h*d_v)
     out = concat @ params.W_o.astype(dt, copy=False)  # (..., n_q, d_model)
     if params.b_o is not None:
         out += params.b_o
     if not np.isfinite(out).all():
         check_finite(out, "the output of multi_head_attention (overflow?)")
-    return out, weights, MultiHeadCache(X_q, X_kv, params, Qh, Kh, Vh, weights, concat, scale)
+    return out, weights, MultiHeadCache(X_q, X_kv, params, Qh, Kh, Vh, weights, concat, scale, rope)

@@ -8,6 +8,11 @@ change, so they can be kept: the cache stores them, each step appends the new to
 and attends with the new token's query alone. Row ``t`` of full causal attention over the prefix
 is exactly what that one query computes (:meth:`KVCache.attend`).
 
+A cache with a ``window`` is a rolling buffer: it keeps the last ``window`` tokens (and, with
+``sinks=k``, the first ``k`` tokens too, the "attention sinks" of Xiao et al. 2024). Which absolute
+positions it still holds is :attr:`KVCache.positions` (notebook 09 rotates each key once at its
+position with RoPE, and ALiBi's penalty is computed from these positions).
+
 The price is memory, ``2 (K and V) x layers x kv_heads x d_head x bytes`` per token
 (:func:`kv_cache_bytes`); multi-query and grouped-query attention (:mod:`.gqa`) shrink it by
 sharing each key/value head between several query heads, and a sliding window caps it.
@@ -67,6 +72,10 @@ class KVCache:
         Number of key/value heads. Without it, keys are ``(n, d_k)``; with it, ``(h, n, d_k)``.
     window : int, optional
         Keep only the last ``window`` tokens (a rolling buffer, for sliding-window attention).
+    sinks : int
+        With a window, also keep the first ``sinks`` tokens for ever (notebook 09), as the mask
+        ``sliding_window_mask`` with sinks does: key ``j`` stays while ``j < sinks`` or it is one
+        of the last ``window``.
     dtype : numpy dtype
         float64 (default) or float32.
 
@@ -77,10 +86,12 @@ class KVCache:
     values : ndarray, shape ([h,] n, d_v)
     nbytes : int
         Bytes of the cached keys and values.
+    positions : ndarray of int, shape (n,)
+        The position in the text of each cached token, oldest first.
     """
 
     def __init__(self, d_k: int, d_v: int, *, n_heads: int | None = None, window: int | None = None,
-                 dtype=np.float64, capacity: int = 16):
+                 sinks: int = 0, dtype=np.float64, capacity: int = 16):
         self.d_k, self.d_v = check_count(d_k, "d_k"), check_count(d_v, "d_v")
         self.lead = () if n_heads is None else (check_count(n_heads, "n_heads"),)
         self.window = None if window is None else check_count(window, "window", example="4096")
@@ -92,17 +103,34 @@ class KVCache:
         self._V = np.empty(self.lead + (cap, self.d_v), self.dtype)  # ([h,] capacity, d_v)
         self._start = self._stop = 0
         self.seen = 0  # tokens appended so far (also those a window has dropped)
+        self.sinks = check_count(sinks, "sinks", minimum=0)
+        if self.sinks and self.window is None:
+            raise ParameterError("sinks are kept beside a sliding window: give window= too "
+                                 "(without a window every token is kept anyway)")
+        self._sink_K = np.empty(self.lead + (self.sinks, self.d_k), self.dtype)  # the first tokens, kept
+        self._sink_V = np.empty(self.lead + (self.sinks, self.d_v), self.dtype)
+        self._n_sink = 0
 
     def __len__(self) -> int:
-        return self._stop - self._start
+        return self._n_sink + self._stop - self._start
+
+    def _both(self, sink: np.ndarray, rolling: np.ndarray) -> np.ndarray:
+        if not self._n_sink:
+            return rolling
+        return np.concatenate([sink[..., : self._n_sink, :], rolling], axis=-2)
 
     @property
     def keys(self) -> np.ndarray:
-        return self._K[..., self._start : self._stop, :]
+        return self._both(self._sink_K, self._K[..., self._start : self._stop, :])
 
     @property
     def values(self) -> np.ndarray:
-        return self._V[..., self._start : self._stop, :]
+        return self._both(self._sink_V, self._V[..., self._start : self._stop, :])
+
+    @property
+    def positions(self) -> np.ndarray:
+        rolling = self._stop - self._start
+        return np.concatenate([np.arange(self._n_sink), np.arange(self.seen - rolling, self.seen)])
 
     @property
     def nbytes(self) -> int:
@@ -126,25 +154,38 @@ class KVCache:
         k, v = self._rows(k, "k", self.d_k), self._rows(v, "v", self.d_v)
         if k.shape[-2] != v.shape[-2]:
             raise ShapeError(f"k holds {k.shape[-2]} tokens but v holds {v.shape[-2]}; give one value per key")
+        s = min(k.shape[-2], self.sinks - self._n_sink)  # the first tokens ever seen become sinks
+        if s:
+            self._sink_K[..., self._n_sink : self._n_sink + s, :] = k[..., :s, :]
+            self._sink_V[..., self._n_sink : self._n_sink + s, :] = v[..., :s, :]
+            self._n_sink += s
+            self.seen += s
+            k, v = k[..., s:, :], v[..., s:, :]
         t = k.shape[-2]
+        if t == 0:
+            return
+        if self.window is not None and t > self.window:  # only the last `window` of them can stay
+            self.seen += t - self.window
+            k, v, t = k[..., -self.window:, :], v[..., -self.window:, :], self.window
         cap = self._K.shape[-2]
         if self._stop + t > cap:  # make room: drop what the window no longer needs, move to the front, grow
             if self.window is not None:
-                self._start = max(self._start, self._stop + t - self.window)
-            live = len(self)
+                self._start = min(self._stop, max(self._start, self._stop + t - self.window))
+            live = self._stop - self._start
             new_cap = max(cap, 2 * (live + t))
             K = np.empty(self.lead + (new_cap, self.d_k), self.dtype)
             V = np.empty(self.lead + (new_cap, self.d_v), self.dtype)
-            K[..., :live, :], V[..., :live, :] = self.keys, self.values
+            K[..., :live, :] = self._K[..., self._start : self._stop, :]
+            V[..., :live, :] = self._V[..., self._start : self._stop, :]
             self._K, self._V, self._start, self._stop = K, V, 0, live
         self._K[..., self._stop : self._stop + t, :] = k
         self._V[..., self._stop : self._stop + t, :] = v
         self._stop += t
         self.seen += t
-        if self.window is not None and len(self) > self.window:
+        if self.window is not None and self._stop - self._start > self.window:
             self._start = self._stop - self.window
 
-    def attend(self, q, *, scale: float | None = None, matmul=np.matmul):
+    def attend(self, q, *, scale: float | None = None, matmul=np.matmul, bias=None):
         """Attention of the newest token's query over every cached key: one row of causal attention.
 
         Parameters
@@ -158,6 +199,9 @@ class KVCache:
         matmul : callable, optional
             Does the two matrix products, the scores ``q K^T`` and the weighted sum ``a V``
             (``np.matmul``; :class:`.TinyDecoder` passes its counting product).
+        bias : ndarray, shape ([h_q,] n), optional
+            Added to the scaled scores before the softmax (ALiBi's penalty over
+            :attr:`positions`, notebook 09).
 
         Returns
         -------
@@ -176,6 +220,13 @@ class KVCache:
         Q = q[None, :] if h is None else q.reshape(h, q.shape[0] // h, self.d_k)  # (1, d_k) or (h, g, d_k)
         Q = Q * Q.dtype.type(check_scale(scale, self.d_k))
         S = matmul(Q, np.swapaxes(self.keys, -1, -2))  # (1, d_k) @ (d_k, n) or (h, g, d_k) @ (h, d_k, n)
+        if bias is not None:
+            b = as_float_array(bias, "bias")
+            if b.shape != q.shape[:-1] + (len(self),):
+                raise ShapeError(f"bias has shape {b.shape} but {q.shape[:-1] + (len(self),)} was expected: "
+                                 "one bias per query head and cached key")
+            check_finite(b, "bias")
+            S = S + b.reshape(S.shape)
         w = softmax(S)  # (.., 1 or g, n)
         out = matmul(w, self.values)  # (.., 1 or g, n) @ (.., n, d_v) -> (.., 1 or g, d_v)
         return out.reshape(q.shape[:-1] + (self.d_v,)), w.reshape(q.shape[:-1] + (len(self),))
