@@ -195,8 +195,7 @@ def generate_with_cache(params: dict, config: TinyLMConfig, ids, n_new: int, *,
     if len(seq) + n_new > config.context and not relative:
         raise ParameterError(f"{len(seq)} prompt tokens + {n_new} new ones is more than the "
                              f"{config.context} the model reads: with absolute positions the cache "
-                             "holds only while nothing slides out of the window (RoPE or ALiBi "
-                             "models slide on: notebook 09)")
+                             "holds only while nothing slides out of the window")
     h, d = config.n_heads, config.d_model // config.n_heads
     window = config.context if relative else None
     caches = [KVCache(d, d, n_heads=h, window=window, sinks=sinks) for _ in range(config.n_layers)]
