@@ -12,7 +12,8 @@ PUBLIC = {
     "attention_kit.widgets": ["VectorParseError", "parse_vector", "format_vector", "VectorEditor",
                               "LiveFigure", "encode_png", "AttentionExplorer",
                               "SelfAttentionExplorer", "MultiHeadExplorer", "MaskExplorer",
-                              "AttentionTrainer", "TrainingMonitor", "TilingStepper", "HeadView"],
+                              "AttentionTrainer", "TrainingMonitor", "TilingStepper", "HeadView",
+                              "RopeExplorer"],
     "attention_kit.widgets.parsing": ["VectorParseError", "parse_vector", "format_vector"],
     "attention_kit.widgets.fast_artists": ["CellImage", "FastText", "TextBatch", "add_fast_text",
                                            "glyphs"],
@@ -29,6 +30,7 @@ PUBLIC = {
     "attention_kit.widgets.trainer": ["AttentionTrainer", "TrainingMonitor"],
     "attention_kit.widgets.tiling": ["TilingStepper"],
     "attention_kit.widgets.head_view": ["HeadView"],
+    "attention_kit.widgets.rope": ["RopeExplorer"],
 }
 PACKAGE = Path(attention_kit.__file__).parent
 

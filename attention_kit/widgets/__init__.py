@@ -10,7 +10,7 @@ notebooks' stored outputs) can drive them without a browser:
   a PNG, its moving artists as drawing commands that the browser draws (no PNG per slider step).
 * :class:`AttentionExplorer` (notebook 01), :class:`SelfAttentionExplorer` (notebook 02),
   :class:`MultiHeadExplorer` (notebook 03), :class:`MaskExplorer` (notebook 04) and
-  :class:`TilingStepper` (notebook 07).
+  :class:`TilingStepper` (notebook 07), :class:`RopeExplorer` (notebook 09).
 * :class:`AttentionTrainer` and :class:`TrainingMonitor` (notebook 05): train a head and watch it.
 
 An explorer recomputes its ``state`` with ``attention_kit`` and redraws its figure in place
@@ -53,6 +53,7 @@ _WHERE = {
     "TrainingMonitor": "trainer",
     "TilingStepper": "tiling",
     "HeadView": "head_view",
+    "RopeExplorer": "rope",
 }
 
 __all__ = list(_WHERE)

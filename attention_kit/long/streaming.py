@@ -1,0 +1,102 @@
+"""Notebook 09, *Positions for long texts*: reading a text longer than the model's window.
+
+Two ways to give every token of a long text the last ``W`` tokens as its context:
+
+* :func:`recompute_logits` - for each token, run the model afresh on the window that ends there
+  (positions ``0 .. W - 1`` every time): right for any model, ``W`` times the work;
+* :func:`stream_logits` - one token at a time through a :class:`~attention_kit.scale.kvcache.KVCache`
+  per layer that slides (keeps the last ``W`` tokens, and with ``sinks=k`` the first ``k`` too):
+  each key is computed once, when its token arrives.
+
+With RoPE or ALiBi the scores depend only on distances, so for a **one-layer** model the two are
+the same numbers: a cached key depends on its own token only. With two layers they differ: the
+second layer's cached keys were computed from first-layer states that attended to tokens which
+have since left the window. With absolute (sinusoidal) positions a cached key would carry its old
+position, so :func:`stream_logits` refuses them past the window.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import numpy as np
+
+from ..errors import ParameterError, ShapeError, check_count
+from ..learn.block import decoder_forward
+from ..learn.params import load_params
+from ..learn.tiny_lm import TinyLMConfig
+from ..scale.kvcache import KVCache
+
+__all__ = ["stream_logits", "recompute_logits", "load_rope_lm"]
+
+
+def _text(ids, config) -> np.ndarray:
+    if not isinstance(config, TinyLMConfig):
+        raise ParameterError("config must be the model's TinyLMConfig (load_params returns it)")
+    a = np.asarray(ids)
+    if a.ndim != 1 or a.size == 0:
+        raise ShapeError(f"ids has shape {a.shape}; give one text as token ids of shape (n,), n >= 1")
+    if a.min() < 0 or a.max() >= config.vocab_size:
+        raise ParameterError(f"token ids must lie in 0 .. {config.vocab_size - 1}")
+    return a.astype(np.int64)
+
+
+def stream_logits(params: dict, config: TinyLMConfig, ids, *, window: int | None = None,
+                  sinks: int = 0) -> np.ndarray:
+    """The logits at every token of a text read one token at a time through sliding KV caches.
+
+    Parameters
+    ----------
+    ids : int array, shape (n,)
+    window : int, optional
+        Tokens the caches keep (``config.context`` when None).
+    sinks : int
+        The first ``sinks`` tokens are kept too, for ever.
+
+    Returns
+    -------
+    logits : ndarray, shape (n, vocab_size)
+        Row ``t`` predicts token ``t + 1`` from the tokens the caches held at ``t``.
+    """
+    ids = _text(ids, config)
+    W = config.context if window is None else check_count(window, "window")
+    if config.positions not in ("rope", "alibi", None) and len(ids) > W:
+        raise ParameterError(f"a model with {config.positions!r} positions adds each token's absolute "
+                             "position to it: once the window slides its cached keys are stale. Use "
+                             "recompute_logits, or a model with positions='rope' or 'alibi'")
+    h, d = config.n_heads, config.d_model // config.n_heads
+    caches = [KVCache(d, d, n_heads=h, window=W, sinks=sinks) for _ in range(config.n_layers)]
+    out = np.empty((len(ids), config.vocab_size))
+    for t, tok in enumerate(ids):
+        out[t] = decoder_forward(params, np.array([[tok]]), start=t, caches=caches,
+                                 positions=config.positions)[0][0, -1]
+    return out
+
+
+def recompute_logits(params: dict, config: TinyLMConfig, ids, *, window: int | None = None) -> np.ndarray:
+    """The logits at every token, each from the last ``window`` tokens run afresh (positions from 0).
+
+    Returns
+    -------
+    logits : ndarray, shape (n, vocab_size)
+    """
+    ids = _text(ids, config)
+    W = config.context if window is None else check_count(window, "window")
+    out = np.empty((len(ids), config.vocab_size))
+    first = decoder_forward(params, ids[None, :W], positions=config.positions)[0][0]  # (min(n, W), V)
+    out[: len(first)] = first
+    if len(ids) > W:  # every later window at once, as a batch: row t is the window ending at t
+        starts = np.arange(1, len(ids) - W + 1)
+        windows = ids[starts[:, None] + np.arange(W)]  # (n - W, W)
+        out[W:] = decoder_forward(params, windows, positions=config.positions)[0][:, -1]
+    return out
+
+
+def load_rope_lm(layers: int = 1) -> tuple[dict, TinyLMConfig, dict]:
+    """Notebook 06's rhyme model with ``positions="rope"`` and 1 or 2 layers, as shipped in
+    ``attention_kit/data/tiny_lm_rope{layers}.npz`` (made by ``tools/train_rope_lm.py``):
+    ``(params, config, meta)``, ``meta["history"]`` the logged (step, training loss, held-out loss)."""
+    if layers not in (1, 2):
+        raise ParameterError(f"the shipped RoPE models have 1 or 2 layers, not {layers!r}")
+    with resources.as_file(resources.files("attention_kit").joinpath(f"data/tiny_lm_rope{layers}.npz")) as f:
+        return load_params(f)
