@@ -96,3 +96,16 @@ def test_head_view_keeps_a_figure_per_context():
     np.testing.assert_allclose(hv._hm.image.get_array(), hv.state["weights"])
     assert not hv.set_context("humpty zebra")  # an unknown word: the last good picture stays
     assert hv.figure is four and "zebra" in hv.message
+
+
+def test_run_100_redraws_the_background_only_when_the_step_axis_doubles():
+    lab = AttentionTrainer("reverse", lr=0.2)
+    rights, fulls = [], []
+    for _ in range(5):
+        full = lab.live.full_renders
+        lab.step(100)
+        fulls.append(lab.live.full_renders - full)
+        rights.append(lab.curves.ax_loss.get_xlim()[1])
+        assert rights[-1] >= lab.trainer.steps  # every step is on the axis
+    assert rights == [100, 200, 400, 400, 800]
+    assert fulls[3] == 0  # 300 -> 400 steps: the curves only

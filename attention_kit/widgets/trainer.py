@@ -54,8 +54,12 @@ class _Curves:
         self.loss_line.set_marker("o" if len(losses) < 20 else "")  # a single step still shows
         self.loss_line.set_markersize(3)
         self.acc_line.set_data(st["acc_steps"], st["acc"])
-        right = max(self.total, int(np.ceil(st["steps"] / 100.0)) * 100)  # grows in steps of 100
-        low, high = (min(1e-5, losses.min() / 2), 1e4 if losses.max() > 10 else 10) if losses.size else (1e-5, 10)
+        # the step axis doubles when training passes its end (100, 200, 400, ...): a new axis is a new
+        # background, so "Run 100" redraws only the curves on most presses
+        right = self.total * 2 ** max(0, int(np.ceil(np.log2(max(st["steps"], 1) / self.total))))
+        # the loss axis goes down a decade at a time (another background only when it does)
+        low = min(1e-5, 10.0 ** np.floor(np.log10(losses.min() / 2))) if losses.size else 1e-5
+        high = 1e4 if losses.size and losses.max() > 10 else 10
         if self.ax_loss.get_ylim() != (low, high):
             self.ax_loss.set_ylim(low, high)
         for ax in (self.ax_loss, self.ax_acc):
