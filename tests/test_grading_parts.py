@@ -422,7 +422,7 @@ def test_plain_numpy_exercises_reject_attention_kit_under_any_name(capsys):
     assert results[0].status == FAILED and "plain numpy, without attention_kit" in results[0].message
     capsys.readouterr()
     plain = [ex_id for ex_id, _, ex in registry.exercises() if ex.plain is not None]
-    assert len(plain) == 21 and {"04.1", "04.2", "04.3", "07.3", "02.5"} <= set(plain)
+    assert len(plain) == 23 and {"04.1", "04.2", "04.3", "07.3", "02.5"} <= set(plain)
     assert registry.notebook("02").exercises[4].plain == ("softmax",)
 
 

@@ -13,7 +13,7 @@ PUBLIC = {
                               "LiveFigure", "encode_png", "AttentionExplorer",
                               "SelfAttentionExplorer", "MultiHeadExplorer", "MaskExplorer",
                               "AttentionTrainer", "TrainingMonitor", "TilingStepper", "HeadView",
-                              "RopeExplorer"],
+                              "RopeExplorer", "HeadExplorer", "PhaseChangeViewer"],
     "attention_kit.widgets.parsing": ["VectorParseError", "parse_vector", "format_vector"],
     "attention_kit.widgets.fast_artists": ["CellImage", "FastText", "TextBatch", "add_fast_text",
                                            "glyphs"],
@@ -31,6 +31,7 @@ PUBLIC = {
     "attention_kit.widgets.tiling": ["TilingStepper"],
     "attention_kit.widgets.head_view": ["HeadView"],
     "attention_kit.widgets.rope": ["RopeExplorer"],
+    "attention_kit.widgets.heads": ["HeadExplorer", "PhaseChangeViewer", "SCORES"],
 }
 PACKAGE = Path(attention_kit.__file__).parent
 

@@ -25,7 +25,16 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from . import at_scale, backprop, general, masks_positions, multi_head, self_attention, tiny_lm
+from . import (
+    at_scale,
+    backprop,
+    general,
+    heads,
+    masks_positions,
+    multi_head,
+    self_attention,
+    tiny_lm,
+)
 
 __all__ = ["Exercise", "Notebook", "NOTEBOOKS", "notebook", "exercises", "answer_cells",
            "call_settings", "settings_differ", "markdown_table", "parse_cell"]
@@ -130,6 +139,11 @@ NOTEBOOKS: tuple[Notebook, ...] = (
         Exercise("online softmax update", ("my_online_update",), at_scale.online_update),
         Exercise("skipped tiles", ("my_skipped_tiles",), at_scale.skipped_tiles),
         Exercise("KV cache size", ("my_kv_cache_bytes",), at_scale.kv_cache_size),
+    )),
+    Notebook("08", "08_what_heads_learn.ipynb", "What trained heads do", (
+        Exercise("prefix-matching score", ("my_prefix_matching",), heads.prefix_matching),
+        Exercise("which ablation breaks induction", ("my_most_harmful_head",), heads.most_harmful_head),
+        Exercise("a window that keeps the sinks", ("my_sink_window_mask",), heads.sink_window_mask),
     )),
 )
 

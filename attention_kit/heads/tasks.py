@@ -22,7 +22,19 @@ import numpy as np
 
 from ..errors import ParameterError, check_count
 
-__all__ = ["repeated_sequences", "BOS", "TRIGGERS", "bigram_table", "bigram_backcopy"]
+__all__ = ["repeated_sequences", "BOS", "TRIGGERS", "bigram_table", "bigram_backcopy", "LETTERS",
+           "BACKCOPY_NAMES", "names"]
+
+#: How the notebook writes the tokens of each task: letters for the repeated sequences; ``<s>``
+#: (the first token), ``T1`` and ``T2`` (the triggers) and letters for Bigram-Backcopy.
+LETTERS = tuple("ABCDEFGHIJKLMNOP")
+BACKCOPY_NAMES = ("<s>", "T1", "T2") + tuple("cdefghijklmno")
+
+
+def names(ids, task: str = "repeated") -> list[str]:
+    """The tokens ``ids`` (n,) written as the notebook writes them (``task``: "repeated" or "backcopy")."""
+    table = LETTERS if task == "repeated" else BACKCOPY_NAMES
+    return [table[int(t)] for t in np.asarray(ids).ravel()]
 
 
 def _rng(rng) -> np.random.Generator:

@@ -10,7 +10,8 @@ notebooks' stored outputs) can drive them without a browser:
   a PNG, its moving artists as drawing commands that the browser draws (no PNG per slider step).
 * :class:`AttentionExplorer` (notebook 01), :class:`SelfAttentionExplorer` (notebook 02),
   :class:`MultiHeadExplorer` (notebook 03), :class:`MaskExplorer` (notebook 04) and
-  :class:`TilingStepper` (notebook 07), :class:`RopeExplorer` (notebook 09).
+  :class:`TilingStepper` (notebook 07), :class:`HeadExplorer` and :class:`PhaseChangeViewer` (notebook 08),
+  :class:`RopeExplorer` (notebook 09).
 * :class:`AttentionTrainer` and :class:`TrainingMonitor` (notebook 05): train a head and watch it.
 
 An explorer recomputes its ``state`` with ``attention_kit`` and redraws its figure in place
@@ -32,6 +33,7 @@ Where each piece lives (one module per building block, one per explorer):
 * ``general_attention``, ``self_attention``, ``multi_head``, ``masks``, ``head_view``,
   ``tiling`` - one explorer each
 * ``trainer`` - :class:`AttentionTrainer` and :class:`TrainingMonitor`
+* ``heads`` - :class:`HeadExplorer` and :class:`PhaseChangeViewer` (notebook 08)
 """
 
 import importlib
@@ -54,6 +56,8 @@ _WHERE = {
     "TilingStepper": "tiling",
     "HeadView": "head_view",
     "RopeExplorer": "rope",
+    "HeadExplorer": "heads",
+    "PhaseChangeViewer": "heads",
 }
 
 __all__ = list(_WHERE)

@@ -1,4 +1,4 @@
-"""Notebooks 01-02: the vectors a learner types into an explorer.
+"""Notebooks 01-02 (and 08's tokens): the vectors a learner types into an explorer.
 
 Parse what a learner types into a vector: an allow-list, a length cap, finite numbers only.
 
@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import AttentionError
 
-__all__ = ["VectorParseError", "parse_vector", "format_vector"]
+__all__ = ["VectorParseError", "parse_vector", "format_vector", "parse_tokens"]
 
 
 class VectorParseError(AttentionError, ValueError):
@@ -107,3 +107,28 @@ def parse_vector(text, *, length: int | None = None, max_chars: int = 200) -> np
 def format_vector(v) -> str:
     """Format a vector the way the text boxes show it, e.g. ``"0.1, 0.5"``."""
     return ", ".join(f"{round(float(x), 6) + 0.0:g}" for x in np.asarray(v).ravel())
+
+
+def parse_tokens(text, vocabulary, *, max_tokens: int, min_tokens: int = 1) -> np.ndarray:
+    """Turn typed tokens such as ``"A B C A B"`` into their ids in ``vocabulary`` (notebook 08).
+
+    Tokens are separated by spaces or commas and matched without regard to case; each must be
+    one of ``vocabulary`` (a sequence of names). Raises VectorParseError naming the problem.
+    """
+    if not isinstance(text, str):
+        raise VectorParseError(f"expected text, got {type(text).__name__}; type tokens such as "
+                               f"{' '.join(vocabulary[:3])}")
+    if len(text) > 10 * max_tokens:
+        raise VectorParseError(f"too long ({len(text)} characters); type at most {max_tokens} tokens")
+    known = {str(v).lower(): i for i, v in enumerate(vocabulary)}
+    tokens = [t for t in re.split(r"[\s,]+", text.strip()) if t]
+    if len(tokens) < min_tokens:
+        raise VectorParseError(f"type at least {min_tokens} tokens, such as {' '.join(vocabulary[:3])}")
+    if len(tokens) > max_tokens:
+        raise VectorParseError(f"{len(tokens)} tokens, but the model reads at most {max_tokens}; "
+                               "drop some")
+    bad = [t for t in tokens if t.lower() not in known]
+    if bad:
+        raise VectorParseError(f"{_show(bad[0])} is not a token of this model; it knows "
+                               f"{' '.join(map(str, vocabulary))}")
+    return np.array([known[t.lower()] for t in tokens], dtype=np.int64)
