@@ -109,3 +109,42 @@ def test_run_100_redraws_the_background_only_when_the_step_axis_doubles():
         assert rights[-1] >= lab.trainer.steps  # every step is on the axis
     assert rights == [100, 200, 400, 400, 800]
     assert fulls[3] == 0  # 300 -> 400 steps: the curves only
+
+
+def test_prepared_scenes_make_the_first_switch_cheap_and_identical():
+    rng = np.random.default_rng(0)
+    X8 = rng.normal(size=(5, 8))
+    plain = MultiHeadExplorer(X8, list("abcde"), n_heads=2)
+    prepared = MultiHeadExplorer(X8, list("abcde"), n_heads=2)
+    shown, page = prepared.figure, prepared.live.frame
+    assert prepared.prepare_scenes() == 3  # 1, 4 and 8 heads, built without showing them
+    assert prepared.figure is shown and prepared.live.frame == page  # nothing sent to the page
+    assert prepared.png() == plain.png() and len(prepared._hms) == 2
+    for h in (8, 1, 4, 2):
+        full = prepared.live.full_renders
+        prepared.controls["n_heads"].value = h
+        plain.controls["n_heads"].value = h
+        assert prepared.live.full_renders == full  # laid out and rendered already
+        assert prepared.png() == plain.png()  # the same picture as building it on the press
+    assert prepared.prepare_scenes() == 0  # every choice is built
+
+
+def test_a_prepared_scene_shows_edits_made_after_it_was_prepared():
+    ex = SelfAttentionExplorer(X, labels=["x1", "x2", "x3"])
+    assert ex.prepare_scenes() == 1 and ex.controls["seed"].disabled
+    ex.editor.set_text("x3", "0.6, 0.2")
+    ex.controls["learned"].value = True
+    fresh = SelfAttentionExplorer(ex.editor.matrix(["x1", "x2", "x3"]), labels=["x1", "x2", "x3"],
+                                  learned=True)
+    np.testing.assert_allclose(ex.state["weights"], fresh.state["weights"])
+    np.testing.assert_allclose(ex._hm_w.image.get_array(), fresh.state["weights"])
+    assert not ex.controls["seed"].disabled
+
+
+def test_the_page_asks_for_preparation_once():
+    ex = MultiHeadExplorer(np.eye(8)[:5], list("abcde"), n_heads=2)
+    calls = []
+    ex.live.when_shown(lambda: calls.append(1))
+    ex.live._page_message(ex.live, {"event": "shown"}, [])
+    ex.live._page_message(ex.live, {"event": "shown"}, [])  # a second view of the same widget
+    assert calls == [1]

@@ -34,6 +34,7 @@ class Explorer(widgets.VBox):
         self.live = LiveFigure(figure, dpi=dpi)
         self._busy = False
         self._last_layout = self._last_background = None
+        self.live.when_shown(self._prepare_when_idle)
         for w in controls.values():
             w.observe(self._control_changed, names="value")
         if editor is not None:
@@ -160,6 +161,51 @@ class Explorer(widgets.VBox):
             dropped = scenes.pop(next(iter(scenes)))
             self.live.forget(dropped[0])
         return built
+
+    def _scene_choices(self) -> list:
+        """The scene keys a control can ask for, other than the one shown, each with the state to
+        draw it with: ``[(key, state), ...]``. Explorers with ``_show_scene`` override this."""
+        return []
+
+    def prepare_scenes(self, limit: int | None = None) -> int:
+        """Build, lay out and render the figures of the other choices of the explorer's menus
+        now, without showing them, so that the first press of such a control costs no more than
+        the next ones. Returns how many were prepared. The page calls this in the kernel's idle
+        time after it shows the explorer (one figure at a time); nothing is sent to the page."""
+        done = 0
+        for key, state in self._scene_choices():
+            if limit is not None and done >= limit:
+                break
+            if key in self.__dict__.get("_scenes", {}):
+                continue
+            shown = self.__dict__.get("_scene_key")
+            try:
+                self._draw(state)  # builds the scene and draws its artists
+                self.live._draw_background()  # its layout and background, in the kernel only
+                self._last_layout, self._last_background = self._signatures()
+            finally:
+                if self.state and self.__dict__.get("_scene_key") != shown:
+                    self._draw(self.state)  # back to the scene the page shows, as it was
+            done += 1
+        return done
+
+    def _prepare_when_idle(self) -> None:
+        """Prepare the other scenes one at a time, each when the kernel has been idle for 0.3 s."""
+        import asyncio
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+
+        def one():
+            try:
+                if self.prepare_scenes(limit=1):
+                    loop.call_later(0.3, one)
+            except Exception:  # noqa: BLE001 (a preparation that fails only costs the speed-up)
+                pass
+
+        loop.call_later(0.3, one)
 
     def _signatures(self) -> tuple[tuple, tuple]:
         """What decides a new layout (one entry per panel: its title; for a title redrawn on every

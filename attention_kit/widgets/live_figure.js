@@ -126,6 +126,8 @@ function render({ model, el }) {
 
   model.on("change:frame", update);
   update();
+  // the kernel may now use its idle time to prepare pictures a control will ask for
+  model.send({ event: "shown" });
   return () => model.off("change:frame", update);
 }
 

@@ -124,6 +124,8 @@ class LiveFigure(anywidget.AnyWidget):
         self._background_url = None  # the background under the dynamic artists, a data: URL
         self._last_sent = None  # the background the page has
         self._kept: dict = {}  # figures shown before (see show): id -> (figure, layout, background...)
+        self._when_shown: list = []
+        self.on_msg(self._page_message)
 
     def show(self, figure: Figure) -> None:
         """Show ``figure`` in place of the current one. Each figure shown keeps its layout and its
@@ -143,6 +145,17 @@ class LiveFigure(anywidget.AnyWidget):
         if not isinstance(figure.canvas, FigureCanvasAgg):
             FigureCanvasAgg(figure)
         self._laid_out, self._background, self._background_url, self._dynamic = False, None, None, []
+
+    def when_shown(self, callback) -> None:
+        """Call ``callback()`` once, when a page first shows this figure (not under nbval or in a
+        script, where no page does)."""
+        self._when_shown.append(callback)
+
+    def _page_message(self, _widget, content, _buffers) -> None:
+        if isinstance(content, dict) and content.get("event") == "shown":
+            callbacks, self._when_shown = self._when_shown, []
+            for callback in callbacks:
+                callback()
 
     def forget(self, figure: Figure) -> None:
         """Drop what :meth:`show` kept for ``figure`` (not the one shown)."""

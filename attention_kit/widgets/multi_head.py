@@ -135,9 +135,13 @@ class MultiHeadExplorer(Explorer):
         if not self._busy:
             self.update()
 
-    def _compute(self) -> dict:
+    def _scene_choices(self) -> list:
+        shown = int(self.controls["n_heads"].value)
+        return [(h, self._compute(h)) for h in self.controls["n_heads"].options if h != shown]
+
+    def _compute(self, h: int | None = None) -> dict:
         c = self.controls
-        h = int(c["n_heads"].value)
+        h = int(c["n_heads"].value) if h is None else h
         params = _multihead.init_multi_head(self.d, h, rng=np.random.default_rng(int(c["seed"].value)))
         X = self._X.copy()
         out, w = _multihead.multi_head_attention(X, X, params)  # (n, d), (h, n, n)

@@ -37,7 +37,7 @@ class SelfAttentionExplorer(Explorer):
     ----------
     state : dict
         ``dots`` (n, n) raw ``Q K^T``, ``weights`` (n, n), ``outputs`` (n, d), plus ``Q``, ``K``,
-        ``V`` (n, d).
+        ``V`` (n, d), ``X`` (n, d) and ``learned`` (bool).
     """
 
     _PLAIN = "SelfAttentionExplorer (interactive: run in JupyterLab to use the controls)"
@@ -102,15 +102,21 @@ class SelfAttentionExplorer(Explorer):
             self._arr_y = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=[""] * n,
                                        color=colors, linestyle="--")
 
-    def _compute(self) -> dict:
+    def _scene_choices(self) -> list:
+        other = not self.controls["learned"].value
+        return [(other, self._compute(learned=other))]
+
+    def _compute(self, learned: bool | None = None) -> dict:
         c = self.controls
         X = self.editor.matrix([f"x{i + 1}" for i in range(self.n)])  # (n, d)
         d = self.d
-        if c["learned"].value:
+        if learned is None:  # (given: the state of the other setting, for prepare_scenes)
+            learned = bool(c["learned"].value)
+            c["seed"].disabled = not learned
+        if learned:
             W_q, W_k, W_v = random_projections(d, int(c["seed"].value))
         else:
             W_q = W_k = W_v = np.eye(d)
-        c["seed"].disabled = not c["learned"].value
         T = float(c["temperature"].value)
         if not np.isfinite(T) or T <= 0:
             raise ValueError(f"temperature must be positive, got {T}")
@@ -118,11 +124,12 @@ class SelfAttentionExplorer(Explorer):
         dots = _scores.dot_score(Q, K)  # (n, n)
         s = (1.0 / np.sqrt(K.shape[1]) if c["scale"].value else 1.0) / T
         outputs, weights = _attention.scaled_dot_product_attention(Q, K, V, scale=s)
-        return {"X": X, "Q": Q, "K": K, "V": V, "dots": dots, "weights": weights, "outputs": outputs}
+        return {"X": X, "Q": Q, "K": K, "V": V, "dots": dots, "weights": weights, "outputs": outputs,
+                "learned": learned}
 
     def _draw(self, st: dict) -> None:
         c = self.controls
-        built = self._show_scene(bool(c["learned"].value), self._build)
+        built = self._show_scene(st["learned"], self._build)
         # the scores' colour scale is kept while they fit (after the first picture): a seed or
         # vector step then does not redraw the colour bar, the axes and the whole background
         update_heatmap(self._hm_dots, st["dots"], steady=bool(self.state) and not built)
@@ -134,7 +141,7 @@ class SelfAttentionExplorer(Explorer):
             div.append(f"{c['temperature'].value:.2f}")
         arg = "Q Kᵀ" + (" / " + "·".join(div) if div else "")
         self._hm_w.ax.set_title(f"weights softmax({arg})")
-        src = "X W_q (X W_k)ᵀ" if c["learned"].value else "X Xᵀ (W = identity)"
+        src = "X W_q (X W_k)ᵀ" if st["learned"] else "X Xᵀ (W = identity)"
         self._hm_dots.ax.set_title(f"raw scores Q Kᵀ = {src}")
         if self._ax_p is not None:
             X, Y = st["X"], st["outputs"]
