@@ -148,3 +148,17 @@ def test_the_page_asks_for_preparation_once():
     ex.live._page_message(ex.live, {"event": "shown"}, [])
     ex.live._page_message(ex.live, {"event": "shown"}, [])  # a second view of the same widget
     assert calls == [1]
+
+
+def test_trainer_prepares_every_task_and_head_count_without_touching_the_model():
+    lab = AttentionTrainer("reverse", lr=0.2)
+    lab.step(3)
+    model, page = lab.trainer, lab.live.frame
+    assert lab.prepare_scenes() == 4  # rotate, pair, lookup; and 2 heads
+    assert lab.trainer is model and lab.trainer.steps == 3 and lab.live.frame == page
+    plain = AttentionTrainer("reverse", lr=0.2)
+    for task in ("pair", "lookup", "reverse"):
+        full = lab.live.full_renders
+        lab.controls["task"].value = task
+        plain.controls["task"].value = task
+        assert lab.live.full_renders == full and lab.png() == plain.png()

@@ -127,7 +127,7 @@ function render({ model, el }) {
   model.on("change:frame", update);
   update();
   // the kernel may now use its idle time to prepare pictures a control will ask for
-  model.send({ event: "shown" });
+  if (typeof model.send === "function") model.send({ event: "shown" });
   return () => model.off("change:frame", update);
 }
 

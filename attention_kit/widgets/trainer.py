@@ -107,6 +107,19 @@ class TrainingMonitor(Explorer):
         self.count.value = f"{st['steps']} / {self.bar.max} steps"
 
 
+def _scene_key(st: dict) -> tuple:
+    """What decides the trainer's panels: the number of heads, the task and its probe."""
+    tr = st["trainer"]
+    return st["weights"].shape[0], tr.task.name, tuple(tr.probe)
+
+
+class _Value:
+    """A stand-in for a control, holding a value (``AttentionTrainer._new_trainer`` reads ``.value``)."""
+
+    def __init__(self, value):
+        self.value = value
+
+
 class AttentionTrainer(Explorer):
     """Train the model of ``attention_kit.learn.toy_tasks`` by hand: Step, Run 100, Reset.
 
@@ -137,11 +150,12 @@ class AttentionTrainer(Explorer):
     trainer : Trainer
         The model being trained, with its history.
     state : dict
-        ``weights`` (h, n, n) of the probe, ``steps``, ``losses``, ``acc_steps``, ``acc``.
+        ``weights`` (h, n, n) of the probe, ``steps``, ``losses``, ``acc_steps``, ``acc``, and the
+        ``trainer`` they come from.
     """
 
     _PLAIN = "AttentionTrainer (interactive: run the notebook in JupyterLab to train it)"
-    _scene_parts = ("_hms", "curves", "_built")
+    _scene_parts = ("_hms", "curves")
     TASKS = ("reverse", "rotate", "pair", "lookup")
     D_K = (("d_model / h", 0), ("4", 4), ("16", 16), ("64", 64))
 
@@ -179,7 +193,6 @@ class AttentionTrainer(Explorer):
         self.buttons["Run 100"].on_click(lambda _b: self.step(100))
         self.buttons["Reset"].on_click(lambda _b: self.reset())
         self._syncing = False
-        self._built = None
         self.trainer = self._new_trainer(controls)
         self._assemble(controls, None, Figure(figsize=(10, 4.2), layout="constrained"), dpi=72)
         self.update()
@@ -273,16 +286,26 @@ class AttentionTrainer(Explorer):
 
     # ---------------------------------------------------------------- compute and draw
 
-    def _compute(self) -> dict:
-        tr = self.trainer
+    def _scene_choices(self) -> list:
+        """Each other task, and the other number of heads, as a fresh model would show them."""
+        c, out = self.controls, []
+        for name, value in [("task", t) for t in self.TASKS if t != c["task"].value] + \
+                [("n_heads", h) for h in c["n_heads"].options if h != c["n_heads"].value]:
+            values = {k: w.value for k, w in c.items()} | {name: value}
+            st = self._compute(self._new_trainer({k: _Value(v) for k, v in values.items()}))
+            out.append((_scene_key(st), st))
+        return out
+
+    def _compute(self, trainer: Trainer | None = None) -> dict:
+        tr = self.trainer if trainer is None else trainer
         if tr.diverged and self.state:
             weights = self.state["weights"]  # the weights overflowed: keep the last good picture
         else:
             weights = tr.probe_weights()  # (h, n, n)
-        return {"weights": weights, **_history(tr)}
+        return {"weights": weights, **_history(tr), "trainer": tr}
 
-    def _build(self, h: int) -> None:
-        tr, fig = self.trainer, self.figure
+    def _build(self, h: int, tr: Trainer) -> None:
+        fig = self.figure
         fig.clear()
         fig.set_size_inches(6.6 + 3.3 * h, 4.2)
         gs = fig.add_gridspec(1, 2, width_ratios=[1.25 * h, 1.6])
@@ -310,12 +333,11 @@ class AttentionTrainer(Explorer):
         dynamic += boxes + [hm.text_batch for hm in self._hms if hm.text_batch]
         self.live.set_dynamic(dynamic)
         self.live.relayout()
-        self._built = (h, tr.task.name, tuple(tr.probe))
 
     def _draw(self, st: dict) -> None:
-        tr = self.trainer
+        tr = st["trainer"]
         h = st["weights"].shape[0]
-        self._show_scene((h, tr.task.name, tuple(tr.probe)), lambda: self._build(h))
+        self._show_scene(_scene_key(st), lambda: self._build(h, tr))
         for i, art in enumerate(self._hms):
             update_heatmap(art, st["weights"][i])
         self.curves.update(st)
