@@ -30,6 +30,7 @@ from . import (
     backprop,
     general,
     heads,
+    long_context,
     masks_positions,
     multi_head,
     self_attention,
@@ -144,6 +145,12 @@ NOTEBOOKS: tuple[Notebook, ...] = (
         Exercise("prefix-matching score", ("my_prefix_matching",), heads.prefix_matching),
         Exercise("which ablation breaks induction", ("my_most_harmful_head",), heads.most_harmful_head),
         Exercise("a window that keeps the sinks", ("my_sink_window_mask",), heads.sink_window_mask),
+    )),
+    Notebook("09", "09_long_context.ipynb", "Positions for long texts", (
+        Exercise("RoPE for one vector", ("my_rope",), long_context.rope_vector),
+        Exercise("the score of a query and a key", ("my_rope_score",), long_context.rope_score),
+        Exercise("a row of ALiBi's biases", ("my_alibi_row",), long_context.alibi_row),
+        Exercise("what a cache with a sink keeps", ("answer",), long_context.cache_keeps),
     )),
 )
 
