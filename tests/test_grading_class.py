@@ -95,6 +95,18 @@ MISTAKES = {
     "07.2": ("def my_skipped_tiles(n, block_q, block_k):\n    return n * (n - 1) // 2", "(query, key) pairs"),
     "07.3": ("def my_kv_cache_bytes(n_tokens, layers, heads, kv_heads, d_head, bytes_per_value):\n"
              "    return layers * kv_heads * d_head * bytes_per_value * n_tokens", "the factor 2"),
+    "08.1": ("def my_prefix_matching(w, ids):\n    m = np.zeros(w.shape, dtype=bool)\n"
+             "    m[:, 1:] = ids[:, None] == ids[None, :-1]\n    m &= np.tri(len(ids), k=-1, dtype=bool)\n"
+             "    return float((w * m).sum(axis=1).mean())", "averaged over every query"),
+    "08.2": ("my_most_harmful_head = (1, 1)", "weaker of the two induction heads"),
+    "08.3": ("def my_sink_window_mask(n, window, sinks):\n    q = np.arange(n)[:, None]\n"
+             "    k = np.arange(n)[None, :]\n    return (k <= q) & (q - k < window)", "the sinks are missing"),
+    "09.1": ("def my_rope(x, m):\n    d = len(x)\n    a = -m * 10000.0 ** (-np.arange(0, d, 2) / d)\n"
+             "    out = np.empty(d)\n    out[0::2] = x[0::2] * np.cos(a) - x[1::2] * np.sin(a)\n"
+             "    out[1::2] = x[0::2] * np.sin(a) + x[1::2] * np.cos(a)\n    return out", "wrong way"),
+    "09.2": ("def my_rope_score(q, k, m, n):\n    return q @ k / np.sqrt(len(q))", "as if nothing"),
+    "09.3": ("def my_alibi_row(slope, i):\n    return slope * (i - np.arange(i + 1.0))", "sign"),
+    "09.4": ("answer = [6, 7, 8, 9]", "sink is missing"),
 }
 
 
@@ -325,7 +337,7 @@ def test_other_course_and_empty_notebook(graded):
 
 def test_summary(graded):
     summary = graded["summary"]
-    assert "Graded 10 learners, 23 notebooks" in summary
+    assert "Graded 10 learners, 27 notebooks" in summary
     assert "README.txt" in summary  # listed as not graded
     line = next(ln for ln in summary.splitlines() if ln.startswith("01.1"))
     assert "2/10" in line and "(1) you gave the largest weight to the smallest" in line

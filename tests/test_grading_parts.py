@@ -214,7 +214,7 @@ def _grades() -> ClassGrades:
     bob = NotebookGrade("bob", "02", "bob__02.ipynb", [
         ExerciseGrade(i, ex.title, FAILED, "wrong values for S =\n[[1 2]\n [3 4]]")
         for i, ex in nb2.numbered()])
-    stray = NotebookGrade("bob", "09", "bob__09_x.ipynb", [], ["notebook 09 is not part of this course"])
+    stray = NotebookGrade("bob", "99", "bob__99_x.ipynb", [], ["notebook 99 is not part of this course"])
     return ClassGrades(["bob", "alice"], [alice, bob, stray])
 
 
@@ -318,13 +318,13 @@ def test_command_line_on_files_that_need_no_kernel(tmp_path, capsys):
 
     subs = tmp_path / "returned"
     _touch(subs / "zoe__04_masks_and_positions.ipynb", "")  # an empty file
-    _touch(subs / "zoe__09_unknown_topic.ipynb", "{}")  # not a notebook of this course
+    _touch(subs / "zoe__99_unknown_topic.ipynb", "{}")  # not a notebook of this course
     assert main([str(subs), "--out", str(tmp_path / "out"), "--workers", "1"]) == 0
     printed = capsys.readouterr()
     assert "Graded 1 learners, 2 notebooks" in printed.out and "grading [" in printed.err
     row = next(csv.DictReader(open(tmp_path / "out" / "grades.csv", encoding="utf-8")))
     assert row["04.1 causal mask"] == COULD_NOT_RUN and "the file is empty" in row["notes"]
-    assert "notebook 09 is not part of this course" in row["notes"]
+    assert "notebook 99 is not part of this course" in row["notes"]
     assert main([str(tmp_path / "nowhere")]) == 2
     assert "does not exist" in capsys.readouterr().err
 
@@ -422,7 +422,7 @@ def test_plain_numpy_exercises_reject_attention_kit_under_any_name(capsys):
     assert results[0].status == FAILED and "plain numpy, without attention_kit" in results[0].message
     capsys.readouterr()
     plain = [ex_id for ex_id, _, ex in registry.exercises() if ex.plain is not None]
-    assert len(plain) == 23 and {"04.1", "04.2", "04.3", "07.3", "02.5"} <= set(plain)
+    assert len(plain) == 25 and {"04.1", "04.2", "04.3", "07.3", "02.5", "09.1", "09.3"} <= set(plain)
     assert registry.notebook("02").exercises[4].plain == ("softmax",)
 
 
@@ -435,6 +435,8 @@ PREDICTIONS = [
      ["key i + 1", "looks at", "= 0", "wraps to 0", "i + 1"]),
     ("tiny_lm", "mask_at_inference", [(True, True), (False, False), (True, False)],
      ["cannot change", "its prediction changes", "so with one block"]),
+    ("long_context", "cache_keeps", [[6, 7, 8, 9], [0, 7, 8, 9], [0, 5, 6, 7, 8], [1, 2]],
+     ["0, 6", "6 to 9", "position 0", "last four"]),
 ]
 
 

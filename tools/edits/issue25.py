@@ -686,6 +686,8 @@ def build_09() -> None:
                 cell.outputs, cell.execution_count = prev.outputs, prev.execution_count
         if tags:
             cell.metadata["tags"] = list(tags)
+        if kind == "markdown" and text.startswith("### Check what you found"):
+            cell.metadata["jp-MarkdownHeadingCollapsed"] = True
         if "solution" in tags and kind == "code":
             cell.metadata["jupyter"] = {"source_hidden": True}
         nb.cells.append(cell)
