@@ -79,3 +79,20 @@ def test_the_sink_model_parks_weight_on_the_first_token_and_needs_it_in_a_window
 def test_an_unknown_model_says_which_exist():
     with pytest.raises(ParameterError, match="induction"):
         load_trained("nope")
+
+
+def test_one_head_in_layer_0_gives_the_same_picture():
+    """Notebook 08, section 2: with one head in layer 0 (seed 0, 800 steps) the layer-0 head is again a
+    previous-token head on queries 1-12 only."""
+    from attention_kit.heads.model import AttnOnlyConfig, init_attention_only
+    from attention_kit.heads.trained import batch_function
+    from attention_kit.learn.training import train_decoder
+
+    params = init_attention_only(AttnOnlyConfig(n_heads=(1, 2)), rng=np.random.default_rng(0))
+    train_decoder(params, batch_function("induction"), steps=800, lr=3e-3, seed=0, positions="learned")
+    ids = held_out("induction")[0]
+    _, saved = run(params, ids)
+    w0 = saved["weights"][0]
+    assert D.previous_token_score(w0, queries=slice(1, 13))[0] > 0.75
+    assert D.previous_token_score(w0, queries=slice(13, 24))[0] < 0.2
+    assert D.prefix_matching_score(saved["weights"][1], ids).max() > 0.9
