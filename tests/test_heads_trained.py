@@ -96,3 +96,25 @@ def test_one_head_in_layer_0_gives_the_same_picture():
     assert D.previous_token_score(w0, queries=slice(1, 13))[0] > 0.75
     assert D.previous_token_score(w0, queries=slice(13, 24))[0] < 0.2
     assert D.prefix_matching_score(saved["weights"][1], ids).max() > 0.9
+
+
+def test_seed_1_gives_the_same_results():
+    """Notebook 08 says its claims hold for seed 1 too (seed 0 is shipped): one and two layers, and the sink."""
+    params, _, _ = train_recipe("induction", seed=1)
+    ids, targets, rep = held_out("induction")
+    logits, saved = run(params, ids)
+    assert D.accuracy(logits, targets, rep) >= 0.95
+    early = D.previous_token_score(saved["weights"][0], queries=slice(1, 13))
+    assert early.max() >= 0.8 and D.prefix_matching_score(saved["weights"][1], ids).max() >= 0.95
+    means = D.head_means(params, ids, positions="learned")
+    ablated = run(params, ids, replace_heads=D.mean_ablation(means, [(0, int(np.argmax(early)))]))[0]
+    assert D.accuracy(ablated, targets, rep) < 0.45
+    one, _, _ = train_recipe("one_layer", seed=1)
+    assert D.accuracy(run(one, ids)[0], targets, rep) <= 0.6
+    params, _, _ = train_recipe("sinks", seed=1)
+    ids, targets, copies = held_out("sinks")
+    logits, saved = run(params, ids)
+    assert D.sink_mass(saved["weights"][0], queries=~copies)[0] > 0.8
+    full = cross_entropy(logits, targets)[0]
+    assert cross_entropy(run(params, ids, window=4)[0], targets)[0] > full + 0.5
+    assert abs(cross_entropy(run(params, ids, window=4, sinks=1)[0], targets)[0] - full) < 0.05
