@@ -10,7 +10,7 @@ NB     ?= $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: install install-test lab test lint unit nbval nbval-elsewhere notebooks student student-zip answers grade reset bench clean tiny-lm heads
+.PHONY: install install-test lab test lint unit nbval nbval-elsewhere notebooks student student-zip answers grade reset bench clean tiny-lm heads long-models
 
 $(BASE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -105,6 +105,11 @@ heads: $(BASE)
 # Retrain notebook 06's language model and rewrite attention_kit/data/tiny_lm.npz (about a minute)
 tiny-lm: $(BASE)
 	$(BIN)/python tools/train_tiny_lm.py
+
+# notebook 09's RoPE rhyme models and its length-extrapolation runs (a few minutes)
+long-models: $(BASE)
+	$(BIN)/python tools/train_rope_lm.py
+	$(BIN)/python tools/train_extrapolation.py
 
 clean:
 	rm -rf $(VENV) *.egg-info build artifacts student student.zip answers

@@ -403,8 +403,8 @@ print(f"claims below hold on {SEEDS}")
 md(r"""
 **What it shows.** In distribution (24 tokens) sinusoidal positions, RoPE and ALiBi with the slopes 1 and 0
 all learn the task. Longer texts separate them. ALiBi with a steep and a flat head stays right to 192 tokens,
-eight times the training length (its accuracy even rises: longer sequences hold more repeats, and the first
-one is the hardest). The sinusoidal and the rotary models lose accuracy step by step as the texts grow, to
+eight times the training length (its accuracy even rises; a longer sequence has a larger share of tokens
+past its first repeat). The sinusoidal and the rotary models lose accuracy step by step as the texts grow, to
 between 0.5 and 0.75 at 192, by similar amounts. Press et al. (2022) found, for language models, that
 sinusoidal positions degrade soon past the training length, rotary ones later and ALiBi least. ALiBi's lead
 is reproduced here; rotary's lead over sinusoidal is not: on this task and model the two are about equal.
