@@ -162,3 +162,17 @@ def test_trainer_prepares_every_task_and_head_count_without_touching_the_model()
         lab.controls["task"].value = task
         plain.controls["task"].value = task
         assert lab.live.full_renders == full and lab.png() == plain.png()
+
+
+def test_rope_pairs_switch_planes_without_redrawing():
+    from attention_kit.widgets.rope import RopeExplorer
+
+    ex = RopeExplorer()
+    sizes = {ex._radius(i) for i in range(ex.d // 2)}
+    assert ex.prepare_scenes() == len(sizes) - 1  # one figure per plane size
+    full = ex.live.full_renders
+    for i in range(ex.d // 2):
+        ex.controls["pair"].value = i
+        assert ex._ax_p.get_xlim() == (-ex._radius(i), ex._radius(i))
+        assert ex.png() == RopeExplorer(pair=i).png()
+    assert ex.live.full_renders == full
