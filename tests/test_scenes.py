@@ -168,11 +168,19 @@ def test_rope_pairs_switch_planes_without_redrawing():
     from attention_kit.widgets.rope import RopeExplorer
 
     ex = RopeExplorer()
-    sizes = {ex._radius(i) for i in range(ex.d // 2)}
-    assert ex.prepare_scenes() == len(sizes) - 1  # one figure per plane size
+    assert ex.prepare_scenes() == ex.d // 2 - 1  # one figure per pair
     full = ex.live.full_renders
     for i in range(ex.d // 2):
         ex.controls["pair"].value = i
         assert ex._ax_p.get_xlim() == (-ex._radius(i), ex._radius(i))
         assert ex.png() == RopeExplorer(pair=i).png()
     assert ex.live.full_renders == full
+
+
+def test_preparing_more_choices_than_are_kept_ends():
+    from attention_kit.widgets.rope import RopeExplorer
+
+    ex = RopeExplorer(d=32, pair=8)  # 16 pairs, more than the 8 figures an explorer keeps
+    assert ex.prepare_scenes() == ex.MAX_SCENES - 1
+    assert ex.prepare_scenes() == 0  # nothing left to do: the idle loop stops
+    assert set(ex._scenes) == {4, 5, 6, 7, 9, 10, 11}  # the slider's neighbours

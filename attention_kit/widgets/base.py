@@ -164,7 +164,8 @@ class Explorer(widgets.VBox):
 
     def _scene_choices(self) -> list:
         """The scene keys a control can ask for, other than the one shown, each with the state to
-        draw it with: ``[(key, state), ...]``. Explorers with ``_show_scene`` override this."""
+        draw it with: ``[(key, state), ...]``, the likeliest first (only the first
+        ``MAX_SCENES - 1`` are prepared). Explorers with ``_show_scene`` override this."""
         return []
 
     def prepare_scenes(self, limit: int | None = None) -> int:
@@ -173,7 +174,9 @@ class Explorer(widgets.VBox):
         the next ones. Returns how many were prepared. The page calls this in the kernel's idle
         time after it shows the explorer (one figure at a time); nothing is sent to the page."""
         done = 0
-        for key, state in self._scene_choices():
+        # at most as many as are kept (the first choices first), so that preparing never drops
+        # a figure it prepared before
+        for key, state in self._scene_choices()[:self.MAX_SCENES - 1]:
             if limit is not None and done >= limit:
                 break
             if key in self.__dict__.get("_scenes", {}):

@@ -76,18 +76,14 @@ class RopeExplorer(Explorer):
         return float(np.ceil(r * 4) / 4)
 
     def _scene_choices(self) -> list:
-        shown = self._radius(int(self.controls["pair"].value))
-        choices = {}
-        for i in range(self.d // 2):
-            r = self._radius(i)
-            if r != shown and r not in choices:
-                choices[r] = self._compute(pair=i)
-        return list(choices.items())
+        shown = int(self.controls["pair"].value)
+        near = sorted((i for i in range(self.d // 2) if i != shown), key=lambda i: abs(i - shown))
+        return [(i, self._compute(pair=i)) for i in near]  # the slider's neighbours first
 
     def _build(self, r: float) -> None:
-        """The two panels, the plane fitted to ``r``: one figure per plane size (see
-        ``Explorer._show_scene``), so a step of the pair slider that changes the size switches
-        figures instead of redrawing the axes (80 ms in-process)."""
+        """The two panels, the plane fitted to ``r``: one figure per pair (see
+        ``Explorer._show_scene``), so a step of the pair slider switches figures instead of
+        redrawing the axes and laying out the pair's title (80 ms in-process)."""
         self._build_figure(self.figure)
         self._ax_p.set_xlim(-r, r)
         self._ax_p.set_ylim(-r, r)
@@ -136,8 +132,7 @@ class RopeExplorer(Explorer):
     def _draw(self, st: dict) -> None:
         i, m, n = st["pair"], st["m"], st["n"]
         q2, k2 = st["q"][2 * i: 2 * i + 2], st["k"][2 * i: 2 * i + 2]
-        r = self._radius(i)
-        self._show_scene(r, lambda: self._build(r))
+        self._show_scene(i, lambda: self._build(self._radius(i)))
         self._trail.set_data(st["trail"][:, 0], st["trail"][:, 1])
         self._q_line.set_data([0, q2[0]], [0, q2[1]])
         self._k_line.set_data([0, k2[0]], [0, k2[1]])
