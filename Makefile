@@ -108,7 +108,7 @@ tiny-lm: $(BASE)
 
 # notebook 09's RoPE rhyme models and its length-extrapolation runs (a few minutes)
 long-models: $(BASE)
-	$(BIN)/python tools/train_rope_lm.py
+	$(BIN)/python tools/train_tiny_lm.py --positions rope
 	$(BIN)/python tools/train_extrapolation.py
 
 clean:

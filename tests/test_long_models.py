@@ -1,4 +1,4 @@
-"""Notebook 09's shipped RoPE rhyme models (tools/train_rope_lm.py) are reproduced by their
+"""Notebook 09's shipped RoPE rhyme models (tools/train_tiny_lm.py --positions rope) are reproduced by their
 script's first steps, are small, and read long texts through the sliding cache as notebook 09 says."""
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def test_rope_models_are_small_trained_and_reproduced(layers):
     loss, acc = evaluate(p, cfg, data.X_held, data.Y_held)
     assert loss < 0.6 and acc > 0.85
     assert float(meta["history"][-1, 2]) == pytest.approx(loss, abs=0.01)  # float32 rounding only
-    mod = _tool("train_rope_lm")
-    _, _, _, history = mod.run(steps=2 * mod.LOG_EVERY, layers=layers)
+    mod = _tool("train_tiny_lm")
+    _, _, _, history = mod.run(steps=2 * mod.LOG_EVERY, layers=layers, positions="rope")
     logged = np.asarray(meta["history"])[:2]
     np.testing.assert_allclose(np.array(history)[:, 1:], logged[:, 1:], rtol=1e-6)
 

@@ -429,7 +429,7 @@ md(r"""
 
 Notebook 07's cached generation stopped at the window's end: its model adds absolute positions to the
 tokens, so every cached key goes stale when the window moves. Here is notebook 06's rhyme model again,
-same sizes, data, seed and training (`tools/train_rope_lm.py`), but with `positions="rope"`, once with one
+same sizes, data, seed and training (`tools/train_tiny_lm.py --positions rope`), but with `positions="rope"`, once with one
 layer and once with two. With RoPE a key is rotated **once**, at its absolute position, when its token
 arrives, and `ak.KVCache(..., window=16)` keeps the last 16 keys and values (a rolling buffer). The query of
 token $t$ is rotated at $t$; the scores see only distances, so nothing in the cache needs redoing when the
