@@ -294,3 +294,14 @@ def test_mask_explorer_window_and_padding_sliders_act_only_with_their_mask():
     before = ex.state["weights"].copy()
     ex.controls["D"].value = 2
     assert not np.allclose(before, ex.state["weights"])
+
+
+def test_a_line_of_markers_is_one_op():
+    from attention_kit.widgets.rope import RopeExplorer
+
+    ex = RopeExplorer()
+    ops = json.loads(ex.live.ops)["ops"]
+    markers = [op for op in ops if op[0] == "m"]
+    trail = len(ex._trail.get_xdata())  # the key at every position 0 .. 64
+    # the trail, the query's and the key's tips and the curve's dot: four lines of markers, four ops
+    assert trail == 65 and sorted(len(op[3]) // 2 for op in markers) == [1, 1, 1, trail]

@@ -14,6 +14,8 @@ Every op is a list whose first item names it; coordinates are canvas pixels (ori
 * ``["t", x, y, text, font, colour, align, baseline, angle, clip]``: one line of text at an anchor
   (``font``: an index into the list of CSS fonts sent with the ops), aligned in the browser (``align``: left / center / right; ``baseline``: top / middle / bottom /
   alphabetic), rotated by ``angle`` degrees anticlockwise.
+* ``["m", codes, xy, at, fill, stroke, width, dashes, cap, join, clip]``: markers, the path
+  ``codes`` / ``xy`` (around the origin) drawn at every point of the flat list ``at``.
 * ``["i", x, y, w, h, nx, ny, rgba, clip]``: an image of ``nx`` x ``ny`` cells, ``rgba`` their
   bytes in base64, scaled up without smoothing to the ``w`` x ``h`` box at (x, y).
 
@@ -141,19 +143,22 @@ class OpRecorder(RendererBase):
         x0, y0, x1, y1 = box.extents
         return [round(x0, 2), round(self.height - y1, 2), round(x1 - x0, 2), round(y1 - y0, 2)]
 
-    def draw_path(self, gc, path, transform, rgbFace=None):
-        if gc.get_hatch() is not None:
-            raise Unsupported("hatching")
+    def _path(self, path, transform, top: float) -> tuple[str, list]:
+        """A path's codes and flat canvas coordinates; ``top`` - y flips the y axis."""
         codes, xy = [], []
         for verts, code in path.iter_segments(transform, remove_nans=True, simplify=False,
                                               curves=True):
             codes.append(_CODES[code])
             if code != Path.CLOSEPOLY:
                 pts = np.asarray(verts, dtype=float).reshape(-1, 2)
-                xy.extend(np.round(np.column_stack([pts[:, 0], self.height - pts[:, 1]]), 2)
+                xy.extend(np.round(np.column_stack([pts[:, 0], top - pts[:, 1]]), 2)
                           .ravel().tolist())
-        if not codes:
-            return
+        return "".join(codes), xy
+
+    def _style(self, gc, rgbFace) -> list | None:
+        """``[fill, stroke, width, dashes, cap, join, clip]`` of a path, or None if invisible."""
+        if gc.get_hatch() is not None:
+            raise Unsupported("hatching")
         forced = gc.get_forced_alpha()
         fill = None
         if rgbFace is not None:
@@ -161,12 +166,32 @@ class OpRecorder(RendererBase):
         width = float(self.points_to_pixels(gc.get_linewidth()))
         stroke = css(gc.get_rgb()) if width > 0 else None
         if fill is None and stroke is None:
-            return
+            return None
         offset, dashes = gc.get_dashes()
         dashes = None if dashes is None else [round(float(self.points_to_pixels(d)), 2)
                                               for d in dashes]
-        self.ops.append(["p", "".join(codes), xy, fill, stroke, round(width, 2), dashes,
-                         _CAPS.get(gc.get_capstyle(), "butt"), gc.get_joinstyle(), self._clip(gc)])
+        return [fill, stroke, round(width, 2), dashes, _CAPS.get(gc.get_capstyle(), "butt"),
+                gc.get_joinstyle(), self._clip(gc)]
+
+    def draw_path(self, gc, path, transform, rgbFace=None):
+        style = self._style(gc, rgbFace)
+        codes, xy = self._path(path, transform, self.height)
+        if codes and style is not None:
+            self.ops.append(["p", codes, xy, *style])
+
+    def draw_markers(self, gc, marker_path, marker_trans, path, trans, rgbFace=None):
+        """One op for all the markers of a line: the marker's path once, and where it goes (the
+        generic ``draw_markers`` made one path op per marker: 37 ms for notebook 09's 65 dots)."""
+        style = self._style(gc, rgbFace)
+        codes, xy = self._path(marker_path, marker_trans, 0.0)  # around (0, 0), y pointing down
+        at = []
+        for verts, code in path.iter_segments(trans, simplify=False):
+            if code != Path.CLOSEPOLY and len(verts):
+                x, y = float(verts[-2]), float(verts[-1])
+                if np.isfinite(x) and np.isfinite(y):
+                    at += [round(x, 2), round(self.height - y, 2)]
+        if codes and at and style is not None:
+            self.ops.append(["m", codes, xy, at, *style])
 
     def draw_image(self, gc, x, y, im, transform=None):
         raise Unsupported("a resampled image")

@@ -32,20 +32,32 @@ function hash(text, h = 0x811c9dc5) {  // FNV-1a, 32 bits
 
 const cellCanvas = document.createElement("canvas");
 
+function paintPath(ctx, p, fill, stroke, width, dashes, cap, join) {
+  if (fill) { ctx.fillStyle = fill; ctx.fill(p); }
+  if (stroke) {
+    ctx.strokeStyle = stroke;
+    ctx.lineWidth = width;
+    ctx.lineCap = cap;
+    ctx.lineJoin = join;
+    ctx.setLineDash(dashes || []);
+    ctx.stroke(p);
+  }
+}
+
 function drawOp(ctx, op, fonts) {
   ctx.save();
   if (op[0] === "p") {
     const [, codes, xy, fill, stroke, width, dashes, cap, join, clip] = op;
     clipTo(ctx, clip);
+    paintPath(ctx, pathOf(codes, xy), fill, stroke, width, dashes, cap, join);
+  } else if (op[0] === "m") {  // one marker path, drawn at every point of `at`
+    const [, codes, xy, at, fill, stroke, width, dashes, cap, join, clip] = op;
+    clipTo(ctx, clip);
     const p = pathOf(codes, xy);
-    if (fill) { ctx.fillStyle = fill; ctx.fill(p); }
-    if (stroke) {
-      ctx.strokeStyle = stroke;
-      ctx.lineWidth = width;
-      ctx.lineCap = cap;
-      ctx.lineJoin = join;
-      ctx.setLineDash(dashes || []);
-      ctx.stroke(p);
+    for (let k = 0; k < at.length; k += 2) {
+      ctx.translate(at[k], at[k + 1]);
+      paintPath(ctx, p, fill, stroke, width, dashes, cap, join);
+      ctx.translate(-at[k], -at[k + 1]);
     }
   } else if (op[0] === "t") {
     const [, x, y, text, font, colour, align, baseline, angle, clip] = op;

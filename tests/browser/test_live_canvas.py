@@ -30,7 +30,9 @@ from attention_kit.widgets import (
     SelfAttentionExplorer,
     TilingStepper,
 )
+from attention_kit.widgets.heads import HeadExplorer, PhaseChangeViewer
 from attention_kit.widgets.live_figure import _ESM
+from attention_kit.widgets.rope import RopeExplorer
 
 TOKENS = "the cat sat on the mat and purred".split()
 PADDED = ["the", "cat", "sat", "on", "the", "mat", "<pad>", "<pad>"]
@@ -65,6 +67,9 @@ MAKERS = {
     "TilingStepper": lambda: TilingStepper(step=6),
     "HeadView": lambda: HeadView(*load_pretrained()[:2], rhyme_stream()[1],
                                  context="little miss muffet sat on a", head=1),
+    "RopeExplorer": lambda: RopeExplorer(pair=1),  # its key's trail: markers in one "m" op
+    "HeadExplorer": lambda: HeadExplorer(),
+    "PhaseChangeViewer": lambda: PhaseChangeViewer(),
 }
 
 
