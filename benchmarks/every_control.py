@@ -389,31 +389,5 @@ def _measure_control(page, notebook, c, kind, handle, label, restore, presses, g
 
 def run(notebooks, presses: int, baseline: bool = True, gap_ms: int = 250) -> list[dict]:
     """Every control of every notebook (and the interact baseline) in one JupyterLab."""
-    import tempfile
-    from pathlib import Path
-
-    from playwright.sync_api import sync_playwright
-
-    chromium = jlab.find_chromium()
-    if chromium is None:
-        raise RuntimeError("no Chromium at /usr/bin/chromium (apt-get install -y chromium)")
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="attn-latency-") as tmp:
-        extra = [ls.write_baseline(Path(tmp))] if baseline else []
-        with jlab.LabServer(list(notebooks) + extra) as server, sync_playwright() as pw:
-            browser = jlab.launch_browser(pw, chromium)
-            try:
-                for nb in list(notebooks) + extra:
-                    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                    try:
-                        rows += measure_notebook(page, server, nb, presses, gap_ms)
-                    except Exception as exc:  # noqa: BLE001 (a notebook that fails is reported)
-                        rows.append({"notebook": nb.name, "slider": "-", "presses": [],
-                                     "missed": 0, "load": (os.getloadavg()[0],) * 2,
-                                     "error": str(exc)})
-                    finally:
-                        page.close()
-                    server.shutdown_kernels()
-            finally:
-                browser.close()
-    return rows
+    return ls.each_notebook(notebooks, baseline,
+                            lambda page, server, nb: measure_notebook(page, server, nb, presses, gap_ms))

@@ -327,9 +327,11 @@ def measure(page, server, notebook: Path, presses: int, sliders: int, gap_ms: in
     return rows
 
 
-def run(notebooks: list[Path], presses: int, sliders: int, baseline: bool = True,
-        gap_ms: int = 250, trace: bool = False, bursts: int = 0) -> list[dict]:
-    """Measure every notebook (and the interact baseline) in one JupyterLab; rows as measure()."""
+def each_notebook(notebooks: list[Path], baseline: bool, measure_one) -> list[dict]:
+    """The loop both benchmarks share: one JupyterLab and one Chromium for all the notebooks (and
+    the interact baseline, written to a temporary folder); for each, a fresh page and
+    ``measure_one(page, server, notebook)``'s rows, or one row with the error; then its kernel
+    is shut down."""
     from playwright.sync_api import sync_playwright
 
     chromium = jlab.find_chromium()
@@ -344,10 +346,8 @@ def run(notebooks: list[Path], presses: int, sliders: int, baseline: bool = True
                 for nb in list(notebooks) + extra:
                     page = browser.new_page(viewport={"width": 1400, "height": 1000})
                     try:
-                        rows += measure(page, server, nb, presses,
-                                        1 if nb.name == BASELINE_NAME else sliders, gap_ms, trace,
-                                        bursts)
-                    except RuntimeError as exc:  # e.g. a notebook whose sliders redraw nothing
+                        rows += measure_one(page, server, nb)
+                    except Exception as exc:  # noqa: BLE001 (a notebook that fails is reported)
                         rows.append({"notebook": nb.name, "slider": "-", "presses": [],
                                      "missed": 0, "load": (os.getloadavg()[0],) * 2,
                                      "error": str(exc)})
@@ -357,6 +357,13 @@ def run(notebooks: list[Path], presses: int, sliders: int, baseline: bool = True
             finally:
                 browser.close()
     return rows
+
+
+def run(notebooks: list[Path], presses: int, sliders: int, baseline: bool = True,
+        gap_ms: int = 250, trace: bool = False, bursts: int = 0) -> list[dict]:
+    """Measure every notebook (and the interact baseline) in one JupyterLab; rows as measure()."""
+    return each_notebook(notebooks, baseline, lambda page, server, nb: measure(
+        page, server, nb, presses, 1 if nb.name == BASELINE_NAME else sliders, gap_ms, trace, bursts))
 
 
 def percentile(xs: list[float], q: float) -> float:
