@@ -40,7 +40,7 @@ class MultiHeadExplorer(Explorer):
         initial embeddings with the same parameters, and ``X`` (n, d_model).
     """
 
-    _scene_parts = ("_axes", "_hms", "_bars0", "_bars1", "_ax_out", "_built_heads")
+    _scene_parts = ("_axes", "_hms", "_bars0", "_bars1", "_ax_out")
 
     _PLAIN = "MultiHeadExplorer (interactive: run in JupyterLab to use the controls)"
 
@@ -87,7 +87,6 @@ class MultiHeadExplorer(Explorer):
                                            layout=widgets.Layout(width="150px"))
         self.reset_button.on_click(lambda _b: self.reset())
         fig = Figure(figsize=(12, 5.2), layout="constrained")
-        self._built_heads = None
         self._assemble(controls, None, fig, dpi=72)
         self.update()
 
@@ -172,7 +171,6 @@ class MultiHeadExplorer(Explorer):
         ax.set_xlabel("output value")
         ax.spines[["top", "right"]].set_visible(False)
         self._ax_out = ax
-        self._built_heads = h
         dynamic = []
         for hm in self._hms:
             dynamic += [hm.image, hm.grid] + ([hm.text_batch] if hm.text_batch else [])
