@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .editor import VectorEditor
-from .live_figure import LiveFigure
+from .live_figure import LiveFigure, picture_first
 from .messages import MessageLabel, friendly
 
 __all__ = ["Explorer", "nice_limit", "plane", "steady_limits", "steady_box", "random_projections"]
@@ -36,7 +36,7 @@ class Explorer(widgets.VBox):
         self._last_layout = self._last_background = None
         self.live.when_shown(self._prepare_when_idle)
         for w in controls.values():
-            w.observe(self._control_changed, names="value")
+            w.observe(self._on_control, names="value")
         if editor is not None:
             editor.on_change(lambda _e: None if self._busy else self.update())
         control_box = widgets.HBox(list(self._top_controls()),
@@ -64,13 +64,18 @@ class Explorer(widgets.VBox):
                 explorer.controls["temperature"].value = 0.5
         """
         busy = self._busy
-        self._busy = True
-        try:
-            yield self
-        finally:
-            self._busy = busy
-        if not busy:
-            self.update()
+        with picture_first(self):
+            self._busy = True
+            try:
+                yield self
+            finally:
+                self._busy = busy
+            if not busy:
+                self.update()
+
+    def _on_control(self, change) -> None:
+        with picture_first(self):  # what the control changes in other widgets follows the picture
+            self._control_changed(change)
 
     def _control_changed(self, change) -> None:
         if not self._busy:
@@ -80,8 +85,13 @@ class Explorer(widgets.VBox):
         """Recompute ``state`` from the controls and redraw in place.
 
         Returns True on success. On any error the message is shown in ``.error``, ``state`` and
-        the picture stay as they were, and False is returned.
+        the picture stay as they were, and False is returned. The new picture leaves the kernel
+        before any other widget's new state (see ``picture_first``).
         """
+        with picture_first(self):
+            return self._update()
+
+    def _update(self) -> bool:
         t0, c0 = time.perf_counter(), time.process_time()
         self.live.stamp("callback")
         try:

@@ -8,6 +8,7 @@ from typing import Callable
 import ipywidgets as widgets
 import numpy as np
 
+from .live_figure import picture_first
 from .messages import MessageLabel, friendly
 from .parsing import VectorParseError, format_vector, parse_vector
 
@@ -142,7 +143,8 @@ class VectorEditor(widgets.VBox):
 
     def _text_changed(self, name: str, change) -> None:
         if not self._quiet:
-            self._apply_text(name, change["new"])
+            with picture_first(self):  # the sliders follow the new picture
+                self._apply_text(name, change["new"])
 
     def _apply_text(self, name: str, text: str) -> bool:
         old = self._vals[name]
@@ -174,12 +176,13 @@ class VectorEditor(widgets.VBox):
         v = self._vals[name].copy()
         v[i] = float(change["new"])
         self._vals[name] = v
-        self._quiet = True
-        try:
-            self._texts[name].value = format_vector(v)
-        finally:
-            self._quiet = False
-        self._accept(name)
+        with picture_first(self):  # the text box follows the new picture
+            self._quiet = True
+            try:
+                self._texts[name].value = format_vector(v)
+            finally:
+                self._quiet = False
+            self._accept(name)
 
     def _accept(self, name: str) -> None:
         """``name`` holds a valid vector again: clear its message and tell the listeners."""

@@ -11,10 +11,12 @@ import json
 import struct
 import time
 import zlib
+from contextlib import ExitStack, contextmanager
 from functools import partial
 from pathlib import Path
 
 import anywidget
+import ipywidgets as widgets
 import numpy as np
 import traitlets
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -23,7 +25,7 @@ from matplotlib.figure import Figure
 from .draw_ops import Unsupported, record_ops
 from .fast_artists import glyphs
 
-__all__ = ["LiveFigure", "encode_png"]
+__all__ = ["LiveFigure", "encode_png", "picture_first"]
 
 _ESM = (Path(__file__).with_name("live_figure.js")).read_text(encoding="utf-8")
 
@@ -266,3 +268,31 @@ class LiveFigure(anywidget.AnyWidget):
                                          full=self.full_renders > full))
         self._last_sent = background
         self._stamps = {}
+
+
+def _widgets_under(roots) -> list:
+    """Every widget in the boxes ``roots`` (and the roots), live figures left out."""
+    seen, out, todo = set(), [], list(roots)
+    while todo:
+        w = todo.pop()
+        if id(w) in seen or not isinstance(w, widgets.Widget) or isinstance(w, LiveFigure):
+            continue
+        seen.add(id(w))
+        out.append(w)
+        if isinstance(w, widgets.Box):
+            todo.extend(w.children)
+    return out
+
+
+@contextmanager
+def picture_first(*roots):
+    """Hold the messages of every widget in ``roots`` but the live figures until the block ends.
+
+    A control's side effects on other widgets (the text box that shows a slider's vector, the
+    sliders of a typed vector, a menu's new entries, a label) then reach the page after the new
+    picture: the page draws it first instead of updating those widgets before it. Nested uses
+    (an editor inside an explorer) send once, when the outermost block ends."""
+    with ExitStack() as stack:
+        for w in _widgets_under(roots):
+            stack.enter_context(w.hold_sync())
+        yield
