@@ -27,6 +27,29 @@ def test_the_widget_trains_what_a_plain_trainer_trains(lab):
     assert lab.message == ""
 
 
+def test_run_100_plays_out_on_the_page_and_trains_the_same_steps(lab):
+    """The "Run 100" button redraws every 10 steps: ten pictures, the first after 10 steps, and
+    the same weights and losses as 100 steps taken at once."""
+    ref = Trainer("reverse", lr=0.2)
+    frames, steps_shown = lab.live.frame, []
+    lab.live.observe(lambda ch: steps_shown.append(lab.trainer.steps), names="frame")
+    lab.buttons["Run 100"].click()
+    assert lab.live.frame - frames == 10 and steps_shown == list(range(10, 101, 10))
+    ref.step(100)
+    assert lab.trainer.losses == ref.losses and lab.trainer.checkpoints == ref.checkpoints
+    np.testing.assert_array_equal(lab.state["weights"], ref.probe_weights())
+    assert lab.state["steps"] == 100 and lab.message == ""
+
+
+def test_a_run_that_diverges_stops_at_the_picture_where_it_did(lab):
+    lab.set_lr_text("3")
+    lab.reset()
+    frames = lab.live.frame
+    assert lab.step(100, every=10) is False
+    assert "training diverged at step" in lab.message
+    assert lab.trainer.steps < 100 and lab.live.frame - frames == -(-(lab.trainer.steps + 1) // 10)
+
+
 def test_step_changes_the_heatmap_and_reset_restores_it(lab):
     w0 = lab.state["weights"].copy()
     lab.step(1)

@@ -157,6 +157,9 @@ class AttentionTrainer(Explorer):
     _PLAIN = "AttentionTrainer (interactive: run the notebook in JupyterLab to train it)"
     _scene_parts = ("_hms", "curves")
     TASKS = ("reverse", "rotate", "pair", "lookup")
+    #: "Run 100" redraws every this many steps, so the run plays out on the page as it trains (the
+    #: first picture after 10 steps instead of one picture after all 100)
+    RUN_EVERY = 10
     D_K = (("d_model / h", 0), ("4", 4), ("16", 16), ("64", 64))
 
     def __init__(self, task: str = "reverse", *, n_heads: int = 1, d_k: int | None = None,
@@ -190,7 +193,7 @@ class AttentionTrainer(Explorer):
         self.buttons = {name: widgets.Button(description=name, layout=widgets.Layout(width="90px"))
                         for name in ("Step", "Run 100", "Reset")}
         self.buttons["Step"].on_click(lambda _b: self.step(1))
-        self.buttons["Run 100"].on_click(lambda _b: self.step(100))
+        self.buttons["Run 100"].on_click(lambda _b: self.step(100, every=self.RUN_EVERY))
         self.buttons["Reset"].on_click(lambda _b: self.reset())
         self._syncing = False
         self.trainer = self._new_trainer(controls)
@@ -211,15 +214,20 @@ class AttentionTrainer(Explorer):
 
     # ---------------------------------------------------------------- actions (plain methods)
 
-    def step(self, n: int = 1) -> bool:
-        """Take ``n`` training steps and redraw; False (and a message) if training diverged."""
-        try:
-            with np.errstate(all="ignore"):
-                self.trainer.step(n)
-            ok = True
-        except AttentionError:
-            ok = False  # Trainer.diverged holds the message; update() shows it
-        self.update()
+    def step(self, n: int = 1, *, every: int | None = None) -> bool:
+        """Take ``n`` training steps and redraw, also after every ``every`` steps on the way (the
+        same steps as all ``n`` at once); False (and a message) if training diverged."""
+        every = n if every is None else max(1, int(every))
+        done, ok = 0, True
+        while ok and done < n:
+            k = min(every, n - done)
+            try:
+                with np.errstate(all="ignore"):
+                    self.trainer.step(k)
+            except AttentionError:
+                ok = False  # Trainer.diverged holds the message; update() shows it
+            done += k
+            self.update()
         return ok
 
     def reset(self) -> None:
