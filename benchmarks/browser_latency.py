@@ -76,9 +76,10 @@ def _median(values: list[float], width: int) -> str:
 
 def summary_every_control(rows: list[dict]) -> list[str]:
     """Per control: key press -> changed pixels (median, p95), the first ak-frame (median), the
-    kernel's part (callback -> message sent, median), full redraws, presses, no change, load."""
+    kernel's part (callback -> message sent, median), the pixel probe's own cost per frame
+    (median), full redraws, presses, no change, load."""
     lines = [f"{'notebook / control':52s} {'pixels':>7s} {'p95':>6s} {'max':>6s} {'akframe':>7s} "
-             f"{'kernel':>6s} {'full':>4s} {'n':>3s} {'none':>4s} {'load':>9s}  target"]
+             f"{'kernel':>6s} {'hash':>5s} {'full':>4s} {'n':>3s} {'none':>4s} {'load':>9s}  target"]
     explorers = []
     for r in rows:
         name = f"{ls.short_name(r)} ({r.get('kind', '?')})"
@@ -96,6 +97,7 @@ def summary_every_control(rows: list[dict]) -> list[str]:
         px = ls.stage_values(r, "to pixels")
         ak = ls.stage_values(r, "to ak-frame")
         kern = [p["sent"] - p["callback"] for p in r["presses"] if "sent" in p and "callback" in p]
+        hashing = [p["hash_ms"] for p in r["presses"] if "hash_ms" in p]
         full = sum(1 for p in r["presses"] if p.get("full"))
         frames = sum(p.get("frames", 0) for p in r["presses"] if "pixels" not in p)
         none = len(r["presses"]) - len(px)
@@ -109,12 +111,12 @@ def summary_every_control(rows: list[dict]) -> list[str]:
         if not baseline:
             explorers += px
         lines.append(f"{name[:52]:52s} {med:7.1f} {p95:6.1f} {max(px):6.0f} {_median(ak, 7)} "
-                     f"{_median(kern, 6)} {full:4d} {len(px):3d} {none:4d} "
+                     f"{_median(kern, 6)} {_median(hashing, 5)} {full:4d} {len(px):3d} {none:4d} "
                      f"{r['load'][0]:4.1f}-{r['load'][1]:<4.1f}  {ok}")
     if explorers:
         lines.append(f"{'all explorer presses':52s} {statistics.median(explorers):7.1f} "
                      f"{ls.percentile(explorers, 95):6.1f} {max(explorers):6.0f} {'':7s} {'':6s} "
-                     f"{'':4s} {len(explorers):3d}")
+                     f"{'':5s} {'':4s} {len(explorers):3d}")
     return lines
 
 

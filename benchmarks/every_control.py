@@ -20,10 +20,13 @@ projections), then put back; a control that stays disabled is listed as such.
 
 Each press is timed in the page from the ``keydown`` (or the menu choice) to the first animation
 frame in which a hash of the cell's pictures differs from the hash before the press ("pixels"): a
-canvas's pixels (``getImageData``, read in a ``requestAnimationFrame`` loop only while a press is
-pending), an ``<img>``'s source once it has loaded. Beside it, the first ``ak-frame`` event after
-the press ("ak-frame") and the stages of ``latency_stages.py``. A press whose pictures do not
-change within 3 s counts as "no change" (with the frames it caused, if any).
+canvas's pixels (``getImageData``) and an ``<img>``'s source once it has loaded, read in a
+``requestAnimationFrame`` loop while a press is pending, in each frame after something could have
+changed them (a drawing call on a canvas's 2-D context, a canvas resized, an image's new source or
+load). The probe's own cost per frame (reading and hashing the pictures, on the page's main thread)
+is kept as ``hash_ms``. Beside it, the first ``ak-frame`` event after the press ("ak-frame") and
+the stages of ``latency_stages.py``. A press whose pictures do not change within 3 s counts as "no
+change" (with the frames it caused, if any).
 """
 
 from __future__ import annotations
@@ -38,8 +41,9 @@ from latency_probes import JS_INSTALL, KERNEL_FETCH, KERNEL_RESET, KERNEL_SETUP
 from latency_stages import jlab
 
 # Page side: a hash of the pictures of one cell, read in a requestAnimationFrame loop while a
-# press is pending. window.__px.arm() takes the hash before the press; the keydown (Arrow*, Enter,
-# Space) or a menu choice stamps the press; the first frame with another hash stamps "pixels".
+# press is pending, in the frames after something drew. window.__px.arm() takes the hash before
+# the press; the keydown (Arrow*, Enter, Space) or a menu choice stamps the press; the first frame
+# with another hash stamps "pixels".
 JS_PIXELS = """
 (sel) => {
   const now = () => performance.timeOrigin + performance.now();
@@ -60,15 +64,37 @@ JS_PIXELS = """
     return h >>> 0;
   };
   const px = window.__px = {armed: false, key: null, before: 0, frames: 0, akframe: null,
-                            result: null, hashMs: []};
+                            result: null, hashMs: [], dirty: true};
+  // Pixels can change only by a drawing call on a canvas's 2-D context, a canvas resized (which
+  // clears it) or an image's new source or load: each marks the pictures dirty, and a frame hashes
+  // them only then. Reading and hashing every canvas on every frame while a press was pending took
+  // the page's main thread (and a core the kernel and the server need) for nothing.
+  if (!window.__pxPatched) {
+    window.__pxPatched = true;
+    const proto = CanvasRenderingContext2D.prototype;
+    for (const name of ['clearRect', 'fillRect', 'strokeRect', 'drawImage', 'putImageData', 'fill',
+                        'stroke', 'fillText', 'strokeText', 'reset']) {
+      const original = proto[name];
+      if (typeof original !== 'function') continue;
+      proto[name] = function (...args) {
+        if (window.__px) window.__px.dirty = true;
+        return original.apply(this, args);
+      };
+    }
+  }
+  new MutationObserver(() => { px.dirty = true; }).observe(
+    root, {subtree: true, childList: true, attributes: true, attributeFilter: ['src', 'width', 'height']});
+  root.addEventListener('load', () => { px.dirty = true; }, true);
   const loop = () => {
     if (!px.armed) return;
     const t = now();
-    if (px.key !== null) {
+    if (px.key !== null && px.dirty) {
+      px.dirty = false;
       const h = hashPictures();
       px.hashMs.push(now() - t);
       if (h !== px.before) {
-        px.result = {key: px.key, pixels: t, akframe: px.akframe, frames: px.frames};
+        px.result = {key: px.key, pixels: t, akframe: px.akframe, frames: px.frames,
+                     hashMs: px.hashMs.slice()};
         px.armed = false;
         return;
       }
@@ -78,11 +104,13 @@ JS_PIXELS = """
   px.arm = () => {
     px.before = hashPictures();
     px.key = null; px.frames = 0; px.akframe = null; px.result = null; px.armed = true;
+    px.hashMs = []; px.dirty = false;
     requestAnimationFrame(loop);
   };
   px.stamp = () => { if (px.armed && px.key === null) px.key = now(); };
   px.stop = () => {
-    const r = px.result || {key: px.key, pixels: null, akframe: px.akframe, frames: px.frames};
+    const r = px.result || {key: px.key, pixels: null, akframe: px.akframe, frames: px.frames,
+                            hashMs: px.hashMs.slice()};
     px.armed = false;
     return r;
   };
@@ -319,6 +347,8 @@ def _merge(pixel: list[dict], done: list[dict]) -> list[dict]:
         if p.get("akframe") is not None:
             rec["akframe"] = p["akframe"]
         rec["frames"] = p.get("frames", 0)
+        if p.get("hashMs"):  # the probe's own cost: reading and hashing the pictures, per frame
+            rec["hash_ms"] = sum(p["hashMs"]) / len(p["hashMs"])
         presses.append(rec)
     return presses
 
