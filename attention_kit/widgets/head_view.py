@@ -19,7 +19,7 @@ from matplotlib.patches import Rectangle
 from ..learn.corpus import UnknownWordError, Vocab
 from ..learn.tiny_lm import TinyLMConfig, head_weights, next_token_probs
 from ..plotting import OKABE_ITO, WEIGHTS_CMAP, heatmap, update_heatmap
-from .base import Explorer
+from .base import Explorer, widest_first
 
 __all__ = ["HeadView"]
 
@@ -80,6 +80,7 @@ class HeadView(Explorer):
         fig = Figure(figsize=(11.5, 4.6), layout="constrained")
         self._assemble(controls, None, fig, dpi=72)
         self.children = (widgets.VBox([self.text, self.known]), *self.children)
+        self._place_scenes(self._template())  # every context's panels go where the widest one's do
         self.update()
 
     # -- the context ---------------------------------------------------------------------------
@@ -120,6 +121,16 @@ class HeadView(Explorer):
             self.controls["token"].options = self._token_options(ids)
             self.controls["token"].value = n - 1
         return self.message == ""
+
+    def _template(self) -> dict:
+        """A state with the widest labels this model can show: its widest word at each of its
+        ``context`` places, and its ``TOP_K`` widest words as the next-word bars."""
+        order = widest_first(self.figure, self.vocab.words)
+        n, top = self.config.context, order[:TOP_K]
+        probs = np.zeros(len(self.vocab.words))
+        probs[top] = 1.0 / TOP_K
+        return {"tokens": [self.vocab.words[order[0]]] * n, "weights": np.full((n, n), 1.0 / n),
+                "probs": probs, "top": top, "token": n - 1, "layer": 0, "head": 0}
 
     @property
     def tokens(self) -> list[str]:

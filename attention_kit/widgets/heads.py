@@ -18,7 +18,7 @@ from ..heads.model import run
 from ..heads.tasks import BACKCOPY_NAMES, LETTERS
 from ..heads.trained import RECIPES, load_trained
 from ..plotting import OKABE_ITO, WEIGHTS_CMAP, heatmap, update_heatmap
-from .base import Explorer
+from .base import Explorer, widest_first
 from .parsing import parse_tokens
 
 __all__ = ["HeadExplorer", "PhaseChangeViewer", "SCORES"]
@@ -89,7 +89,17 @@ class HeadExplorer(Explorer):
         fig = Figure(figsize=(11, 5.2), layout="constrained")
         self._assemble(controls, None, fig, dpi=72)
         self.children = (self.text, *self.children)
+        self._place_scenes(self._template())  # every sequence's panels go where the widest one's do
         self.update()
+
+    def _template(self) -> dict:
+        """A state with the widest labels of any model: the widest token name at each of the 24
+        places a sequence may have."""
+        names = [(m, name) for m in RECIPES for name in _names(m)]
+        model, name = names[widest_first(self.figure, [name for _, name in names])[0]]
+        ids = np.full(24, _names(model).index(name))
+        return {"ids": ids, "weights": np.full((24, 24), 1 / 24), "scores": np.zeros(len(SCORES)),
+                "predicted": ids, "model": model, "layer": 0, "head": 0}
 
     def _layers(self, model):
         return [(f"layer {l}", l) for l in range(len(RECIPES[model]["n_heads"]))]

@@ -185,6 +185,13 @@ class LiveFigure(anywidget.AnyWidget):
         """Redraw everything (not just the dynamic artists) on the next render."""
         self._background = None
 
+    def placed(self) -> None:
+        """The current figure's panels are in place already (see ``Explorer._place_scenes``): draw
+        it as it is, without a layout."""
+        self.figure.set_layout_engine("none")
+        self._laid_out = True
+        self._background = None
+
     def relayout(self) -> None:
         """Lay the figure out again on the next render (after axes or titles changed)."""
         self.figure.set_layout_engine("constrained")
