@@ -6,6 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 BASE   := $(VENV)/.installed-base
 TESTS  := $(VENV)/.installed-test
+SERVER := $(VENV)/.server-extension
 NB     ?= $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120
@@ -18,14 +19,20 @@ $(BASE): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e .
 	@touch $@
 
-$(TESTS): $(BASE)
+$(TESTS): $(BASE) $(SERVER)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	@touch $@
 
-install: $(BASE)
+# attention_kit's Jupyter server extension: kernel messages reach the page without Nagle's delay
+# (attention_kit/widgets/server_extension.py); Binder's postBuild does the same
+$(SERVER): $(BASE)
+	$(BIN)/python -m attention_kit.widgets.server_extension enable
+	@touch $@
+
+install: $(BASE) $(SERVER)
 install-test: $(TESTS)
 
-lab: $(BASE)
+lab: $(BASE) $(SERVER)
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks $(ROOT_FLAG)
 
 lint: $(TESTS)

@@ -211,6 +211,7 @@ def write_edition(out: Path, notebooks: list[Path]) -> None:
                                    encoding="utf-8")
     shutil.copy2(TEMPLATES / "Makefile", out / "Makefile")
     shutil.copy2(TEMPLATES / "gitignore", out / ".gitignore")
+    shutil.copy2(ROOT / "postBuild", out / "postBuild")  # Binder: the server extension
     (out / "pyproject.toml").write_text(_pyproject(), encoding="utf-8")
     (out / "environment.yml").write_text(_environment(), encoding="utf-8")
 
