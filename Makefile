@@ -11,7 +11,7 @@ NB     ?= $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: install install-test lab test lint unit nbval nbval-elsewhere notebooks student student-zip answers grade reset bench clean tiny-lm heads long-models
+.PHONY: install install-test lab test lint unit nbval nbval-elsewhere nbval-scan notebooks student student-zip answers grade reset bench clean tiny-lm heads long-models
 
 $(BASE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,11 @@ nbval: $(TESTS)
 # without AVX2/AVX-512. A stored output that prints rounding noise fails here (tools/nbval_elsewhere.py).
 nbval-elsewhere: $(TESTS)
 	@if [ -n "$(NB)" ]; then env -u MPLBACKEND $(BIN)/python tools/nbval_elsewhere.py -- -q $(NBVAL) $(NB); fi
+
+# For a notebook's author before a commit (a few minutes, not part of make test): nbval under each
+# setting of a grid, the OpenBLAS kernels this CPU runs x (its threads and SIMD | one thread, SIMD off)
+nbval-scan: $(TESTS)
+	@if [ -n "$(NB)" ]; then env -u MPLBACKEND $(BIN)/python tools/nbval_elsewhere.py --scan -- -q $(NBVAL) $(NB); fi
 
 test: lint unit nbval nbval-elsewhere
 

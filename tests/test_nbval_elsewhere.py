@@ -52,3 +52,28 @@ def test_show_prints_the_setting(capsys):
     assert elsewhere.main(["--show"]) == 0
     out = capsys.readouterr().out
     assert "nbval elsewhere: running under" in out
+
+
+def test_the_scan_grid_runs_what_it_says():
+    """make nbval-scan: every setting of its grid takes effect (kernel, threads, SIMD), none twice."""
+    grid, notes = elsewhere.scan_settings(clean_env())
+    labels = [label for label, _ in grid]
+    assert labels[0] == "own kernel, its threads, SIMD on" and len(set(labels)) == len(labels)
+    assert len({tuple(sorted(v.items())) for _, v in grid}) == len(grid)
+    for label, variables in grid:
+        took = elsewhere.probe(clean_env(**variables))
+        openblas = [b for b in took["blas"] if b.get("internal_api") == "openblas"]
+        if "one thread" in label:
+            assert all(b["num_threads"] == 1 for b in openblas), (label, openblas)
+        if "SIMD off" in label:
+            assert took["simd"] == [], (label, took["simd"])
+        kernel = variables.get("OPENBLAS_CORETYPE")
+        if kernel:  # OpenBLAS names its generic kernel after the build (Katmai in numpy's wheels)
+            names = {kernel.lower()} | ({"katmai"} if kernel == "Prescott" else set())
+            assert all(str(b["architecture"]).lower() in names for b in openblas), (label, openblas)
+
+
+def test_scan_show_prints_the_grid(capsys):
+    assert elsewhere.main(["--scan", "--show"]) == 0
+    out = capsys.readouterr().out
+    assert "nbval scan: own kernel, its threads, SIMD on: BLAS" in out

@@ -7,6 +7,14 @@ whose BLAS kernel, thread count or SIMD width differs. `make test` runs this aft
 nbval, so such an output fails here first.
 
     python tools/nbval_elsewhere.py [--show] [-- pytest arguments ...]
+    python tools/nbval_elsewhere.py --scan [--show] [-- pytest arguments ...]
+
+``--scan`` (``make nbval-scan``, for a notebook's author before a commit; a few minutes) runs
+nbval once per setting of a small grid instead: each OpenBLAS kernel this CPU can run (the
+machine's own, Prescott, Haswell, SkylakeX), with one BLAS thread and numpy's SIMD off, and with
+the machine's threads and SIMD on. A printed number that one machine rounds one way and another
+the other way fails under one of them (notebook 06's "1.71" failed only with the Haswell kernel and
+numpy's baseline SIMD). It exits non-zero when any setting fails.
 
 Each part of the setting that cannot take effect on this machine (numpy not built on OpenBLAS, a
 CPU that is not x86-64, ...) is left out with the reason printed; the run itself never fails for
@@ -79,9 +87,80 @@ def setting(base: dict[str, str] | None = None) -> tuple[dict[str, str], list[st
     return chosen, notes
 
 
+#: --scan's OpenBLAS kernels beside the machine's own, each with the CPU feature it needs (numpy's
+#: name): a kernel this CPU lacks would stop on an illegal instruction, so it is left out
+SCAN_KERNELS = (("Prescott", None), ("Haswell", "AVX2"), ("SkylakeX", "AVX512F"))
+
+CPU_FEATURES = """
+import json
+from numpy._core._multiarray_umath import __cpu_features__
+print(json.dumps({k: bool(v) for k, v in __cpu_features__.items()}))
+"""
+
+
+def scan_settings(base: dict[str, str] | None = None) -> tuple[list[tuple[str, dict[str, str]]], list[str]]:
+    """--scan's grid: ``[(label, variables), ...]`` this machine can run, and a line per kernel left out."""
+    base = dict(os.environ if base is None else base)
+    now = probe(base)
+    openblas = any(b.get("internal_api") == "openblas" for b in now["blas"])
+    x86 = platform.machine().lower() in ("x86_64", "amd64")
+    notes: list[str] = []
+    kernels: list[str | None] = [None]  # None: the machine's own (or the one it sets itself)
+    if openblas and x86:
+        out = subprocess.run([sys.executable, "-c", CPU_FEATURES], env=base, capture_output=True,
+                             text=True, check=True)
+        features = json.loads(out.stdout.strip().splitlines()[-1])
+        own = {str(b.get("architecture", "")).lower() for b in now["blas"]} | {base.get("OPENBLAS_CORETYPE", "").lower()}
+        for kernel, need in SCAN_KERNELS:
+            if kernel.lower() in own:
+                continue  # the machine's own already
+            if need is None or features.get(need):
+                kernels.append(kernel)
+            else:
+                notes.append(f"left out the {kernel} kernel: this CPU has no {need}")
+    elif not openblas:
+        notes.append("numpy's BLAS is not OpenBLAS: only its own kernel")
+    else:
+        notes.append(f"this CPU is {platform.machine()}: only its own OpenBLAS kernel")
+    grid = []
+    for kernel in kernels:
+        name = kernel or "own kernel"
+        variables = {"OPENBLAS_CORETYPE": kernel} if kernel else {}
+        grid.append((f"{name}, its threads, SIMD on", variables))
+        off = dict(variables)
+        if openblas:
+            off["OPENBLAS_NUM_THREADS"] = "1"
+        if now["simd"]:
+            off["NPY_DISABLE_CPU_FEATURES"] = " ".join(now["simd"])
+        if off != variables:
+            grid.append((f"{name}, one thread, SIMD off", off))
+    return grid, notes
+
+
+def scan(pytest_args: list[str], show: bool) -> int:
+    grid, notes = scan_settings()
+    for line in notes:
+        print(f"nbval scan: {line}")
+    failed = []
+    for label, variables in grid:
+        env = {**os.environ, **variables}
+        took = probe(env)
+        kernels = ", ".join(f"{b.get('architecture')} ({b.get('num_threads')} threads)" for b in took["blas"])
+        print(f"nbval scan: {label}: BLAS {kernels or 'none'}; numpy SIMD {' '.join(took['simd']) or 'baseline only'}",
+              flush=True)
+        if not show and subprocess.call([sys.executable, "-m", "pytest", *pytest_args], env=env) != 0:
+            failed.append(label)
+    if not show:
+        print(f"nbval scan: {len(grid) - len(failed)} of {len(grid)} settings passed"
+              + (f"; failed: {'; '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
 def main(argv: list[str]) -> int:
     show = "--show" in argv
     pytest_args = argv[argv.index("--") + 1:] if "--" in argv else []
+    if "--scan" in argv[: argv.index("--") if "--" in argv else len(argv)]:
+        return scan(pytest_args, show)
     chosen, notes = setting()
     for line in notes:
         print(f"nbval elsewhere: {line}")
