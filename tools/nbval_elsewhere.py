@@ -32,7 +32,8 @@ PROBE = """
 import json, threadpoolctl
 from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
 blas = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
-print(json.dumps({"blas": blas, "simd": [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]}))
+print(json.dumps({"blas": blas, "simd": [f for f in __cpu_dispatch__ if __cpu_features__.get(f)],
+                  "features": {k: bool(v) for k, v in __cpu_features__.items()}}))
 """
 
 
@@ -40,6 +41,12 @@ def probe(env: dict[str, str]) -> dict:
     """What numpy runs with under `env`: its BLAS libraries and the SIMD targets it dispatches to."""
     out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def describe(probed: dict) -> str:
+    """What ``probe`` found, in words: the BLAS kernels and threads, numpy's SIMD."""
+    kernels = ", ".join(f"{b.get('architecture')} ({b.get('num_threads')} threads)" for b in probed["blas"])
+    return f"BLAS {kernels or 'none'}; numpy SIMD {' '.join(probed['simd']) or 'baseline only'}"
 
 
 def setting(base: dict[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
@@ -82,21 +89,13 @@ def setting(base: dict[str, str] | None = None) -> tuple[dict[str, str], list[st
     if "NPY_DISABLE_CPU_FEATURES" in chosen and after["simd"]:
         chosen.pop("NPY_DISABLE_CPU_FEATURES")
         notes.append(f"skipped NPY_DISABLE_CPU_FEATURES: numpy still dispatches to {after['simd']}")
-    kernel = ", ".join(f"{b.get('architecture')} ({b.get('num_threads')} threads)" for b in now["blas"])
-    notes.insert(0, f"this machine: BLAS {kernel or 'none'}; numpy SIMD {' '.join(now['simd']) or 'baseline only'}")
+    notes.insert(0, f"this machine: {describe(now)}")
     return chosen, notes
 
 
 #: --scan's OpenBLAS kernels beside the machine's own, each with the CPU feature it needs (numpy's
 #: name): a kernel this CPU lacks would stop on an illegal instruction, so it is left out
 SCAN_KERNELS = (("Prescott", None), ("Haswell", "AVX2"), ("SkylakeX", "AVX512F"))
-
-CPU_FEATURES = """
-import json
-from numpy._core._multiarray_umath import __cpu_features__
-print(json.dumps({k: bool(v) for k, v in __cpu_features__.items()}))
-"""
-
 
 def scan_settings(base: dict[str, str] | None = None) -> tuple[list[tuple[str, dict[str, str]]], list[str]]:
     """--scan's grid: ``[(label, variables), ...]`` this machine can run, and a line per kernel left out."""
@@ -107,9 +106,7 @@ def scan_settings(base: dict[str, str] | None = None) -> tuple[list[tuple[str, d
     notes: list[str] = []
     kernels: list[str | None] = [None]  # None: the machine's own (or the one it sets itself)
     if openblas and x86:
-        out = subprocess.run([sys.executable, "-c", CPU_FEATURES], env=base, capture_output=True,
-                             text=True, check=True)
-        features = json.loads(out.stdout.strip().splitlines()[-1])
+        features = now["features"]
         own = {str(b.get("architecture", "")).lower() for b in now["blas"]} | {base.get("OPENBLAS_CORETYPE", "").lower()}
         for kernel, need in SCAN_KERNELS:
             if kernel.lower() in own:
@@ -144,10 +141,7 @@ def scan(pytest_args: list[str], show: bool) -> int:
     failed = []
     for label, variables in grid:
         env = {**os.environ, **variables}
-        took = probe(env)
-        kernels = ", ".join(f"{b.get('architecture')} ({b.get('num_threads')} threads)" for b in took["blas"])
-        print(f"nbval scan: {label}: BLAS {kernels or 'none'}; numpy SIMD {' '.join(took['simd']) or 'baseline only'}",
-              flush=True)
+        print(f"nbval scan: {label}: {describe(probe(env))}", flush=True)
         if not show and subprocess.call([sys.executable, "-m", "pytest", *pytest_args], env=env) != 0:
             failed.append(label)
     if not show:

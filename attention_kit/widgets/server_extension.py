@@ -4,8 +4,8 @@ jupyter_server leaves Nagle's algorithm on for the websocket that carries a kern
 the page. When the kernel sends several messages in a row (the kernel's status, a control's echo,
 the new picture, the next picture of a run), a message can then wait for the page's delayed
 acknowledgement of the one before it: up to 40 ms on Linux. Measured in JupyterLab (headless
-Chromium, notebook 05, 10 presses each, benchmarks/LATENCY.md): the first picture of "Run 100"
-53-59 ms -> 27 ms median, and every press of the notebook p95 ~60 -> 36 ms. The extension sets
+Chromium, notebooks 01 and 05, 222 presses per run, without and with it interleaved,
+benchmarks/LATENCY.md): p95 56-58 -> 36-39 ms, "Run 100" 44-47 -> 31-33 ms median. It sets
 TCP_NODELAY on that websocket, as tornado's documentation advises for interactive websockets.
 
 ``python -m attention_kit.widgets.server_extension enable`` turns it on for every Jupyter server
@@ -16,6 +16,7 @@ Binder's ``postBuild`` in its environment; ``jupyter server extension list`` sho
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -47,12 +48,12 @@ def without_nagle(open_):
     if getattr(open_, "_ak_nodelay", False):
         return open_
 
+    @functools.wraps(open_)
     async def open(self, *args, **kwargs):
         self.set_nodelay(True)
         return await open_(self, *args, **kwargs)
 
     open._ak_nodelay = True
-    open.__doc__ = open_.__doc__
     return open
 
 

@@ -217,9 +217,9 @@ class AttentionTrainer(Explorer):
     def step(self, n: int = 1, *, every: int | None = None) -> bool:
         """Take ``n`` training steps and redraw, also after every ``every`` steps on the way (the
         same steps as all ``n`` at once); False (and a message) if training diverged."""
-        every = n if every is None else max(1, int(every))
+        every = max(1, n if every is None else int(every))
         done, ok = 0, True
-        while ok and done < n:
+        while True:  # (step(0) still redraws once)
             k = min(every, n - done)
             try:
                 with np.errstate(all="ignore"):
@@ -228,6 +228,8 @@ class AttentionTrainer(Explorer):
                 ok = False  # Trainer.diverged holds the message; update() shows it
             done += k
             self.update()
+            if not ok or done >= n:
+                break
         return ok
 
     def reset(self) -> None:
