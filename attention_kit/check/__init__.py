@@ -22,6 +22,7 @@ idea only.
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
@@ -33,8 +34,19 @@ __all__ = ["Result", "recording", "report", "not_attempted", "try_call", "not_do
 
 PASS = "✓"
 FAIL = "✗"
-_quiet = 0  # > 0 inside `with quietly():`
-_graded = 0  # > 0 inside `with graded_hints():`
+
+
+class _State(threading.local):
+    """Per thread (the grader checks two notebooks at once in two threads): how deep inside
+    ``quietly()`` and ``graded_hints()``, and the active ``recording()`` lists, innermost last."""
+
+    def __init__(self):
+        self.quiet = 0
+        self.graded = 0
+        self.recorders: list[list[Result]] = []
+
+
+_state = _State()
 
 
 @contextmanager
@@ -44,12 +56,11 @@ def quietly() -> Iterator[None]:
     The worked solutions use it (``with check.quietly(): assert check.x(answer)``), so that their
     cells store no output and the saved notebook gives no answer away before the learner tries.
     """
-    global _quiet
-    _quiet += 1
+    _state.quiet += 1
     try:
         yield
     finally:
-        _quiet -= 1
+        _state.quiet -= 1
 
 
 @contextmanager
@@ -60,12 +71,11 @@ def graded_hints() -> Iterator[None]:
     compare with the explorer and learn from it). ``make grade`` writes feedback inside this
     block: there the hint explains the idea and leaves the answer to the learner.
     """
-    global _graded
-    _graded += 1
+    _state.graded += 1
     try:
         yield
     finally:
-        _graded -= 1
+        _state.graded -= 1
 
 
 PASSED = "passed"
@@ -91,9 +101,6 @@ class Result:
         return f"{PASS if self.passed else FAIL} {self.message}"
 
 
-_recorders: list[list[Result]] = []  # one list per active ``recording()`` block, innermost last
-
-
 @contextmanager
 def recording() -> Iterator[list[Result]]:
     """Collect the :class:`Result` of every checker called inside the ``with`` block.
@@ -107,18 +114,18 @@ def recording() -> Iterator[list[Result]]:
     'not attempted'
     """
     results: list[Result] = []
-    _recorders.append(results)
+    _state.recorders.append(results)
     try:
         yield results
     finally:
-        _recorders.remove(results)
+        _state.recorders.remove(results)
 
 
 def _emit(result: Result) -> None:
     """Print the verdict (unless inside ``quietly()``) and record it (always)."""
-    if not _quiet:
+    if not _state.quiet:
         print(result.line)
-    for results in _recorders:
+    for results in _state.recorders:
         results.append(result)
 
 
@@ -128,7 +135,7 @@ def report(ok: bool, message: str, *, graded: str | None = None) -> bool:
     ``graded``: the hint to give instead inside :func:`graded_hints` (one that does not state
     the answer of a prediction exercise).
     """
-    _emit(Result(PASSED if ok else FAILED, graded if _graded and graded is not None else message))
+    _emit(Result(PASSED if ok else FAILED, graded if _state.graded and graded is not None else message))
     return bool(ok)
 
 

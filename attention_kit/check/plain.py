@@ -10,6 +10,10 @@ attention_kit.mechanism.masks`` inside the function), fails the exercise with a 
 ``allow`` names the few package functions an exercise may use (notebook 02's "self-attention in
 one line" may call ``ak.softmax``, not ``ak.self_attention``).
 
+Under the grader (``make grade``) the answer is the grader's stand-in for a function in the
+learner's kernel (``attention_kit.grading.remote``): there the package's functions refuse to run
+while the answer runs, whatever route reaches them, and the stand-in names what was called.
+
 The registry (``attention_kit.check.registry``) reads the mark from the checker
 (``Exercise.plain``); the teaching guide's exercise table shows it. Only the learner's own code
 is followed: numpy and other libraries are not looked into.
@@ -176,12 +180,22 @@ def plain_numpy(*, allow: tuple[str, ...] = ()) -> Callable[[Callable], Callable
         def wrapper(*answers, **kwargs):
             from . import report
 
+            remote = [a for a in answers if hasattr(a, "watch_plain")]
+            for answer in remote:  # the grader's stand-in: the kernel refuses the package's calls
+                answer.watch_plain(tuple(allow))
             for answer in answers:
-                if callable(answer):
+                if callable(answer) and not hasattr(answer, "watch_plain"):
                     used = library_use(answer, allow)
                     if used is not None:
                         return report(False, _hint(used, allow))
-            return checker(*answers, **kwargs)
+            ok = checker(*answers, **kwargs)
+            for answer in remote:
+                if answer.used is not None:
+                    return report(False, _hint(answer.used, allow))
+                if answer.tampered:
+                    return report(False, "your answer switched off the grader's check that it uses "
+                                  "plain numpy while it ran, so it cannot be graded as plain numpy")
+            return ok
 
         wrapper.plain_numpy = tuple(allow)
         return wrapper

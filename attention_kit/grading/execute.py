@@ -35,7 +35,8 @@ import nbformat
 
 from ..check import registry
 from . import COULD_NOT_RUN, MISSING, SOLUTION, ExerciseGrade, NotebookGrade
-from .in_kernel import grading_cell
+from .in_kernel import setup_cell
+from .remote import Link, check_notebook
 from .kernel import KERNEL_NAME, write_kernel_spec
 from .solutions import copied_exercises
 
@@ -106,11 +107,13 @@ class _Run:
         self.died = False  # the kernel stopped by itself (out of memory, os._exit, a crash)
         self.reached = -1  # index of the last cell started
         self.pgid: int | None = None
-        self.grading_outputs: list = []
+        self.verdicts: dict[str, dict] = {}
+        self.calls = 0
+        self.setup_failed = False
 
     def _cell_timeout(self, cell) -> int:
         if cell.get("metadata", {}).get("grading"):
-            return int(self.grading_s)
+            return max(1, int(cell["metadata"].get("grading_timeout", self.grading_s)) + 1)
         return max(1, int(min(self.limits.cell_s, self.deadline - time.monotonic() + 1)))
 
     def _env(self) -> dict:
@@ -132,6 +135,33 @@ class _Run:
         if self.pgid:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.pgid, signal.SIGKILL)
+
+    async def execute_request(self, source: str, timeout: float) -> list:
+        """Execute one of the grader's request cells in the kernel; return its outputs."""
+        cell = nbformat.v4.new_code_cell(source)
+        cell.metadata["grading"] = True
+        cell.metadata["grading_timeout"] = float(timeout)
+        self.nb.cells.append(cell)  # nbclient files outputs by the cell's index
+        try:
+            await self.client.async_execute_cell(cell, len(self.nb.cells) - 1)
+        finally:
+            self.nb.cells.pop()
+        return cell.outputs
+
+    async def _setup(self, nonce: str) -> bool:
+        """Load a fresh attention_kit in the kernel, with the grader's side door; True when ready."""
+        from nbclient.exceptions import DeadKernelError
+
+        try:
+            outputs = await self.execute_request(setup_cell(nonce), 60)
+        except DeadKernelError:
+            self.died = self.killed is None
+            return False
+        ready = any(str(o.get("text", "")).startswith(nonce + " ") for o in outputs
+                    if o.get("output_type") == "stream")
+        if not ready:
+            self.setup_failed = True
+        return ready
 
     async def run(self, nonce: str) -> None:
         from nbclient.exceptions import DeadKernelError
@@ -159,45 +189,18 @@ class _Run:
                     watchdog.cancel()
                 if self.killed:
                     return
-                grading = nbformat.v4.new_code_cell(
-                    grading_cell(self.number, nonce, self.limits.exercise_s))
-                grading.metadata["grading"] = True
-                self.nb.cells.append(grading)  # nbclient files outputs by the cell's index
+                if not await self._setup(nonce):
+                    return
+                link = Link(self, loop, nonce)
                 watchdog = loop.call_later(self.grading_s + 5, self._kill, "grading")
-                try:
-                    await self.client.async_execute_cell(grading, len(self.nb.cells) - 1)
-                except DeadKernelError:
-                    self.died = self.killed is None
+                try:  # the checkers run in a thread of this process; only data comes from the kernel
+                    self.verdicts = await loop.run_in_executor(
+                        None, check_notebook, link, registry.notebook(self.number), self.limits.exercise_s)
                 finally:
                     watchdog.cancel()
-                    self.grading_outputs = grading.outputs
+                    self.calls = link.calls
         finally:
             self._kill()  # anything the learner's code left running in the kernel's process group
-
-
-def _verdict_lines(outputs, nonce: str) -> dict[str, dict]:
-    """``{exercise id: verdict}`` from the grading cell's output.
-
-    A verdict that appears twice, or a line with the nonce that is not a verdict, can only come
-    from code that read the grading cell while it ran: that exercise gets "could not run".
-    """
-    verdicts: dict[str, dict] = {}
-    for out in outputs:
-        if out.get("output_type") != "stream":
-            continue
-        for line in str(out.get("text", "")).splitlines():
-            if not line.startswith(nonce + " "):
-                continue
-            try:
-                verdict = json.loads(line[len(nonce) + 1:])
-                ex_id = str(verdict["id"])
-            except (ValueError, KeyError, TypeError):
-                continue
-            if ex_id in verdicts:
-                verdict = {"status": COULD_NOT_RUN, "message": "the grading output was tampered "
-                           "with (this exercise's verdict appeared twice)"}
-            verdicts[ex_id] = verdict
-    return verdicts
 
 
 def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[ExerciseGrade], list[str]]:
@@ -212,6 +215,8 @@ def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[E
                   "graded: look for a loop that never ends")
     elif run.killed == "grading":
         reason = "the grader's calls to your answers did not finish in time"
+    elif run.setup_failed:
+        reason = "the grader could not load its checking code into the notebook's kernel"
     elif run.died:
         reason = ("the Python kernel stopped while running the notebook (out of memory, or the "
                   "notebook ended Python itself)")
@@ -385,7 +390,7 @@ def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Pa
             except RuntimeError as exc:
                 if attempt == 2 or "before replying to kernel_info" not in str(exc) or run.reached >= 0:
                     raise
-        verdicts = _verdict_lines(run.grading_outputs, nonce)
+        verdicts = run.verdicts
         grade.exercises, notes = _grades(run, nb_entry, verdicts, limits)
         grade.notes.extend(notes)
         _mark_copies(grade, copied)

@@ -1,20 +1,27 @@
-"""The grading code that runs inside the learner's kernel, after the learner's notebook.
+"""The grader's side door into a learner's kernel: it runs there, after the learner's notebook,
+and answers the grader's requests with data only. It decides nothing.
 
-The grader appends one cell, :func:`grading_cell`, to the executed notebook. That cell uses only
-Python statements (``def``, ``import``, ``del``): no name the learner could have redefined. It
-drops every ``attention_kit`` module from ``sys.modules`` and loads the package again from the
+The grader (``execute.py``) appends :func:`setup_cell` to the executed notebook. That cell uses
+only Python statements (``def``, ``import``, ``del``): no name the learner could have redefined.
+It drops every ``attention_kit`` module from ``sys.modules`` and loads the package again from the
 course's own folder (by its path, so an ``attention_kit.py`` the notebook wrote into its working
-folder is never picked up): the checkers and this module are fresh copies that the learner's
-code has never touched (redefining ``check``, ``check.dot_scores`` or
-``attention_kit.check.report`` gains nothing). Then :func:`grade_here`
-looks up each answer by name in the learner's namespace and calls the real checker on it, with
-a time limit per exercise, with the graded hints of prediction exercises
-(``check.graded_hints``: the idea, not the answer), collecting the verdict through ``attention_kit.check.recording``, not
-from what the notebook printed.
+folder is never picked up). Then the grader sends one :func:`request_cell` per request:
 
-Each verdict is written as one line ``<nonce> <json>``. The nonce is drawn by the grader for this
-run only and appears nowhere before this cell, so a line the notebook printed cannot pass for
-one; anything the learner's functions print while they are checked is captured and discarded.
+* ``describe``: for each answer name, whether it is missing, a function, or a value (the value as
+  data, ``wire.encode``);
+* ``call``: call the learner's function on arguments sent as data (``wire.decode``), with a time
+  limit, everything it prints captured and dropped, and send back its result (as data), the
+  exception it raised (type name and message), and its arguments as they are after the call (a
+  function that changes its input in place shows it). For an exercise that asks for plain numpy,
+  every ``attention_kit`` function the answer reaches, by whatever route (``ak.softmax``,
+  ``sys.modules[...]``, ``importlib``, ``__import__``, a copy made before grading), refuses to
+  run while the answer runs (:func:`_watch`: a profile hook on the code of the package's files)
+  and the reply names it.
+
+Each reply is one line ``<nonce> <json>``; the nonce is drawn by the grader for this notebook.
+The grader computes every verdict itself from these replies, in its own process: what the
+learner's code does to numpy, builtins, ``attention_kit`` or this module in the kernel can change
+only the data its own functions return.
 """
 
 from __future__ import annotations
@@ -22,17 +29,18 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import signal
 import sys
 import threading
 from pathlib import Path
 
-from . import COULD_NOT_RUN, MISSING
+from . import wire
 
-__all__ = ["grading_cell", "grade_here"]
+__all__ = ["setup_cell", "request_cell", "serve"]
 
-_CELL = '''\
-def __attention_kit_grade__():
+_SETUP = '''\
+def __attention_kit_setup__():
     import importlib.util
     import sys
     for __name in [__m for __m in sys.modules if __m == "attention_kit" or __m.startswith("attention_kit.")]:
@@ -41,30 +49,44 @@ def __attention_kit_grade__():
         "attention_kit", {init!r}, submodule_search_locations=[{package!r}])
     sys.modules["attention_kit"] = importlib.util.module_from_spec(__spec)
     __spec.loader.exec_module(sys.modules["attention_kit"])
-    from attention_kit.grading.in_kernel import grade_here
-    grade_here(sys._getframe(0).f_globals, {number!r}, {nonce!r}, {timeout!r})
-__attention_kit_grade__()
+    import attention_kit.grading.in_kernel
+    attention_kit.grading.in_kernel.serve(sys._getframe(0).f_globals, {nonce!r}, '{{"op": "ready"}}')
+__attention_kit_setup__()
 '''
 
+_REQUEST = '''\
+def __attention_kit_request__():
+    import sys
+    sys.modules["attention_kit.grading.in_kernel"].serve(sys._getframe(0).f_globals, {nonce!r}, {request!r})
+__attention_kit_request__()
+'''
 
-def grading_cell(number: str, nonce: str, timeout: float) -> str:
-    """Source of the cell that grades notebook ``number`` in the learner's kernel."""
-    package = Path(__file__).resolve().parents[1]  # the attention_kit folder the grader runs from
-    return _CELL.format(init=str(package / "__init__.py"), package=str(package), number=number,
-                        nonce=nonce, timeout=float(timeout))
+PACKAGE_DIR = str(Path(__file__).resolve().parents[1]) + os.sep
+
+
+def setup_cell(nonce: str) -> str:
+    """Source of the cell that loads a fresh ``attention_kit`` in the learner's kernel."""
+    package = Path(__file__).resolve().parents[1]
+    return _SETUP.format(init=str(package / "__init__.py"), package=str(package), nonce=nonce)
+
+
+def request_cell(nonce: str, request: dict) -> str:
+    """Source of the cell that sends ``request`` to :func:`serve`."""
+    return _REQUEST.format(nonce=nonce, request=json.dumps(request))
 
 
 class _TimeLimit(BaseException):
-    """Raised in the kernel when an exercise's checker runs past its time limit.
+    """The learner's function ran past its time limit (a BaseException: ``except Exception`` in the
+    learner's code does not swallow it)."""
 
-    A BaseException, so that the checkers' ``except Exception`` around the learner's code does
-    not turn it into a hint.
-    """
+
+class _Refused(BaseException):
+    """An ``attention_kit`` function was called while a plain-numpy answer ran."""
 
 
 @contextlib.contextmanager
 def _time_limit(seconds: float):
-    if threading.current_thread() is not threading.main_thread():  # signals need the main thread
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
 
@@ -72,7 +94,7 @@ def _time_limit(seconds: float):
         raise _TimeLimit()
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, max(0.01, seconds))
     try:
         yield
     finally:
@@ -80,41 +102,121 @@ def _time_limit(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
-def _grade_one(ex, namespace: dict, timeout: float) -> dict:
-    from ..check import graded_hints, recording
+class _Watch:
+    """While a plain-numpy answer runs: refuse every call into the package's files made from
+    outside them, except the functions ``allow`` names and the grader's own test functions."""
 
-    missing = [name for name in ex.answers if name not in namespace]
-    if missing:
-        return {"status": MISSING, "message": ", ".join(missing)}
-    answers = [namespace[name] for name in ex.answers]
+    def __init__(self, allow, codes):
+        self.allow, self.codes = set(allow), set(codes)
+        self.used: str | None = None
+
+    def __call__(self, frame, event, arg):
+        if event != "call" or self.used is not None:
+            return
+        code = frame.f_code
+        if not code.co_filename.startswith(PACKAGE_DIR) or code in self.codes:
+            return
+        caller = frame.f_back
+        if caller is not None and caller.f_code.co_filename.startswith(PACKAGE_DIR):
+            return  # the package's own inner call, or this module's
+        if code.co_name in self.allow:
+            return
+        module = frame.f_globals.get("__name__", "attention_kit")
+        self.used = f"{module}.{getattr(code, 'co_qualname', code.co_name)}"
+        raise _Refused(f"{self.used} may not be used in this exercise")
+
+
+def _short(dotted: str) -> str:
+    parts = dotted.split(".")
+    return "ak." + parts[-1] if len(parts) > 1 else "attention_kit"
+
+
+def _describe(namespace: dict, names) -> dict:
+    out = {}
+    for name in names:
+        if name not in namespace:
+            out[name] = {"kind": "missing"}
+            continue
+        value = namespace[name]
+        if callable(value) and not isinstance(value, type):
+            out[name] = {"kind": "function"}
+        else:
+            out[name] = {"kind": "value", "value": wire.encode(value)}
+    return out
+
+
+def _call(namespace: dict, request: dict) -> dict:
+    name = request["name"]
+    fn = namespace.get(name)
+    if fn is None or not callable(fn):
+        return {"raised": ["NameError", f"{name} is not a function in your notebook"]}
+    args = wire.decode(request.get("args"), allow_functions=True)
+    kwargs = wire.decode(request.get("kwargs"), allow_functions=True)
+    reply: dict = {}
+    watch = None
+    if request.get("allow") is not None:
+        from ..check.plain import library_use
+
+        allow = tuple(request["allow"])
+        static = library_use(fn, allow)
+        if static is not None:
+            reply["used"] = static
+        codes = [getattr(a, "__code__", None) for a in (*args, *kwargs.values())]
+        watch = _Watch(allow, [c for c in codes if c is not None])
     captured = io.StringIO()
     try:
-        with _time_limit(timeout), recording() as results, graded_hints(), \
+        with _time_limit(float(request.get("timeout", 10.0))), \
                 contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
-            ex.checker(*answers, **ex.kwargs)
+            if watch is not None:
+                threading.setprofile(watch)
+                sys.setprofile(watch)
+            try:
+                result = fn(*args, **kwargs)
+            finally:
+                if watch is not None:
+                    hook = sys.getprofile()
+                    sys.setprofile(None)
+                    threading.setprofile(None)
+                    if hook is not watch and watch.used is None:
+                        reply["tampered"] = True
+        reply["result"] = wire.encode(result)
     except _TimeLimit:
-        return {"status": COULD_NOT_RUN,
-                "message": f"your answer did not finish within {timeout:g} s when the grader called it"}
-    except KeyboardInterrupt:
-        return {"status": COULD_NOT_RUN, "message": "your answer was stopped: it ran past the time limit"}
+        reply["timeout"] = True
+    except _Refused:
+        pass
     except MemoryError:
-        return {"status": COULD_NOT_RUN, "message": "your answer ran out of memory when the grader called it"}
-    except BaseException as exc:  # SystemExit from exit(), or a checker bug: never stop the grading
-        return {"status": COULD_NOT_RUN,
-                "message": f"checking your answer raised {type(exc).__name__}: {exc}"[:500]}
-    if not results:
-        return {"status": COULD_NOT_RUN, "message": "the checker gave no verdict"}
-    return {"status": results[-1].status, "message": results[-1].message}
+        reply["raised"] = ["MemoryError", "ran out of memory"]
+    except BaseException as exc:  # the learner's exception (SystemExit from exit() too): report it
+        try:
+            message = str(exc)[:400]
+        except BaseException:
+            message = ""
+        reply["raised"] = [type(exc).__name__[:60], message]
+    if watch is not None and watch.used is not None:
+        reply["used"] = _short(watch.used)
+    reply["args_after"] = wire.encode(list(args))
+    return reply
 
 
-def grade_here(namespace: dict, number: str, nonce: str, timeout: float) -> None:
-    """Grade every exercise of notebook ``number`` on the answers in ``namespace``; write one
-    ``<nonce> <json>`` line per exercise to the cell's output, as soon as it is known."""
-    from ..check import registry
-
+def serve(namespace: dict, nonce: str, request_text: str) -> None:
+    """Answer one request of the grader: write ``<nonce> <json reply>`` to the cell's output."""
     out = sys.stdout
-    for ex_id, ex in registry.notebook(number).numbered():
-        verdict = _grade_one(ex, namespace, timeout)
-        verdict["id"] = ex_id
-        out.write(f"{nonce} {json.dumps(verdict)}\n")
-        out.flush()
+    try:
+        request = json.loads(request_text)
+        op = request.get("op")
+        if op == "ready":
+            reply = {"ready": True}
+        elif op == "describe":
+            reply = {"answers": _describe(namespace, request["names"])}
+        elif op == "call":
+            reply = _call(namespace, request)
+        else:
+            reply = {"error": f"unknown request {op!r}"}
+    except BaseException as exc:  # a reply always goes back: the grader never waits for nothing
+        reply = {"error": f"{type(exc).__name__}: {exc}"[:400]}
+    try:
+        text = json.dumps(reply)
+    except (TypeError, ValueError) as exc:
+        text = json.dumps({"error": f"the reply could not be written: {exc}"[:400]})
+    out.write(f"{nonce} {text}\n")
+    out.flush()
