@@ -36,8 +36,8 @@ import nbformat
 from ..check import registry
 from . import COULD_NOT_RUN, MISSING, SOLUTION, ExerciseGrade, NotebookGrade
 from .in_kernel import setup_cell
-from .remote import Link, check_notebook
 from .kernel import KERNEL_NAME, write_kernel_spec
+from .remote import Link, check_notebook
 from .solutions import copied_exercises
 
 __all__ = ["Limits", "prepared", "grade_notebook"]

@@ -23,8 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..check import graded_hints, quietly, recording
-from . import COULD_NOT_RUN, MISSING
-from . import wire
+from . import COULD_NOT_RUN, MISSING, wire
 from .in_kernel import request_cell
 
 __all__ = ["RemoteFunction", "Link", "check_notebook", "OutOfTime", "KernelGone"]
