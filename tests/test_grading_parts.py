@@ -30,7 +30,7 @@ from attention_kit.grading import (
     ExerciseGrade,
     NotebookGrade,
 )
-from attention_kit.grading.in_kernel import grading_cell
+from attention_kit.grading.in_kernel import request_cell, setup_cell
 from attention_kit.grading.reports import (
     ClassGrades,
     feedback_file_name,
@@ -162,11 +162,11 @@ def test_teaching_guide_shows_the_registry():
         "docs/teaching.md must contain the output of `python -m attention_kit.check.registry`")
 
 
-def test_grading_cell_uses_no_name_a_learner_could_redefine():
-    src = grading_cell("02", "abc123", 5)
-    compile(src, "<grading>", "exec")
-    for name in ("print", "len", "list", "globals", "check", "json", "open", "exec", "getattr"):
-        assert f"{name}(" not in src.replace("_getframe(", ""), name
+def test_grading_cells_use_no_name_a_learner_could_redefine():
+    for src in (setup_cell("abc123"), request_cell("abc123", {"op": "describe", "names": ["x"]})):
+        compile(src, "<grading>", "exec")
+        for name in ("print", "len", "list", "globals", "check", "json", "open", "exec", "getattr"):
+            assert f"{name}(" not in src.replace("_getframe(", ""), name
 
 
 # --- submissions ------------------------------------------------------------------------------
@@ -296,21 +296,32 @@ def test_make_student_warns_about_an_exercise_the_grader_cannot_find():
     assert sum("# Solution" in c.source for c in solved.cells) == len(nb_entry.exercises)
 
 
-def test_verdicts_are_read_only_from_nonce_lines_and_a_repeat_counts_as_tampering():
-    from attention_kit.grading.execute import _verdict_lines
+def test_replies_are_read_only_from_nonce_lines():
+    from attention_kit.grading.remote import KernelGone, Link
 
-    nonce = "f00d"
-    text = ('{"id": "01.1", "status": "passed"}\n'  # printed by the notebook: no nonce
-            f"{nonce} {{\"id\": \"01.1\", \"status\": \"failed\", \"message\": \"hint\"}}\n"
-            f"{nonce} not json\n"
-            f"{nonce} {{\"id\": \"01.2\", \"status\": \"failed\", \"message\": \"real\"}}\n"
-            f"{nonce} {{\"id\": \"01.2\", \"status\": \"passed\", \"message\": \"forged\"}}\n")
-    outputs = [{"output_type": "stream", "name": "stdout", "text": text},
-               {"output_type": "execute_result", "data": {"text/plain": f"{nonce} {{}}"}}]
-    verdicts = _verdict_lines(outputs, nonce)
-    assert verdicts["01.1"] == {"id": "01.1", "status": "failed", "message": "hint"}
-    assert verdicts["01.2"]["status"] == COULD_NOT_RUN and "tampered" in verdicts["01.2"]["message"]
-    assert set(verdicts) == {"01.1", "01.2"}
+    class FakeRun:
+        def __init__(self, text):
+            self.text = text
+
+        async def execute_request(self, source, timeout):
+            return [{"output_type": "stream", "name": "stdout", "text": self.text},
+                    {"output_type": "execute_result", "data": {"text/plain": "f00d {}"}}]
+
+    import asyncio
+    import threading
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        text = '{"ready": true}\nf00d not json\nf00d {"answers": {"x": {"kind": "missing"}}}\n'
+        assert Link(FakeRun(text), loop, "f00d").request({"op": "describe"}, 5) == \
+            {"answers": {"x": {"kind": "missing"}}}
+        with pytest.raises(KernelGone):
+            Link(FakeRun('{"ready": true}\n'), loop, "f00d").request({"op": "describe"}, 5)
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
 
 
 def test_command_line_on_files_that_need_no_kernel(tmp_path, capsys):
@@ -479,11 +490,14 @@ def test_worked_solutions_are_found_and_own_answers_are_not():
         full = nbformat.read(ROOT / "notebooks" / nb.file, as_version=4)
         student, _ = make_student.studentize(full, nb.file)
         ids = [i for i, _ in nb.numbered()]
-        code = lambda n: [c.source for c in n.cells if c.cell_type == "code"]  # noqa: E731
-        assert copied_exercises(code(full), nb.number) == ids
-        assert copied_exercises(code(student), nb.number) == []
-        assert copied_exercises(code(class_samples.with_own_answers(student, nb.number)), nb.number) == []
-    # reformatted, comments dropped: still the solution
+        code = lambda n: [c for c in n.cells if c.cell_type == "code"]  # noqa: E731
+        assert list(copied_exercises(code(full), nb.number)) == ids
+        assert copied_exercises(code(student), nb.number) == {}
+        assert copied_exercises(code(class_samples.with_own_answers(student, nb.number)), nb.number) == {}
+    # the solution cell pasted, reformatted, comments dropped, metadata lost: its silent check shows it
     src = class_samples.solution_sources("04")["04.2"]
     squeezed = "\n".join(ln.split("#")[0].rstrip() for ln in src.splitlines()).replace(", ", ",")
-    assert copied_exercises([squeezed], "04") == ["04.2"]
+    assert list(copied_exercises([{"source": squeezed, "metadata": {}}], "04")) == ["04.2"]
+    # the same code without the silent check, as an honest learner could write it: not a copy
+    honest = class_samples.own_answer(src).replace('"""My answer."""', "")
+    assert copied_exercises([{"source": honest, "metadata": {}}], "04") == {}

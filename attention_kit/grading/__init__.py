@@ -54,3 +54,4 @@ class NotebookGrade:
     exercises: list[ExerciseGrade]
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    late: bool = False  # the LMS marked the submission late

@@ -20,6 +20,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+import nbformat
+
 from ..check import registry
 from . import NotebookGrade
 from .execute import Limits, grade_notebook, prepared
@@ -32,6 +34,8 @@ from .reports import (
     write_feedback,
     write_moodle,
 )
+from .similarity import flag_similar
+from .solutions import NOTEBOOK_DIR
 from .submissions import find_submissions
 
 __all__ = ["main", "grade_class"]
@@ -72,6 +76,24 @@ def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
+def _code_sources(path: Path) -> list[str]:
+    """The code cells' sources of a returned notebook ([] when it cannot be read)."""
+    try:
+        nb = nbformat.read(path, as_version=4)
+        return [c.source for c in nb.cells if c.cell_type == "code"]
+    except Exception:  # not a notebook: its row already says so
+        return []
+
+
+def _teacher_sources(numbers: list[str]) -> dict[str, list[str]]:
+    out = {}
+    for number in numbers:
+        path = NOTEBOOK_DIR / registry.notebook(number).file
+        if path.is_file():
+            out[number] = _code_sources(path)
+    return out
+
+
 def parse_notebooks(text: str | None) -> list[str] | None:
     """``"2,04"`` -> ``["02", "04"]``; None or empty: None (take them from the submissions).
     ValueError for a notebook the course does not have."""
@@ -91,13 +113,15 @@ def parse_notebooks(text: str | None) -> list[str] | None:
 
 def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, workers: int = 2,
                 progress_stream=None, notebooks: list[str] | None = None,
-                assignment: str | None = None) -> tuple[ClassGrades, str]:
+                assignment: str | None = None, seed: str | None = "0",
+                late_penalty: float = 0.0) -> tuple[ClassGrades, str]:
     """Grade every notebook under ``submissions`` (a folder or a zip); write the results into ``out``.
 
     ``notebooks``: the numbers of the notebooks that were set (``["02", "04"]``); the others'
     submissions are listed as not graded. None: the notebooks of the course that were returned.
-    ``assignment``: its name in the Canvas and Moodle files. Returns the grades and the summary
-    text (also printed by :func:`main`).
+    ``assignment``: its name in the Canvas and Moodle files. ``seed``: the teacher's seed of the
+    hidden cases (keep it secret; None tries none). ``late_penalty``: percent of a late notebook's
+    points taken off. Returns the grades and the summary text (also printed by :func:`main`).
     """
     submissions, out = Path(submissions), Path(out)
     limits = limits or Limits()
@@ -121,21 +145,25 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
         grades = []
         with prepared(limits) as (spec_dir, mpl_template), ThreadPoolExecutor(max(1, workers)) as pool:
             futures = {pool.submit(grade_notebook, s.learner, s.number, s.path, spec_dir=spec_dir,
-                                   limits=limits, mpl_template=mpl_template, source=s.source): s
+                                   limits=limits, mpl_template=mpl_template, source=s.source,
+                                   seed=seed): s
                        for s in graded}
             for future in as_completed(futures):
                 sub = futures[future]
                 try:
                     grades.append(future.result())
+                    grades[-1].late = sub.late
                 except Exception as exc:  # a bug in the grader: say so in the row, grade the rest
                     grades.append(NotebookGrade(sub.learner, sub.number, sub.source, [], [
                         f"the grader failed on {sub.path.name}: {type(exc).__name__}: {exc}"]))
                 bar.step(f"{sub.learner} {sub.number}")
         elapsed = time.monotonic() - start
         after = _snapshot(submissions)
+        sources = {(s.learner, s.number): _code_sources(s.path) for s in graded}
     changed = sorted({k for k in before.keys() | after.keys() if before.get(k) != after.get(k)})
     result = ClassGrades(found.learners, grades, notebooks=notebooks, info=found.info,
-                         assignment=assignment)
+                         assignment=assignment, late_penalty=late_penalty, not_graded=found.ignored)
+    flag_similar(result, sources, _teacher_sources(notebooks))
     out.mkdir(parents=True, exist_ok=True)
     write_csv(result, out / "grades.csv")
     feedback = write_feedback(result, out / "feedback")
@@ -184,6 +212,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="the notebooks that were set, e.g. 02,04 (default: those returned)")
     parser.add_argument("--assignment", default=None,
                         help="the assignment's name in canvas.csv and the feedback (as in the LMS)")
+    parser.add_argument("--seed", default="0",
+                        help="the teacher's seed of the hidden cases the grader tries beyond the "
+                             "notebook's (keep it to yourself; the same seed regrades the same)")
+    parser.add_argument("--late-penalty", type=float, default=0.0,
+                        help="percent of a late notebook's points taken off (default 0: late "
+                             "submissions are only marked)")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
                         help="notebooks run at the same time (default: 2)")
     d = Limits()
@@ -201,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         notebooks = parse_notebooks(args.notebooks)
         _, summary = grade_class(args.submissions, args.out, limits=limits, workers=args.workers,
-                                 notebooks=notebooks, assignment=args.assignment)
+                                 notebooks=notebooks, assignment=args.assignment, seed=args.seed,
+                                 late_penalty=args.late_penalty)
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

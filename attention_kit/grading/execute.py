@@ -86,12 +86,14 @@ def _cell_error(cell, limits: Limits) -> str | None:
 class _Run:
     """One notebook's kernel session: run the cells, then the grading cell, within the limits."""
 
-    def __init__(self, nb, number: str, workdir: Path, home: Path, spec_dir: Path, limits: Limits):
+    def __init__(self, nb, number: str, workdir: Path, home: Path, spec_dir: Path, limits: Limits,
+                 learner: str = "", seed: str | None = "0"):
         from jupyter_client.kernelspec import KernelSpecManager
         from jupyter_client.manager import AsyncKernelManager
         from nbclient import NotebookClient
 
         self.nb, self.number, self.limits = nb, number, limits
+        self.learner, self.seed = learner, seed
         self.workdir, self.home = workdir, home
         self.km = AsyncKernelManager(kernel_name=KERNEL_NAME,
                                      kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec_dir)]))
@@ -195,7 +197,8 @@ class _Run:
                 watchdog = loop.call_later(self.grading_s + 5, self._kill, "grading")
                 try:  # the checkers run in a thread of this process; only data comes from the kernel
                     self.verdicts = await loop.run_in_executor(
-                        None, check_notebook, link, registry.notebook(self.number), self.limits.exercise_s)
+                        None, check_notebook, link, registry.notebook(self.number), self.limits.exercise_s,
+                        self.learner, self.seed)
                 finally:
                     watchdog.cancel()
                     self.calls = link.calls
@@ -335,26 +338,29 @@ def _new_home(root: Path, mpl_template: Path | None) -> Path:
     return home
 
 
-def _mark_copies(grade: NotebookGrade, copied: list[str]) -> None:
-    """Exercises whose worked solution is in the notebook score nothing, whatever they ran to."""
+def _mark_copies(grade: NotebookGrade, copied: dict[str, str]) -> None:
+    """Exercises whose worked solution is in the notebook score nothing, whatever they ran to;
+    the verdict says what was seen (``solutions.py``)."""
     if not copied:
         return
     for g in grade.exercises:
         if g.id in copied:
             g.status = SOLUTION
-            g.message = ("this notebook contains the course's worked solution of this exercise "
-                         "(the cell that follows it in the teacher's notebook), so it scores "
-                         "nothing: hand in your own answer")
+            g.message = (f"this notebook contains the course's worked solution of this exercise "
+                         f"({copied[g.id]}), so it scores nothing: hand in your own answer")
     every = len(copied) == len(grade.exercises)
     grade.notes.append(("every exercise's worked solution is in this notebook: the full (teacher's) "
                         "notebook was returned?") if every else
-                       f"exercise(s) {', '.join(copied)} contain the course's worked solution")
+                       "exercise(s) " + "; ".join(f"{k}: {v}" for k, v in copied.items())
+                       + ": the course's worked solution")
 
 
 def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Path,
                    limits: Limits = Limits(), mpl_template: Path | None = None,
-                   source: str | None = None) -> NotebookGrade:
-    """Grade ``path`` (notebook ``number`` of ``learner``); never raises for a bad notebook."""
+                   source: str | None = None, seed: str | None = "0") -> NotebookGrade:
+    """Grade ``path`` (notebook ``number`` of ``learner``); never raises for a bad notebook.
+
+    ``seed``: the teacher's seed of the hidden cases (``hidden.py``); None tries none."""
     start = time.monotonic()
     try:
         nb_entry = registry.notebook(number)
@@ -375,7 +381,7 @@ def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Pa
         workdir = root / "work"
         workdir.mkdir()
         shutil.copyfile(path, workdir / nb_entry.file)
-        copied = copied_exercises([c.source for c in nb.cells if c.cell_type == "code"], number)
+        copied = copied_exercises([c for c in nb.cells if c.cell_type == "code"], number)
         if len(copied) == len(nb_entry.exercises):  # nothing of the learner's own to run
             grade.exercises = [ExerciseGrade(ex_id, ex.title, COULD_NOT_RUN) for ex_id, ex in nb_entry.numbered()]
             _mark_copies(grade, copied)
@@ -383,7 +389,7 @@ def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Pa
         home = _new_home(root, mpl_template)
         nonce = secrets.token_hex(16)
         for attempt in (1, 2):  # a kernel that dies while starting (a busy machine) gets a second try
-            run = _Run(nbformat.from_dict(nb), number, workdir, home, spec_dir, limits)
+            run = _Run(nbformat.from_dict(nb), number, workdir, home, spec_dir, limits, learner, seed)
             try:
                 _run_coroutine(run.run, nonce)
                 break

@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from ..check import graded_hints, quietly, recording
-from . import COULD_NOT_RUN, MISSING, wire
+from . import COULD_NOT_RUN, FAILED, MISSING, PASSED, wire
+from .hidden import case_rng, check_hidden
 from .in_kernel import request_cell
 
 __all__ = ["RemoteFunction", "Link", "check_notebook", "OutOfTime", "KernelGone"]
@@ -181,8 +182,9 @@ def _answers(link: Link, ex, timeout: float) -> tuple[list | None, list[str]]:
     return answers, []
 
 
-def check_exercise(link: Link, ex, exercise_s: float) -> dict:
-    """The verdict on one exercise: ``{"status", "message"}``."""
+def check_exercise(link: Link, ex_id: str, ex, exercise_s: float, rng=None) -> dict:
+    """The verdict on one exercise: ``{"status", "message"}``. ``rng``: the generator of this
+    learner's hidden cases (``hidden.py``), tried when the checker's own cases pass."""
     link.budget(exercise_s)
     try:
         answers, missing = _answers(link, ex, exercise_s)
@@ -190,6 +192,10 @@ def check_exercise(link: Link, ex, exercise_s: float) -> dict:
             return {"status": MISSING, "message": ", ".join(missing)}
         with recording() as results, graded_hints(), quietly():
             ex.checker(*answers, **ex.kwargs)
+        if results and results[-1].status == PASSED and rng is not None:
+            wrong = check_hidden(ex_id, answers, rng)
+            if wrong is not None:
+                return {"status": FAILED, "message": wrong}
     except OutOfTime:
         return {"status": COULD_NOT_RUN,
                 "message": f"your answer did not finish within {exercise_s:g} s when the grader called it"}
@@ -204,11 +210,14 @@ def check_exercise(link: Link, ex, exercise_s: float) -> dict:
     return {"status": results[-1].status, "message": results[-1].message}
 
 
-def check_notebook(link: Link, nb_entry, exercise_s: float) -> dict[str, dict]:
-    """``{exercise id: verdict}`` for every exercise of the notebook, computed here."""
+def check_notebook(link: Link, nb_entry, exercise_s: float, learner: str = "",
+                   seed: str | None = "0") -> dict[str, dict]:
+    """``{exercise id: verdict}`` for every exercise of the notebook, computed here; with the
+    hidden cases of ``seed`` (the teacher's) for ``learner`` unless ``seed`` is None."""
     verdicts: dict[str, dict] = {}
     for ex_id, ex in nb_entry.numbered():
-        verdicts[ex_id] = check_exercise(link, ex, exercise_s)
+        rng = None if seed is None else case_rng(seed, learner, ex_id)
+        verdicts[ex_id] = check_exercise(link, ex_id, ex, exercise_s, rng)
         if verdicts[ex_id]["status"] == COULD_NOT_RUN and "kernel stopped" in verdicts[ex_id]["message"]:
             for later_id, _ in nb_entry.numbered():
                 verdicts.setdefault(later_id, dict(verdicts[ex_id]))

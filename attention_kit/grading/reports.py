@@ -67,12 +67,16 @@ class ClassGrades:
 
     def __init__(self, learners: Iterable[str], grades: Iterable[NotebookGrade], *,
                  notebooks: Iterable[str] | None = None, info: dict[str, Learner] | None = None,
-                 assignment: str | None = None):
+                 assignment: str | None = None, late_penalty: float = 0.0,
+                 not_graded: Iterable[tuple[str, str]] = ()):
         self.learners = sorted(set(learners))
         wanted = set(notebooks) if notebooks is not None else None
         self.notebooks = [nb for nb in registry.NOTEBOOKS if wanted is None or nb.number in wanted]
         self.info = {name: (info or {}).get(name) or Learner(name) for name in self.learners}
         self.assignment = assignment or default_assignment([nb.number for nb in self.notebooks])
+        self.late_penalty = float(late_penalty)  # percent of a late notebook's points taken off
+        self.not_graded = list(not_graded)  # (file, why): every file that is not in a row
+        self.flags: dict[str, list[str]] = {}  # learner -> notes for the teacher (similar answers)
         self.by_key: dict[tuple[str, str], NotebookGrade] = {}
         self.extra_notes: dict[str, list[str]] = {}  # notes on notebooks outside the course
         for g in grades:
@@ -105,8 +109,22 @@ class ClassGrades:
         row = self.notebook(learner, nb) if nb is not None else self.row(learner)
         return sum(g.status == PASSED for g in row)
 
+    def late(self, learner: str) -> list[str]:
+        """The numbers of the notebooks set that ``learner`` returned late."""
+        return [nb.number for nb in self.notebooks
+                if (g := self.by_key.get((learner, nb.number))) is not None and g.late]
+
+    def penalty(self, learner: str) -> float:
+        """Points taken off for late notebooks: ``late_penalty`` percent of each one's points."""
+        return round(sum(self.points(learner, nb) * self.late_penalty / 100 for nb in self.notebooks
+                         if nb.number in self.late(learner)), 2)
+
+    def final(self, learner: str) -> float:
+        """The points after the late penalty (what the LMS files carry)."""
+        return round(self.points(learner) - self.penalty(learner), 2)
+
     def notes(self, learner: str) -> list[str]:
-        out = []
+        out = list(self.flags.get(learner, []))
         for nb in self.notebooks:
             grade = self.by_key.get((learner, nb.number))
             if grade is not None:
@@ -122,7 +140,7 @@ def default_assignment(numbers: list[str]) -> str:
     return f"{DEFAULT_ASSIGNMENT}, {word} {', '.join(numbers)}"
 
 
-def _percent(points: int, total: int) -> str:
+def _percent(points: float, total: int) -> str:
     return f"{100 * points / total:.1f}" if total else ""
 
 
@@ -133,7 +151,7 @@ def write_csv(grades: ClassGrades, path: Path) -> None:
     for ex_id, ex in grades.exercises():
         header += [f"{ex_id} {ex.title}", f"{ex_id} points"]
     header += [f"{nb.number} score (of {len(nb.exercises)})" for nb in grades.notebooks]
-    header += ["points", "max points", "percent", "notes"]
+    header += ["late", "late penalty", "points", "max points", "percent", "notes"]
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(header)
@@ -142,10 +160,18 @@ def write_csv(grades: ClassGrades, path: Path) -> None:
             for g in grades.row(learner):
                 cells += [g.status, int(g.status == PASSED)]
             cells += [grades.points(learner, nb) for nb in grades.notebooks]
-            points = grades.points(learner)
-            cells += [points, grades.max_points, _percent(points, grades.max_points),
+            points = grades.final(learner)
+            cells += [" ".join(grades.late(learner)), _num(grades.penalty(learner)), _num(points),
+                      grades.max_points, _percent(points, grades.max_points),
                       " | ".join(grades.notes(learner))]
             writer.writerow(cells)
+        for file, why in grades.not_graded:  # every file of the submissions is in this file
+            writer.writerow(["", ""] + [""] * (len(header) - 3) + [f"not graded: {file}: {why}"])
+
+
+def _num(x: float) -> str:
+    """``3`` for a whole number, ``2.7`` otherwise."""
+    return f"{x:g}"
 
 
 def _comment(grades: ClassGrades, learner: str) -> str:
@@ -158,6 +184,9 @@ def _comment(grades: ClassGrades, learner: str) -> str:
             f"({'; '.join(parts)}).")
     if copied:
         text += f" {copied} exercise(s) contain the course's worked solution and score nothing."
+    if grades.late(learner):
+        text += f" Returned late: {', '.join(grades.late(learner))}"
+        text += (f" ({_num(grades.penalty(learner))} points off)." if grades.penalty(learner) else ".")
     return text + " Your feedback file explains each exercise."
 
 
@@ -173,7 +202,7 @@ def write_canvas(grades: ClassGrades, path: Path) -> int:
         for learner in grades.learners:
             info = grades.info[learner]
             missing += not info.canvas_id
-            writer.writerow([learner, info.canvas_id, "", "", "", grades.points(learner)])
+            writer.writerow([learner, info.canvas_id, "", "", "", _num(grades.final(learner))])
     return missing
 
 
@@ -195,7 +224,7 @@ def write_moodle(grades: ClassGrades, path: Path) -> int:
             returned = any((learner, nb.number) in grades.by_key for nb in grades.notebooks)
             writer.writerow([f"Participant {info.moodle_id}" if info.moodle_id else "", learner, "",
                              "Submitted for grading" if returned else "No submission",
-                             f"{grades.points(learner):.2f}", f"{grades.max_points:.2f}", "Yes",
+                             f"{grades.final(learner):.2f}", f"{grades.max_points:.2f}", "Yes",
                              "", "", _comment(grades, learner)])
     return missing
 
@@ -301,7 +330,41 @@ def summary_text(grades: ClassGrades, width: int = 120) -> str:
         scores = [grades.points(ln, nb) for ln in grades.learners if (ln, nb.number) in grades.by_key]
         mean = f"{sum(scores) / len(scores):.1f} of {len(nb.exercises)}" if scores else "-"
         lines.append(f"{_clip(nb.number + ' ' + nb.title, 38):<38} {len(scores):>4}/{n:<4} {mean:>10}")
+    late = [f"{ln} ({', '.join(grades.late(ln))})" for ln in grades.learners if grades.late(ln)]
+    if late:
+        lines += ["", f"Returned late: {', '.join(late)}"]
+    pairs = sorted({note for notes in grades.flags.values() for note in notes})
+    if pairs:
+        lines += ["", "Answers to read side by side (more alike than the worked solution explains; "
+                      "no points taken):"] + [f"  {_clip(p, width - 2)}" for p in pairs]
     return "\n".join(lines)
+
+
+def _extra_sections(grades: ClassGrades) -> list[str]:
+    """Late notebooks, similar answers to read, and files not graded: Markdown lines."""
+    lines: list[str] = []
+    late = [(ln, grades.late(ln)) for ln in grades.learners if grades.late(ln)]
+    if late:
+        rule = (f"{_num(grades.late_penalty)} % of a late notebook's points taken off"
+                if grades.late_penalty else "no penalty set (--late-penalty)")
+        lines += ["## Returned late", "", f"{len(late)} learner(s); {rule}.", ""]
+        lines += [f"- {ln}: {', '.join(nbs)}" + (f" ({_num(grades.penalty(ln))} points off)"
+                                                 if grades.penalty(ln) else "") for ln, nbs in late]
+        lines.append("")
+    flagged = [(ln, notes) for ln, notes in grades.flags.items() if notes]
+    if flagged:
+        lines += ["## For the teacher to read: answers more alike than the worked solution explains",
+                  "", "Nobody lost points for this: read the answers side by side and decide.", ""]
+        seen = set()
+        for _, notes in flagged:
+            for note in notes:
+                if note not in seen:
+                    seen.add(note)
+                    lines.append(f"- {note}")
+        lines.append("")
+    if grades.not_graded:
+        lines += ["## Files not graded", ""] + [f"- `{f}`: {why}" for f, why in grades.not_graded] + [""]
+    return lines
 
 
 def summary_markdown(grades: ClassGrades) -> str:
@@ -318,4 +381,4 @@ def summary_markdown(grades: ClassGrades) -> str:
             lines += [f"| {count} | {' '.join(text.replace('|', '/').split())} |"
                       for text, count in hints.most_common()]
             lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines + _extra_sections(grades))

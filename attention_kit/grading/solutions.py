@@ -1,22 +1,29 @@
-"""Tell a returned worked solution from the learner's own work.
+"""Tell a returned worked solution from the learner's own work, with evidence honest work cannot give.
 
 The full notebooks (``notebooks/NN_topic.ipynb``, the teacher's edition) hold a worked solution
-after each exercise: a cell tagged ``solution`` or collapsed (``source_hidden``). A learner who
-returns the full notebook, or pastes a solution cell into theirs, would pass every exercise.
+after each exercise: a cell tagged ``solution`` or collapsed (``source_hidden``). A short
+canonical answer *is* the solution (the numerically stable softmax, ``Q @ K.T / np.sqrt(d_k)``):
+an honest learner writes the same code, so the same code is never evidence by itself.
+:func:`copied_exercises` says which exercises of a returned notebook contain their worked solution
+only when one of these is there:
 
-:func:`solution_prints` reads each exercise's solution cell and keeps its *print*: the syntax
-tree of each top-level statement (``ast.dump``), so comments, blank lines, spacing and quotes do
-not matter. :func:`copied_exercises` then says which exercises of a returned notebook contain
-their worked solution: a code cell whose statements include the whole solution cell as a run,
-or, for a longer solution function (two statements or more), that function exactly. A one-line
-answer such as ``answer = [3, 4, 5]`` is never a copy by itself: an honest learner writes the
-same line.
+* **the solution cell itself**: a code cell with the solution cell's id, or tagged ``solution``,
+  that binds the exercise's answer (a cell copied from the teacher's notebook keeps them);
+* **its words**: a comment of the solution cell (24 characters or more, and not in the student
+  edition's text) verbatim in the learner's cell, or the solution's silent check
+  (``with check.quietly(): assert check...``), which no exercise asks a learner to write;
+* **a whole stretch**: three exercises or more whose code is the teacher's statement for statement
+  (syntax trees equal: names kept, comments and layout dropped), ten statements or more in all.
+
+Answers that are the same as the teacher's up to names, or as another learner's, are a question
+for the teacher, not a verdict: ``similarity.py`` flags pairs of learners for the summary.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import re
 import threading
 from pathlib import Path
 from typing import Sequence
@@ -25,11 +32,14 @@ import nbformat
 
 from ..check import registry
 
-__all__ = ["NOTEBOOK_DIR", "is_solution_cell", "solution_prints", "copied_exercises"]
+__all__ = ["NOTEBOOK_DIR", "is_solution_cell", "copied_exercises", "solution_cells", "Evidence"]
 
 #: The full notebooks, next to the package in the course's repository.
 NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
 SOLUTION_TAGS = {"solution", "solutions"}
+_MIN_COMMENT = 24
+_STRETCH_EXERCISES = 3
+_STRETCH_STATEMENTS = 10
 
 
 def is_solution_cell(cell) -> bool:
@@ -39,66 +49,119 @@ def is_solution_cell(cell) -> bool:
     return bool(SOLUTION_TAGS & tags) or bool(meta.get("jupyter", {}).get("source_hidden"))
 
 
-def _statements(source: str) -> list[str] | None:
-    tree = registry.parse_cell(source)  # thread-safe: the grader reads two notebooks at once
-    return None if tree is None else [ast.dump(node) for node in tree.body]
+def _tagged(cell) -> bool:
+    return bool(SOLUTION_TAGS & {str(t).lower() for t in cell.get("metadata", {}).get("tags", [])})
 
 
-def _long_functions(source: str, names: Sequence[str]) -> list[str]:
-    """Prints of the ``def`` statements of ``names`` whose body has two statements or more."""
-    tree = registry.parse_cell(source)
+def _comments(source: str) -> set[str]:
+    out = set()
+    for line in source.splitlines():
+        if "#" in line:
+            text = " ".join(line.split("#", 1)[1].split())
+            if len(text) >= _MIN_COMMENT:
+                out.add(text)
+    return out
+
+
+def _quiet_checks(tree: ast.Module | None) -> list[str]:
     if tree is None:
         return []
-    return [ast.dump(node) for node in tree.body
-            if isinstance(node, ast.FunctionDef) and node.name in names and len(node.body) >= 2]
+    return [ast.dump(node) for node in tree.body if isinstance(node, ast.With) and any(
+        isinstance(i.context_expr, ast.Call) and getattr(i.context_expr.func, "attr", "") == "quietly"
+        for i in node.items)]
+
+
+def _count(nodes) -> int:
+    return sum(1 for node in nodes for n in ast.walk(node) if isinstance(n, ast.stmt))
+
+
+class Evidence:
+    """What the teacher's solution cell of one exercise leaves in a copy."""
+
+    def __init__(self, cell, student_text: str):
+        self.id = cell.get("id")
+        tree = registry.parse_cell(cell.source)
+        self.comments = {c for c in _comments(cell.source) if c not in student_text}
+        self.quiet = set(_quiet_checks(tree))
+        body = [n for n in (tree.body if tree else []) if ast.dump(n) not in self.quiet]
+        self.code = tuple(ast.dump(n) for n in body)
+        self.size = _count(body)
 
 
 _CACHE_LOCK = threading.Lock()
 
 
-def solution_prints(number: str, folder: str | None = None) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
-    """As :func:`_solution_prints`, read once per notebook, safe to call from several threads."""
+def solution_cells(number: str, folder: str | None = None) -> dict[str, Evidence]:
+    """``{exercise id: Evidence}`` for notebook ``number`` (read once, safe from several threads).
+    Empty when the full notebook is not there (a copy of the package without the notebooks)."""
     with _CACHE_LOCK:
-        return _solution_prints(number, folder)
+        return _solution_cells(number, folder)
 
 
 @functools.lru_cache(maxsize=None)
-def _solution_prints(number: str, folder: str | None = None) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
-    """``{exercise id: (statements of the solution cell, prints of its longer functions)}`` for
-    notebook ``number``, from the full notebook in ``folder`` (default :data:`NOTEBOOK_DIR`).
-    Empty when the full notebook is not there (a copy of the package without the notebooks)."""
+def _solution_cells(number: str, folder: str | None = None) -> dict[str, Evidence]:
     entry = registry.notebook(number)
     path = Path(folder or NOTEBOOK_DIR) / entry.file
     if not path.is_file():
         return {}
     nb = nbformat.read(path, as_version=4)
+    student_text = "\n".join(c.source for c in nb.cells if not is_solution_cell(c))
+    student_text = " ".join(re.sub(r"#", " ", student_text).split())
     code = [c for c in nb.cells if c.cell_type == "code"]
     cells = registry.answer_cells([c.source for c in code], entry)
     out = {}
-    for ex_id, ex in entry.numbered():
+    for ex_id, _ex in entry.numbered():
         for k in cells[ex_id]:
             if is_solution_cell(code[k]):
-                statements = _statements(code[k].source) or []
-                out[ex_id] = (tuple(statements), tuple(_long_functions(code[k].source, ex.answers)))
+                out[ex_id] = Evidence(code[k], student_text)
                 break
     return out
 
 
-def _contains_run(haystack: list[str], needle: tuple[str, ...]) -> bool:
+def _contains_run(haystack: Sequence[str], needle: Sequence[str]) -> bool:
     n = len(needle)
-    return n > 0 and any(tuple(haystack[i:i + n]) == needle for i in range(len(haystack) - n + 1))
+    return n > 0 and any(tuple(haystack[i:i + n]) == tuple(needle) for i in range(len(haystack) - n + 1))
 
 
-def copied_exercises(sources: Sequence[str], number: str, folder: str | None = None) -> list[str]:
-    """The exercise ids of notebook ``number`` whose worked solution is in ``sources`` (the code
-    cells of a returned notebook), in the course's order."""
-    prints = solution_prints(number, folder)
-    if not prints:
-        return []
-    cells = [s for s in (_statements(src) for src in sources) if s]
-    found = set().union(*cells) if cells else set()
-    copied = []
-    for ex_id, (whole, functions) in prints.items():
-        if any(_contains_run(stmts, whole) for stmts in cells) or any(f in found for f in functions):
-            copied.append(ex_id)
-    return copied
+def copied_exercises(cells: Sequence, number: str, folder: str | None = None) -> dict[str, str]:
+    """``{exercise id: what was seen}`` for the exercises of notebook ``number`` whose worked
+    solution is in ``cells`` (the code cells of a returned notebook: dicts with ``source``,
+    ``metadata`` and maybe ``id``), by the evidence of the module's docstring."""
+    evidence = solution_cells(number, folder)
+    if not evidence:
+        return {}
+    entry = registry.notebook(number)
+    sources = [c.get("source", "") for c in cells]
+    trees = [registry.parse_cell(src) for src in sources]
+    statements = [[ast.dump(n) for n in t.body] if t else [] for t in trees]
+    binds = registry.answer_cells(sources, entry)
+    found: dict[str, str] = {}
+    identical: list[str] = []
+    for ex_id, _ex in entry.numbered():
+        ev = evidence.get(ex_id)
+        if ev is None:
+            continue
+        own = binds.get(ex_id, [])
+        for k in own:
+            cell = cells[k]
+            if ev.id and cell.get("id") == ev.id:
+                found[ex_id] = "a cell with the id of the teacher's solution cell"
+            elif _tagged(cell):
+                found[ex_id] = "a cell tagged as the teacher's solution"
+            elif ev.quiet & set(statements[k]):
+                found[ex_id] = "the worked solution's silent check (with check.quietly(): assert ...)"
+            else:
+                text = " ".join(sources[k].split())
+                same = [c for c in ev.comments if c in text]
+                if same:
+                    found[ex_id] = f"the worked solution's comment \"{same[0][:60]}\""
+            if ex_id in found:
+                break
+        if ex_id not in found and ev.code and any(_contains_run(statements[k], ev.code) for k in own):
+            identical.append(ex_id)
+    size = sum(evidence[e].size for e in identical)
+    if len(identical) >= _STRETCH_EXERCISES and size >= _STRETCH_STATEMENTS:
+        for ex_id in identical:
+            found[ex_id] = (f"exercises {', '.join(identical)} are the worked solutions statement for "
+                            "statement")
+    return dict(sorted(found.items()))

@@ -7,8 +7,10 @@ These layouts are understood, and may be mixed:
 * flat files: ``SUBMISSIONS/alice__02_self_attention.ipynb``; the part before ``__`` (two
   underscores) is the learner;
 * a Canvas download ("Download Submissions"): ``smithjohn_123456_7890123_02_self_attention.ipynb``
-  (login name, Canvas user id, submission id, the learner's file name; ``smithjohn_LATE_123456_...``
-  for a late one). The learner is ``smithjohn`` with Canvas id ``123456``;
+  (sortable name, Canvas user id, attachment id, the learner's file name; ``smithjohn_LATE_123456_...``
+  for a late one). The learner is ``smithjohn`` with Canvas id ``123456``. Names keep their
+  Unicode letters (``müllerjürgen_1007_...``). With anonymous grading Canvas writes
+  ``anon_<id>_7890123_02_...`` (``LATE_anon_<id>_...`` when late): the learner is ``anon_<id>``;
 * a Moodle download: a folder per learner, ``Dana Lee_4711_assignsubmission_file_/``, or flat
   files ``Dana Lee_4711_assignsubmission_file_02_self_attention.ipynb``. The learner is ``Dana
   Lee``, participant ``4711`` (Moodle's "Participant 4711" in its grading worksheet);
@@ -33,8 +35,13 @@ __all__ = ["Learner", "Submission", "Found", "find_submissions", "CANVAS", "MOOD
 
 _NUMBER = re.compile(r"^(\d\d)[_\-\s.]")
 FLAT_SEPARATOR = "__"
-#: Canvas: login name, LATE, user id, submission id, then the learner's own file name.
-CANVAS = re.compile(r"^(?P<login>[A-Za-z0-9.\-]+?)_(?P<late>LATE_)?(?P<id>\d+)_(?P<submission>\d+)_(?P<rest>.+)$")
+#: Canvas: the learner's sortable name (lower case, any Unicode letters: Canvas keeps
+#: ``[[:word:]]``), LATE, user id, attachment id, then the learner's own file name; as Canvas's
+#: ``ContentZipper#get_filename`` writes them (instructure/canvas-lms, lib/content_zipper.rb).
+CANVAS = re.compile(r"^(?P<login>\w+?)_(?P<late>LATE_)?(?P<id>\d+)_(?P<submission>\d+)_(?P<rest>.+)$")
+#: Canvas with anonymous grading: ``anon_<anonymous id>`` instead of name and user id, and a late
+#: mark before it (``LATE_anon_Ab3xZ_70017_02_self_attention.ipynb``).
+CANVAS_ANONYMOUS = re.compile(r"^(?P<late>LATE_)?anon_(?P<anon>[^\W_]+)_(?P<submission>\d+)_(?P<rest>.+)$")
 #: Moodle: full name, participant id, the plugin ("file" or "onlinetext"), then the file name.
 MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<rest>.*)$")
 _SKIP = {"__pycache__", ".ipynb_checkpoints", "__MACOSX"}
@@ -50,10 +57,11 @@ class Learner:
     canvas_id: str = ""
     moodle_id: str = ""
     late: bool = False
+    anonymous_id: str = ""  # Canvas's anonymous grading: the learner is known by this id only
 
     @property
     def lms_id(self) -> str:
-        return self.canvas_id or self.moodle_id
+        return self.canvas_id or self.moodle_id or self.anonymous_id
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,7 @@ class Submission:
     number: str
     path: Path
     source: str = ""  # where it came from, relative to the submissions (inside a zip: "a.zip/...")
+    late: bool = False  # the LMS marked it late (Canvas's LATE_)
 
 
 @dataclass
@@ -122,6 +131,10 @@ def _lms_name(name: str) -> tuple[Learner, str] | None:
     m = MOODLE.match(name)
     if m:
         return Learner(m.group("name").strip(), moodle_id=m.group("id")), m.group("rest")
+    m = CANVAS_ANONYMOUS.match(name)
+    if m and _NUMBER.match(m.group("rest")):
+        anon = m.group("anon")
+        return Learner(f"anon_{anon}", anonymous_id=anon, late=bool(m.group("late"))), m.group("rest")
     m = CANVAS.match(name)
     if m and _NUMBER.match(m.group("rest")):
         return Learner(m.group("login"), canvas_id=m.group("id"), late=bool(m.group("late"))), m.group("rest")
@@ -216,6 +229,7 @@ def find_submissions(folder: Path, course_files: dict[str, str] | None = None, *
         known = found.info.setdefault(learner.name, learner)
         known.canvas_id = known.canvas_id or learner.canvas_id
         known.moodle_id = known.moodle_id or learner.moodle_id
+        known.anonymous_id = known.anonymous_id or learner.anonymous_id
         if not name:  # the learner's own (empty) folder
             continue
         match = _NUMBER.match(name)
@@ -226,11 +240,11 @@ def find_submissions(folder: Path, course_files: dict[str, str] | None = None, *
         else:
             if learner.late:
                 known.late = True
-            by_key.setdefault((learner.name, match.group(1)), []).append((path, shown))
+            by_key.setdefault((learner.name, match.group(1)), []).append((path, shown, learner.late))
     for (learner, number), paths in by_key.items():
         exact = [p for p in paths if p[0].name.endswith(course_files.get(number, "\0"))]
         best = exact[0] if exact else max(paths, key=lambda p: (p[0].stat().st_mtime, p[0].name))
-        found.submissions.append(Submission(learner, number, best[0], best[1]))
+        found.submissions.append(Submission(learner, number, best[0], best[1], late=best[2]))
         for other in paths:
             if other != best:
                 found.ignored.append((other[1], f"a second notebook {number} for {learner}; graded "
