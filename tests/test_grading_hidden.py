@@ -302,3 +302,45 @@ def test_online_cases_rise_then_not():
     for seed in range(10):
         (m0, *_), (m1, _, _, s1, _), (m2, _, _, s2, _) = refs.online_cases(case_rng(seed, "x", "07.1"))
         assert m0 == -math.inf and s1.max() > m1 and s2.max() < m2
+
+
+# Right answers written otherwise than the worked solution (lists, loops, other formulas): the
+# in-class checker accepts them, and so must the hidden cases.
+OTHER_RIGHT = {
+    ("01.2", 0): "def f(q, K):\n    return [float(k @ q) for k in K]",
+    ("03.1", 0): "def f(X, h):\n    d = X.shape[1] // h\n    return np.stack([X[:, i * d:(i + 1) * d] for i in range(h)])",
+    ("03.1", 1): "def f(Xh):\n    return np.concatenate(list(Xh), axis=1)",
+    ("04.1", 0): "def f(n):\n    return [[j <= i for j in range(n)] for i in range(n)]",
+    ("04.2", 0): "def f(S, mask):\n    out = np.zeros(S.shape)\n    for i in range(S.shape[0]):\n"
+                 "        if mask[i].any():\n            s = S[i][mask[i]]\n            e = np.exp(s - s.max())\n"
+                 "            out[i][mask[i]] = e / e.sum()\n    return out",
+    ("05.1", 0): "def f(Q, K, W, dS):\n    return [dS @ (K @ W.T), (dS.T @ Q) @ W]",
+    ("05.3", 0): "def f(fn, x, analytic, eps=1e-4):\n    num = np.zeros_like(x)\n"
+                 "    for i in np.ndindex(x.shape):\n        up, down = x.copy(), x.copy()\n"
+                 "        up[i] += eps\n        down[i] -= eps\n        num[i] = (fn(up) - fn(down)) / (2 * eps)\n"
+                 "    return float(np.max(np.abs(analytic - num) / (np.abs(analytic) + np.abs(num))))",
+    ("06.1", 0): "def f(X, gamma, beta, eps=1e-5):\n    Z = X - X.mean(axis=1, keepdims=True)\n"
+                 "    return gamma * Z / np.sqrt((Z ** 2).mean(axis=1, keepdims=True) + eps) + beta",
+    ("07.1", 0): "def f(m, l, acc, s, V):\n    m_new = float(np.max([m, *s]))\n    a = np.exp(m - m_new)\n"
+                 "    p = np.exp(s - m_new)\n    return [m_new, a * l + p.sum(), a * acc + V.T @ p]",
+    ("07.2", 0): "def f(n, bq, bk):\n    T = -(-n // bk)\n"
+                 "    return sum(T - min(T, -(-min(r + bq, n) // bk)) for r in range(0, n, bq))",
+    ("07.3", 0): "def f(n, L, H, Hkv, d, b):\n    return 2.0 * n * L * Hkv * d * b",
+    ("08.1", 0): "def f(w, ids):\n    sums = []\n    for i in range(len(ids)):\n"
+                 "        js = [j for j in range(1, i) if ids[j - 1] == ids[i]]\n"
+                 "        if js:\n            sums.append(sum(w[i, j] for j in js))\n    return sum(sums) / len(sums)",
+    ("08.3", 0): "def f(n, window, sinks):\n    return np.array([[j <= i and (i - j < window or j < sinks)"
+                 " for j in range(n)] for i in range(n)])",
+}
+
+
+@pytest.mark.parametrize("key", sorted(OTHER_RIGHT), ids=lambda k: f"{k[0]}-{k[1]}")
+def test_other_right_answers_pass_in_class_and_hidden(key):
+    ex_id, k = key
+    answers, ex = _solution(ex_id)
+    other = list(answers)
+    other[k] = _run(OTHER_RIGHT[key])["f"]
+    with quietly():
+        assert ex.checker(*other, **ex.kwargs)
+    for seed, learner in SEEDS:
+        assert check_hidden(ex_id, other, case_rng(seed, learner, ex_id)) is None
