@@ -69,12 +69,13 @@ notebooks: $(TESTS)
 
 # The student edition in student/: the notebooks without solutions or answers, the package, a README,
 # environment.yml and a Makefile whose `make lab` opens them (docs/teaching.md, "Publish the student
-# edition"). make student-zip also writes student.zip.
+# edition"). make student-zip also writes student.zip. PREDICTIONS=record: prediction exercises are
+# recorded in class and judged only by make grade.
 student: $(BASE)
-	$(BIN)/python tools/make_student.py
+	$(BIN)/python tools/make_student.py $(if $(filter record,$(PREDICTIONS)),--record-predictions)
 
 student-zip: $(BASE)
-	$(BIN)/python tools/make_student.py --zip
+	$(BIN)/python tools/make_student.py --zip $(if $(filter record,$(PREDICTIONS)),--record-predictions)
 
 # The teacher's answer key: every exercise's task and worked solution, and the answers to the
 # questions to ask in class (docs/class-answers.md) -> answers/answer-key.md. Not for learners.
@@ -89,7 +90,7 @@ answers: $(BASE)
 GRADES ?= grades
 grade: $(BASE)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder or zip> [NOTEBOOKS=02,04] [ASSIGNMENT=name] [GRADES=grades] [GRADE_ARGS=...]"; exit 2; }
-	$(BIN)/python -m attention_kit.grading "$(SUBMISSIONS)" --out "$(GRADES)" \
+	$(BIN)/python -m attention_kit.grading "$(SUBMISSIONS)" --out "$(GRADES)" $(if $(SEED),--seed "$(SEED)") \
 	    $(if $(NOTEBOOKS),--notebooks "$(NOTEBOOKS)") $(if $(ASSIGNMENT),--assignment "$(ASSIGNMENT)") $(GRADE_ARGS)
 
 # Put one notebook back as it was (your changes to it are lost):

@@ -225,7 +225,7 @@ def graded(tmp_path_factory):
     leaked = [p for p in (home_escape, subs.parent / escape) if p.exists()]
     for p in leaked:
         p.unlink()
-    rows = {r["learner"]: r for r in csv.DictReader(open(out / "grades.csv", encoding="utf-8"))}
+    rows = {r["learner"]: r for r in csv.DictReader(open(out / "grades.csv", encoding="utf-8")) if r["learner"]}
     return {"rows": rows, "summary": summary, "out": out, "result": result, "before": before,
             "after": after, "leaked": leaked, "subs": subs}
 

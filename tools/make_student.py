@@ -24,6 +24,7 @@ it; ``attention_kit.check.registry``).
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 import sys
@@ -200,12 +201,19 @@ def _environment() -> str:
     return "\n".join(head + body) + "\n"
 
 
-def write_edition(out: Path, notebooks: list[Path]) -> None:
-    """Everything but the notebooks: package, README, Makefile, environment and project files."""
+def write_edition(out: Path, notebooks: list[Path], *, record_predictions: bool = False) -> None:
+    """Everything but the notebooks: package, README, Makefile, environment and project files.
+
+    ``record_predictions``: the prediction exercises record the learner's prediction in class
+    and are judged only by ``make grade`` (``attention_kit.check.prediction``)."""
     out.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(out / "attention_kit", ignore_errors=True)
     shutil.copytree(ROOT / "attention_kit", out / "attention_kit",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"))
+                    # the grader (with its hidden cases and their references) stays with the teacher
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "grading"))
+    if record_predictions:
+        (out / "attention_kit" / "check" / "class_settings.json").write_text(
+            json.dumps({"predictions": "record"}) + "\n", encoding="utf-8")
     readme = (TEMPLATES / "README.md").read_text(encoding="utf-8")
     (out / "README.md").write_text(readme.replace("{notebooks}", notebook_table(notebooks)),
                                    encoding="utf-8")
@@ -235,12 +243,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--out", type=Path, default=ROOT / "student",
                         help="output folder (default: student/)")
     parser.add_argument("--zip", action="store_true", help="also write <out>.zip")
+    parser.add_argument("--record-predictions", action="store_true",
+                        help="prediction exercises record the prediction in class (no ✓ or ✗ to "
+                             "try answers against); make grade judges them")
     args = parser.parse_args(argv)
     sources = args.notebooks or course_notebooks()
     if not sources:
         print("no notebooks found", file=sys.stderr)
         return 1
-    write_edition(args.out, course_notebooks())
+    write_edition(args.out, course_notebooks(), record_predictions=args.record_predictions)
     for src in sources:
         nb = nbformat.read(src, as_version=4)
         student, removed = studentize(nb, src.name)

@@ -22,14 +22,18 @@ idea only.
 
 from __future__ import annotations
 
+import functools
+import json
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
-__all__ = ["Result", "recording", "report", "not_attempted", "try_call", "not_done", "close",
+__all__ = ["Result", "recording", "prediction", "predictions_recorded", "RECORDED", "report",
+           "not_attempted", "try_call", "not_done", "close",
            "PASSED", "FAILED", "NOT_ATTEMPTED", "quietly", "report_failure", "graded_hints"]
 
 PASS = "✓"
@@ -81,6 +85,8 @@ def graded_hints() -> Iterator[None]:
 PASSED = "passed"
 FAILED = "failed"
 NOT_ATTEMPTED = "not attempted"
+#: In a student edition whose teacher chose it, a prediction is recorded in class, not judged.
+RECORDED = "recorded"
 
 
 @dataclass(frozen=True)
@@ -98,7 +104,8 @@ class Result:
     @property
     def line(self) -> str:
         """The line the learner sees, ``✓ message`` or ``✗ message``."""
-        return f"{PASS if self.passed else FAIL} {self.message}"
+        mark = PASS if self.passed else ("●" if self.status == RECORDED else FAIL)
+        return f"{mark} {self.message}"
 
 
 @contextmanager
@@ -203,3 +210,42 @@ def as_floats(x) -> np.ndarray | None:
         return np.asarray(x, dtype=float)
     except Exception:  # the learner's object: never raise
         return None
+
+
+# ---------------------------------------------------------------- predictions recorded in class
+
+#: Written into a student edition by ``make student PREDICTIONS=record`` (``tools/make_student.py``).
+CLASS_SETTINGS = Path(__file__).with_name("class_settings.json")
+
+
+def predictions_recorded() -> bool:
+    """True in a student edition whose teacher chose that predictions are checked only when the
+    notebook is graded (their answers are tiny sets a learner could try one by one in class)."""
+    try:
+        return json.loads(CLASS_SETTINGS.read_text(encoding="utf-8")).get("predictions") == "record"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _shown(answer: Any) -> str:
+    try:
+        text = repr(answer.tolist() if isinstance(answer, np.ndarray) else answer)
+    except Exception:  # the learner's object
+        text = type(answer).__name__
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def prediction(checker: Callable[..., bool]) -> Callable[..., bool]:
+    """Mark a prediction exercise's checker. Where :func:`predictions_recorded`, it records the
+    prediction in class (``● recorded: ...``) and judges it only under the grader."""
+
+    @functools.wraps(checker)
+    def wrapper(*answers, **kwargs):
+        if predictions_recorded() and not _state.graded and not any(not_done(a) for a in answers):
+            _emit(Result(RECORDED, f"recorded: {', '.join(_shown(a) for a in answers)}. This prediction is "
+                                   "checked when your notebook is graded; test it on the explorer first"))
+            return True
+        return checker(*answers, **kwargs)
+
+    wrapper.prediction = True
+    return wrapper

@@ -49,14 +49,27 @@ STUB = "no answer yet: replace the `...` after `return` with your code, then run
 _EPS = 1e-4  # central differences: ~1e-8 relative here; one-sided: ~1e-4, so the two cannot be confused
 
 
+def _curved(z):
+    """A lot of curvature (module-level, so the grader can send it to a learner's kernel by name)."""
+    return float(np.sum(np.sin(3 * z) * z**2))
+
+
+def _tiny(z):
+    """A gradient of order 1e-9."""
+    return 1e-9 * float(np.sum(z**3))
+
+
+def _huge(z):
+    """A gradient of order 1e6."""
+    return 1e6 * float(np.sum(np.cos(z)))
+
+
 def _cases():
     """(name, f, x, analytic, wanted band) for the gradient-check checker."""
     x = np.linspace(-1.2, 1.3, 6).reshape(2, 3)  # no 0, where a gradient would vanish
-    curved = lambda z: float(np.sum(np.sin(3 * z) * z**2))  # noqa: E731 (a lot of curvature)
+    curved, tiny, huge = _curved, _tiny, _huge
     d_curved = np.cos(3 * x) * 3 * x**2 + 2 * x * np.sin(3 * x)
-    tiny = lambda z: 1e-9 * float(np.sum(z**3))  # noqa: E731 gradient of order 1e-9
     d_tiny_wrong = 2 * (3e-9 * x**2)  # twice the true gradient: a relative error of 1/3
-    huge = lambda z: 1e6 * float(np.sum(np.cos(z)))  # noqa: E731 gradient of order 1e6
     return [("a correct gradient", curved, x, d_curved, "small"),
             ("a wrong gradient of size 1e-9", tiny, x, d_tiny_wrong, "large"),
             ("a correct gradient of size 1e6", huge, x, -1e6 * np.sin(x), "small")]
@@ -186,9 +199,30 @@ def _general_cases():
     return out
 
 
+def _measured_grads(Q, K, W, dS) -> tuple[np.ndarray, np.ndarray]:
+    """The gradients of L = sum(dS * (Q W K^T)) by Q and by K, measured: L is linear in each of
+    them, so a central difference with a step of 1 is exact up to rounding (about 1e-15 here).
+    The student edition ships this file; the formula is the exercise, so it is not written here."""
+    def loss(Qx, Kx):
+        return float(np.sum(dS * (Qx @ W @ Kx.T)))
+
+    grads = []
+    for which, X in ((0, Q), (1, K)):
+        g = np.zeros_like(X, dtype=float)
+        for idx in np.ndindex(X.shape):
+            up, down = X.astype(float), X.astype(float)
+            up[idx] += 1.0
+            down[idx] -= 1.0
+            args_up = (up, K) if which == 0 else (Q, up)
+            args_down = (down, K) if which == 0 else (Q, down)
+            g[idx] = (loss(*args_up) - loss(*args_down)) / 2.0
+        grads.append(g)
+    return grads[0], grads[1]
+
+
 def _dq_hint(dQ, Q, K, W, dS) -> str:
     d_k = K.shape[1]
-    right = dS @ K @ W.T
+    right = _measured_grads(Q, K, W, dS)[0]
     wrong = [(right / np.sqrt(d_k), "dQ is divided by sqrt(d_k), but the general score q W k^T has no scaling: "
                                     "nothing divides it"),
              (-right, "dQ has the wrong sign")]
@@ -210,7 +244,7 @@ def _dq_hint(dQ, Q, K, W, dS) -> str:
 
 def _dk_hint(dK, Q, K, W, dS) -> str:
     d_k = K.shape[1]
-    right = dS.T @ Q @ W
+    right = _measured_grads(Q, K, W, dS)[1]
     wrong = [(right / np.sqrt(d_k), "dK is divided by sqrt(d_k), but the general score q W k^T has no scaling"),
              (-right, "dK has the wrong sign")]
     if dS.shape[0] == dS.shape[1]:
@@ -247,15 +281,15 @@ def general_score_grads(fn) -> bool:
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             return report(False, f"return two arrays, (dQ, dK); got {type(got).__name__}")
         dQ, dK = got
-        want_dQ, want_dK = dS @ K @ W.T, dS.T @ Q @ W
+        want_dQ, want_dK = _measured_grads(Q, K, W, dS)
         if Q.shape == K.shape and close(dQ, want_dK) and close(dK, want_dQ):
             return report(False, "dQ and dK are swapped: return (dQ, dK) in that order")
         if not close(dQ, want_dQ):
             return report(False, f"{case}: " + _dq_hint(dQ, Q, K, W, dS))
         if not close(dK, want_dK):
             return report(False, f"{case}: " + _dk_hint(dK, Q, K, W, dS))
-    return report(True, "dQ = dS K W^T and dK = dS^T Q W are right: the scaled dot product is the case "
-                        "W = I / sqrt(d_k)")
+    return report(True, "dQ and dK are right: they match the gradients measured by finite differences "
+                        "for both shapes, and the scaled dot product is the case W = I / sqrt(d_k)")
 
 
 # ---------------------------------------------------------------- why the key bias learns nothing
