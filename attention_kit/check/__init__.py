@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 __all__ = ["Result", "recording", "prediction", "predictions_recorded", "RECORDED", "report",
-           "not_attempted", "try_call", "not_done", "close",
+           "not_attempted", "try_call", "try_repeat", "not_done", "close",
            "PASSED", "FAILED", "NOT_ATTEMPTED", "quietly", "report_failure", "graded_hints"]
 
 PASS = "✓"
@@ -173,6 +173,26 @@ def try_call(fn: Callable, *args, **kwargs) -> tuple[Any, str | None]:
         return None, f"your function raised {type(exc).__name__}: {exc}"
     if out is None:
         return None, "your function returned None: did you forget `return`?"
+    return out, None
+
+
+def try_repeat(fn: Callable, n: int, *args) -> tuple[list, str | None]:
+    """Call the learner's function ``n`` times on ``args`` (arrays copied for each call, other
+    arguments such as a random generator shared): ``(results, None)`` or ``(results so far, 'what
+    went wrong')``. Under the grader the ``n`` calls cross to the learner's kernel at once."""
+    if not callable(fn):
+        return [], f"expected a function, got {type(fn).__name__}"
+    if hasattr(fn, "repeat"):  # the grader's stand-in for a function in the learner's kernel
+        try:
+            return fn.repeat(n, *args), None
+        except Exception as exc:  # the learner's exception, as try_call reports it
+            return getattr(exc, "results", []), f"your function raised {type(exc).__name__}: {exc}"
+    out = []
+    for _ in range(n):
+        got, err = try_call(fn, *[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+        if err is not None:
+            return out, err
+        out.append(got)
     return out, None
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from ..learn.corpus import Vocab
 from ..learn.layers import layer_norm as _layer_norm
 from ..learn.tiny_lm import TinyLMConfig, head_weights, lm_forward
-from . import close, not_attempted, not_done, report, report_failure, try_call
+from . import close, not_attempted, not_done, report, report_failure, try_call, try_repeat
 from .plain import plain_numpy
 
 __all__ = ["layer_norm", "mask_at_inference", "sample", "head_role"]
@@ -142,13 +142,15 @@ def mask_at_inference(last_changes, earlier_change, *, params: dict | None = Non
 
 def _draws(fn, logits, t, n, seed):
     rng = np.random.default_rng(seed)
+    got, err = try_repeat(fn, n, logits, t, rng)  # one request for all n draws under the grader
+    if any(k is Ellipsis for k in got):
+        return None, STUB
+    if err:
+        return None, err
     out = []
-    for _ in range(n):
-        k, err = try_call(fn, logits.copy(), t, rng)
-        if k is Ellipsis:
-            return None, STUB
-        if err:
-            return None, err
+    for k in got:
+        if k is None:
+            return None, "your function returned None: did you forget `return`?"
         try:
             out.append(int(k))
         except (TypeError, ValueError):
