@@ -37,7 +37,7 @@ import class_samples  # noqa: E402
 import make_student  # noqa: E402
 
 # Short limits: a normal cell takes at most a few seconds, even on a busy 2-core machine.
-LIMITS = Limits(cell_s=15, notebook_s=150, exercise_s=5)
+LIMITS = Limits(cell_s=40, notebook_s=240, exercise_s=10)
 
 # One typical mistake per exercise: (the learner's exercise cell, words of the expected hint).
 MISTAKES = {

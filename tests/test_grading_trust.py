@@ -196,9 +196,9 @@ def graded(tmp_path_factory):
             put(f"{login}_{late}{1001 + k}_{70000 + 10 * k + int(n)}_{registry.notebook(n).file}",
                 _notebook(fresh[n], n, answers))
     put(f"anon_Ab3xZ_70101_{registry.notebook('02').file}",
-        _notebook(fresh["02"], "02", {e: s[1] for e, s in honest["02"].items()}))
+        _notebook(fresh["02"], "02", {e: s[1 % len(s)] for e, s in honest["02"].items()}))
     put(f"LATE_anon_Qx7Pz_70102_{registry.notebook('04').file}",
-        _notebook(fresh["04"], "04", {e: s[3] for e, s in honest["04"].items()}))
+        _notebook(fresh["04"], "04", {e: s[3 % len(s)] for e, s in honest["04"].items()}))
     put(f"zoëlind_1010_70110_{registry.notebook('02').file}", _notebook(fresh["02"], "02", trust_class.ZOE))
     put(f"copierc_1011_70111_{registry.notebook('02').file}", _notebook(fresh["02"], "02", trust_class.COPY))
     sols = class_samples.solution_sources("04")

@@ -199,7 +199,7 @@ def _call(namespace: dict, request: dict) -> dict:
             message = ""
         reply["raised"] = [type(exc).__name__[:60], message]
     if watch is not None and watch.used is not None:
-        reply["used"] = _short(watch.used)
+        reply.setdefault("used", _short(watch.used))  # the learner's own words first, if read
     reply["args_after"] = wire.encode(list(args))
     return reply
 
