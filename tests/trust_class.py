@@ -120,11 +120,13 @@ HONEST: dict[str, list[str]] = {
     ],
 }
 
+_X = "X_ex = np.array([[0.1, 0.5], [0.3, 0.4], [0.6, 0.3]])  # the exercise's sentence\n"
+
 #: Answers to notebook 02's value exercises, in different honest forms.
 VALUES = {
-    "02.3": ["s = X_ex[2] @ X_ex.T / np.sqrt(2)\na = np.exp(s) / np.exp(s).sum()\ny3 = a @ X_ex",
-             "y3 = ak.softmax(X_ex @ X_ex.T / np.sqrt(2))[2] @ X_ex",
-             "scores = np.array([X_ex[2] @ x for x in X_ex]) / 2 ** 0.5\nw = np.exp(scores)\n"
+    "02.3": [_X + "s = X_ex[2] @ X_ex.T / np.sqrt(2)\na = np.exp(s) / np.exp(s).sum()\ny3 = a @ X_ex",
+             _X + "y3 = ak.softmax(X_ex @ X_ex.T / np.sqrt(2))[2] @ X_ex",
+             _X + "scores = np.array([X_ex[2] @ x for x in X_ex]) / 2 ** 0.5\nw = np.exp(scores)\n"
              "w = w / w.sum()\ny3 = (w[:, None] * X_ex).sum(axis=0)"],
     "02.4": ["variance, std = 32, np.sqrt(32)", "variance = 16 * 2\nstd = variance ** 0.5",
              "variance, std = 32.0, 5.656854"],
