@@ -40,6 +40,10 @@ def _variant(kind):
             return float((w * m).sum(axis=1)[m.any(axis=1)].mean())
         m = np.zeros((n, n), dtype=bool)
         m[:, 1:] = (ids[:, None] == ids[None, :-1]) & np.tri(n, k=-1, dtype=bool)[:, 1:]
+        if kind == "not causal":  # keys at or after the query count as "after an earlier copy"
+            m = np.zeros((n, n), dtype=bool)
+            m[:, 1:] = ids[:, None] == ids[None, :-1]
+            return float((w * m).sum(axis=1)[m.any(axis=1)].mean())
         if kind == "all":
             return float((w * m).sum(axis=1).mean())
         if kind == "columns":
@@ -52,7 +56,8 @@ def _variant(kind):
     return f
 
 
-@pytest.mark.parametrize("kind, hint", [("copy", "FOLLOWED the earlier copy"), ("all", "average only over"),
+@pytest.mark.parametrize("kind, hint", [("copy", "FOLLOWED the earlier copy"), ("all", "averaged over every query"),
+                                        ("not causal", "at or after the query"),
                                         ("columns", "by column"), ("previous", "previous token"),
                                         ("pairs", "(query, key) pairs"), ("other", "expected")])
 def test_prefix_matching_names_the_mistake(kind, hint, capsys):
@@ -77,22 +82,63 @@ def test_prefix_matching_stub_errors_and_library_use(capsys):
     assert "attention_kit" in _line(capsys)
 
 
-# ---------------------------------------------------------------- most harmful head
+# ---------------------------------------------------------------- where the circuit fails
 
 
-def test_most_harmful_head(capsys):
-    assert chk.most_harmful_head((0, 0))
+def test_the_failing_queries_are_what_the_shipped_model_does():
+    """The checker's answer, measured as the notebook's solution measures it (and on other draws)."""
+    from attention_kit.heads import diagnostics as D
+    from attention_kit.heads.model import run
+    from attention_kit.heads.trained import load_trained
+
+    params, _, _ = load_trained("induction")
+    for seed in (2, 8):
+        rng = np.random.default_rng(seed)
+        order = np.argsort(rng.random((512, 16)), axis=1)  # (512, 16): random distinct tokens
+        seqs = np.concatenate([order[:, :chk.PREFIX], order[:, chk.PREFIX + np.arange(15) % chk.SEGMENT]], axis=1)
+        ids, targets = seqs[:, :24], seqs[:, 1:]
+        assert (D.seen_before(ids) == (np.arange(24) >= 14)).all()  # queries 14..23 have an earlier copy
+        acc = (run(params, ids)[0].argmax(axis=-1) == targets).mean(axis=0)  # (24,) per query
+        assert {i for i in range(14, 24) if acc[i] < 0.5} == chk._FAILING
+        assert acc[sorted(chk._FAILING)].max() < 0.4 and np.delete(acc[14:], [2, 3, 6, 7]).min() > 0.9
+
+
+@pytest.mark.parametrize("right", [[16, 17, 20, 21], (21, 20, 17, 16), {16, 17, 20, 21}, np.array([16, 17, 20, 21])])
+def test_failing_queries_accepts_the_answer_in_any_order_and_container(right, capsys):
+    assert chk.failing_queries(right)
     assert _line(capsys).startswith("✓")
-    for answer, hint in (((1, 0), "BOTH"), ((1, 1), "weaker"), ((0, 1), "same token"), ((2, 0), "layers 0 and 1"),
-                         ("L0", "pair")):
-        assert not chk.most_harmful_head(answer)
-        assert hint in _line(capsys)
-    assert not chk.most_harmful_head(...)
-    assert "no answer yet" in _line(capsys)
-    with graded_hints():
-        assert not chk.most_harmful_head((1, 0))
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    ([17, 18, 21, 22], "query i predicts token i + 1"),
+    ([17, 21], "where the earlier copy itself lies"),
+    ([], "some queries do fail"),
+    (list(range(14, 24)), "most queries still work"),
+    ([16, 17], "queries 20 and 21 fail too"),
+    ([16, 17, 20, 21, 22], "query 22 works"),
+    ([16, 20, 21], "query 17 fails too"),
+    ([3, 16, 17, 20, 21], "queries 14 to 23"),
+    ([16.0, 17.0, 20.0, 21.0], "whole numbers"),
+    ((0.7, 0.2), "whole numbers"),
+    ([True, False], "whole numbers"),
+    ("16 17 20 21", "list of query positions"),
+    (16, "list of query positions"),
+    ([16, 16, 17, 20, 21], "once"),
+])
+def test_failing_queries_names_the_mistake(wrong, hint, capsys):
+    assert not chk.failing_queries(wrong)
     out = _line(capsys)
-    assert "layer 0 head 0" not in out and "BOTH" not in out
+    assert out.startswith("✗") and hint in out, out
+
+
+def test_failing_queries_graded_hints_do_not_state_the_answer(capsys):
+    assert not chk.failing_queries(...)
+    assert "no answer yet" in _line(capsys)
+    for wrong in ([17, 18, 21, 22], [17, 21], [], list(range(14, 24)), [16, 17], [16, 17, 20, 21, 22], [16, 20]):
+        with graded_hints():
+            assert not chk.failing_queries(wrong)
+        out = _line(capsys)
+        assert out.startswith("✗") and not any(str(q) in out for q in (16, 17, 20, 21, 22)), out
 
 
 # ---------------------------------------------------------------- sink window mask

@@ -98,7 +98,7 @@ MISTAKES = {
     "08.1": ("def my_prefix_matching(w, ids):\n    m = np.zeros(w.shape, dtype=bool)\n"
              "    m[:, 1:] = ids[:, None] == ids[None, :-1]\n    m &= np.tri(len(ids), k=-1, dtype=bool)\n"
              "    return float((w * m).sum(axis=1).mean())", "averaged over every query"),
-    "08.2": ("my_most_harmful_head = (1, 1)", "which single head both of them depend on"),
+    "08.2": ("my_failing_queries = [16, 17]", "a second earlier copy helps only if"),
     "08.3": ("def my_sink_window_mask(n, window, sinks):\n    q = np.arange(n)[:, None]\n"
              "    k = np.arange(n)[None, :]\n    return (k <= q) & (q - k < window)", "the sinks are missing"),
     "09.1": ("def my_rope(x, m):\n    d = len(x)\n    a = -m * 10000.0 ** (-np.arange(0, d, 2) / d)\n"

@@ -154,3 +154,73 @@ def test_the_config_saves_and_loads(tmp_path):
     assert cfg2 == cfg and set(q) == set(p) and meta["losses"].shape == (3,)
     with pytest.raises(ParameterError, match="one number per layer"):
         AttnOnlyConfig(n_heads=2)
+
+
+def test_seen_before_marks_the_queries_an_induction_rule_can_answer():
+    ids = np.array([[5, 6, 7, 5, 6, 7, 5], [1, 2, 3, 4, 1, 1, 0]])
+    want = np.array([[ids[b, i] in ids[b, :i] for i in range(7)] for b in range(2)])  # a plain loop
+    np.testing.assert_array_equal(D.seen_before(ids), want)
+    np.testing.assert_array_equal(D.seen_before(ids[0]), want[:1])  # one sequence: (1, n)
+    rs, _, rep = repeated_sequences(np.random.default_rng(0), 50, periods=(4, 12))
+    period = 25 - rep.sum(axis=1)  # rep is True from query p - 1 on
+    np.testing.assert_array_equal(D.seen_before(rs), np.arange(24)[None] >= period[:, None])
+    boundary = rep & ~D.seen_before(rs)  # query p - 1: the next token repeats, its own token is new
+    np.testing.assert_array_equal(np.argmax(boundary, axis=1), period - 1)
+    assert (boundary.sum(axis=1) == 1).all()
+    with pytest.raises(ShapeError):
+        D.seen_before(np.zeros((2, 3, 4), dtype=int))
+
+
+def test_head_direct_logits_sum_with_the_embeddings_path_to_the_logits():
+    cfg = AttnOnlyConfig(vocab=6, d_model=8, n_heads=(2, 3), d_head=4, max_len=7)
+    p = init_attention_only(cfg, rng=np.random.default_rng(2))
+    ids = np.random.default_rng(3).integers(0, 6, (2, 7))
+    logits, saved = run(p, ids)
+    total = (p["E"][ids] + p["P"][:7]) @ p["W_out"]  # (2, 7, 6): the direct path of the embeddings
+    for l, h in ((0, 0), (0, 1), (1, 0), (1, 1), (1, 2)):
+        total += D.head_direct_logits(p, saved, l, h)
+    np.testing.assert_allclose(total, logits, atol=1e-10)
+    # one head written out by hand: its weights times its values, times its rows of W_o, times W_out
+    x = p["E"][ids] + p["P"][:7]
+    by_hand = saved["weights"][0][:, 1] @ (x @ p["l0.attn.W_v"][1]) @ p["l0.attn.W_o"][4:8] @ p["W_out"]
+    np.testing.assert_allclose(D.head_direct_logits(p, saved, 0, 1), by_hand, atol=1e-10)
+    with pytest.raises(ParameterError, match="no head 2"):
+        D.head_direct_logits(p, saved, 0, 2)
+    _, ablated = run(p, ids, replace_heads={(1, 0): np.zeros(4)})
+    with pytest.raises(ParameterError, match="replace_heads"):
+        D.head_direct_logits(p, ablated, 1, 0)
+
+
+def test_composition_baseline_is_about_one_over_root_d_and_matches_the_scores_of_fresh_models():
+    base = D.composition_baseline(32, 16, rng=np.random.default_rng(0), samples=400)
+    assert base.shape == (400,) and abs(base.mean() - 32 ** -0.5) < 0.01 and 0.005 < base.std() < 0.03
+    cfg = AttnOnlyConfig(vocab=16, d_model=32, n_heads=(1, 1), d_head=16, max_len=8)
+    fresh = [D.composition_scores(init_attention_only(cfg, rng=np.random.default_rng(s)), (0, 0), (1, 0))["K"]
+             for s in range(400)]  # the same distribution, drawn through the model's initialisation
+    assert abs(np.mean(fresh) - base.mean()) < 0.005  # both about 0.18 +- 0.012: a sampling difference only
+    # one sample by hand: |W_QK W_OV^T|_F / (|W_QK|_F |W_OV|_F) of the first draw
+    rng = np.random.default_rng(5)
+    q, k, v0, _ = rng.normal(size=(4, 32, 16))
+    o0, _ = rng.normal(size=(2, 16, 32))
+    QK, OV = q @ k.T, v0 @ o0
+    want = np.linalg.norm(QK @ OV.T) / np.linalg.norm(QK) / np.linalg.norm(OV)
+    np.testing.assert_allclose(D.composition_baseline(32, 16, rng=np.random.default_rng(5), samples=1)[0], want)
+    for kind in ("Q", "V"):
+        assert abs(D.composition_baseline(32, 16, rng=np.random.default_rng(1), samples=200, kind=kind).mean()
+                   - 32 ** -0.5) < 0.02
+    with pytest.raises(ParameterError, match="kind"):
+        D.composition_baseline(32, 16, rng=np.random.default_rng(0), kind="X")
+
+
+def test_composition_scores_equal_elhage_et_al_s_column_convention():
+    """Elhage et al. (2021) write W_Q as (d_head, d_model) and vectors as columns: W_QK = W_Q^T W_K,
+    W_OV = W_O W_V, K-composition |W_QK W_OV'|. The row convention gives the same scores."""
+    p = init_attention_only(AttnOnlyConfig(n_heads=(1, 1)), rng=np.random.default_rng(4))
+    QK_rows, OV_rows = D.head_matrices(p, 1, 0)
+    Wq, Wk = p["l1.attn.W_q"][0].T, p["l1.attn.W_k"][0].T  # (d_head, d_model): their layout
+    Wv0, Wo0 = p["l0.attn.W_v"][0].T, p["l0.attn.W_o"][:16].T  # (d_head, d_model), (d_model, d_head)
+    QK_cols, OV0_cols = Wq.T @ Wk, Wo0 @ Wv0
+    np.testing.assert_allclose(QK_cols, QK_rows, atol=1e-12)  # the same bilinear form
+    np.testing.assert_allclose(OV0_cols, D.head_matrices(p, 0, 0)[1].T, atol=1e-12)  # the transpose
+    theirs = np.linalg.norm(QK_cols @ OV0_cols) / np.linalg.norm(QK_cols) / np.linalg.norm(OV0_cols)
+    np.testing.assert_allclose(D.composition_scores(p, (0, 0), (1, 0))["K"], theirs)

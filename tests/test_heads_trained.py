@@ -32,6 +32,11 @@ def test_two_layers_learn_induction_and_one_layer_does_not():
     acc2, saved, ids = _acc("induction")
     acc1, _, _ = _acc("one_layer")
     assert acc2 >= 0.95 and acc1 <= 0.5
+    _, targets, rep = held_out("induction")
+    seen = D.seen_before(ids)  # the queries the rule answers; rep also holds the boundary query p - 1
+    for name, low, high in (("induction", 0.999, 1.0), ("one_layer", 0.0, 0.5)):
+        params, _, _ = load_trained(name)
+        assert low <= D.accuracy(run(params, ids)[0], targets, seen) <= high
     assert D.prefix_matching_score(saved["weights"][1], ids).max() >= 0.95
     prev = D.previous_token_score(saved["weights"][0])
     early = D.previous_token_score(saved["weights"][0], queries=slice(1, 13))
@@ -102,15 +107,16 @@ def test_seed_1_gives_the_same_results():
     """Notebook 08 says its claims hold for seed 1 too (seed 0 is shipped): one and two layers, and the sink."""
     params, _, _ = train_recipe("induction", seed=1)
     ids, targets, rep = held_out("induction")
+    seen = D.seen_before(ids)  # where the rule applies
     logits, saved = run(params, ids)
-    assert D.accuracy(logits, targets, rep) >= 0.95
+    assert D.accuracy(logits, targets, rep) >= 0.95 and D.accuracy(logits, targets, seen) >= 0.999
     early = D.previous_token_score(saved["weights"][0], queries=slice(1, 13))
     assert early.max() >= 0.8 and D.prefix_matching_score(saved["weights"][1], ids).max() >= 0.95
     means = D.head_means(params, ids, positions="learned")
     ablated = run(params, ids, replace_heads=D.mean_ablation(means, [(0, int(np.argmax(early)))]))[0]
     assert D.accuracy(ablated, targets, rep) < 0.45
     one, _, _ = train_recipe("one_layer", seed=1)
-    assert D.accuracy(run(one, ids)[0], targets, rep) <= 0.6
+    assert D.accuracy(run(one, ids)[0], targets, rep) <= 0.6 and D.accuracy(run(one, ids)[0], targets, seen) <= 0.5
     params, _, _ = train_recipe("sinks", seed=1)
     ids, targets, copies = held_out("sinks")
     logits, saved = run(params, ids)
@@ -118,3 +124,35 @@ def test_seed_1_gives_the_same_results():
     full = cross_entropy(logits, targets)[0]
     assert cross_entropy(run(params, ids, window=4)[0], targets)[0] > full + 0.5
     assert abs(cross_entropy(run(params, ids, window=4, sinks=1)[0], targets)[0] - full) < 0.05
+
+
+def test_the_induction_head_guesses_the_restart_at_the_boundary_and_ablations_agree():
+    """Notebook 08 section 2 and docs/class-answers.md (08, questions 3 and 5): where its token is new, the
+    induction head looks at key 0 and its direct logits favour key 0's token; that is how the model gets the
+    boundary query; zero- and mean-ablation give nearly the same accuracy where the rule applies."""
+    params, _, _ = load_trained("induction")
+    ids, targets, rep = held_out("induction")
+    seen = D.seen_before(ids)
+    boundary = rep & ~seen
+    logits, saved = run(params, ids)
+    nothing = ~D.prefix_match_mask(ids).any(axis=-1) & (np.arange(24) > 0)
+    direct = D.head_direct_logits(params, saved, 1, 0)
+    assert saved["weights"][1][:, 0, :, 0][nothing].mean() > 0.95
+    assert 0.8 < (direct.argmax(axis=-1) == ids[:, :1])[nothing].mean() < 0.84
+    assert 0.76 < D.accuracy(logits, targets, boundary) < 0.8
+    means = D.head_means(params, ids, positions="learned")
+    assert D.accuracy(run(params, ids, replace_heads=D.mean_ablation(means, [(1, 0)]))[0], targets, boundary) < 0.15
+    for head, mean_acc in (((0, 0), 0.18), ((1, 0), 0.49)):
+        zeroed = D.accuracy(run(params, ids, replace_heads={head: np.zeros(16)})[0], targets, seen)
+        averaged = D.accuracy(run(params, ids, replace_heads=D.mean_ablation(means, [head]))[0], targets, seen)
+        assert abs(averaged - mean_acc) < 0.005 and abs(zeroed - averaged) < 0.015
+
+
+def test_the_fixed_period_model_needs_layer_0_only_when_both_heads_go():
+    """Notebook 08 section 3: either layer-0 head alone can go (0.94, 0.99); both together leave 0.81."""
+    params, _, _ = load_trained("fixed_period")
+    ids, targets, rep = held_out("fixed_period")
+    means = D.head_means(params, ids, positions="learned")
+    acc = [D.accuracy(run(params, ids, replace_heads=D.mean_ablation(means, heads))[0], targets, rep)
+           for heads in ([(0, 0)], [(0, 1)], [(0, 0), (0, 1)])]
+    assert min(acc[:2]) > 0.9 and 0.78 < acc[2] < 0.84

@@ -60,6 +60,7 @@ def summary(name: str, params: dict) -> str:
     w = saved["weights"]
     line = f"{name}: loss {cross_entropy(logits, targets)[0]:.3f} accuracy where it counts {D.accuracy(logits, targets, counts):.3f}"
     if RECIPES[name]["task"] == "repeated":
+        line += f" (where the rule applies, queries whose token occurred before: {D.accuracy(logits, targets, D.seen_before(ids)):.3f})"
         line += "".join(f" | L{l} prev {np.round(D.previous_token_score(x), 2)} prev(1-12) "
                         f"{np.round(D.previous_token_score(x, queries=slice(1, 13)), 2)} prefix "
                         f"{np.round(D.prefix_matching_score(x, ids), 2)}" for l, x in enumerate(w))

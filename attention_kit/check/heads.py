@@ -6,9 +6,12 @@ returns True or False. The learner's exceptions are reported, never raised.
 * ``prefix_matching(fn)``: ``fn(w, ids) -> float``, one head's prefix-matching score from its
   weights ``w`` (n, n) and the tokens ``ids`` (n,); catches the earlier copy itself instead of the
   token after it (off by one), queries without an earlier copy counted, the weights read by
-  columns (keys) instead of rows (queries), and the key ``i - 1`` for every query.
-* ``most_harmful_head(answer)``: a prediction ``(layer, head)``, the head of the two-layer model
-  whose mean-ablation brings the accuracy on the repeats lowest.
+  columns (keys) instead of rows (queries), keys at or after the query (not causal), and the key
+  ``i - 1`` for every query. A mistake is named only when it explains the answer on every case.
+* ``failing_queries(answer)``: a prediction, the list of queries 14 .. 23 where the two-layer model
+  fails on a prefix of 10 tokens followed by a repeated segment of 4 (where the previous-token head
+  wrote nothing); catches the predicted tokens' positions instead of the queries, the earlier copy's
+  position instead of the key after it, a second copy taken to help, and non-integer answers.
 * ``sink_window_mask(fn)``: ``fn(n, window, sinks) -> bool (n, n)``, the sliding-window mask that
   keeps the first ``sinks`` tokens; catches sinks that see the future, a window one too wide or too
   narrow, the sinks forgotten, a window that replaces the causal mask, and the polarity reversed.
@@ -23,7 +26,7 @@ from ..scale.sliding_window import sliding_window_mask
 from . import close, not_attempted, not_done, quietly, report, report_failure, try_call
 from .plain import plain_numpy
 
-__all__ = ["quietly", "prefix_matching", "most_harmful_head", "sink_window_mask"]
+__all__ = ["quietly", "prefix_matching", "failing_queries", "sink_window_mask"]
 
 STUB = "no answer yet: replace the `...` after `return` with your code, then run the cell again"
 
@@ -64,11 +67,16 @@ def _prefix_variants(w, ids):
     has = match.any(axis=1)
     copy = (ids[:, None] == ids[None, :]) & np.tri(n, k=-1, dtype=bool)  # the earlier copy itself
     prev = np.eye(n, k=-1, dtype=bool)
+    anywhere = np.zeros((n, n), dtype=bool)  # no causal limit: key j may lie at or after query i
+    anywhere[:, 1:] = ids[:, None] == ids[None, :-1]
     right = _score(w, match, has)
     wrong = [
         (_score(w, copy, copy.any(axis=1)), "you summed the weight on the earlier copy of the token itself; an "
          "induction head looks one step further, at the token that FOLLOWED the earlier copy (key j with "
          "ids[j - 1] == ids[i])"),
+        (_score(w, anywhere, anywhere.any(axis=1)), "your match also counts keys at or after the query (j >= i): "
+         "then the query's own position counts as an \"earlier\" copy, and almost every query seems to have "
+         "one. Keep only the keys before the query, j < i, both in the sum and in choosing the queries"),
         (_score(w, match, np.ones(n, dtype=bool)), "you averaged over every query; average only over the queries "
          "whose token occurred before (the others have nothing to match, and would pull the score down)"),
         (_score(w, match, np.arange(n) > 0), "you averaged over queries 1..n-1; average only over the queries whose "
@@ -85,59 +93,117 @@ def _prefix_variants(w, ids):
 
 @plain_numpy()
 def prefix_matching(fn) -> bool:
-    """Check ``fn(w, ids) -> float``: one head's prefix-matching score (w (n, n), ids (n,))."""
+    """Check ``fn(w, ids) -> float``: one head's prefix-matching score (w (n, n), ids (n,)).
+
+    The answer is compared on every case first; a usual mistake is named only when it explains the
+    answer on every case (two mistakes can agree on one sequence).
+    """
     if not_done(fn):
         return not_attempted("no answer yet: define my_prefix_matching(w, ids) and pass it in")
-    for w, ids in _prefix_cases():
+    cases, got = _prefix_cases(), []
+    for w, ids in cases:
         out, err = _call(fn, w.copy(), ids.copy())
         if err:
             return report_failure(err if err == STUB else f"for ids = {ids.tolist()}: {err}", stub=STUB)
         try:
-            got = float(np.asarray(out, dtype=float).reshape(()))
+            got.append(float(np.asarray(out, dtype=float).reshape(())))
         except Exception:  # the learner's object: never raise
             return report(False, f"return one number (a float), got {type(out).__name__} "
                                  f"{getattr(out, 'shape', '')}; average over the queries")
-        right, wrong = _prefix_variants(w, ids)
-        if close(got, right):
-            continue
-        for value, hint in wrong:
-            if close(got, value):
-                return report(False, f"for ids = {ids.tolist()}: {hint}")
-        return report(False, f"for ids = {ids.tolist()}: expected {right:.4f}, got {got:.4f}. For each query i "
-                             "whose token occurred before, add up w[i, j] over the keys j < i with ids[j - 1] == "
-                             "ids[i]; then average those sums")
-    return report(True, "the prefix-matching score: for each query with an earlier copy, the weight on the "
-                        "token after that copy, averaged over those queries")
+    variants = [_prefix_variants(w, ids) for w, ids in cases]
+    bad = [k for k, (right, _) in enumerate(variants) if not close(got[k], right)]
+    if not bad:
+        return report(True, "the prefix-matching score: for each query with an earlier copy, the weight on the "
+                            "token after that copy, averaged over those queries")
+    first = bad[0]
+    ids = cases[first][1]
+    for m, (_, hint) in enumerate(variants[first][1]):
+        if all(close(got[k], variants[k][1][m][0]) for k in range(len(cases))):
+            return report(False, f"for ids = {ids.tolist()}: {hint}")
+    right = variants[first][0]
+    return report(False, f"for ids = {ids.tolist()}: expected {right:.4f}, got {got[first]:.4f}. For each query i "
+                         "whose token occurred before, add up w[i, j] over the keys j < i with ids[j - 1] == "
+                         "ids[i]; then average those sums")
 
 
-# ---------------------------------------------------------------- most harmful head
+# ---------------------------------------------------------------- where the circuit fails
 
-_GRADED_HEAD = ("think about what each layer-1 head needs in order to find its key, and which single head "
-                "both of them depend on")
+#: The exercise's sequences: a prefix of 10 distinct tokens, then a segment of 4 other tokens repeated.
+PREFIX, SEGMENT = 10, 4
+_QUERIES = range(PREFIX + SEGMENT, 24)  # 14 .. 23: the queries whose token occurred before
+_FAILING = {16, 17, 20, 21}  # every key after an earlier copy of their token is > 12 (tests/test_check_heads.py measures it)
+
+_GRADED_FAILS = ("for each query from 14 to 23, list the keys right after the earlier copies of its token; "
+                 "then ask where layer 0 head 0 writes \"my previous token was X\" (section 2's plot of its "
+                 "weight on key i - 1). The induction head can only find a key that carries it")
 
 
-def most_harmful_head(answer) -> bool:
-    """Check the prediction ``(layer, head)``: the head whose mean-ablation hurts induction most."""
-    if not_done(answer):
-        return not_attempted("no answer yet: set my_most_harmful_head = (layer, head), e.g. (1, 1)")
+def _whole_numbers(answer):
+    """``answer`` as a list of ints, or the reason it is not one (bools, floats and strings are refused)."""
+    if isinstance(answer, (str, bytes, dict)) or not hasattr(answer, "__iter__"):
+        return None, f"give a list of query positions such as [14, 15], got {type(answer).__name__} {answer!r}"
     try:
-        layer, head = (int(x) for x in answer)
+        items = list(answer)
     except Exception:  # the learner's object: never raise
-        return report(False, f"give a pair (layer, head) of whole numbers, e.g. (1, 1); got {answer!r}")
-    if (layer, head) not in ((0, 0), (0, 1), (1, 0), (1, 1)):
-        return report(False, f"the model has layers 0 and 1, each with heads 0 and 1; got ({layer}, {head})")
-    if (layer, head) == (0, 0):
-        return report(True, "layer 0 head 0: both layer-1 heads find their key through what the previous-token "
-                            "head wrote there; without it accuracy falls to about 0.2, below one layer")
-    if (layer, head) == (1, 0):
-        return report(False, "ablating the induction head itself leaves layer 1 head 1, a partial induction head "
-                             "(prefix-matching 0.77), so accuracy only falls to about 0.5. Which head do BOTH "
-                             "layer-1 heads rely on?", graded=_GRADED_HEAD)
-    if (layer, head) == (1, 1):
-        return report(False, "layer 1 head 1 is the weaker of the two induction heads: without it, head 0 still "
-                             "predicts the repeats (accuracy about 0.96)", graded=_GRADED_HEAD)
-    return report(False, "layer 0 head 1 looks at the same token, which layer 1 can read from the residual stream "
-                         "anyway: without it accuracy stays near 0.9", graded=_GRADED_HEAD)
+        return None, f"give a list of query positions such as [14, 15], got {type(answer).__name__}"
+    odd = [k for k in items if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer))]
+    if odd:
+        return None, f"give the query positions as whole numbers (ints) such as [14, 15], got {odd[0]!r}"
+    got = [int(k) for k in items]
+    if len(set(got)) != len(got):
+        return None, f"list each query position once, got {sorted(got)}"
+    return got, None
+
+
+def failing_queries(answer) -> bool:
+    """Check the prediction ``answer``: the queries 14 .. 23 at which the two-layer model gets the next token
+    right less than half the time, on a prefix of 10 distinct tokens followed by a segment of 4 repeated."""
+    if not_done(answer):
+        return not_attempted("no answer yet: set my_failing_queries to a list of query positions from 14 to 23 "
+                             "(possibly empty), then run the cell again")
+    got, err = _whole_numbers(answer)
+    if err:
+        return report(False, err)
+    outside = sorted(k for k in got if k not in _QUERIES)
+    if outside:
+        return report(False, f"the question is about queries 14 to 23, whose token occurred before; got {outside}. "
+                             "Queries 0 to 13 have no earlier copy: no induction head can answer them")
+    have = set(got)
+    if have == _FAILING:
+        return report(True, "queries 16, 17, 20 and 21: every earlier copy of their token is followed by a key "
+                            "above 12, where layer 0 writes no \"my previous token was X\", so the induction head "
+                            "cannot find it. The model gets them right less than 0.4 of the time, the others "
+                            "more than 0.9")
+    if have == {k + 1 for k in _FAILING}:
+        return report(False, "those are the positions of the tokens to be predicted: query i predicts token "
+                             "i + 1. Give the queries", graded="query i predicts token i + 1: give the queries, "
+                                                               "not the tokens they predict")
+    if have == {17, 21}:  # where the earlier copy itself lies above 12
+        return report(False, "you looked at where the earlier copy itself lies; the induction head reads the key "
+                             "right AFTER it, and that key is the one that must carry \"my previous token was X\"",
+                      graded="the induction head attends to the key right after the earlier copy, not the copy "
+                             "itself. " + _GRADED_FAILS)
+    if not have:
+        return report(False, "some queries do fail: the previous-token head writes \"my previous token was X\" "
+                             "only at keys 1 to 12, and here some tokens' earlier copies are followed only by keys "
+                             "above 12", graded=_GRADED_FAILS)
+    if have == set(_QUERIES):
+        return report(False, "most queries still work: queries 14, 15, 18, 19, 22 and 23 have an earlier copy "
+                             "followed by a key of at most 12, which carries what the previous-token head wrote",
+                      graded="not every query fails. " + _GRADED_FAILS)
+    if have == {16, 17}:
+        return report(False, "queries 20 and 21 fail too: their tokens occurred twice before, and both copies "
+                             "are followed by keys above 12 (13 and 17; 14 and 18)",
+                      graded="a second earlier copy helps only if the key after it is one the previous-token head "
+                             "wrote to. " + _GRADED_FAILS)
+    if have >= _FAILING:
+        extra = sorted(have - _FAILING)
+        return report(False, f"query {extra[0]} works: its token has an earlier copy followed by a key of at most "
+                             "12, where the previous-token head wrote \"my previous token was X\"",
+                      graded="one of your queries has a copy the induction head can find. " + _GRADED_FAILS)
+    missing = sorted(_FAILING - have)
+    return report(False, f"query {missing[0]} fails too: every earlier copy of its token is followed by a key "
+                         "above 12, where layer 0 writes no previous token", graded=_GRADED_FAILS)
 
 
 # ---------------------------------------------------------------- the sink-keeping window

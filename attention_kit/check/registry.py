@@ -143,7 +143,7 @@ NOTEBOOKS: tuple[Notebook, ...] = (
     )),
     Notebook("08", "08_what_heads_learn.ipynb", "What trained heads do", (
         Exercise("prefix-matching score", ("my_prefix_matching",), heads.prefix_matching),
-        Exercise("which ablation breaks induction", ("my_most_harmful_head",), heads.most_harmful_head),
+        Exercise("where the circuit fails", ("my_failing_queries",), heads.failing_queries),
         Exercise("a window that keeps the sinks", ("my_sink_window_mask",), heads.sink_window_mask),
     )),
     Notebook("09", "09_long_context.ipynb", "Positions for long texts", (

@@ -14,6 +14,12 @@ queries it applies to.
   that keeps the average signal, unlike zeroing it).
 * :func:`composition_scores`: Elhage et al.'s (2021) Q-, K- and V-composition between a head of
   one layer and a head of a later layer, read from the weights alone.
+* :func:`composition_baseline`: the same scores for random matrices of the same shapes and rank, the
+  yardstick a trained score is read against.
+* :func:`head_direct_logits`: what one head's output adds to the logits by the direct path
+  (its output times ``W_out``), in a model without MLP or final layer norm.
+* :func:`seen_before`: the queries whose own token occurred earlier, the only ones an induction rule
+  ("... A B ... A -> B") can answer.
 * :func:`accuracy`: greedy next-token accuracy where a mask says the target counts.
 """
 
@@ -25,7 +31,8 @@ from ..errors import ParameterError, ShapeError
 from ..learn.block import decoder_forward
 
 __all__ = ["previous_token_score", "prefix_match_mask", "prefix_matching_score", "sink_mass",
-           "head_means", "mean_ablation", "head_matrices", "composition_scores", "accuracy"]
+           "head_means", "mean_ablation", "head_matrices", "composition_scores", "composition_baseline",
+           "head_direct_logits", "seen_before", "accuracy"]
 
 
 def _weights(weights) -> np.ndarray:
@@ -127,8 +134,14 @@ def mean_ablation(means: dict, heads) -> dict:
 
 
 def head_matrices(params: dict, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(W_QK, W_OV)``, each (d_model, d_model): ``x_q W_QK x_k^T`` is the head's score of key x_k
-    for query x_q (before the 1/sqrt(d_k)), and ``x W_OV`` what it writes for a key x it attends to."""
+    """``(W_QK, W_OV)``, each (d_model, d_model), in the course's row convention (rows are tokens).
+
+    ``W_QK = W_Q W_K^T``: ``x_q W_QK x_k^T`` is the head's score of key row x_k for query row x_q
+    (before the 1/sqrt(d_k)); ``W_OV = W_V W_O``: ``x W_OV`` is what the head writes for a key x it
+    attends to. Elhage et al. (2021) write vectors as columns, with ``W_Q`` of shape (d_head, d_model):
+    their ``W_QK = W_Q^T W_K`` is the same matrix as this one (the score is ``x_q^T W_QK x_k``), and
+    their ``W_OV = W_O W_V`` is the transpose of this one.
+    """
     key = f"l{layer}.attn.W_q"
     if key not in params or not 0 <= head < params[key].shape[0]:
         raise ParameterError(f"no head {head} in layer {layer}")
@@ -141,19 +154,87 @@ def head_matrices(params: dict, layer: int, head: int) -> tuple[np.ndarray, np.n
 def composition_scores(params: dict, earlier: tuple, later: tuple) -> dict[str, float]:
     """Elhage et al.'s composition scores of head ``earlier`` into head ``later`` (each ``(layer, head)``).
 
-    ``|A B|_F / (|A|_F |B|_F)`` with ``B`` the earlier head's ``W_OV`` and ``A`` the later head's
-    matrix that reads it: K-composition ``W_QK W_OV^T`` (the earlier head moves what the keys are),
-    Q-composition ``W_OV W_QK`` (the queries), V-composition ``W_OV W_OV'`` (the values). Random
-    matrices of size d give about ``1 / sqrt(d)``; a score well above it means the heads share a subspace.
+    ``|A B|_F / (|A|_F |B|_F)`` of the later head's matrix that reads and the earlier head's ``W_OV``
+    (row convention, :func:`head_matrices`): K-composition ``W_QK W_OV^T`` (the earlier head changes
+    what the keys are), Q-composition ``W_OV W_QK`` (the queries), V-composition ``W_OV W_OV'`` (the
+    values). Elhage et al.'s column-convention products, ``W_QK W_OV``, ``W_QK^T W_OV`` and
+    ``W_OV' W_OV``, are these or their transposes: the same scores. Random matrices of the same shapes
+    score about ``1 / sqrt(d_model)`` (:func:`composition_baseline`); read a trained score against that.
     """
     if earlier[0] >= later[0]:
         raise ParameterError(f"head {earlier} must be in an earlier layer than head {later}")
     _, OV0 = head_matrices(params, *earlier)
     QK1, OV1 = head_matrices(params, *later)
+    return {"K": _composition(QK1, OV0.T), "Q": _composition(OV0, QK1), "V": _composition(OV0, OV1)}
 
-    def score(a, b):
-        return float(np.linalg.norm(a @ b) / (np.linalg.norm(a) * np.linalg.norm(b)))
-    return {"K": score(QK1, OV0.T), "Q": score(OV0, QK1), "V": score(OV0, OV1)}
+
+def _composition(a, b) -> float:
+    return float(np.linalg.norm(a @ b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def composition_baseline(d_model: int, d_head: int, *, rng: np.random.Generator, samples: int = 1000,
+                         kind: str = "K") -> np.ndarray:
+    """Composition scores of random heads: ``samples`` scores, shape (samples,).
+
+    Each sample draws two heads' ``W_Q, W_K, W_V`` (d_model, d_head) and ``W_O`` (d_head, d_model) with
+    normal entries, as :func:`attention_kit.heads.model.init_attention_only` does, and scores the
+    earlier head's ``W_OV`` into the later head's ``W_QK`` (``kind="K"`` or ``"Q"``) or ``W_OV``
+    (``"V"``): matrices of rank ``d_head``, the baseline of :func:`composition_scores`.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise ParameterError("rng must be a numpy Generator; make one with np.random.default_rng(seed)")
+    if kind not in ("K", "Q", "V"):
+        raise ParameterError(f"kind must be 'K', 'Q' or 'V', got {kind!r}")
+    out = np.empty(int(samples))
+    for s in range(out.size):
+        q, k, v0, v1 = rng.normal(size=(4, d_model, d_head))  # W_Q, W_K of the later head; W_V of each
+        o0, o1 = rng.normal(size=(2, d_head, d_model))  # W_O of each head
+        QK1, OV0, OV1 = q @ k.T, v0 @ o0, v1 @ o1  # (d_model, d_model) each
+        a, b = {"K": (QK1, OV0.T), "Q": (OV0, QK1), "V": (OV0, OV1)}[kind]
+        out[s] = _composition(a, b)
+    return out
+
+
+def head_direct_logits(params: dict, saved: dict, layer: int, head: int) -> np.ndarray:
+    """What head ``(layer, head)`` adds to the logits by the direct path: shape (batch, n, vocab).
+
+    Its output at every position (its part of the heads' concatenation times its rows of ``W_o``),
+    times ``W_out``: the logits it would add if nothing after it read it. ``saved`` is the second
+    output of :func:`attention_kit.heads.model.run` on the ids (without ``replace_heads``). In a model
+    without MLP and final layer norm, the logits are the direct path of the embeddings plus these,
+    summed over every head.
+    """
+    if "lnf.g" in params or any(k.endswith("mlp.W1") for k in params):
+        raise ParameterError("direct logits are a sum only in an attention-only model (no MLP, no final layer norm)")
+    layers = saved.get("layers", [])
+    if not 0 <= layer < len(layers) or layers[layer][1] is None:
+        raise ParameterError(f"no saved attention for layer {layer}: run the model without replace_heads "
+                             f"(it has {len(layers)} layers)")
+    W_o = params[f"l{layer}.attn.W_o"]  # (h d_head, d_model)
+    h = params[f"l{layer}.attn.W_q"].shape[0]
+    if not 0 <= head < h:
+        raise ParameterError(f"no head {head} in layer {layer}: it has heads 0 .. {h - 1}")
+    d_v = W_o.shape[0] // h
+    concat = layers[layer][1].concat  # (batch, n, h d_v)
+    part = slice(head * d_v, (head + 1) * d_v)
+    return concat[..., part] @ W_o[part] @ params["W_out"]  # (batch, n, d_v) -> (batch, n, vocab)
+
+
+def seen_before(ids) -> np.ndarray:
+    """``(batch, n)`` bool: True at position i when ``ids[i]`` occurs at an earlier position.
+
+    These are the queries an induction rule ("... A B ... A -> B") can answer: the token after the
+    earlier copy is the guess. In a repeated sequence of period p they are i >= p; query p - 1 (the
+    last token of the first segment) predicts the first repeated token but has nothing to look up.
+    """
+    ids = np.asarray(ids)
+    if ids.ndim == 1:
+        ids = ids[None]
+    if ids.ndim != 2:
+        raise ShapeError(f"ids has shape {ids.shape}; give token ids (n,) or (batch, n)")
+    n = ids.shape[1]
+    same = ids[:, :, None] == ids[:, None, :]  # (batch, n, n): query i, key j hold the same token
+    return (same & np.tri(n, k=-1, dtype=bool)).any(axis=-1)  # only earlier keys, j < i
 
 
 def accuracy(logits, targets, where=None) -> float:
