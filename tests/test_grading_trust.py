@@ -289,3 +289,30 @@ def test_names_late_marks_and_every_file_accounted_for(graded):
     for name in [*graded["files"], "notes.txt"]:
         assert name in graded_sources or any(name in n for n in listed), name
     assert any("notes.txt" in n for n in listed) and "notes.txt" in graded["md"]
+
+
+def test_predictions_recorded_in_class_are_judged_only_by_the_grader(tmp_path, monkeypatch, capsys):
+    from attention_kit.check import graded_hints, heads
+
+    settings = tmp_path / "class_settings.json"
+    settings.write_text('{"predictions": "record"}')
+    monkeypatch.setattr(check, "CLASS_SETTINGS", settings)
+    assert heads.failing_queries([14]) is True  # recorded, not judged: nothing to try answers against
+    out = capsys.readouterr().out
+    assert out.startswith("● recorded: [14]") and "✓" not in out and "✗" not in out
+    with recording() as results, graded_hints(), check.quietly():  # as make grade calls it
+        heads.failing_queries([14])
+    assert results[-1].status == FAILED
+    settings.write_text('{"predictions": "feedback"}')
+    assert heads.failing_queries([14]) is False
+
+
+def test_the_student_edition_ships_no_grader_and_records_predictions_when_asked(tmp_path):
+    import make_student
+
+    assert make_student.main(["-o", str(tmp_path / "s"), "--record-predictions"]) == 0
+    package = tmp_path / "s" / "attention_kit"
+    assert not (package / "grading").exists()  # no hidden cases, no references
+    assert '"record"' in (package / "check" / "class_settings.json").read_text()
+    assert "16, 17, 20, 21" not in (package / "check" / "heads.py").read_text()
+    assert "dS @ K @ W.T" not in (package / "check" / "backprop.py").read_text()

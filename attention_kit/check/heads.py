@@ -25,7 +25,7 @@ import numpy as np
 
 from ..heads.diagnostics import prefix_match_mask
 from ..scale.sliding_window import sliding_window_mask
-from . import close, not_attempted, not_done, quietly, report, report_failure, try_call
+from . import close, not_attempted, not_done, prediction, quietly, report, report_failure, try_call
 from .plain import plain_numpy
 
 __all__ = ["quietly", "prefix_matching", "failing_queries", "sink_window_mask"]
@@ -176,6 +176,7 @@ def _whole_numbers(answer):
     return got, None
 
 
+@prediction
 def failing_queries(answer) -> bool:
     """Check the prediction ``answer``: the queries 14 .. 23 at which the two-layer model gets the next token
     right less than half the time, on a prefix of 10 distinct tokens followed by a segment of 4 repeated."""
