@@ -5,95 +5,201 @@ import pytest
 from test_check_masks_positions import STUB, _line, _raises  # (tests/ is on sys.path)
 
 import attention_kit as ak
+from attention_kit.check import graded_hints
 from attention_kit.check import long_context as chk
+from attention_kit.long import streaming
+
+# ---------------------------------------------------------------- exercise 1: RoPE's matrix of the distance
 
 
-def rope_right(x, m):
-    d = len(x)
-    a = m * 10000.0 ** (-np.arange(0, d, 2) / d)
-    out = np.empty(d)
-    out[0::2] = x[0::2] * np.cos(a) - x[1::2] * np.sin(a)
-    out[1::2] = x[0::2] * np.sin(a) + x[1::2] * np.cos(a)
-    return out
+def _theta(d):
+    return 10000.0 ** (-np.arange(0, d, 2) / d)
 
 
-def rope_complex(x, m):  # written another way: also right
-    d = len(x)
-    z = (x[0::2] + 1j * x[1::2]) * np.exp(1j * m * 10000.0 ** (-np.arange(0, d, 2) / d))
-    return np.stack([z.real, z.imag], axis=1).reshape(d)
+def matrix_right(d, delta):  # one 2 x 2 block per pair, by -delta * theta_i
+    M = np.zeros((d, d))
+    for i, t in enumerate(_theta(d)):
+        c, s = np.cos(delta * t), np.sin(delta * t)
+        M[2 * i: 2 * i + 2, 2 * i: 2 * i + 2] = [[c, s], [-s, c]]
+    return M
 
 
-def rope_one_angle(x, m):
-    d = len(x)
-    out = np.empty(d)
-    out[0::2] = x[0::2] * np.cos(m) - x[1::2] * np.sin(m)
-    out[1::2] = x[0::2] * np.sin(m) + x[1::2] * np.cos(m)
-    return out
+def matrix_probed(d, delta):  # written another way: M[a, b] = rope(e_a, delta) . rope(e_b, 0), by hand
+    def turn(x, m):
+        z = (x[0::2] + 1j * x[1::2]) * np.exp(1j * m * _theta(d))
+        return np.stack([z.real, z.imag], axis=1).reshape(d)
+    E = np.eye(d)
+    return np.array([[turn(E[a], delta) @ turn(E[b], 0) for b in range(d)] for a in range(d)])
 
 
-def rope_halves(x, m):
-    d = len(x)
-    a = m * 10000.0 ** (-np.arange(0, d, 2) / d)
-    u, v = x[: d // 2], x[d // 2:]
-    return np.concatenate([u * np.cos(a) - v * np.sin(a), u * np.sin(a) + v * np.cos(a)])
+def matrix_halves(d, delta):
+    M = np.zeros((d, d))
+    h = d // 2
+    for i, t in enumerate(_theta(d)):
+        c, s = np.cos(delta * t), np.sin(delta * t)
+        M[i, i], M[i, i + h], M[i + h, i], M[i + h, i + h] = c, s, -s, c
+    return M
+
+
+def test_the_reference_is_the_score_of_rotated_vectors():
+    rng = np.random.default_rng(0)
+    for d, m, n in ((8, 13, 5), (16, 3, 40), (2, 7, 7)):
+        q, k = rng.normal(size=(2, d))
+        s = ak.rope(q[None], [m])[0] @ ak.rope(k[None], [n])[0]
+        assert abs(q @ matrix_right(d, m - n) @ k - s) < 1e-12
 
 
 @pytest.mark.parametrize("fn, ok, words", [
-    (rope_right, True, "its own frequency"),
-    (rope_complex, True, "its own frequency"),
-    (lambda x, m: rope_right(x, -m), False, "wrong way"),
-    (rope_one_angle, False, "same angle"),
-    (rope_halves, False, "i + d/2"),
-    (lambda x, m: rope_right(x, m + 1), False, "off by one"),
-    (lambda x, m: x, False, "nothing was rotated"),
-    (lambda x, m: ak.rope(x[None], [m])[0], False, "attention_kit"),
+    (matrix_right, True, "m - n only"),
+    (matrix_probed, True, "m - n only"),
+    (lambda d, delta: matrix_right(d, delta).T, False, "transpose"),
+    (lambda d, delta: matrix_right(d, -delta), False, "transpose"),
+    (lambda d, delta: matrix_right(d, delta) / np.sqrt(d), False, "1/sqrt(d)"),
+    (matrix_halves, False, "half-split layout of GPT-NeoX"),
+    (lambda d, delta: np.eye(d), False, "nothing turned"),
+    (lambda d, delta: matrix_right(d, delta)[:-1], False, "give a"),
+    (lambda d, delta: matrix_right(d, delta + 1), False, "wrong numbers"),
+    (lambda d, delta: ak.rope(np.eye(d), np.full(d, -delta)), False, "attention_kit"),
     (_raises, False, "boom"),
 ])
-def test_rope_vector(fn, ok, words, capsys):
-    assert chk.rope_vector(fn) is ok
+def test_rope_matrix(fn, ok, words, capsys):
+    assert chk.rope_matrix(fn) is ok
     assert words in _line(capsys)
 
 
-def test_rope_vector_stub(capsys):
-    assert chk.rope_vector(lambda x, m: ...) is False
-    assert _line(capsys) == STUB
+def test_rope_matrix_one_angle_and_reversed(capsys):
+    def one_angle(d, delta):
+        M = np.zeros((d, d))
+        for i in range(d // 2):
+            c, s = np.cos(delta), np.sin(delta)
+            M[2 * i: 2 * i + 2, 2 * i: 2 * i + 2] = [[c, s], [-s, c]]
+        return M
+
+    def reversed_freqs(d, delta):
+        M = np.zeros((d, d))
+        for i, t in enumerate(_theta(d)[::-1]):
+            c, s = np.cos(delta * t), np.sin(delta * t)
+            M[2 * i: 2 * i + 2, 2 * i: 2 * i + 2] = [[c, s], [-s, c]]
+        return M
+
+    assert chk.rope_matrix(one_angle) is False and "same angle" in _line(capsys)
+    assert chk.rope_matrix(reversed_freqs) is False and "wrong way round" in _line(capsys)
+    assert chk.rope_matrix(lambda d, delta: ...) is False and _line(capsys) == STUB
+
+
+# ---------------------------------------------------------------- exercise 2: how far back a sliding cache reaches
+
+
+@pytest.mark.parametrize("cached, fresh, ok, words", [
+    (14, 17, True, "20 - 2 x 3 = 14"),
+    (np.int64(14), np.int64(17), True, "20 - 2 x 3 = 14"),
+    (17, 17, False, "not the fresh window"),
+    (13, 17, False, "off by one"),
+    (14, 16, False, "off by one"),
+    (14, 14, False, "nothing else"),
+    (8, 17, False, "too far back"),
+    (0, 17, False, "too far back"),
+    (16, 17, False, "not far enough"),
+    (14.0, 17, False, "whole number"),
+    (14.5, 17, False, "whole number"),
+    ("14", "17", False, "whole number"),
+    (True, 17, False, "whole number"),
+])
+def test_sliding_reach(cached, fresh, ok, words, capsys):
+    assert chk.sliding_reach(cached, fresh) is ok
+    assert words in _line(capsys)
+
+
+def test_sliding_reach_stub(capsys):
+    assert chk.sliding_reach(..., ...) is False
+    assert "no answer yet" in _line(capsys)
+
+
+def test_sliding_reach_is_what_the_two_layer_model_does():
+    """Change one token of a text and see which predictions move: at token 20, through caches of
+    window 4, tokens 14..20 matter and 13 does not; through the recomputed window, 17..20 only."""
+    params, cfg, _ = streaming.load_rope_lm(2)
+    ids = np.arange(21) % cfg.vocab_size
+
+    def moves(pos, how):
+        other = ids.copy()
+        other[pos] = (other[pos] + 5) % cfg.vocab_size
+        if how == "cached":
+            a, b = (streaming.stream_logits(params, cfg, x, window=4)[20] for x in (ids, other))
+        else:
+            a, b = (streaming.recompute_logits(params, cfg, x, window=4)[20] for x in (ids, other))
+        return np.abs(a - b).max() > 1e-9
+
+    assert moves(14, "cached") and not moves(13, "cached")
+    assert moves(17, "fresh") and not moves(16, "fresh")
+
+
+# ---------------------------------------------------------------- exercise 3: ALiBi's weights when the content is equal
+
+
+def weights_right(slopes, i):
+    b = -np.asarray(slopes)[:, None] * (i - np.arange(i + 1.0))  # (h, i + 1)
+    e = np.exp(b - b.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def weights_loop(slopes, i):  # written another way: one head at a time, no max subtracted
+    rows = []
+    for m in slopes:
+        e = np.array([np.exp(-m * (i - j)) for j in range(i + 1)])
+        rows.append(e / e.sum())
+    return np.array(rows)
+
+
+def test_the_alibi_weights_are_the_heads_own():
+    _, w, _ = ak.multi_head_forward(np.zeros((10, 8)), np.zeros((10, 8)), ak.init_multi_head(8, 2, rng=np.random.default_rng(2)),
+                                    ak.causal_mask(10), bias=ak.alibi_bias([2.0 ** -4, 2.0 ** -8], 10))
+    np.testing.assert_allclose(w[:, 9], weights_right([2.0 ** -4, 2.0 ** -8], 9), atol=1e-12)
 
 
 @pytest.mark.parametrize("fn, ok, words", [
-    (lambda q, k, m, n: rope_right(q, m) @ rope_right(k, n) / np.sqrt(len(q)), True, "m - n only"),
-    (lambda q, k, m, n: rope_right(q, m) @ k / np.sqrt(len(q)), False, "only one"),
-    (lambda q, k, m, n: q @ rope_right(k, n) / np.sqrt(len(q)), False, "only one"),
-    (lambda q, k, m, n: rope_right(q, m) @ rope_right(k, m) / np.sqrt(len(q)), False, "same position"),
-    (lambda q, k, m, n: q @ k / np.sqrt(len(q)), False, "as if nothing"),
-    (lambda q, k, m, n: rope_right(q, m) @ rope_right(k, n), False, "sqrt(d)"),
+    (weights_right, True, "e^m"),
+    (weights_loop, True, "e^m"),
+    (lambda m, i: -np.asarray(m)[:, None] * (i - np.arange(i + 1.0)), False, "these are the biases"),
+    (lambda m, i: np.exp(-np.asarray(m)[:, None] * (i - np.arange(i + 1.0))), False, "sum to 1"),
+    (lambda m, i: weights_right(-np.asarray(m), i), False, "far keys"),
+    (lambda m, i: weights_right(m, i)[:, ::-1], False, "the row, is reversed"),
+    (lambda m, i: weights_right(np.ones(len(m)), i), False, "slope is missing"),
+    (lambda m, i: weights_right(m, i)[0], False, "one row per head"),
+    (lambda m, i: weights_right(m, i) + 0.01, False, "wrong numbers"),
+    (lambda m, i: ak.softmax(ak.alibi_bias(m, i + 1)[:, i]), False, "attention_kit"),
+    (_raises, False, "boom"),
 ])
-def test_rope_score(fn, ok, words, capsys):
-    assert chk.rope_score(fn) is ok
+def test_alibi_weights(fn, ok, words, capsys):
+    assert chk.alibi_weights(fn) is ok
     assert words in _line(capsys)
 
 
-@pytest.mark.parametrize("fn, ok, words", [
-    (lambda s, i: -s * (i - np.arange(i + 1)), True, "each step back"),
-    (lambda s, i: s * (i - np.arange(i + 1)), False, "sign"),
-    (lambda s, i: (-s * (i - np.arange(i + 1)))[::-1], False, "reversed"),
-    (lambda s, i: -(i - np.arange(i + 1.0)), False, "slope is missing"),
-    (lambda s, i: -s * np.arange(i + 1.0), False, "from the first key"),
-    (lambda s, i: -s * np.abs(i - np.arange(12.0)), False, "one per key"),
-    (lambda s, i: ak.alibi_bias([s], i + 1)[0, i], False, "attention_kit"),
-])
-def test_alibi_row(fn, ok, words, capsys):
-    assert chk.alibi_row(fn) is ok
-    assert words in _line(capsys)
+def test_alibi_weights_over_the_heads(capsys):
+    def over_heads(m, i):
+        b = -np.asarray(m)[:, None] * (i - np.arange(i + 1.0))
+        return np.exp(b) / np.exp(b).sum(axis=0, keepdims=True)
+
+    assert chk.alibi_weights(over_heads) is False and "over the heads" in _line(capsys)
+    assert chk.alibi_weights(lambda m, i: ...) is False and _line(capsys) == STUB
+
+
+# ---------------------------------------------------------------- exercise 4: what a cache with a sink keeps
 
 
 @pytest.mark.parametrize("answer, ok, words", [
     ([0, 6, 7, 8, 9], True, "the sink"),
     ((9, 8, 7, 6, 0), True, "the sink"),
+    (np.array([0, 6, 7, 8, 9]), True, "the sink"),
     ([6, 7, 8, 9], False, "sink is missing"),
     ([0, 7, 8, 9], False, "beside the last four"),
     ([0, 5, 6, 7, 8], False, "off by one"),
     ([1, 2], False, "first one"),
     ("0 6 7 8 9", False, "list of whole numbers"),
+    ([0, 6.5, 7, 8, 9.9], False, "list of whole numbers"),
+    ([0.0, 6.0, 7.0, 8.0, 9.0], False, "list of whole numbers"),
+    ([False, True], False, "list of whole numbers"),
+    (7, False, "list of whole numbers"),
 ])
 def test_cache_keeps(answer, ok, words, capsys):
     assert chk.cache_keeps(answer) is ok
@@ -106,3 +212,11 @@ def test_cache_keeps_is_what_the_cache_keeps(capsys):
         c.append([t], [t])
     assert chk.cache_keeps(c.positions.tolist())
     assert chk.cache_keeps(...) is False
+
+
+@pytest.mark.parametrize("cached, fresh", [(17, 17), (13, 17), (14, 16), (8, 17), (16, 17), (14, 14)])
+def test_graded_hints_of_the_reach_do_not_state_the_answer(cached, fresh, capsys):
+    with graded_hints():
+        assert chk.sliding_reach(cached, fresh) is False
+    line = _line(capsys)
+    assert "14" not in line and "17" not in line

@@ -101,11 +101,10 @@ MISTAKES = {
     "08.2": ("my_failing_queries = [16, 17]", "a second earlier copy helps only if"),
     "08.3": ("def my_sink_window_mask(n, window, sinks):\n    q = np.arange(n)[:, None]\n"
              "    k = np.arange(n)[None, :]\n    return (k <= q) & (q - k < window)", "the sinks are missing"),
-    "09.1": ("def my_rope(x, m):\n    d = len(x)\n    a = -m * 10000.0 ** (-np.arange(0, d, 2) / d)\n"
-             "    out = np.empty(d)\n    out[0::2] = x[0::2] * np.cos(a) - x[1::2] * np.sin(a)\n"
-             "    out[1::2] = x[0::2] * np.sin(a) + x[1::2] * np.cos(a)\n    return out", "wrong way"),
-    "09.2": ("def my_rope_score(q, k, m, n):\n    return q @ k / np.sqrt(len(q))", "as if nothing"),
-    "09.3": ("def my_alibi_row(slope, i):\n    return slope * (i - np.arange(i + 1.0))", "sign"),
+    "09.1": ("def my_rope_matrix(d, delta):\n    return np.eye(d)", "nothing turned"),
+    "09.2": ("earliest_cached, earliest_fresh = 17, 17", "reaches further than the fresh window"),
+    "09.3": ("def my_alibi_weights(slopes, i):\n"
+             "    return -np.asarray(slopes)[:, None] * (i - np.arange(i + 1.0))", "these are the biases"),
     "09.4": ("answer = [6, 7, 8, 9]", "sink is missing"),
 }
 

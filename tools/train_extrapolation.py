@@ -5,7 +5,8 @@
 
 Each scheme of attention_kit.long.extrapolation.SCHEMES trains the same model from the same seed on
 the same batches (repeated random sequences of 24 tokens), then is evaluated at 24, 48, 96 and
-192 tokens. The file keeps seed 0's weights (float32), every run's accuracies and smoothed losses,
+192 tokens. The file keeps seed 0's weights (float32), every run's accuracies (``accuracy``: on the
+targets induction can predict; ``boundary``: on the first token of the first repeat) and smoothed losses,
 and seed 0's first losses exactly, so that the notebook and tests/test_long_models.py can check
 that a short run reproduces them.
 """
@@ -41,6 +42,7 @@ def main() -> None:
     args = ap.parse_args()
     S, R = list(SCHEMES), args.seeds
     acc = np.zeros((len(S), len(R), len(LENGTHS)))
+    boundary = np.zeros_like(acc)
     losses = np.zeros((len(S), len(R), args.steps // EVERY))
     first = np.zeros((len(S), min(FIRST, args.steps)))
     arrays = {}
@@ -49,6 +51,7 @@ def main() -> None:
             t0 = time.perf_counter()
             params, log = train(scheme, seed, args.steps)
             acc[i, j] = [accuracy(params, scheme, n) for n in LENGTHS]
+            boundary[i, j] = [accuracy(params, scheme, n, positions="boundary") for n in LENGTHS]
             losses[i, j] = log.smoothed(EVERY)
             if j == 0:
                 first[i] = log.losses[: first.shape[1]]
@@ -57,7 +60,7 @@ def main() -> None:
                   + ", ".join(f"{n}: {a:.2f}" for n, a in zip(LENGTHS, acc[i, j], strict=True))
                   + f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
     np.savez_compressed(args.out, schemes=np.array(S), seeds=np.array(R), lengths=np.array(LENGTHS),
-                        accuracy=acc, losses=losses, every=EVERY, first_losses=first,
+                        accuracy=acc, boundary=boundary, losses=losses, every=EVERY, first_losses=first,
                         steps=args.steps, **arrays)
     print(f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} KiB)")
 

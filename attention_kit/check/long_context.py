@@ -3,164 +3,213 @@
 Every checker prints one line, ``✓ ...`` or ``✗ ...`` with a hint aimed at the usual mistake, and
 returns True or False. The learner's exceptions are reported, never raised.
 
-* ``rope_vector(fn)``: ``fn(x, m) -> x_rotated``, RoPE for one vector ``x`` (d,) at position ``m``
-  in plain numpy; catches one angle for every pair (theta not per pair), the rotation the wrong
-  way (sign), the halves paired instead of neighbours (Llama's layout), the frequencies the wrong
-  way round, and degrees for radians.
-* ``rope_score(fn)``: ``fn(q, k, m, n) -> float``, the score of a query at ``m`` and a key at ``n``
-  with ``my_rope``; catches only the query (or only the key) rotated, nothing rotated (or both
-  at the same position, which cancels), and a forgotten 1 / sqrt(d).
-* ``alibi_row(fn)``: ``fn(slope, i) -> row`` (i + 1,), ALiBi's biases of query ``i`` over keys
-  ``0 .. i``; catches the wrong sign, the row reversed (the distance counted from the first key),
-  and the slope forgotten.
+* ``rope_matrix(fn)``: ``fn(d, delta) -> M`` (d, d) in plain numpy, the matrix with
+  ``rope(q, m) . rope(k, n) = q @ M @ k`` whenever ``m - n = delta``: RoPE's score as a function of
+  the distance alone; catches the transpose (the rotation the wrong way), one angle for every pair,
+  the frequencies reversed, the half-split layout, the 1/sqrt(d) put in, nothing rotated.
+* ``sliding_reach(earliest_cached, earliest_fresh)``: a prediction, the earliest position whose
+  token can change the prediction at token 20 of a two-layer model reading through sliding caches
+  of window 4, and through the recomputed window; catches the cache taken for the fresh window,
+  one layer's reach counted only, off-by-ones, and answers that are not whole numbers.
+* ``alibi_weights(fn)``: ``fn(slopes, i) -> w`` (h, i + 1) in plain numpy, the weights of query ``i``
+  over keys ``0 .. i`` under ALiBi when every ``q . k`` is equal; catches the biases given for the
+  weights, the softmax left unnormalised or taken over the heads, the wrong sign (or the row reversed),
+  the slope forgotten, one row for all heads.
 * ``cache_keeps(answer)``: a prediction, the positions a cache with ``window=4, sinks=1`` holds
-  after token 9; catches the sink forgotten, the sink counted in the window, and off-by-ones.
+  after token 9; catches the sink forgotten, the sink counted in the window, off-by-ones, and
+  answers that are not whole numbers.
 """
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
-from ..long.alibi import alibi_bias
+from ..long.alibi import alibi_bias, alibi_slopes
 from ..long.rope import rope
 from . import close, not_attempted, not_done, quietly, report, try_call
 from .plain import plain_numpy
 
-__all__ = ["quietly", "rope_vector", "rope_score", "alibi_row", "cache_keeps"]
+__all__ = ["quietly", "rope_matrix", "sliding_reach", "alibi_weights", "cache_keeps"]
 
 STUB = "no answer yet: replace the `...` after `return` with your code, then run the cell again"
 
 
-def _rot(x, angles):
-    x = np.asarray(x, float)
-    c, s = np.cos(angles), np.sin(angles)
-    out = np.empty_like(x)
-    out[0::2] = x[0::2] * c - x[1::2] * s
-    out[1::2] = x[0::2] * s + x[1::2] * c
-    return out
+def _whole(x) -> int | None:
+    """``x`` as an int when it is a whole number (int or numpy integer, not bool), else None."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
+        return None
+    return int(x)
 
+
+def _whole_list(answer) -> list[int] | None:
+    """``answer`` (a list, tuple or 1-D array) as a list of ints, or None if any entry is not whole."""
+    if isinstance(answer, (str, bytes, dict, set)) or not_done(answer):
+        return None
+    try:
+        items = list(answer.tolist() if isinstance(answer, np.ndarray) else answer)
+    except TypeError:
+        return None
+    out = [_whole(a) for a in items]
+    return None if any(a is None for a in out) else out
+
+
+# ---------------------------------------------------------------- exercise 1: RoPE's matrix of the distance
 
 def _theta(d):
     return 10000.0 ** (-np.arange(0, d, 2) / d)
 
 
-def _rope_mistakes(x, m):
-    """Usual wrong versions of RoPE for one vector, with the hint each deserves."""
-    d = len(x)
+def _blocks(d, angles, *, halves=False):
+    """The (d, d) rotation by ``angles`` (d/2,) pair by pair, acting on a column vector."""
+    M = np.zeros((d, d))
+    c, s = np.cos(angles), np.sin(angles)
+    i = np.arange(d // 2)
+    a, b = (i, i + d // 2) if halves else (2 * i, 2 * i + 1)
+    M[a, a], M[a, b], M[b, a], M[b, b] = c, -s, s, c
+    return M
+
+
+def _rope_matrix(d, delta):
+    """The reference, from ``rope`` itself: entry (a, b) is rope(e_a, m) . rope(e_b, n), m - n = delta."""
+    E = np.eye(d)
+    m, n = delta + 7, 7
+    return rope(E, np.full(d, float(m))) @ rope(E, np.full(d, float(n))).T  # (d, d)
+
+
+def _matrix_mistakes(d, delta):
     th = _theta(d)
     return [
-        (_rot(x, -m * th), "you rotated the wrong way: pair i becomes (x0 cos - x1 sin, x0 sin + x1 cos) "
-                           "with the angle +m theta_i (a rotation by -m theta_i is its inverse)"),
-        (_rot(x, m * np.ones_like(th)), "every pair turned by the same angle m: each pair has its own "
-                                        "frequency, theta_i = 10000^(-2i/d), so the angle is m * theta_i"),
-        (_rot(x, m * th[::-1]), "the frequencies are the wrong way round: pair 0 turns fastest "
-                                "(theta_0 = 1) and the last pair slowest"),
-        (_rot(x, np.deg2rad(m * th)), "the angles went in as degrees: np.cos and np.sin take radians"),
-        (_halves(x, m), "you paired feature i with feature i + d/2 (the layout of Llama's code); here the "
-                        "pairs are neighbours, (x[0], x[1]), (x[2], x[3]), ..."),
-        (_rot(x, (m + 1) * th), "off by one position: the token at position m turns by m * theta_i "
-                                "(position 0 is not rotated at all)"),
+        (_blocks(d, delta * th), "this is the transpose of M: it gives the score of the query at n and the key at "
+                                 "m. The query's rotation enters transposed, R(m theta)^T R(n theta) = R((n - m) theta), "
+                                 "so each pair turns by -(m - n) theta_i"),
+        (_blocks(d, -delta * np.ones_like(th)), "every pair turned by the same angle: pair i has its own "
+                                                "frequency theta_i = 10000^(-2i/d)"),
+        (_blocks(d, -delta * th[::-1]), "the frequencies are the wrong way round: pair 0 turns fastest (theta_0 = 1)"),
+        (_blocks(d, -delta * th, halves=True), "you paired feature i with feature i + d/2 (the half-split layout of "
+                                               "GPT-NeoX and Hugging Face); here the pairs are neighbours, "
+                                               "(0, 1), (2, 3), ..."),
+        (_rope_matrix(d, delta) / np.sqrt(d), "M gives the dot product q' . k'; leave the 1/sqrt(d) of the score out"),
+        (np.eye(d), "nothing turned: that is the matrix at distance 0; at distance delta each pair turns"),
     ]
 
 
-def _halves(x, m):
-    d = len(x)
-    th = _theta(d)
-    a, b = x[: d // 2], x[d // 2:]
-    c, s = np.cos(m * th), np.sin(m * th)
-    return np.concatenate([a * c - b * s, a * s + b * c])
-
-
 @plain_numpy()
-def rope_vector(fn) -> bool:
-    """Check ``fn(x, m) -> ndarray (d,)``: the vector ``x`` (d,) rotated by RoPE at position ``m``."""
+def rope_matrix(fn) -> bool:
+    """Check ``fn(d, delta) -> ndarray (d, d)``: ``rope(q, m) . rope(k, n) = q @ M @ k`` for ``m - n = delta``."""
     if not_done(fn):
-        return not_attempted("no answer yet: define my_rope(x, m) and pass it in")
-    rng = np.random.default_rng(9)
-    for x, m in ((np.array([1.0, 0.0]), 1), (rng.normal(size=4), 3), (rng.normal(size=8), 7),
-                 (rng.normal(size=16), 250)):
-        out, err = try_call(fn, x.copy(), m)
+        return not_attempted("no answer yet: define my_rope_matrix(d, delta) and pass it in")
+    for d, delta in ((4, 3), (2, 1), (8, -5), (16, 40)):
+        out, err = try_call(fn, d, delta)
         if out is Ellipsis:
             return not_attempted(STUB)
         if err:
-            return report(False, f"for x of shape {x.shape} and m = {m}: {err}")
-        want = rope(x[None], [m])[0]
+            return report(False, f"for d = {d} and delta = {delta}: {err}")
+        want = _rope_matrix(d, delta)
         if close(out, want, atol=1e-9):
             continue
-        if np.shape(out) != x.shape:
-            return report(False, f"for x of shape {x.shape} your function returned shape {np.shape(out)}: "
-                                 "give back one rotated vector of the same shape")
-        for wrong, hint in _rope_mistakes(x, m):
+        if np.shape(out) != (d, d):
+            return report(False, f"for d = {d} give a ({d}, {d}) matrix, one row and one column per feature; "
+                                 f"got shape {np.shape(out)}")
+        for wrong, hint in _matrix_mistakes(d, delta):
             if close(out, wrong, atol=1e-9):
                 return report(False, hint)
-        if close(out, x):
-            return report(False, f"nothing was rotated at m = {m}: turn pair i by the angle m * theta_i")
-        return report(False, f"wrong numbers for m = {m}: pair i = (x[2i], x[2i+1]) becomes "
-                             "(x0 cos a - x1 sin a, x0 sin a + x1 cos a) with a = m * 10000^(-2i/d)")
-    return report(True, "each pair turns by m * theta_i, its own frequency: lengths are kept, and "
-                        "only the difference of two positions will reach a score")
+        return report(False, f"wrong numbers for d = {d}, delta = {delta}: M is block-diagonal, one 2 x 2 "
+                             "rotation per pair of neighbouring features, each by the angle -delta * theta_i")
+    return report(True, "M depends on m - n only: one rotation per pair, by -(m - n) theta_i, and "
+                        "rope(q, m) . rope(k, n) = q @ M @ k at any m")
 
 
-def rope_score(fn) -> bool:
-    """Check ``fn(q, k, m, n) -> float``: the RoPE score of a query at ``m`` and a key at ``n``."""
-    if not_done(fn):
-        return not_attempted("no answer yet: define my_rope_score(q, k, m, n) and pass it in")
-    rng = np.random.default_rng(10)
-    for m, n in ((5, 2), (40, 33), (3, 9)):
-        q, k = rng.normal(size=8), rng.normal(size=8)
-        out, err = try_call(fn, q.copy(), k.copy(), m, n)
-        if out is Ellipsis:
-            return not_attempted(STUB)
-        if err:
-            return report(False, f"for m = {m}, n = {n}: {err}")
-        rq, rk = rope(q[None], [m])[0], rope(k[None], [n])[0]
-        want = rq @ rk / np.sqrt(8)
-        if close(out, want, atol=1e-9):
-            continue
-        if np.size(out) != 1:
-            return report(False, f"give one number (the score), not an array of shape {np.shape(out)}")
-        if close(out, rq @ k / np.sqrt(8)) or close(out, q @ rk / np.sqrt(8)):
-            return report(False, "only one of the two was rotated: rotate the query at m AND the key at n; "
-                                 "the score then depends on m - n")
-        if close(out, q @ k / np.sqrt(8)):
-            return report(False, "the score is q . k / sqrt(d), as if nothing were rotated (or both by the same "
-                                 "position, which cancels): rotate the query at m and the key at n")
-        if close(out, rq @ rk):
-            return report(False, "the 1 / sqrt(d) scale is missing (d = 8 here)")
-        return report(False, "wrong score: rotate q at m and k at n, then their dot product over sqrt(d)")
-    return report(True, "the score of a query at m and a key at n, and it depends on m - n only: "
-                        "shift both positions and it stays")
+# ---------------------------------------------------------------- exercise 2: how far back a sliding cache reaches
+
+_REACH = (14, 17)  # token 20, window 4, two layers: 20 - 2 * 3 through the caches, 20 - 3 recomputed
+_GRADED_REACH = ("a layer lets a token see the window - 1 tokens before it; a cached key or value of layer 2 "
+                 "was computed when its token arrived, from a layer-1 state that saw its own window; a fresh "
+                 "pass over the window sees the window only")
+
+
+def sliding_reach(earliest_cached, earliest_fresh) -> bool:
+    """Check the prediction: earliest positions that can change token 20's prediction (window 4, two layers)."""
+    if not_done(earliest_cached) or not_done(earliest_fresh):
+        return not_attempted("no answer yet: replace each `...` with a position (a whole number), then run the "
+                             "cell again")
+    cached, fresh = _whole(earliest_cached), _whole(earliest_fresh)
+    if cached is None or fresh is None:
+        return report(False, "give each answer as a whole number, a position in the text (such as 12, not 12.0, "
+                             f"'12' or True); got {earliest_cached!r} and {earliest_fresh!r}")
+    if (cached, fresh) == _REACH:
+        return report(True, "the caches reach 20 - 2 x 3 = 14, two layers of three steps back each; a fresh "
+                            "window only 17: the cached model is a different model once the window slides")
+    if fresh != _REACH[1]:
+        if fresh == 16:
+            return report(False, "the recomputed window: off by one. A window of 4 holds token 20 itself and the "
+                                 "three before it", graded="off by one in the fresh window. " + _GRADED_REACH)
+        return report(False, "the recomputed window: a fresh pass over the last 4 tokens sees those 4 and nothing "
+                             "else, whatever the number of layers", graded=_GRADED_REACH)
+    if cached == fresh:
+        return report(False, "the caches are not the fresh window: layer 2's cached keys and values of tokens "
+                             "17 to 20 were made when those tokens arrived, from layer-1 states that had each "
+                             "seen three tokens further back", graded="the cache reaches further than the "
+                             "fresh window. " + _GRADED_REACH)
+    if cached == 13 or cached == 12:
+        return report(False, "off by one: a window of 4 reaches three tokens back per layer (it holds the token "
+                             "itself)", graded="off by one: a window of 4 holds the token itself. " + _GRADED_REACH)
+    if cached < 14:
+        return report(False, "too far back: there are two layers, and each lets a token see only three tokens "
+                             "before it", graded=_GRADED_REACH)
+    return report(False, "not far enough back: count both layers, three steps back each",
+                  graded=_GRADED_REACH)
+
+
+# ---------------------------------------------------------------- exercise 3: ALiBi's weights when content is equal
+
+def _softmax(s, axis=-1):
+    e = np.exp(s - s.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _weight_mistakes(m, i):
+    j = np.arange(i + 1.0)
+    bias = alibi_bias(m, i + 1)[:, i]  # (h, i + 1)
+    return [
+        (bias, "these are the biases; the weights are their softmax over the keys (every q . k is equal)"),
+        (np.exp(bias), "each row must sum to 1: divide the exponentials by their row's sum"),
+        (_softmax(-bias), "the far keys got the most weight (the sign, or the row, is reversed): ALiBi subtracts "
+                          "m (i - j), a penalty for distance, and key j = i, the query itself, is the nearest"),
+        (_softmax(bias, axis=0), "you normalised over the heads: each head's row sums to 1 over the keys"),
+        (_softmax(-np.broadcast_to(i - j, bias.shape)), "the slope is missing: head h's penalty is m_h (i - j)"),
+    ]
 
 
 @plain_numpy()
-def alibi_row(fn) -> bool:
-    """Check ``fn(slope, i) -> ndarray (i + 1,)``: ALiBi's biases of query ``i`` over keys ``0 .. i``."""
+def alibi_weights(fn) -> bool:
+    """Check ``fn(slopes, i) -> ndarray (h, i + 1)``: ALiBi's weights of query ``i`` when every q . k is equal."""
     if not_done(fn):
-        return not_attempted("no answer yet: define my_alibi_row(slope, i) and pass it in")
-    for slope, i in ((0.5, 3), (0.25, 0), (1.0, 6), (0.0625, 10)):
-        out, err = try_call(fn, slope, i)
+        return not_attempted("no answer yet: define my_alibi_weights(slopes, i) and pass it in")
+    for slopes, i in (((2.0 ** -4, 2.0 ** -8), 3), ((1.0, 0.0), 0), (tuple(alibi_slopes(8)), 9), ((0.5,), 6)):
+        m = np.array(slopes)
+        out, err = try_call(fn, m.copy(), i)
         if out is Ellipsis:
             return not_attempted(STUB)
         if err:
-            return report(False, f"for slope {slope} and i = {i}: {err}")
-        want = alibi_bias([slope], i + 1)[0, i]  # (i + 1,)
-        if close(out, want):
+            return report(False, f"for slopes {slopes} and i = {i}: {err}")
+        want = _softmax(alibi_bias(m, i + 1)[:, i])  # (h, i + 1)
+        if close(out, want, atol=1e-9):
             continue
         if np.shape(out) != want.shape:
-            return report(False, f"for i = {i} give {i + 1} biases, one per key 0 .. {i} "
-                                 f"(the causal mask hides the later ones); got shape {np.shape(out)}")
-        j = np.arange(i + 1)
-        if close(out, -want):
-            return report(False, "the sign is wrong: ALiBi subtracts m * (i - j), a penalty that grows with distance")
-        if close(out, want[::-1]):
-            return report(False, "the row is reversed (the distance counted from the first key): key j = i, "
-                                 "the query itself, gets 0 and the first key the largest penalty")
-        if close(out, -(i - j).astype(float)) and slope != 1.0:
-            return report(False, "the slope is missing: multiply the distance i - j by m")
-        return report(False, f"wrong numbers: key j of query i gets -m * (i - j); for m = {slope}, i = {i}, "
-                             "the last entry is 0")
-    return report(True, "-m (i - j): the query's own key gets 0, each step back costs m more")
+            return report(False, f"for {len(m)} heads and i = {i} give shape {want.shape}: one row per head, one "
+                                 f"weight per key 0 .. {i}; got shape {np.shape(out)}")
+        for wrong, hint in _weight_mistakes(m, i):
+            if close(out, wrong, atol=1e-9):
+                return report(False, hint)
+        return report(False, f"wrong numbers for slopes {slopes}, i = {i}: head h's weights are the softmax over "
+                             "the keys of its biases -m_h (i - j)")
+    return report(True, "each step back divides a head's weight by e^m: 2.72 with slope 1, 1.06 with the "
+                        "paper's 1/16, not at all with slope 0")
 
+
+# ---------------------------------------------------------------- exercise 4: what a cache with a sink keeps
 
 _KEEPS = [0, 6, 7, 8, 9]
 _GRADED_KEEPS = ("a cache with window W and k sinks keeps the first k tokens for ever and, beside "
@@ -172,12 +221,11 @@ def cache_keeps(answer) -> bool:
     if not_done(answer):
         return not_attempted("no answer yet: replace the `...` after `answer =` with a list of positions, "
                              "then run the cell again")
-    try:
-        got = sorted(int(a) for a in answer) if not isinstance(answer, (str, bytes, dict)) else None
-    except (TypeError, ValueError):
-        got = None
+    got = _whole_list(answer)
     if got is None:
-        return report(False, f"give a list of whole numbers, the positions the cache holds; got {answer!r}")
+        return report(False, "give a list of whole numbers, the positions the cache holds (such as [1, 2], "
+                             f"not 1.0, '1' or True); got {answer!r}")
+    got = sorted(got)
     if got == _KEEPS:
         return report(True, "the sink (position 0) and the last four, 6 to 9: five keys, however long the text")
     if got == [6, 7, 8, 9]:

@@ -147,9 +147,10 @@ NOTEBOOKS: tuple[Notebook, ...] = (
         Exercise("a window that keeps the sinks", ("my_sink_window_mask",), heads.sink_window_mask),
     )),
     Notebook("09", "09_long_context.ipynb", "Positions for long texts", (
-        Exercise("RoPE for one vector", ("my_rope",), long_context.rope_vector),
-        Exercise("the score of a query and a key", ("my_rope_score",), long_context.rope_score),
-        Exercise("a row of ALiBi's biases", ("my_alibi_row",), long_context.alibi_row),
+        Exercise("RoPE's matrix of the distance", ("my_rope_matrix",), long_context.rope_matrix),
+        Exercise("how far back a sliding cache reaches", ("earliest_cached", "earliest_fresh"),
+                 long_context.sliding_reach),
+        Exercise("ALiBi's weights when the content is equal", ("my_alibi_weights",), long_context.alibi_weights),
         Exercise("what a cache with a sink keeps", ("answer",), long_context.cache_keeps),
     )),
 )

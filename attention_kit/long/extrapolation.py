@@ -5,10 +5,11 @@ with each position scheme, then evaluated on longer texts (Press et al. 2022 did
 language models and perplexity).
 
 The task is notebook 08's repeated random sequences (:func:`attention_kit.heads.tasks.repeated_sequences`):
-a random segment of 4 to 12 distinct tokens repeated to the end. After the first repeat every
-token is predictable by looking back to the previous occurrence of the current token and copying
+a random segment of 4 to 12 distinct tokens repeated to the end. Once the current token has
+occurred before, the next token is predictable by looking back to that occurrence and copying
 what followed it (an induction head: a head that finds "the token one back" and one that matches
-content). Nothing in it depends on the absolute position, so a model that learned it at length 24
+content). The first token of the first repeat is not: its input token is new (:func:`predictable`
+tells the two apart, and :func:`accuracy` scores them separately). Nothing in it depends on the absolute position, so a model that learned it at length 24
 *could* do it at any length; whether it does depends on how it was told about positions.
 
 The model is notebook 08's attention-only decoder (two layers of two heads, ``d_model = 32``)
@@ -29,7 +30,8 @@ from ..heads.model import AttnOnlyConfig, init_attention_only
 from ..heads.tasks import repeated_sequences
 from ..learn.block import decoder_forward
 
-__all__ = ["SCHEMES", "TASK", "MODEL", "TRAINING", "init_model", "batch", "accuracy", "load_extrapolation"]
+__all__ = ["SCHEMES", "TASK", "MODEL", "TRAINING", "init_model", "batch", "predictable", "accuracy",
+           "load_extrapolation"]
 
 #: What each scheme passes to decoder_forward. "alibi" uses the paper's slopes (for 2 heads
 #: 2^-4 and 2^-8); "alibi 1, 0" one steep head (slope 1) and one without any penalty.
@@ -61,17 +63,43 @@ def batch(rng: np.random.Generator, length: int = TASK["length"], size: int = TR
     return ids, targets
 
 
-def accuracy(params: dict, scheme: str, length: int, *, n: int = 128, seed: int = 123) -> float:
-    """Share of the predictable tokens (those in a repeat) that the model gets right, greedily,
-    on ``n`` fresh sequences of ``length`` tokens."""
+def predictable(ids: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which targets of repeated sequences can be predicted, and how: ``(induction, boundary)``,
+    two boolean arrays shaped like ``ids`` (batch, length).
+
+    ``induction``: the current token occurred before, so copying what followed it gives the target
+    (positions ``i >= period``). ``boundary``: the first token of the first repeat (``i = period - 1``):
+    the current token is new, so no induction rule can find the target; it is the sequence's first
+    token again, which only a guess that the segment restarts gets right.
+    """
+    ids, targets = np.asarray(ids), np.asarray(targets)
+    n = ids.shape[1]
+    seen = (ids[:, :, None] == ids[:, None, :]) & np.tril(np.ones((n, n), bool), -1)[None]  # (b, n, n): j < i
+    induction = seen.any(axis=2)  # (batch, length): token i occurred before
+    boundary = ~induction & (targets == ids[:, :1])  # new token, and the next is the first again
+    return induction, boundary
+
+
+def accuracy(params: dict, scheme: str, length: int, *, n: int = 128, seed: int = 123,
+             positions: str = "induction", window: int | None = None) -> float:
+    """Share of the predictable tokens that the model gets right, greedily, on ``n`` fresh
+    sequences of ``length`` tokens.
+
+    ``positions="induction"``: the targets induction can predict (the current token occurred
+    before); ``"boundary"``: the first token of the first repeat only (see :func:`predictable`).
+    ``window``: each query sees only the last ``window`` keys (no distance beyond ``window - 1``).
+    """
     if scheme not in SCHEMES:
         raise ParameterError(f"scheme must be one of {list(SCHEMES)}, got {scheme!r}")
+    if positions not in ("induction", "boundary"):
+        raise ParameterError(f"positions must be 'induction' or 'boundary', got {positions!r}")
     length, n = check_count(length, "length", minimum=TASK["periods"][1]), check_count(n, "n")
-    ids, targets, repeated = repeated_sequences(np.random.default_rng(seed), n, length=length,
-                                                vocab=TASK["vocab"], periods=TASK["periods"])
+    ids, targets, _ = repeated_sequences(np.random.default_rng(seed), n, length=length,
+                                         vocab=TASK["vocab"], periods=TASK["periods"])
     with threadpool_limits(limits=1, user_api="blas"):
-        logits = decoder_forward(params, ids, **SCHEMES[scheme])[0]  # (n, length, vocab)
-    return float((logits.argmax(axis=-1) == targets)[repeated].mean())
+        logits = decoder_forward(params, ids, window=window, **SCHEMES[scheme])[0]  # (n, length, vocab)
+    where = predictable(ids, targets)[positions == "boundary"]
+    return float((logits.argmax(axis=-1) == targets)[where].mean())
 
 
 def load_extrapolation() -> dict:

@@ -14,9 +14,13 @@ the score depends on the two positions only through their difference ``m - n``. 
 to the tokens, and a key rotated once at its absolute position stays right however far the text
 goes on, which is what lets a KV cache slide (:class:`attention_kit.scale.kvcache.KVCache`).
 
-Pairs are the interleaved features ``(0, 1), (2, 3), ...`` as in the RoFormer paper; Llama's code
-pairs feature ``i`` with ``i + d_head / 2`` instead, which is the same rotation with the features
-permuted.
+Pairs are the neighbouring features ``(0, 1), (2, 3), ...``, as in the RoFormer paper and Meta's
+reference code for Llama (which turns each pair as one complex number). GPT-NeoX and Hugging Face's
+``transformers`` pair feature ``i`` with ``i + d_head / 2`` instead (``rotate_half``): the same
+rotation with the features permuted. With ``perm = [0, 2, 4, ..., 1, 3, 5, ...]`` the half-split
+rotation of ``x[..., perm]`` is ``rope(x)[..., perm]``, and a checkpoint moves from one layout to
+the other by permuting the columns of ``W_q`` and ``W_k`` within each head (Hugging Face's script
+that converts Meta's Llama weights does this); notebook 09 shows it.
 """
 
 from __future__ import annotations
@@ -90,6 +94,11 @@ def rope(x, positions=None, *, base: float = 10000.0) -> np.ndarray:
         absolute position of the one new token, ``[m]``.
     base : float
         10000 in the RoFormer paper (and Llama 2).
+
+    Notes
+    -----
+    Neighbouring features are paired (RoFormer, Meta's Llama code); see the module's docstring for
+    the half-split layout of GPT-NeoX and Hugging Face.
 
     Returns
     -------

@@ -13,6 +13,13 @@ the same numbers: a cached key depends on its own token only. With two layers th
 second layer's cached keys were computed from first-layer states that attended to tokens which
 have since left the window. With absolute (sinusoidal) positions a cached key would carry its old
 position, so :func:`stream_logits` refuses them past the window.
+
+Where does a sink stand? By default (``sink_positions="text"``) every key keeps the rotation of its
+position in the text, the sink too: at token ``t`` the sink is ``t`` positions back, a distance no
+training window had. StreamingLLM (Xiao et al. 2024) numbers the positions within the cache
+instead: the sinks stand just before the window, whatever ``t`` is (``sink_positions="cache"``).
+With RoPE only distances count, so that is the same as turning each sink key on to the position
+right before the oldest key of the window, which is what :class:`_SinksBeforeWindow` does.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from ..learn.block import decoder_forward
 from ..learn.params import load_params
 from ..learn.tiny_lm import TinyLMConfig
 from ..scale.kvcache import KVCache
+from .rope import rope
 
 __all__ = ["stream_logits", "recompute_logits", "load_rope_lm"]
 
@@ -41,8 +49,28 @@ def _text(ids, config) -> np.ndarray:
     return a.astype(np.int64)
 
 
+class _SinksBeforeWindow(KVCache):
+    """A RoPE cache whose sinks stand right before the window (StreamingLLM's positions in the cache).
+
+    The sink keys are stored rotated at their positions in the text (0, 1, ...); once the window has
+    moved on, :attr:`keys` gives them turned on by as many positions as the gap to the window.
+    """
+
+    @property
+    def keys(self) -> np.ndarray:
+        k, s = super().keys, self._n_sink
+        if not s or len(self) == s:
+            return k
+        gap = int(self.positions[s]) - s  # from the first place after the sinks to the window's oldest key
+        if gap <= 0:
+            return k
+        k = k.copy()  # ([h,] n, d): turn the sinks on by `gap`, as if they stood just before the window
+        k[..., : self._n_sink, :] = rope(k[..., : self._n_sink, :], np.full(self._n_sink, float(gap)))
+        return k
+
+
 def stream_logits(params: dict, config: TinyLMConfig, ids, *, window: int | None = None,
-                  sinks: int = 0) -> np.ndarray:
+                  sinks: int = 0, sink_positions: str = "text") -> np.ndarray:
     """The logits at every token of a text read one token at a time through sliding KV caches.
 
     Parameters
@@ -52,6 +80,9 @@ def stream_logits(params: dict, config: TinyLMConfig, ids, *, window: int | None
         Tokens the caches keep (``config.context`` when None).
     sinks : int
         The first ``sinks`` tokens are kept too, for ever.
+    sink_positions : {"text", "cache"}
+        With RoPE: ``"text"`` keeps each sink at its position in the text (0, 1, ...), ``"cache"``
+        puts the sinks right before the window, as StreamingLLM numbers positions within the cache.
 
     Returns
     -------
@@ -64,8 +95,14 @@ def stream_logits(params: dict, config: TinyLMConfig, ids, *, window: int | None
         raise ParameterError(f"a model with {config.positions!r} positions adds each token's absolute "
                              "position to it: once the window slides its cached keys are stale. Use "
                              "recompute_logits, or a model with positions='rope' or 'alibi'")
+    if sink_positions not in ("text", "cache"):
+        raise ParameterError(f"sink_positions must be 'text' or 'cache', got {sink_positions!r}")
+    if sink_positions == "cache" and config.positions != "rope":
+        raise ParameterError("sink_positions='cache' turns the sink keys on with RoPE: give a model with "
+                             "positions='rope'")
     h, d = config.n_heads, config.d_model // config.n_heads
-    caches = [KVCache(d, d, n_heads=h, window=W, sinks=sinks) for _ in range(config.n_layers)]
+    kind = _SinksBeforeWindow if sink_positions == "cache" else KVCache
+    caches = [kind(d, d, n_heads=h, window=W, sinks=sinks) for _ in range(config.n_layers)]
     out = np.empty((len(ids), config.vocab_size))
     for t, tok in enumerate(ids):
         out[t] = decoder_forward(params, np.array([[tok]]), start=t, caches=caches,
