@@ -28,7 +28,7 @@ import numpy as np
 
 from ..long.alibi import alibi_bias, alibi_slopes
 from ..long.rope import rope
-from . import close, not_attempted, not_done, quietly, report, try_call
+from . import close, not_attempted, not_done, prediction, quietly, report, try_call
 from .plain import plain_numpy
 
 __all__ = ["quietly", "rope_matrix", "sliding_reach", "alibi_weights", "cache_keeps"]
@@ -211,11 +211,22 @@ def alibi_weights(fn) -> bool:
 
 # ---------------------------------------------------------------- exercise 4: what a cache with a sink keeps
 
-_KEEPS = [0, 6, 7, 8, 9]
+
+
+def _keeps() -> list[int]:
+    """What KVCache(window=4, sinks=1) holds after tokens 0 .. 9, asked of the package's cache
+    (the student edition ships this file: the answer is computed, not written down)."""
+    from ..scale.kvcache import KVCache
+
+    cache = KVCache(1, 1, window=4, sinks=1)
+    for _ in range(10):
+        cache.append(np.zeros((1, 1)), np.zeros((1, 1)))
+    return [int(p) for p in cache.positions]
 _GRADED_KEEPS = ("a cache with window W and k sinks keeps the first k tokens for ever and, beside "
                  "them, the W most recent ones, the new token included")
 
 
+@prediction
 def cache_keeps(answer) -> bool:
     """Check ``answer``: the positions a KVCache(window=4, sinks=1) holds after tokens 0 .. 9."""
     if not_done(answer):
@@ -226,15 +237,19 @@ def cache_keeps(answer) -> bool:
         return report(False, "give a list of whole numbers, the positions the cache holds (such as [1, 2], "
                              f"not 1.0, '1' or True); got {answer!r}")
     got = sorted(got)
-    if got == _KEEPS:
-        return report(True, "the sink (position 0) and the last four, 6 to 9: five keys, however long the text")
-    if got == [6, 7, 8, 9]:
+    keeps = _keeps()
+    sink, window = keeps[:1], keeps[1:]
+    if got == keeps:
+        return report(True, f"the sink (position {sink[0]}) and the last four, {window[0]} to {window[-1]}: "
+                            "five keys, however long the text")
+    if got == window:
         return report(False, "the sink is missing: sinks=1 keeps position 0 for ever",
                       graded="the sink is missing. " + _GRADED_KEEPS)
-    if got == [0, 7, 8, 9]:
+    if got == sink + window[1:]:
         return report(False, "the sink does not take a place of the window: it is kept beside the last four",
                       graded="the sink is kept beside the window, not inside it. " + _GRADED_KEEPS)
-    if got in ([0, 5, 6, 7, 8], [0, 5, 6, 7, 8, 9], [0, 6, 7, 8]):
+    early = [window[0] - 1] + window[:-1]
+    if got in (sink + early, sink + [window[0] - 1] + window, sink + window[:-1]):
         return report(False, "off by one: after token 9 the window holds 9 itself and the three before it",
                       graded="off by one: the newest token is in the window. " + _GRADED_KEEPS)
     return report(False, "which tokens stay? the first one (the sink) and the window's last four",
