@@ -247,3 +247,38 @@ def test_two_layers_rolling_cache_differs_from_recomputing_the_window():
     diffs = np.array(diffs)
     assert diffs[: W - 2].max() < 1e-12  # nothing dropped yet: the same
     assert diffs[W:].min() > 1e-6  # once tokens drop out of the window, it differs
+
+
+def test_predictable_splits_the_repeat_into_induction_and_the_boundary():
+    from attention_kit.heads.tasks import repeated_sequences
+    from attention_kit.long import extrapolation as ex
+
+    ids, targets, repeated = repeated_sequences(np.random.default_rng(5), 64, length=30, vocab=64)
+    induction, boundary = ex.predictable(ids, targets)
+    assert (boundary.sum(axis=1) == 1).all()  # one boundary token per sequence ...
+    first = repeated.argmax(axis=1)  # ... the first position of the repeat (i = period - 1)
+    assert boundary[np.arange(64), first].all()
+    np.testing.assert_array_equal(induction | boundary, repeated)
+    assert not (induction & boundary).any()
+    assert (targets[boundary] == ids[:, 0]).all()  # its target is the first token again
+
+
+def test_stream_logits_with_the_sink_before_the_window_is_a_fresh_pass_over_sink_and_window():
+    """StreamingLLM's positions for one RoPE layer: the sink at 0, the window at 1..W, recomputed."""
+    from attention_kit.learn.block import decoder_forward
+    from attention_kit.learn.lm_training import rhyme_stream
+    from attention_kit.long import streaming
+
+    params, cfg, _ = streaming.load_rope_lm(1)
+    vocab = rhyme_stream()[1]
+    ids = np.asarray(vocab.encode(rhyme_stream()[0])[:40])
+    W = cfg.context
+    got = streaming.stream_logits(params, cfg, ids, sinks=1, sink_positions="cache")
+    text = streaming.stream_logits(params, cfg, ids, sinks=1)
+    np.testing.assert_allclose(got[: W + 1], text[: W + 1], atol=1e-12)  # no gap yet: the same
+    for t in range(W + 1, len(ids)):
+        fresh = decoder_forward(params, np.concatenate([ids[:1], ids[t - W + 1: t + 1]])[None], positions="rope")[0]
+        np.testing.assert_allclose(got[t], fresh[0, -1], atol=1e-9)
+    assert np.abs(got[W + 1:] - text[W + 1:]).max() > 1e-6  # and not the sink at its text position
+    with pytest.raises(ak.ParameterError):
+        streaming.stream_logits(params, cfg, ids, sinks=1, sink_positions="window")
