@@ -126,6 +126,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  wall time {wall:.0f} s ({wall / 60:.1f} min), {wall / n_nb:.2f} s per notebook; "
               f"each notebook took a median {statistics.median(per):.1f} s "
               f"(max {max(per):.1f} s) in its worker")
+        graded_nbs = [g for g in result.by_key.values() if g.requests]
+        checks = [g.check_seconds for g in graded_nbs]
+        reqs = [g.requests for g in graded_nbs]
+        if checks:
+            print(f"  checking (in the grader's process, calls crossing to the kernel): median "
+                  f"{statistics.median(checks):.2f} s per notebook, {statistics.median(reqs):.0f} requests, "
+                  f"{1000 * sum(checks) / max(sum(reqs), 1):.1f} ms per request")
         print(f"  {passed} exercises passed (expected {(args.learners + 1) // 2 * sum(len(nb.exercises) for nb in notebooks)}); "
               f"load average {_load()} after")
     return 0

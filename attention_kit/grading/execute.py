@@ -111,6 +111,7 @@ class _Run:
         self.pgid: int | None = None
         self.verdicts: dict[str, dict] = {}
         self.calls = 0
+        self.check_seconds = 0.0
         self.setup_failed = False
 
     def _cell_timeout(self, cell) -> int:
@@ -195,6 +196,7 @@ class _Run:
                     return
                 link = Link(self, loop, nonce)
                 watchdog = loop.call_later(self.grading_s + 5, self._kill, "grading")
+                started = time.monotonic()
                 try:  # the checkers run in a thread of this process; only data comes from the kernel
                     self.verdicts = await loop.run_in_executor(
                         None, check_notebook, link, registry.notebook(self.number), self.limits.exercise_s,
@@ -202,6 +204,7 @@ class _Run:
                 finally:
                     watchdog.cancel()
                     self.calls = link.calls
+                    self.check_seconds = time.monotonic() - started
         finally:
             self._kill()  # anything the learner's code left running in the kernel's process group
 
@@ -397,6 +400,7 @@ def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Pa
                 if attempt == 2 or "before replying to kernel_info" not in str(exc) or run.reached >= 0:
                     raise
         verdicts = run.verdicts
+        grade.requests, grade.check_seconds = run.calls, run.check_seconds
         grade.exercises, notes = _grades(run, nb_entry, verdicts, limits)
         grade.notes.extend(notes)
         _mark_copies(grade, copied)
