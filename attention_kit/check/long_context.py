@@ -129,6 +129,7 @@ _GRADED_REACH = ("a layer lets a token see the window - 1 tokens before it; a ca
                  "pass over the window sees the window only")
 
 
+@prediction
 def sliding_reach(earliest_cached, earliest_fresh) -> bool:
     """Check the prediction: earliest positions that can change token 20's prediction (window 4, two layers)."""
     if not_done(earliest_cached) or not_done(earliest_fresh):
