@@ -43,9 +43,9 @@ LIMITS = Limits(cell_s=15, notebook_s=150, exercise_s=5)
 MISTAKES = {
     "01.1": ("my_weights = [0.090, 0.245, 0.665]", "smallest score"),
     "01.2": ("def my_dot_scores(q, K):\n    return q * K", "the element-wise products"),
-    "01.3": ("dot_winner, cosine_winner = 'k1', 'k2'", "the cosine divides the length out"),
+    "01.3": ("dot_winner, cosine_winner = 'k2', 'k3'", "the cosine divides the length out"),
     "01.4": ("def my_context(a, V):\n    return a[..., None] * V", "not yet summed"),
-    "01.5": ("def my_output_model(c, W_c, b_c):\n    return ak.softmax(W_c @ c)", "forgot the bias"),
+    "01.5": ("def my_output_model(C, W_c, b_c):\n    return ak.softmax(C @ W_c.T)", "forgot the bias"),
     "02.1": ("def my_softmax_rows(S):\n    e = np.exp(S - S.max())\n    return e / e.sum(axis=0, keepdims=True)",
              "each COLUMN sums to 1"),
     "02.2": ("def my_scaled_scores(Q, K):\n    return Q @ K.T", "forgot the scaling"),
@@ -53,7 +53,7 @@ MISTAKES = {
              "y3 = ak.softmax(X_ex @ X_ex.T / np.sqrt(2))[2]", "that is the weight row"),
     "02.4": ("variance, std = np.sqrt(32), np.sqrt(32)", "you gave the standard deviation where the variance"),
     "02.5": ("def my_self_attention(X, W_q, W_k, W_v):\n"
-             "    return ak.softmax((X @ W_q) @ (X @ W_k).T) @ (X @ W_v)", "forgot the scaling"),
+             "    return ak.softmax((X @ W_q) @ np.swapaxes(X @ W_k, -1, -2)) @ (X @ W_v)", "forgot the scaling"),
     "02.6": ("def self_attention_fixed(X, W_q, W_k, W_v):\n    n, d = X.shape[:2]\n"
              "    Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T\n    S = Q @ K.T / np.sqrt(d)\n"
              "    E = np.exp(S - S.max(axis=1, keepdims=True))\n"
