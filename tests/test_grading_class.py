@@ -58,15 +58,15 @@ MISTAKES = {
              "    Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T\n    S = Q @ K.T / np.sqrt(d)\n"
              "    E = np.exp(S - S.max(axis=1, keepdims=True))\n"
              "    return E / E.sum(axis=1, keepdims=True) @ V", "column convention"),
-    "03.1": ("def my_split(X, h):\n    return X.reshape(h, X.shape[0], X.shape[1] // h)\n\n"
-             "def my_merge(Xh):\n    return Xh.transpose(1, 0, 2).reshape(Xh.shape[1], -1)",
-             "transposed reshape"),
+    "03.1": ("def my_split(X, h):\n    b, n, hd = X.shape\n    return X.reshape(b, h, n, hd // h)\n\n"
+             "def my_merge(Xh):\n    return Xh.transpose(0, 2, 1, 3).reshape(Xh.shape[0], Xh.shape[2], -1)",
+             "reshape without the transpose"),
     "03.2": ("def my_head(X, W_q, W_k, W_v):\n    S = (X @ W_q) @ (X @ W_k).T\n"
              "    E = np.exp(S - S.max(axis=1, keepdims=True))\n"
              "    return E / E.sum(axis=1, keepdims=True) @ (X @ W_v)", "sqrt(d_k)"),
-    "03.3": ("def my_combine(heads, W_o):\n    return np.concatenate(list(heads), axis=-1)",
+    "03.3": ("def my_combine(heads, W_o):\n    return np.concatenate(list(heads.transpose(1, 0, 2, 3)), axis=-1)",
              "forgot the output projection"),
-    "03.4": ("answer = 4 * 768**2", "forgot the biases"),
+    "03.4": ("answer = 4 * 1024**2", "4 d_model^2 holds only"),
     "04.1": ("def my_causal_mask(n):\n    return np.triu(np.ones((n, n), dtype=bool), k=1)",
              "mask of the future"),
     "04.2": ("def my_masked_softmax(S, mask):\n    Sm = np.where(mask, S, 0.0)\n"
