@@ -72,7 +72,7 @@ MISTAKES = {
     "04.2": ("def my_masked_softmax(S, mask):\n    Sm = np.where(mask, S, 0.0)\n"
              "    E = np.exp(Sm - Sm.max(axis=1, keepdims=True))\n"
              "    return E / E.sum(axis=1, keepdims=True)", "a masked score of 0"),
-    "04.3": ("def my_positions(n, d):\n    pos = np.arange(n)[:, None]\n"
+    "04.3": ("def my_positions(p, d):\n    n, pos = len(p), np.asarray(p)[:, None]\n"
              "    w = 10000.0 ** (-np.arange(0, d, 2) / d)\n    P = np.zeros((n, d))\n"
              "    P[:, 0::2], P[:, 1::2] = np.cos(pos * w), np.sin(pos * w)\n    return P",
              "sin and cos are swapped"),
