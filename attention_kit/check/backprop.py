@@ -87,11 +87,26 @@ def gradient_check(fn) -> bool:
     if not_done(fn):
         return not_attempted("no answer yet: write my_gradient_check(f, x, analytic, eps) and pass it in")
     for case, f, x, analytic, band in _cases():
-        got, err = try_call(fn, f, x.copy(), analytic.copy(), _EPS)
+        x_in = x.copy()
+        seen_x_changed = []   # f was called on the learner's x itself, changed (perturbed in place)
+
+        def f_watch(z, f=f, x_in=x_in, x=x, seen=seen_x_changed):
+            if isinstance(z, np.ndarray) and np.shares_memory(z, x_in) and not np.array_equal(x_in, x):
+                seen.append(True)
+            return f(z)
+
+        got, err = try_call(fn, f_watch, x_in, analytic.copy(), _EPS)
         if got is Ellipsis:
             return not_attempted(STUB)
         if err:
             return report(False, f"{case}: {err}")
+        if not np.array_equal(x_in, x):
+            return report(False, f"{case}: your function changed x in place and did not put it back: the caller's "
+                                 "x is now a different point. Perturb a copy of x, as the task says")
+        if seen_x_changed:
+            return report(False, f"{case}: your function perturbs x itself (in place) before calling f, and puts it "
+                                 "back afterwards: the task says to perturb a copy. An exception or an early return "
+                                 "between the two steps would leave the caller's x changed")
         v = as_floats(got)
         if v is None or v.size != 1 or not np.isfinite(v):
             return report(False, f"{case}: return one finite number, the relative error, got {shape_text(got)}")
@@ -304,6 +319,10 @@ def key_bias(fn, why) -> bool:
             if close(got_b, full):
                 return report(False, f"{case}: {name} has one row per token, {shape_text(got_b)}; the bias is "
                                      "one vector added to every row, so it collects the rows' gradients: shape (d_k,)")
+            if close(got_b, full.mean(axis=0)):
+                return report(False, f"{case}: {name} is the average of the rows' gradients; the bias is added to "
+                                     "every row, and each of those rows passes its whole gradient back to it, so "
+                                     "the contributions add up, they are not averaged")
             if close(got_b, full.sum(axis=1)):
                 return report(False, f"{case}: {name} sums over the wrong axis: the bias is added to every row "
                                      "(every token), so add up the rows, one number per feature")
