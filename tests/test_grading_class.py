@@ -85,12 +85,13 @@ MISTAKES = {
     "05.3": ("def my_gradient_check(f, x, analytic, eps=1e-4):\n    return -1.0", "never negative"),
     "05.4": ("answer = [0, 1, 2, 3, 4, 5]", "copy each word in place"),
     "06.1": ("def my_layer_norm(X, gamma, beta, eps=1e-5):\n    mu = X.mean(axis=-1, keepdims=True)\n"
-             "    return (X - mu) / np.sqrt(X.var(axis=-1, keepdims=True) + eps)", "multiply by gamma"),
+             "    return (X - mu) / np.sqrt(X.var(axis=-1, keepdims=True) + eps)", "gamma and shift beta are missing"),
     "06.2": ("last_changes, earlier_change = False, False", "which keys does removing the mask add"),
     "06.3": ("def my_sample(logits, temperature, rng):\n    return int(np.argmax(logits))", "argmax"),
     "06.4": ("head2_word = 'had'", "which key has the brightest cell"),
-    "07.1": ("def my_online_update(m, l, acc, s, V):\n    m_new = max(m, float(np.max(s)))\n"
-             "    p = np.exp(s - m_new)\n    return m_new, l + p.sum(), np.exp(m - m_new) * acc + p @ V",
+    "07.1": ("def my_online_update(m, l, o, s, V):\n    m_new = max(m, float(np.max(s)))\n"
+             "    p = np.exp(s - m_new)\n    l_new = l + p.sum()\n"
+             "    return m_new, l_new, (np.exp(m - m_new) * l * o + p @ V) / l_new",
              "old sum l was not rescaled"),
     "07.2": ("def my_skipped_tiles(n, block_q, block_k):\n    return n * (n - 1) // 2", "(query, key) pairs"),
     "07.3": ("def my_kv_cache_bytes(n_tokens, layers, heads, kv_heads, d_head, bytes_per_value):\n"
