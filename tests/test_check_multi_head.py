@@ -226,6 +226,13 @@ def test_n_parameters_names_the_mistake(capsys, answer, bias, words):
     assert out.startswith("✗") and words in out, out
 
 
+@pytest.mark.parametrize("d_model, h, d_head, bias", [(8, 2, 4, False), (8, 2, 4, True), (6, 3, 5, True),
+                                                     (12, 4, 2, False), (16, 8, 16, True)])
+def test_reference_count_is_the_size_of_the_arrays_the_package_builds(d_model, h, d_head, bias):
+    built = ak.init_multi_head(d_model, h, rng=np.random.default_rng(0), d_k=d_head, d_v=d_head, bias=bias)
+    assert chk._count(d_model, h, d_head, bias) == built.n_parameters()
+
+
 # T5-11B (Raffel et al. 2020): d_model 1024, 128 heads of d_kv = 128, no biases: h*d_head = 16,384 != d_model
 @pytest.mark.parametrize("answer, ok_expected, words", [
     (4 * 1024 * 128 * 128, True, "67,108,864 parameters"),
