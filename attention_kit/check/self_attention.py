@@ -1,15 +1,10 @@
-"""Exercise checkers for notebook 02 (self-attention).
+"""Exercise checkers for notebook 02 (self-attention): ``softmax_rows``, ``scaled_scores``,
+``output_row``, ``full_self_attention``, ``dot_variance`` and ``fixed_source_code``.
 
-Each checker runs the learner's answer on small inputs chosen so that the usual mistakes give
-*different* numbers (non-square matrices, ``d_k`` that is not a perfect square's square root of
-anything else in sight), compares with ``attention_kit``, and prints one line: ``✓ ...`` or
-``✗ ...`` with a hint aimed at the mistake it recognised. It returns True or False and never
-lets the learner's exception escape.
-
-Checkers: ``softmax_rows``, ``scaled_scores``, ``output_row``, ``full_self_attention``,
-``dot_variance`` and ``fixed_source_code``.
-``quietly()`` (from ``attention_kit.check``) silences them; the worked solutions use it so that
-their cells store no output.
+Each runs the learner's answer on small inputs chosen so that the usual mistakes give *different*
+numbers (non-square matrices, a batch), compares with ``attention_kit``, and prints one line, ``✓``
+or ``✗`` with a hint aimed at the mistake it recognised; it returns True or False and never lets the
+learner's exception escape. ``quietly()`` silences them (the worked solutions use it).
 """
 
 from __future__ import annotations
@@ -24,15 +19,8 @@ from . import close, not_attempted, not_done, quietly, report, report_failure, s
 from .general import array_answer
 from .plain import plain_numpy
 
-__all__ = [
-    "quietly",
-    "softmax_rows",
-    "scaled_scores",
-    "output_row",
-    "full_self_attention",
-    "dot_variance",
-    "fixed_source_code",
-]
+__all__ = ["quietly", "softmax_rows", "scaled_scores", "output_row", "full_self_attention", "dot_variance",
+           "fixed_source_code"]
 
 NOT_DONE = "not answered yet: replace the `...` with your code, then run this cell again"
 
@@ -52,11 +40,8 @@ def _call(fn: Callable, *args) -> tuple[object, str | None]:
 
 
 def _first_match(out, candidates) -> str | None:
-    """Return the hint of the first candidate ``(array, hint)`` that ``out`` equals, else None.
-
-    A candidate may be a function of no arguments; one that fails (for example a broadcast that
-    only works for square inputs) is skipped.
-    """
+    """The hint of the first candidate ``(array or function, hint)`` that ``out`` equals (a function that
+    raises ValueError, say a product that only fits square inputs, is skipped), else None."""
     for arr, hint in candidates:
         if callable(arr):
             try:
@@ -68,9 +53,7 @@ def _first_match(out, candidates) -> str | None:
     return None
 
 
-# ---------------------------------------------------------------------------------------------
-# Exercise: softmax row by row
-# ---------------------------------------------------------------------------------------------
+# ---------------- Exercise: softmax row by row
 
 def _softmax_cases() -> list[np.ndarray]:
     rng = np.random.default_rng(2)
@@ -114,13 +97,10 @@ def _softmax_hint(S: np.ndarray, out) -> str | None:
 
 @plain_numpy()
 def softmax_rows(fn: Callable) -> bool:
-    """Check ``fn(S)``: the softmax of each row (the last axis) of a score matrix ``S`` (n_q, n_k)
-    or of a stack of them (h, n_q, n_k).
+    """Check ``fn(S)``: the softmax of each row (the last axis) of ``S`` (n_q, n_k) or (h, n_q, n_k).
 
-    Recognises: softmax over the columns (axis 0), over the whole matrix, over the wrong axis of a
-    stack, a transposed result, a missing ``keepdims``, a missing ``exp``, no normalisation,
-    overflow from not subtracting the row maximum, 0/0 from subtracting the global maximum, a
-    list instead of an array, and changing ``S`` in place.
+    Recognises: the wrong axis, the whole matrix, a transposed result, no ``keepdims``, no ``exp``, no
+    normalisation, overflow, 0/0 from a global maximum, a list, and ``S`` changed in place.
     """
     if not_done(fn):
         return not_attempted(NOT_DONE)
@@ -149,9 +129,8 @@ def softmax_rows(fn: Callable) -> bool:
             arr = np.asarray(out, dtype=float) if shape_of(out) == S.shape else None
             if arr is not None and np.abs(S).max() >= 1000 and not np.isfinite(arr).all():
                 with np.errstate(all="ignore"):
-                    g = np.exp(S - S.max())
-                    global_max = g / g.sum(axis=-1, keepdims=True)
-                if np.array_equal(np.isfinite(arr), np.isfinite(global_max)) and np.isfinite(S.max() - S).all():
+                    g = np.exp(S - S.max())  # the global maximum: a row far below it is 0/0
+                if np.array_equal(np.isfinite(arr), np.isfinite(g / g.sum(axis=-1, keepdims=True))):
                     return report(False, "a row of scores near -1000 gives NaN: you subtracted the maximum of the "
                                   "whole matrix, so every exp in that row underflows to 0 and the row is 0/0. "
                                   "Subtract each row's own maximum (the result does not change)")
@@ -167,9 +146,7 @@ def softmax_rows(fn: Callable) -> bool:
                   "and large scores are handled")
 
 
-# ---------------------------------------------------------------------------------------------
-# Exercise: scaled scores
-# ---------------------------------------------------------------------------------------------
+# ---------------- Exercise: scaled scores
 
 def _scores_case():
     rng = np.random.default_rng(3)
@@ -180,11 +157,8 @@ def _scores_case():
 
 @plain_numpy()
 def scaled_scores(fn: Callable) -> bool:
-    """Check ``fn(Q, K)`` -> ``Q K^T / sqrt(d_k)``, shape (n_q, n_k).
-
-    Recognises: no scaling, dividing by d_k, by sqrt(n_q) or sqrt(n_k), multiplying by sqrt(d_k),
-    ``K Q^T`` (transposed), and ``Q @ K`` without the transpose.
-    """
+    """Check ``fn(Q, K)`` -> ``Q K^T / sqrt(d_k)`` (n_q, n_k): no scaling, by d_k, sqrt(n), times sqrt(d_k),
+    transposed, ``Q @ K`` without the transpose."""
     if not_done(fn):
         return not_attempted(NOT_DONE)
     Q, K = _scores_case()
@@ -223,16 +197,11 @@ def scaled_scores(fn: Callable) -> bool:
     return report(False, "wrong values: score (i, j) is the dot product of query i and key j, divided by sqrt(d_k)")
 
 
-# ---------------------------------------------------------------------------------------------
-# Exercise: one output row by hand
-# ---------------------------------------------------------------------------------------------
+# ---------------- Exercise: one output row by hand
 
 def output_row(answer, *, X, W_q, W_k, W_v, i: int) -> bool:
-    """Check one output row ``y_i`` of ``self_attention(X, W_q, W_k, W_v)`` computed by hand.
-
-    Recognises: no scaling, no softmax, softmax over the wrong axis, the row of another token
-    (counting from 1), the weights instead of the output, and the input row itself.
-    """
+    """Check one output row ``y_i`` of ``self_attention(X, W_q, W_k, W_v)`` computed by hand: no scaling,
+    no softmax, the wrong axis, another token's row, the weights, the input row itself."""
     if not_done(answer):
         return not_attempted(NOT_DONE)
     X = np.asarray(X, dtype=float)
@@ -268,16 +237,12 @@ def output_row(answer, *, X, W_q, W_k, W_v, i: int) -> bool:
                   "sum_j a_ij v_j (values are compared to 3 decimals)")
 
 
-# ---------------------------------------------------------------------------------------------
-# Exercise: full self-attention in one line
-# ---------------------------------------------------------------------------------------------
+# ---------------- Exercise: full self-attention in one line
 
 def _full_cases():
     rng = np.random.default_rng(5)
     X = np.round(rng.normal(size=(5, 4)), 2)  # (n, d_model) = (5, 4)
-    W_q = np.round(rng.normal(size=(4, 3)), 2)  # (d_model, d_k) = (4, 3)
-    W_k = np.round(rng.normal(size=(4, 3)), 2)  # (d_model, d_k)
-    W_v = np.round(rng.normal(size=(4, 2)), 2)  # (d_model, d_v) = (4, 2)
+    W_q, W_k, W_v = (np.round(rng.normal(size=s), 2) for s in ((4, 3), (4, 3), (4, 2)))  # (d_model, d_k | d_v)
     Xb = np.round(rng.normal(size=(3, 5, 4)), 2)  # (b, n, d_model): a batch of 3 sequences
     Xc = np.round(rng.normal(size=(3, 3, 3)), 2)  # (b, n, d_model) with b = n = d_model = d_k = 3
     Wc = [np.round(rng.normal(size=(3, 3)), 2) for _ in range(3)]
@@ -294,7 +259,10 @@ def _wrong_outputs(X, W_q, W_k, W_v) -> list[tuple[np.ndarray, str]]:
     d_k, d_model = Q.shape[-1], X.shape[-1]
     dots = Q @ _swap(K)  # (..., n, n)
     right = _sm(dots / np.sqrt(d_k)) @ V
-    out = [
+    out = [(lambda: _sm(Q @ K.T / np.sqrt(d_k)) @ V,   # K.T of (b, n, d_k) is (d_k, n, b): a ValueError, or wrong
+            ".T reverses every axis of a 3-D array, the batch axis too; transpose only the last two axes of K, "
+            "so each sequence's queries meet its own keys")] if X.ndim == 3 else []
+    out += [
         (_sm(dots) @ V, "forgot the scaling: divide the scores by sqrt(d_k) before the softmax"),
         (_sm(dots / d_k) @ V, "you divided by d_k; divide by sqrt(d_k)"),
         (_sm(dots / np.sqrt(d_k), axis=-2) @ V, "softmax over the wrong axis: normalise each ROW, "
@@ -316,13 +284,9 @@ def _wrong_outputs(X, W_q, W_k, W_v) -> list[tuple[np.ndarray, str]]:
 
 @plain_numpy(allow=('softmax',))
 def full_self_attention(fn: Callable) -> bool:
-    """Check ``fn(X, W_q, W_k, W_v)`` -> the output of self-attention, for a batch of sequences
-    ``X`` (b, n, d_model) -> (b, n, d_v) and for one sequence (n, d_model) -> (n, d_v).
-
-    Uses ``n = 5``, ``d_model = 4``, ``d_k = 3``, ``d_v = 2`` so that every layout mistake changes a
-    shape or a number, and a batch with ``b = n = d_k = 3`` where ``K.T`` (which reverses every
-    axis, the batch axis too) runs but gives wrong numbers.
-    """
+    """Check ``fn(X, W_q, W_k, W_v)`` -> self-attention's output, for a batch (b, n, d_model) -> (b, n, d_v)
+    and for one sequence. ``d_model = 4 != d_k = 3 != d_v = 2``, and a batch with ``b = n = d_k = 3``
+    where ``K.T`` (which reverses the batch axis too) runs but gives wrong numbers."""
     if not_done(fn):
         return not_attempted(NOT_DONE)
     for X, W_q, W_k, W_v in _full_cases():
@@ -330,34 +294,20 @@ def full_self_attention(fn: Callable) -> bool:
         what = f"for X of shape {X.shape}" + (" (a batch of sequences)" if X.ndim == 3 else " (one sequence)")
         if err is not None:
             if "matmul" in err or "aligned" in err or "mismatch" in err:
-                hint = (" Rows are tokens: the projections act on the last axis of X, and the scores pair the "
-                        "d_k axis of the queries with the d_k axis of the keys")
-                if X.ndim == 3:
-                    hint += ("; in a batch, a transpose must swap only the last two axes (.T reverses every "
-                             "axis, the batch axis too)")
-                return report(False, f"{what}: {err}.{hint}")
+                return report(False, f"{what}: {err}. Rows are tokens: the projections act on the last axis of X, "
+                              "and the scores pair the d_k axis of the queries with that of the keys" + (
+                                  "; in a batch, a transpose must swap only the last two axes (.T reverses every "
+                                  "axis, the batch axis too)" if X.ndim == 3 else ""))
             return report_failure(err, stub=NOT_DONE)
         if isinstance(out, tuple):
             return report(False, "your function returned a tuple; return only the output (n, d_v). "
                           "(ak.self_attention returns (output, weights): take [0])")
         if (msg := array_answer(out)):
             return report(False, msg)
-        if X.ndim == 3:
-            want = np.stack([self_attention(x, W_q, W_k, W_v)[0] for x in X])  # (b, n, d_v)
-        else:
-            want, _ = self_attention(X, W_q, W_k, W_v)
+        want = np.stack([self_attention(x, W_q, W_k, W_v)[0] for x in X]) if X.ndim == 3 else \
+            self_attention(X, W_q, W_k, W_v)[0]  # (b, n, d_v) or (n, d_v)
         if close(out, want):
             continue
-        if X.ndim == 3:
-            K_all_T = (X @ W_k).T  # (d_k, n, b): every axis reversed
-            try:
-                with np.errstate(all="ignore"):
-                    bad = _sm((X @ W_q) @ K_all_T / np.sqrt(W_k.shape[1])) @ (X @ W_v)
-            except ValueError:
-                bad = None
-            if bad is not None and close(out, bad):
-                return report(False, f"{what}: .T reverses every axis of a 3-D array, the batch axis too; "
-                              "transpose only the last two axes of K, so each sequence's queries meet its own keys")
         hint = _first_match(out, _wrong_outputs(X, W_q, W_k, W_v))
         if hint is not None:
             return report(False, f"{what}: {hint}")
@@ -369,20 +319,13 @@ def full_self_attention(fn: Callable) -> bool:
                   "attention_kit.self_attention on each sequence")
 
 
-# ---------------------------------------------------------------------------------------------
-# Exercise: predict a number (the variance of a dot product)
-# ---------------------------------------------------------------------------------------------
+# ---------------- Exercise: predict a number (the variance of a dot product)
 
 def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: float = 1.0,
                  mean_k: float = 0.0, var_k: float = 1.0) -> bool:
-    """Check the predicted variance and standard deviation of ``q . k``.
-
-    ``q`` and ``k`` have ``d_k`` independent entries with the given means and variances. Each term
-    ``q_m k_m`` has variance ``Var(q)Var(k) + Var(q)E(k)^2 + Var(k)E(q)^2``, and the ``d_k`` terms'
-    variances add. The default (means 0, variances 1, d_k = 64) gives variance 64 and standard
-    deviation 8. Recognises: the standard deviation given as the variance, the variance after the
-    scaling, squared instead of added, and the mean terms left out or subtracted.
-    """
+    """Check the predicted variance and standard deviation (to two decimals) of ``q . k``, whose ``d_k``
+    independent terms have variance ``Var(q)Var(k) + Var(q)E(k)^2 + Var(k)E(q)^2`` each (the defaults: 64
+    and 8). Recognises: the std as the variance, the variance after scaling, squared, the means wrong."""
     if not_done(variance) or not_done(std):
         return not_attempted(NOT_DONE)
     try:
@@ -426,9 +369,7 @@ def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: fl
                          "of q and k (mind the means), then use that independent terms' variances add")
 
 
-# ---------------------------------------------------------------------------------------------
-# Exercise: repair a broken numpy implementation
-# ---------------------------------------------------------------------------------------------
+# ---------------- Exercise: repair a broken numpy implementation
 
 def _fix_cases():
     rng = np.random.default_rng(7)
@@ -439,13 +380,8 @@ def _fix_cases():
 
 @plain_numpy()
 def fixed_source_code(fn: Callable) -> bool:
-    """Check the repaired version of the broken tutorial code: ``fn(X, W_q, W_k, W_v)`` -> Y (n, d).
-
-    The broken code draws ``W = np.random.rand(n * n)`` (a flat vector) and computes ``np.matmul(W, X)``
-    (the column convention on row-major ``X``). The repaired function takes (d, d) matrices and
-    computes ``Q = X @ W_q``. Recognises: the column convention (``X @ W.T``), no scaling,
-    the wrong axis, and drawing new random matrices inside.
-    """
+    """Check the repaired tutorial code (flat random ``W``, ``np.matmul(W, X)``): ``fn(X, W_q, W_k, W_v)``
+    -> Y (n, d). Recognises: the column convention, no scaling, the wrong axis, new random matrices inside."""
     if not_done(fn):
         return not_attempted(NOT_DONE)
     X, W_q, W_k, W_v = _fix_cases()
