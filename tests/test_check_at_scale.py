@@ -11,73 +11,82 @@ from attention_kit.check import at_scale as chk
 
 # ---------------------------------------------------------------- online update
 
-def update_right(m, l, acc, s, V):
+def update_right(m, l, o, s, V):
+    """One step with the output kept normalised (Dao et al. 2022's loop), written independently."""
+    m_new = max(m, np.max(s))
+    alpha = np.exp(m - m_new)
+    p = np.exp(s - m_new)
+    l_new = alpha * l + p.sum()
+    return m_new, l_new, (alpha * l * o + p @ V) / l_new
+
+
+def update_loop(m, l, o, s, V):
+    """The same step one score at a time (an online softmax inside the block): also right."""
+    for sj, vj in zip(s, V, strict=True):
+        m_new = max(m, sj)
+        a = math.exp(m - m_new)
+        p = math.exp(sj - m_new)
+        l_new = a * l + p
+        m, l, o = m_new, l_new, (a * l * o + p * vj) / l_new
+    return m, l, o
+
+
+def test_update_reference_gives_softmax_times_values_after_every_block():
+    rng = np.random.default_rng(0)
+    s, V = rng.normal(size=10) * 3, rng.normal(size=(10, 2))
+    m, l, o = -np.inf, 0.0, np.zeros(2)
+    for start in range(0, 10, 3):
+        m, l, o = update_right(m, l, o, s[start:start + 3], V[start:start + 3])
+        np.testing.assert_allclose(o, ak.softmax(s[:start + 3]) @ V[:start + 3])   # normalised at every step
+
+
+@pytest.mark.parametrize("right", [update_right, update_loop])
+def test_online_update_accepts_right_answers(capsys, right):
+    assert chk.online_update(right) is True
+    assert _line(capsys).startswith("✓")
+
+
+def section_3_update(m, l, acc, s, V):
+    """Notebook 07's my_tiled, one row: the unnormalised accumulator, lifted into the exercise."""
     m_new = max(m, np.max(s))
     alpha = np.exp(m - m_new)
     p = np.exp(s - m_new)
     return m_new, alpha * l + p.sum(), alpha * acc + p @ V
 
 
-def update_loop(m, l, acc, s, V):
-    """The same step one score at a time (an online softmax inside the block): also right."""
-    for sj, vj in zip(s, V, strict=True):
-        m_new = max(m, sj)
-        a = math.exp(m - m_new)
-        p = math.exp(sj - m_new)
-        m, l, acc = m_new, a * l + p, a * acc + p * vj
-    return m, l, acc
-
-
-def test_update_reference_gives_softmax_times_values():
-    rng = np.random.default_rng(0)
-    s, V = rng.normal(size=10) * 3, rng.normal(size=(10, 2))
-    m, l, acc = -np.inf, 0.0, np.zeros(2)
-    for start in range(0, 10, 3):
-        m, l, acc = update_right(m, l, acc, s[start:start + 3], V[start:start + 3])
-    np.testing.assert_allclose(acc / l, ak.softmax(s) @ V)
-
-
-@pytest.mark.parametrize("right", [update_right, update_loop,
-                                   lambda m, l, acc, s, V: tuple(map(list, [[0]]))[0] and update_right(m, l, acc, s, V)])
-def test_online_update_accepts_right_answers(capsys, right):
-    assert chk.online_update(right) is True
-    assert _line(capsys).startswith("✓")
-
-
-def _variant(l_rule, acc_rule, *, keep_m=False, norm=False, inverted=False):
-    def f(m, l, acc, s, V):
+def _variant(o_rule, *, l_scaled=True, keep_m=False, inverted=False):
+    def f(m, l, o, s, V):
         m_new = max(m, np.max(s))
-        a = np.exp(m - m_new) if not inverted else (np.exp(m_new - m) if np.isfinite(m) else 0.0)
+        a = np.exp(m_new - m) if inverted else np.exp(m - m_new)   # inverted: inf from m = -inf
         p = np.exp(s - m_new)
-        l_new = l_rule(a, l) + p.sum()
-        acc_new = acc_rule(a, acc, p @ V)
-        if norm:
-            acc_new = acc_new / l_new
-        return (m if keep_m else m_new), l_new, acc_new
+        l_new = (a if l_scaled else 1.0) * l + p.sum()
+        return (m if keep_m else m_new), l_new, o_rule(a, l, o, p @ V, l_new)
     return f
 
 
 @pytest.mark.parametrize("wrong, words", [
-    (_variant(lambda a, l: l, lambda a, acc, pv: a * acc + pv), "old sum l was not rescaled"),
-    (_variant(lambda a, l: a * l, lambda a, acc, pv: acc + pv), "old output acc was not rescaled"),
-    (_variant(lambda a, l: a * l, lambda a, acc, pv: a ** 2 * acc + pv), "rescaled twice"),
-    (_variant(lambda a, l: a * l, lambda a, acc, pv: a * (a * acc + pv)), "rescaled twice"),
-    (_variant(lambda a, l: l, lambda a, acc, pv: acc + pv), "neither the old sum nor the old output"),
-    (_variant(lambda a, l: a * l, lambda a, acc, pv: a * acc + pv, inverted=True), "upside down"),
-    (_variant(lambda a, l: a * l, lambda a, acc, pv: a * acc + pv, keep_m=True), "return the new maximum"),
-    (_variant(lambda a, l: a * l, lambda a, acc, pv: a * acc + pv, norm=True), "divided by l too early"),
-    (lambda m, l, acc, s, V: (max(m, np.max(s)), l + np.exp(s).sum(), acc + np.exp(s) @ V), "after block"),
-    (lambda m, l, acc, s, V: (max(m, np.max(s)), 1.0, np.zeros(V.shape[1] + 1)), "shape (d_v,)"),
-    (lambda m, l, acc, s, V: (m, l), "return the three values"),
-    (lambda m, l, acc, s, V: None, "forget `return`"),
+    (section_3_update, "section 3's unnormalised accumulator"),
+    (_variant(lambda a, l, o, pv, ln: (a * o + pv) / ln), "turned back into a sum"),
+    (_variant(lambda a, l, o, pv, ln: (l * o + pv) / ln), "the old output was not rescaled"),
+    (_variant(lambda a, l, o, pv, ln: (a * l * o + pv) / ln, l_scaled=False), "the old sum l was not rescaled"),
+    (_variant(lambda a, l, o, pv, ln: (a * a * l * o + pv) / ln), "rescaled twice"),
+    # the most natural slip: the factor upside down, unguarded: inf * 0 = NaN at the first block
+    (_variant(lambda a, l, o, pv, ln: (a * l * o + pv) / ln, inverted=True), "upside down"),
+    (_variant(lambda a, l, o, pv, ln: (a * l * o + pv) / ln, keep_m=True), "return the new maximum"),
+    (lambda m, l, o, s, V: (max(m, np.max(s)), l + np.exp(s).sum(), o + np.exp(s) @ V), "after block"),
+    (lambda m, l, o, s, V: (max(m, np.max(s)), 1.0, np.zeros(V.shape[1] + 1)), "shape (d_v,)"),
+    (lambda m, l, o, s, V: (m, l), "return the three values"),
+    (lambda m, l, o, s, V: None, "forget `return`"),
     (_raises, "RuntimeError: boom"),
-    (lambda m, l, acc, s, V: ..., STUB),
-    (lambda m, l, acc, s, V: (..., ..., ...), STUB),
+    (lambda m, l, o, s, V: ..., STUB),
+    (lambda m, l, o, s, V: (..., ..., ...), STUB),
 ])
 def test_online_update_names_the_mistake(capsys, wrong, words):
-    assert chk.online_update(wrong) is False
+    with np.errstate(all="ignore"):
+        assert chk.online_update(wrong) is False
     out = _line(capsys)
     assert out.startswith("✗") and words in out, out
+    assert "p @ V" not in out and "acc_new =" not in out, out   # the idea, not the update
 
 
 def test_online_update_not_done(capsys):
@@ -106,11 +115,18 @@ def test_tiles_loop_agrees_with_package():
     tiles_loop,
     lambda n, bq, bk: sum(1 for r0 in range(0, n, bq) for c0 in range(0, n, bk) if c0 > min(r0 + bq, n) - 1),
     lambda n, bq, bk: np.int64(tiles_loop(n, bq, bk)),
-    lambda n, bq, bk: float(tiles_loop(n, bq, bk)),
 ])
 def test_skipped_tiles_accepts_right_answers(capsys, right):
     assert chk.skipped_tiles(right) is True
     assert _line(capsys).startswith("✓")
+
+
+def test_counts_must_be_ints(capsys):
+    # a right value as a float (6.0 from a division) is not an int: rejected, with its own hint
+    assert chk.skipped_tiles(lambda n, bq, bk: float(tiles_loop(n, bq, bk))) is False
+    assert "as an int, not a float" in _line(capsys)
+    assert chk.kv_cache_size(lambda *a: float(kv_right(*a))) is False
+    assert "as an int, not a float" in _line(capsys)
 
 
 def _ceil(a, b):
@@ -145,7 +161,7 @@ def kv_right(n, layers, heads, kv_heads, d_head, b):
     return 2 * layers * kv_heads * d_head * b * n
 
 
-@pytest.mark.parametrize("right", [kv_right, lambda *a: float(kv_right(*a)), lambda *a: np.int64(kv_right(*a))])
+@pytest.mark.parametrize("right", [kv_right, lambda *a: np.int64(kv_right(*a))])
 def test_kv_cache_size_accepts_right_answers(capsys, right):
     assert chk.kv_cache_size(right) is True
     assert _line(capsys).startswith("✓")

@@ -59,6 +59,40 @@ def test_gradient_check_names_the_mistake(capsys, wrong, words):
     assert out.startswith("✗") and words in out, out
 
 
+def gc_in_place(f, x, analytic, eps=1e-4):
+    """Perturbs x itself and never restores it: the task says to perturb a copy."""
+    n = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        x[i] += eps
+        up = f(x)
+        x[i] -= 2 * eps
+        n[i] = (up - f(x)) / (2 * eps)      # x[i] is left at x - eps
+    return np.linalg.norm(analytic - n) / (np.linalg.norm(analytic) + np.linalg.norm(n))
+
+
+def gc_in_place_restored(f, x, analytic, eps=1e-4):
+    """Perturbs x itself and puts it back: still not a copy."""
+    n = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        old = x[i]
+        x[i] = old + eps
+        up = f(x)
+        x[i] = old - eps
+        n[i] = (up - f(x)) / (2 * eps)
+        x[i] = old
+    return np.linalg.norm(analytic - n) / (np.linalg.norm(analytic) + np.linalg.norm(n))
+
+
+def test_gradient_check_rejects_perturbing_x_in_place(capsys):
+    # without the check, the unrestored version passes: its error is still tiny at each point it reaches
+    assert chk.gradient_check(gc_in_place) is False
+    out = _line(capsys)
+    assert "perturbs x itself (in place)" in out, out
+    assert chk.gradient_check(gc_in_place_restored) is False
+    out = _line(capsys)
+    assert "perturbs x itself (in place)" in out, out
+
+
 def test_gradient_check_cases_separate_the_mistakes():
     """The absolute error of the tiny wrong gradient is far below any sane threshold, and of the huge
     right one far above: only a relative error judges both correctly."""
@@ -193,6 +227,8 @@ def test_key_bias_reference_matches_central_differences():
     (lambda Q, K, dS: (bias_right(Q, K, dS)[0], np.zeros(Q.shape[1])), "b", "do not write down the 0"),
     (lambda Q, K, dS: (dS @ K / np.sqrt(3), bias_right(Q, K, dS)[1]), "b", "one row per token"),
     (lambda Q, K, dS: ((dS @ K).sum(axis=1) / np.sqrt(3), bias_right(Q, K, dS)[1]), "b", "wrong axis"),
+    (lambda Q, K, dS: ((dS @ K).mean(axis=0) / np.sqrt(3), bias_right(Q, K, dS)[1]), "b", "not averaged"),
+    (lambda Q, K, dS: (bias_right(Q, K, dS)[0], (dS.T @ Q).mean(axis=0) / np.sqrt(3)), "b", "not averaged"),
     (lambda Q, K, dS: ((dS @ K).sum(axis=0), bias_right(Q, K, dS)[1]), "b", "1/sqrt(d_k)"),
     (lambda Q, K, dS: (bias_right(Q, K, dS)[0] + 1, bias_right(Q, K, dS)[1]), "b", "right shape but the wrong"),
     (lambda Q, K, dS: bias_right(Q, K, dS)[0], "b", "return two arrays"),

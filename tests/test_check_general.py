@@ -36,6 +36,7 @@ def test_softmax_by_hand_accepts_closed_form_rounded_to_three_decimals(capsys):
         ([0.245, 0.665, 0.090], "wrong order"),
         ([0.5, 0.3, 0.1], "sum to 0.900"),
         ([0.6, 0.3, 0.1], "not the softmax"),
+        ([0.67, 0.25, 0.09], "sum to 1.010, not to 1"),    # 1.01 is not "sums to 1"
         ([0.6, 0.4], "shape (3,)"),
         (..., "no answer yet"),
     ],
@@ -61,6 +62,8 @@ def test_dot_scores_accepts_loop_and_vectorised(capsys):
     "fn, phrase",
     [
         (lambda q, K: q @ K, "rows of K are the keys"),
+        (lambda q, K: list(K @ q), "returned a list"),
+        (lambda q, K: tuple(K @ q), "returned a tuple"),
         (lambda q, K: q * K, "sum them over the features"),
         (lambda q, K: (q * K).sum(axis=0), "summed over the keys' axis"),
         (lambda q, K: K @ q / np.sqrt(len(q)), "scaled dot product"),
@@ -90,23 +93,24 @@ def test_winner_reference_numbers():
     q, K = chk.WINNER_Q, chk.WINNER_K
     dots = [float(q @ k) for k in K]
     cosines = [float(q @ k / (np.linalg.norm(q) * np.linalg.norm(k))) for k in K]
-    assert np.argmax(dots) == 1 and np.argmax(cosines) == 0
+    assert np.argmax(dots) == 2 and np.argmax(cosines) == 1   # not section 3's answer (k2, k1)
 
 
 @pytest.mark.parametrize(
     "dot, cos, ok_expected, phrase",
     [
-        ("k2", "k1", True, "dot picks k2"),
-        (" K2 ", "k1", True, "dot picks k2"),
-        ("k1", "k2", False, "swapped"),
+        ("k3", "k2", True, "dot picks k3"),
+        (" K3 ", "k2", True, "dot picks k3"),
+        ("k2", "k3", False, "swapped"),
+        ("k3", "k3", False, "disagree"),
         ("k2", "k2", False, "disagree"),
-        ("k1", "k1", False, "disagree"),
-        ("k3", "k1", False, "dot_winner is not right"),
-        ("k2", "k3", False, "cosine_winner is not right"),
-        ("k4", "k1", False, "must be one of"),
-        (2, "k1", False, "'k2' (a string with the k)"),
-        ("k2", " 1", False, "cosine_winner: write the key's label, 'k1'"),
-        (..., "k1", False, "no answer yet"),
+        ("k1", "k2", False, "dot_winner is not right"),
+        ("k3", "k1", False, "cosine_winner is not right"),
+        ("k2", "k1", False, "dot_winner is not right"),   # section 3's answer, lifted
+        ("k4", "k2", False, "must be one of"),
+        (3, "k2", False, "'k3' (a string with the k)"),
+        ("k3", " 2", False, "cosine_winner: write the key's label, 'k2'"),
+        (..., "k2", False, "no answer yet"),
     ],
 )
 def test_predict_winners(capsys, dot, cos, ok_expected, phrase):
@@ -136,10 +140,11 @@ def test_context_vector_accepts_matrix_product_and_loop(capsys):
         (lambda a, V: (a[:, None] * V).sum(axis=1), "instead of over the keys"),
         (lambda a, V: V.mean(axis=0), "plain average"),
         (lambda a, V: V.T @ a.T, "transposed layout"),
-        (lambda a, V: a.T @ V if a.ndim == 2 and a.shape[0] == a.shape[1] else a @ V, "you used a.T"),
-        (lambda a, V: a.T @ V, "rows of V: a @ V"),
-        (lambda a, V: V @ a, "a @ V"),
+        (lambda a, V: a.T @ V if a.ndim == 2 and a.shape[0] == a.shape[1] else a @ V, "transposed the weights"),
+        (lambda a, V: a.T @ V, "rows of V"),
+        (lambda a, V: V @ a, "rows of V"),
         (lambda a, V: a @ V * 2, "wrong numbers"),
+        (lambda a, V: (a @ V).tolist(), "returned a list"),
     ],
 )
 def test_context_vector_hints(capsys, fn, phrase):
@@ -155,26 +160,56 @@ def _softmax(z):
     return z / z.sum()
 
 
+def _softmax_rows(Z):
+    Z = np.exp(Z - Z.max(axis=-1, keepdims=True))
+    return Z / Z.sum(axis=-1, keepdims=True)
+
+
 def test_output_model_accepts_right_answer(capsys):
-    ok, line = run(capsys, chk.output_model, lambda c, W, b: _softmax(W @ c + b))
-    assert ok and line.startswith("✓"), line
+    def loop(C, W, b):   # the survey's column form, one context at a time
+        return np.stack([_softmax(W @ c + b) for c in C])
+
+    for fn in (lambda C, W, b: _softmax_rows(C @ W.T + b), loop):
+        ok, line = run(capsys, chk.output_model, fn)
+        assert ok and line.startswith("✓"), line
+
+
+def test_output_model_single_context_answer_fails(capsys):
+    # notebook 01's one-context output model, copied: it does not handle a stack of contexts
+    ok, line = run(capsys, chk.output_model, lambda C, W, b: _softmax(W @ C + b))
+    assert not ok and "row form" in line, line
 
 
 @pytest.mark.parametrize(
     "fn, phrase",
     [
-        (lambda c, W, b: W @ c + b, "apply the softmax"),
-        (lambda c, W, b: _softmax(W @ c), "forgot the bias"),
-        (lambda c, W, b: _softmax(c @ W + b), "W_c @ c"),
-        (lambda c, W, b: _softmax(W.T @ c + b) if W.shape[0] == W.shape[1] else _softmax(W @ c + b), "W_c.T"),
-        (lambda c, W, b: W @ _softmax(c) + b, "not on c"),
-        (lambda c, W, b: _softmax(W @ c + b)[:-1], "shape"),
-        (lambda c, W, b: _softmax(W @ c - b), "wrong numbers"),
+        (lambda C, W, b: C @ W.T + b, "apply the softmax"),
+        (lambda C, W, b: _softmax_rows(C @ W.T), "forgot the bias"),
+        (lambda C, W, b: _softmax_rows(C @ W + b) if W.shape[0] == W.shape[1] else _softmax_rows(C @ W.T + b),
+         "multiplied by W_c itself"),
+        (lambda C, W, b: _softmax_rows(C @ W.T + b).T, "transposed layout"),
+        (lambda C, W, b: (lambda Z: np.exp(Z) / np.exp(Z).sum(axis=0))(C @ W.T + b), "columns sum to 1"),
+        (lambda C, W, b: _softmax_rows(_softmax_rows(C) @ W.T + b), "not on c"),
+        (lambda C, W, b: _softmax_rows(C @ W.T + b)[:, :-1], "shape"),
+        (lambda C, W, b: _softmax_rows(C @ W.T - b), "wrong numbers"),
+        (lambda C, W, b: list(_softmax_rows(C @ W.T + b)), "returned a list"),
     ],
 )
 def test_output_model_hints(capsys, fn, phrase):
     ok, line = run(capsys, chk.output_model, fn)
     assert not ok and line.startswith("✗") and phrase in line, line
+
+
+def test_hints_name_the_idea_not_the_code(capsys):
+    # a hint names the mistake and the idea; it never prints the answer's expression
+    wrong = [(chk.dot_scores, lambda q, K: q @ K), (chk.dot_scores, lambda q, K: (q * K).sum(axis=0)),
+             (chk.context_vector, lambda a, V: a[:, None] * V), (chk.context_vector, lambda a, V: V @ a),
+             (chk.context_vector, lambda a, V: a @ V * 2), (chk.output_model, lambda C, W, b: C @ W + b),
+             (chk.output_model, lambda C, W, b: C @ W.T - b)]
+    for checker, fn in wrong:
+        _, line = run(capsys, checker, fn)
+        for code in ("K @ q", "q @ K.T", "a @ V", "W_c @ c", "C @ W", "axis=-1", "W_c.T"):
+            assert code not in line, (code, line)
 
 
 # --- robustness: a checker reports, it never raises --------------------------------------------
@@ -191,7 +226,7 @@ def _boom(*args):
         (chk.dot_scores, (lambda q, K: "abc",), "array of numbers"),
         (chk.dot_scores, (_boom,), "ZeroDivisionError: oops"),
         (chk.dot_scores, (42,), "expected a function"),
-        (chk.context_vector, (lambda a, V: [[1, 2], [3]],), "array of numbers"),
+        (chk.context_vector, (lambda a, V: [[1, 2], [3]],), "returned a list"),
         (chk.context_vector, (_boom,), "ZeroDivisionError"),
         (chk.output_model, (_boom,), "ZeroDivisionError"),
         (chk.predict_winners, (None, "k1"), "no answer yet"),

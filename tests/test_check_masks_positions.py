@@ -40,7 +40,6 @@ def test_mask_loop_agrees_with_package():
     lambda n: np.tril(np.ones((n, n), dtype=bool)),
     lambda n: np.arange(n)[None, :] <= np.arange(n)[:, None],
     lambda n: ~np.triu(np.ones((n, n), dtype=bool), k=1),
-    lambda n: [[j <= i for j in range(n)] for i in range(n)],  # a list of Python bools is bool too
 ])
 def test_causal_mask_accepts_right_answers(capsys, right):
     assert chk.causal_mask(right) is True
@@ -50,10 +49,12 @@ def test_causal_mask_accepts_right_answers(capsys, right):
 @pytest.mark.parametrize("wrong, words", [
     (lambda n: np.triu(np.ones((n, n), dtype=bool), k=1), "nn.MultiheadAttention polarity"),
     (lambda n: ~np.tril(np.ones((n, n), dtype=bool)), "mask of the future"),
-    (lambda n: np.triu(np.ones((n, n), dtype=bool)), "that is the lower triangle, np.tril"),
-    (lambda n: np.tril(np.ones((n, n), dtype=bool), k=-1), "keep the diagonal"),
-    (lambda n: np.tril(np.ones((n, n))), "right pattern, but give a bool array: add .astype(bool)"),
-    (lambda n: np.tril(np.ones((n, n), dtype=int)), "add .astype(bool)"),
+    (lambda n: np.triu(np.ones((n, n), dtype=bool)), "on and below the diagonal"),
+    (lambda n: np.tril(np.ones((n, n), dtype=bool), k=-1), "the diagonal belongs to the allowed part"),
+    (lambda n: np.tril(np.ones((n, n))), "right pattern, but the task asks for a boolean array (dtype bool)"),
+    (lambda n: np.tril(np.ones((n, n), dtype=int)), "dtype bool"),
+    # one rule with the other checkers: a list is not an array, even a list of bools
+    (lambda n: [[j <= i for j in range(n)] for i in range(n)], "returned a list"),
     (lambda n: np.tril(np.ones((n, n + 1), dtype=bool)), "expected shape (n, n) = (4, 4)"),
     (lambda n: np.tril(np.ones((n, n), dtype=bool))[None], "got (1, 4, 4)"),
     (lambda n: np.ones((n, n), dtype=bool), "the shape is right but the pattern is not"),
@@ -68,6 +69,7 @@ def test_causal_mask_names_the_mistake(capsys, wrong, words):
     assert chk.causal_mask(wrong) is False
     out = _line(capsys)
     assert out.startswith("✗") and words in out, out
+    assert "np.tril" not in out and "astype" not in out, out   # the idea, not the code
 
 
 def test_causal_mask_not_fooled_by_n1(capsys):
@@ -114,10 +116,11 @@ def test_masked_softmax_accepts_right_answers(capsys):
     assert _line(capsys).startswith("✓")
     assert chk.masked_softmax(ms_where_guarded) is True
     assert _line(capsys).startswith("✓")
-    assert chk.masked_softmax.__wrapped__(lambda S, m: ak.softmax(S, mask=m).tolist()) is True  # unguarded
+    assert chk.masked_softmax.__wrapped__(lambda S, m: ak.softmax(S, mask=m)) is True  # unguarded
     assert _line(capsys).startswith("✓")
 
-    def in_place(S, mask):  # the common notebook style: overwrite the blocked scores, then softmax
+    def on_a_copy(S, mask):  # overwrite the blocked scores of a copy, then softmax
+        S = S.copy()
         S[~mask] = -np.inf
         top = np.max(S, axis=-1, keepdims=True)
         top[~np.isfinite(top)] = 0
@@ -125,8 +128,32 @@ def test_masked_softmax_accepts_right_answers(capsys):
         s = E.sum(axis=-1, keepdims=True)
         s[s == 0] = 1
         return (E / s).astype(np.float32)  # float32 is close enough
-    assert chk.masked_softmax(in_place) is True
+    assert chk.masked_softmax(on_a_copy) is True
     assert _line(capsys).startswith("✓")
+
+
+def test_masked_softmax_rejects_changing_S_or_mask_in_place(capsys):
+    # as notebook 02's exercise 1 does: the caller's S must be left unchanged
+    def in_place(S, mask):
+        S[~mask] = -np.inf
+        top = np.max(S, axis=-1, keepdims=True)
+        top[~np.isfinite(top)] = 0
+        E = np.exp(S - top)
+        s = E.sum(axis=-1, keepdims=True)
+        s[s == 0] = 1
+        return E / s
+    assert chk.masked_softmax(in_place) is False
+    out = _line(capsys)
+    assert "changed its input S in place" in out, out
+
+    def mask_in_place(S, mask):
+        out = ms_where_guarded(S, mask)
+        mask[:] = True
+        return out
+    assert chk.masked_softmax(mask_in_place) is False
+    assert "changed its input mask in place" in _line(capsys)
+    assert chk.masked_softmax.__wrapped__(lambda S, m: ak.softmax(S, mask=m).tolist()) is False
+    assert "returned a list" in _line(capsys)
 
 
 def test_big_case_really_breaks_the_naive_softmax():
@@ -208,12 +235,12 @@ def test_wrong_answers_really_are_wrong_and_finite_where_expected():
 
 
 @pytest.mark.parametrize("wrong, words", [
-    (ms_zero_not_inf, "a masked score of 0 still gets weight exp(0); use -np.inf"),
+    (ms_zero_not_inf, "a masked score of 0 still gets weight exp(0); a blocked score must be minus infinity"),
     (ms_no_renormalise, "rows no longer sum to 1: renormalise after zeroing"),
     (ms_reversed, "polarity is reversed"),
     (ms_reversed_naive, "polarity is reversed"),
-    (ms_nan_row, "the all-False row gives 0/0 = NaN; return zeros"),
-    (ms_nan_row_no_max, "np.where(s == 0, 1, s)"),
+    (ms_nan_row, "the all-False row gives 0/0 = NaN: its row sum is 0"),
+    (ms_nan_row_no_max, "guard the division where the sum is 0"),
     (ms_no_max, "Subtract each row's maximum (over the allowed entries) before exp"),
     (ms_max_of_whole_row, "over the allowed entries"),
     (ms_minus_1e9, "not uniform weights"),
@@ -274,13 +301,44 @@ def positions_vectorised(n, d):
     return np.where(j % 2 == 0, np.sin(angle), np.cos(angle))
 
 
+def positions_at(pos, d):
+    """The formula entry by entry at the given positions (a loop: the checker compares numbers only)."""
+    P = np.zeros((len(pos), d))
+    for k, p in enumerate(pos):
+        for i in range(d // 2):
+            angle = p / 10000 ** (2 * i / d)
+            P[k, 2 * i] = np.sin(angle)
+            P[k, 2 * i + 1] = np.cos(angle)
+    return P
+
+
+def on_positions(f):
+    """A wrong answer written for (n, d), given the positions' count: it ignores which positions they are."""
+    return lambda pos, d: f(len(pos), d)
+
+
 def test_positions_accepts_right_answers(capsys):
-    assert chk.positions(positions_loop) is True
+    assert chk.positions(positions_at) is True
     assert _line(capsys).startswith("✓")
-    assert chk.positions(positions_vectorised) is True
+
+    def vectorised(pos, d):
+        j = np.arange(d)[None, :]
+        angle = pos[:, None] / 10000 ** (2 * (j // 2) / d)
+        return np.where(j % 2 == 0, np.sin(angle), np.cos(angle))
+    assert chk.positions(vectorised) is True
     assert _line(capsys).startswith("✓")
-    assert chk.positions(lambda n, d: positions_vectorised(n, d).astype(np.float32)) is True
+    assert chk.positions(lambda pos, d: vectorised(pos, d).astype(np.float32)) is True
     assert _line(capsys).startswith("✓")
+
+
+def test_section_4_1_positions_loop_does_not_pass(capsys):
+    # notebook 04's positions_loop(n, d), passed the positions: it takes a count, not positions
+    assert chk.positions(positions_loop) is False
+    out = _line(capsys)
+    assert "not a count" in out, out
+    assert chk.positions(on_positions(positions_loop)) is False   # the count only: positions from 0
+    out = _line(capsys)
+    assert "not the positions you were given" in out, out
 
 
 def _pairs(n, d, exponent, swap=False, start=0, concat=False, multiply=False, same=None):
@@ -316,20 +374,23 @@ def two_i(i, d):
     (lambda n, d: _pairs(n, d, two_i, same=np.cos), "every column is a cos"),
     (lambda n, d: _pairs(n, d, lambda i, d: i / d), "you used i/d"),
     (lambda n, d: _columns(n, d, lambda j, d: j / d), "column index j in the exponent, j/d"),
-    (lambda n, d: _columns(n, d, lambda j, d: 2 * j / d), "i is the pair index j // 2"),
+    (lambda n, d: _columns(n, d, lambda j, d: 2 * j / d), "i is the pair index, so columns"),
     (lambda n, d: _pairs(n, d, two_i, concat=True), "the paper interleaves: column 2i is sin, 2i+1 is cos"),
-    (lambda n, d: _pairs(n, d, two_i, start=1), "positions start at 0"),
+    (lambda n, d: _pairs(n, d, two_i, start=1), "you encoded positions 1 .. 6"),
     (lambda n, d: _pairs(n, d, two_i, multiply=True), "do not multiply"),
     (lambda n, d: positions_loop(n, d).T, "rows are positions"),
-    (lambda n, d: positions_loop(n, d + 2), "expected shape (n, d) = (6, 8)"),
+    (lambda n, d: positions_loop(n, d + 2), "expected shape (len(pos), d) = (6, 8)"),
     (lambda n, d: positions_loop(n, d)[:, : d // 2], "got (6, 4)"),
     (lambda n, d: positions_loop(n, d) + 0.5, "the shape is right but the numbers are not"),
     (lambda n, d: None, "forget `return`"),
     (_raises, "RuntimeError: boom"),
     (lambda n, d: ..., STUB),
+    (lambda n, d: positions_loop(n, d).tolist(), "returned a list"),
     (..., "no answer yet"),
 ])
 def test_positions_names_the_mistake(capsys, wrong, words):
+    if callable(wrong):
+        wrong = on_positions(wrong)   # the first case is pos = 0..5, where these agree with (n, d)
     assert chk.positions(wrong) is False
     out = _line(capsys)
     assert out.startswith("✗") and words in out, out
@@ -377,8 +438,8 @@ def test_future_unchanged_accepts_any_order(capsys, right):
 
 
 @pytest.mark.parametrize("answer, words", [
-    ([0, 1, 2], "those rows cannot see token 3"),
-    ([0, 1, 2, 3], "only queries i >= 3 see token 3"),
+    ([0, 1, 2], "rows 0, 1, 2 cannot see token 3"),
+    ([0, 1, 2, 3], "rows 0, 1, 2 cannot see token 3"),
     ([4, 5], "row 3 changes too: token 3 is its own query"),
     ([3], "queries after 3 also attend to token 3"),
     ([0, 1, 2, 3, 4, 5], "rows 0..2 never see token 3"),
@@ -422,13 +483,13 @@ class Weird:
 @pytest.mark.parametrize("checker, answer", [
     (chk.causal_mask, lambda n: Weird()),
     (chk.masked_softmax, lambda S, m: Weird()),
-    (chk.positions, lambda n, d: Weird()),
+    (chk.positions, lambda p, d: Weird()),
     (chk.future_unchanged, Weird()),
     (chk.causal_mask, 42),
     (chk.masked_softmax, "f"),
     (chk.positions, [1, 2]),
     (chk.masked_softmax, lambda S, m: np.full(S.shape, np.nan)),
-    (chk.positions, lambda n, d: np.full((n, d), np.inf)),
+    (chk.positions, lambda p, d: np.full((len(p), d), np.inf)),
     (chk.causal_mask, lambda n: np.array([[object()]])),
 ])
 def test_checkers_never_raise(capsys, checker, answer):

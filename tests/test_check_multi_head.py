@@ -17,37 +17,51 @@ def _line(capsys):
 
 def split_loop(X, h):
     """Reference written independently of attention_kit: copy column blocks one head at a time."""
-    n, D = X.shape
+    b, n, D = X.shape
     d = D // h
-    out = np.empty((h, n, d))
-    for i in range(h):
-        for t in range(n):
-            out[i, t] = X[t, i * d:(i + 1) * d]
+    out = np.empty((b, h, n, d))
+    for s in range(b):
+        for i in range(h):
+            for t in range(n):
+                out[s, i, t] = X[s, t, i * d:(i + 1) * d]
     return out
 
 
 def merge_loop(Xh):
-    return np.concatenate([Xh[i] for i in range(Xh.shape[0])], axis=1)
+    return np.concatenate([Xh[:, i] for i in range(Xh.shape[1])], axis=-1)   # (b, n, h*d)
 
 
 def test_split_loop_agrees_with_package():
-    X = np.arange(24.0).reshape(4, 6)
-    np.testing.assert_array_equal(split_loop(X, 3), ak.split_heads(X, 3))
+    X = np.arange(48.0).reshape(2, 4, 6)
+    for s in range(2):
+        np.testing.assert_array_equal(split_loop(X, 3)[s], ak.split_heads(X[s], 3))
 
 
 def test_split_merge_accepts_right_answers(capsys):
     assert chk.split_merge(split_loop, merge_loop) is True
     assert _line(capsys).startswith("✓")
-    assert chk.split_merge(lambda X, h: X.reshape(X.shape[0], h, -1).transpose(1, 0, 2)) is True
+    assert chk.split_merge(lambda X, h: X.reshape(*X.shape[:2], h, -1).transpose(0, 2, 1, 3),
+                           lambda Xh: np.swapaxes(Xh, 1, 2).reshape(Xh.shape[0], Xh.shape[2], -1)) is True
     assert _line(capsys).startswith("✓")
 
 
+def test_notebook_3_one_sequence_split_does_not_pass(capsys):
+    # section 4's lines for one sequence, copied: they do not handle the batch axis
+    def split_2d(X, h):
+        n, hd = X.shape[-2:]
+        return X.reshape(n, h, hd // h).transpose(1, 0, 2)
+    assert chk.split_merge(split_2d, merge_loop) is False
+    out = _line(capsys)
+    assert out.startswith("✗") and "batch" in out, out
+
+
 @pytest.mark.parametrize("wrong, words", [
-    (lambda X, h: X.reshape(h, X.shape[0], -1), "transposed reshape"),
-    (lambda X, h: X.reshape(X.shape[0], h, -1), "did not move the head axis"),
-    (lambda X, h: X.reshape(X.shape[0], -1, h).transpose(2, 0, 1), "interleaved"),
-    (lambda X, h: X.T.reshape(h, -1, X.shape[0]), "last two axes are swapped"),
-    (lambda X, h: X, "expected shape (h, n, d_head)"),
+    (lambda X, h: X.reshape(X.shape[0], h, X.shape[1], -1), "reshape without the transpose"),
+    (lambda X, h: X.reshape(*X.shape[:2], h, -1), "still comes after the token axis"),
+    (lambda X, h: X.reshape(*X.shape[:2], -1, h).transpose(0, 3, 1, 2), "interleaved"),
+    (lambda X, h: X.reshape(*X.shape[:2], h, -1).transpose(2, 0, 1, 3), "batch axis stays first"),
+    (lambda X, h: X, "expected shape (b, h, n, d_head)"),
+    (lambda X, h: list(split_loop(X, h)), "returned a list"),
     (lambda X, h: None, "forget `return`"),
     (lambda X, h: 1 / 0, "ZeroDivisionError"),
 ])
@@ -55,17 +69,19 @@ def test_split_names_the_mistake(capsys, wrong, words):
     assert chk.split_merge(wrong, merge_loop) is False
     out = _line(capsys)
     assert out.startswith("✗") and words in out, out
+    assert ".transpose(" not in out and "transposed reshape" not in out, out   # the idea, not the code
 
 
 @pytest.mark.parametrize("wrong, words", [
-    (lambda Xh: Xh.reshape(Xh.shape[1], -1), "transposed reshape"),
-    (lambda Xh: Xh.transpose(1, 2, 0).reshape(Xh.shape[1], -1), "interleaved"),
-    (lambda Xh: Xh, "expected shape (n, h*d_head)"),
+    (lambda Xh: Xh.reshape(Xh.shape[0], Xh.shape[2], -1), "reshape without the transpose"),
+    (lambda Xh: Xh.transpose(0, 2, 3, 1).reshape(Xh.shape[0], Xh.shape[2], -1), "interleaved"),
+    (lambda Xh: Xh, "expected shape (b, n, h*d_head)"),
 ])
 def test_merge_names_the_mistake(capsys, wrong, words):
     assert chk.split_merge(split_loop, wrong) is False
     out = _line(capsys)
     assert out.startswith("✗") and words in out, out
+    assert ".transpose(" not in out, out
 
 
 def test_split_not_done(capsys):
@@ -103,11 +119,14 @@ def _no_keepdims_sm(S):
     return E / E.sum(axis=-1)  # (n, n) / (n,): divides column j by row j's sum
 
 
-def test_one_head_accepts_loop_and_tuple(capsys):
+def test_one_head_accepts_loop_rejects_tuple(capsys):
     assert chk.one_head(head_loop) is True
     assert _line(capsys).startswith("✓")
-    assert chk.one_head.__wrapped__(lambda X, Wq, Wk, Wv: ak.self_attention(X, Wq, Wk, Wv)) is True  # unguarded
-    assert _line(capsys).startswith("✓")
+    # the task asks for one array: (A @ V, A) is not it
+    assert chk.one_head.__wrapped__(lambda X, Wq, Wk, Wv: ak.self_attention(X, Wq, Wk, Wv)) is False  # unguarded
+    assert "tuple" in _line(capsys)
+    assert chk.one_head(lambda X, Wq, Wk, Wv: head_loop(X, Wq, Wk, Wv).tolist()) is False
+    assert "returned a list" in _line(capsys)
 
 
 @pytest.mark.parametrize("wrong, words", [
@@ -118,9 +137,9 @@ def test_one_head_accepts_loop_and_tuple(capsys):
     (lambda X, Wq, Wk, Wv: _sm((X @ Wq) @ (X @ Wk).T / np.sqrt(2)), "returned the weights"),
     (lambda X, Wq, Wk, Wv: _sm((X @ Wq) @ (X @ Wk).T / np.sqrt(X.shape[1])) @ (X @ Wv), "not by sqrt(d_model)"),
     (lambda X, Wq, Wk, Wv: _global_sm((X @ Wq) @ (X @ Wk).T / np.sqrt(2)) @ (X @ Wv), "whole matrix"),
-    (lambda X, Wq, Wk, Wv: _no_keepdims_sm((X @ Wq) @ (X @ Wk).T / np.sqrt(2)) @ (X @ Wv), "without keepdims"),
+    (lambda X, Wq, Wk, Wv: _no_keepdims_sm((X @ Wq) @ (X @ Wk).T / np.sqrt(2)) @ (X @ Wv), "keep the sums as a column"),
     (lambda X, Wq, Wk, Wv: _sm((X @ Wk) @ (X @ Wq).T / np.sqrt(2)) @ (X @ Wv), "scores are transposed"),
-    (lambda X, Wq, Wk, Wv: _sm((X @ Wq) @ (X @ Wk).T / np.sqrt(2)) @ X, "values V = X @ W_v"),
+    (lambda X, Wq, Wk, Wv: _sm((X @ Wq) @ (X @ Wk).T / np.sqrt(2)) @ X, "projected by W_v"),
     (lambda X, Wq, Wk, Wv: (X @ Wq.T), "rows are tokens"),
     (lambda X, Wq, Wk, Wv: np.zeros((4, 3)), "shape is right"),
 ])
@@ -133,7 +152,7 @@ def test_one_head_names_the_mistake(capsys, wrong, words):
 # ---------------------------------------------------------------- concat then W_o
 
 def combine_loop(heads, W_o):
-    concat = np.concatenate([heads[i] for i in range(heads.shape[0])], axis=1)  # (n, h*d_v)
+    concat = np.concatenate([heads[:, i] for i in range(heads.shape[1])], axis=-1)  # (b, n, h*d_v)
     return concat @ W_o
 
 
@@ -142,21 +161,25 @@ def test_concat_project_accepts_right_answer(capsys):
     assert _line(capsys).startswith("✓")
     # the same thing written as a sum over heads of head_l @ (its block of W_o)
     def by_blocks(heads, W_o):
-        d_v = heads.shape[2]
-        return sum(heads[i] @ W_o[i * d_v:(i + 1) * d_v] for i in range(heads.shape[0]))
+        d_v = heads.shape[-1]
+        return sum(heads[:, i] @ W_o[i * d_v:(i + 1) * d_v] for i in range(heads.shape[1]))
     assert chk.concat_project(by_blocks) is True
     assert _line(capsys).startswith("✓")
 
 
+def _merge_b(H):
+    return np.stack([ak.merge_heads(x) for x in H])
+
+
 @pytest.mark.parametrize("wrong, words", [
-    (lambda H, W: ak.merge_heads(H), "forgot the output projection"),
-    (lambda H, W: H.reshape(H.shape[1], -1) @ W, "transposed reshape"),
-    (lambda H, W: H.transpose(1, 2, 0).reshape(H.shape[1], -1) @ W, "interleaved"),
-    (lambda H, W: H.sum(axis=0), "added the heads"),
-    (lambda H, W: H.mean(axis=0), "averaged the heads"),
-    (lambda H, W: np.concatenate(list(H), axis=0), "token axis"),
-    (lambda H, W: ak.merge_heads(H) @ W.T, "not W_o.T"),
-    (lambda H, W: np.concatenate(list(H), axis=0) @ W, "concatenate the heads along the features"),
+    (lambda H, W: _merge_b(H), "forgot the output projection"),
+    (lambda H, W: H.reshape(H.shape[0], H.shape[2], -1) @ W, "reshape without the transpose"),
+    (lambda H, W: H.transpose(0, 2, 3, 1).reshape(H.shape[0], H.shape[2], -1) @ W, "interleaved"),
+    (lambda H, W: H.sum(axis=1), "added the heads"),
+    (lambda H, W: H.mean(axis=1), "averaged the heads"),
+    (lambda H, W: _merge_b(H) @ W.T, "W_o, of shape (h*d_v, d_model)"),
+    (lambda H, W: H.transpose(1, 0, 2).reshape(H.shape[1], -1) @ W, "batch axis first"),   # section 4, copied
+    (lambda H, W: list(_merge_b(H) @ W), "returned a list"),
 ])
 def test_concat_project_names_the_mistake(capsys, wrong, words):
     assert chk.concat_project.__wrapped__(wrong) is False  # without the plain-numpy guard
@@ -186,19 +209,42 @@ def test_n_parameters_right(capsys, d_model, h, bias):
     (4 * 512**2, True, "forgot the biases"),
     (4 * 512**2 + 3 * 512, True, "forgot the output bias b_o"),
     (4 * 512**2 + 512, True, "forgot the biases of the heads"),
-    (4 * 512**2 + 8 * 3 * 512 + 512, True, "biases have d_head = d_model/h entries"),
+    (4 * 512**2 + 8 * 3 * 512 + 512, True, "biases have d_head entries, not d_model"),
     (8 * 3 * 512**2 + 512**2, False, "not d_model"),
     (8 * 4 * 512**2, False, "share one W_o"),
     (3 * 512 * 64 + 512**2, False, "W_q, W_k, W_v of one head only"),
     (4 * 512 * 64, False, "one head only"),
-    (12345, False, "not 12,345"),
-    ("many", False, "give a number"),
+    (12345, False, "your count, 12,345, is not"),
+    (4 * 512**2 + 0.4, False, "not a whole number"),
+    ("many", False, "give a whole number"),
+    (True, False, "give a whole number"),
     (None, False, "no answer yet"),
 ])
 def test_n_parameters_names_the_mistake(capsys, answer, bias, words):
     assert chk.n_parameters(answer, d_model=512, n_heads=8, bias=bias) is False
     out = _line(capsys)
     assert out.startswith("✗") and words in out, out
+
+
+@pytest.mark.parametrize("d_model, h, d_head, bias", [(8, 2, 4, False), (8, 2, 4, True), (6, 3, 5, True),
+                                                     (12, 4, 2, False), (16, 8, 16, True)])
+def test_reference_count_is_the_size_of_the_arrays_the_package_builds(d_model, h, d_head, bias):
+    built = ak.init_multi_head(d_model, h, rng=np.random.default_rng(0), d_k=d_head, d_v=d_head, bias=bias)
+    assert chk._count(d_model, h, d_head, bias) == built.n_parameters()
+
+
+# T5-11B (Raffel et al. 2020): d_model 1024, 128 heads of d_kv = 128, no biases: h*d_head = 16,384 != d_model
+@pytest.mark.parametrize("answer, ok_expected, words", [
+    (4 * 1024 * 128 * 128, True, "67,108,864 parameters"),
+    (4 * 1024**2, False, "4 d_model^2 holds only"),
+    (4 * 1024**2 + 4 * 1024, False, "section 5 assumes"),
+    (3 * 1024 * 128 * 128, False, "forgot the output projection"),
+    (3 * 1024 * 128 + 128 * 128 * 1024, False, "one head only"),
+])
+def test_n_parameters_wide_heads(capsys, answer, ok_expected, words):
+    assert chk.n_parameters(answer, d_model=1024, n_heads=128, d_head=128) is ok_expected
+    out = _line(capsys)
+    assert words in out, out
 
 
 @pytest.mark.parametrize("checker, args, words", [

@@ -10,14 +10,18 @@ import attention_kit.check.self_attention as check
 
 
 def loop_softmax_rows(S):
-    out = np.empty_like(np.asarray(S, dtype=float))
-    for i, row in enumerate(S):
+    S = np.asarray(S, dtype=float)
+    out = np.empty_like(S)
+    for idx in np.ndindex(S.shape[:-1]):   # every row, whatever is in front of it
+        row = S[idx]
         e = [np.exp(v - max(row)) for v in row]
-        out[i] = [v / sum(e) for v in e]
+        out[idx] = [v / sum(e) for v in e]
     return out
 
 
 def loop_self_attention(X, W_q, W_k, W_v):
+    if X.ndim == 3:   # a batch: one sequence at a time
+        return np.stack([loop_self_attention(x, W_q, W_k, W_v) for x in X])
     Q, K, V = X @ W_q, X @ W_k, X @ W_v
     d_k = Q.shape[1]
     out = np.zeros((len(X), V.shape[1]))
@@ -46,7 +50,7 @@ def run(capsys, checker, *args, **kwargs):
 
 
 def test_softmax_rows_accepts_loop_and_attention_kit(capsys):
-    for fn in (loop_softmax_rows, ak.softmax, lambda S: sm(S, 1)):
+    for fn in (loop_softmax_rows, ak.softmax, lambda S: sm(S, -1)):
         ok, out = run(capsys, check.softmax_rows.__wrapped__, fn)  # without the plain-numpy guard
         assert ok and out.startswith("✓"), out
 
@@ -57,10 +61,15 @@ def test_softmax_rows_accepts_loop_and_attention_kit(capsys):
         (lambda S: sm(S, 0), "COLUMN"),
         (lambda S: sm(S, 1).T, "transposed"),
         (lambda S: np.exp(S - S.max()) / np.exp(S - S.max()).sum(), "whole matrix"),
-        (lambda S: np.exp(S) / np.exp(S).sum(axis=1), "keepdims"),
-        (lambda S: S / S.sum(axis=1, keepdims=True), "without np.exp"),
+        (lambda S: np.exp(S) / np.exp(S).sum(axis=1), "kept as a column"),
+        (lambda S: S / S.sum(axis=1, keepdims=True), "without the exponential"),
         (lambda S: np.exp(S - S.max(axis=1, keepdims=True)), "do not sum to 1"),
         (lambda S: np.exp(S) / np.exp(S).sum(axis=1, keepdims=True), "overflows"),
+        # the global maximum: the row near -1000 underflows to 0/0, not an overflow
+        (lambda S: np.exp(S - S.max()) / np.exp(S - S.max()).sum(axis=-1, keepdims=True), "0/0"),
+        (lambda S: sm(S, -1).tolist(), "returned a list"),
+        # the 2-D-only answers: right on a matrix, wrong on a stack of them (h, n_q, n_k)
+        (lambda S: sm(S, 1), "LAST axis"),
         (lambda S: None, "return"),
         (lambda S: 1 / 0, "ZeroDivisionError"),
         (..., "not answered"),
@@ -69,6 +78,19 @@ def test_softmax_rows_accepts_loop_and_attention_kit(capsys):
 def test_softmax_rows_names_the_mistake(capsys, fn, hint):
     ok, out = run(capsys, check.softmax_rows, fn)
     assert not ok and out.startswith("✗") and hint in out, out
+
+
+def test_softmax_given_of_section_6_does_not_pass(capsys):
+    # notebook 02's section 6 defines this correct 2-D softmax; exercise 1 asks for any stack of rows
+    def softmax_given(X):
+        x_row_max = X.max(axis=1).reshape(list(X.shape)[:-1] + [1])
+        X = X - x_row_max
+        x_exp = np.exp(X)
+        x_exp_row_sum = x_exp.sum(axis=1).reshape(list(X.shape)[:-1] + [1])
+        return x_exp / x_exp_row_sum
+
+    ok, out = run(capsys, check.softmax_rows, softmax_given)
+    assert not ok and "last axis" in out, out
 
 
 def test_softmax_rows_catches_in_place_change(capsys):
@@ -100,7 +122,7 @@ def test_scaled_scores_accepts(capsys):
         (lambda Q, K: Q @ K.T / np.sqrt(Q.shape[0]), "sqrt(n_q)"),
         (lambda Q, K: Q @ K.T * np.sqrt(Q.shape[-1]), "multiplied"),
         (lambda Q, K: K @ Q.T / np.sqrt(Q.shape[-1]), "transposed layout"),
-        (lambda Q, K: Q @ K / np.sqrt(Q.shape[-1]), "K.T"),
+        (lambda Q, K: Q @ K / np.sqrt(Q.shape[-1]), "pair the d_k axis"),
     ],
 )
 def test_scaled_scores_names_the_mistake(capsys, fn, hint):
@@ -151,11 +173,29 @@ def test_full_self_attention_accepts(capsys):
 
 def one_line(axis=-1, scale="d_k", softmax=True):
     def fn(X, W_q, W_k, W_v):
-        S = (X @ W_q) @ (X @ W_k).T
-        S = S / {"d_k": np.sqrt(W_q.shape[1]), "d_model": np.sqrt(X.shape[1]), "none": 1.0}[scale]
+        S = (X @ W_q) @ np.swapaxes(X @ W_k, -1, -2)
+        S = S / {"d_k": np.sqrt(W_q.shape[1]), "d_model": np.sqrt(X.shape[-1]), "none": 1.0}[scale]
         A = sm(S, axis) if softmax else S
         return A @ (X @ W_v)
     return fn
+
+
+def section_2_5(X, W_q, W_k, W_v):
+    # notebook 02's section 2.5 for one sequence, copied: K.T reverses the batch axis too
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    return ak.softmax(Q @ K.T / np.sqrt(K.shape[-1])) @ V
+
+
+def test_full_self_attention_rejects_section_2_5_copied(capsys):
+    ok, out = run(capsys, check.full_self_attention, section_2_5)
+    assert not ok and "batch" in out, out
+
+
+def test_full_self_attention_accepts_the_batch_forms(capsys):
+    for fn in (one_line(), lambda X, a, b, c: ak.softmax((X @ a) @ (X @ b).swapaxes(-1, -2)
+                                                          / np.sqrt(a.shape[1])) @ (X @ c)):
+        ok, out = run(capsys, check.full_self_attention, fn)
+        assert ok, out
 
 
 @pytest.mark.parametrize(
@@ -163,21 +203,26 @@ def one_line(axis=-1, scale="d_k", softmax=True):
     [
         (one_line(scale="none"), "forgot the scaling"),
         (one_line(scale="d_model"), "sqrt(d_model)"),
-        (one_line(axis=0), "wrong axis"),
+        (one_line(axis=-2), "wrong axis"),
+        (lambda X, a, b, c: list(one_line()(X, a, b, c)), "returned a list"),
         (one_line(softmax=False), "no softmax"),
-        (lambda X, a, b, c: one_line()(X, a, b, c).T, "transposed layout"),
+        (lambda X, a, b, c: np.swapaxes(one_line()(X, a, b, c), -1, -2), "transposed layout"),
         (lambda X, a, b, c: ak.self_attention(X, a, b, c), "tuple"),
         (lambda X, a, b, c: ak.self_attention(X.T, a, b, c)[0], "ShapeError"),
-        (lambda X, a, b, c: (a.T @ X.T).T, "must have shape"),
+        (lambda X, a, b, c: (X @ a), "must have shape"),
         (lambda X, a, b, c: one_line()(X, a, b, c) + 0.1, "wrong values"),
-        (lambda X, a, b, c: sm(((X @ a) @ (X @ b).T / np.sqrt(a.shape[1])).ravel(), 0).reshape(
-            len(X), len(X)) @ (X @ c), "whole matrix"),
-        (lambda X, a, b, c: sm((X @ a) @ (X @ b).T / np.sqrt(a.shape[1]), 1) @ X, "mixed the inputs X"),
+        (lambda X, a, b, c: np.stack([sm(((x @ a) @ (x @ b).T / np.sqrt(a.shape[1])).ravel(), 0).reshape(
+            len(x), len(x)) @ (x @ c) for x in np.reshape(X, (-1, *X.shape[-2:]))]).reshape(
+            *X.shape[:-1], c.shape[1]), "whole matrix"),
+        (lambda X, a, b, c: sm((X @ a) @ np.swapaxes(X @ b, -1, -2) / np.sqrt(a.shape[1]), -1) @ X,
+         "mixed the inputs X"),
     ],
 )
 def test_full_self_attention_names_the_mistake(capsys, fn, hint):
     ok, out = run(capsys, check.full_self_attention.__wrapped__, fn)  # without the plain-numpy guard
     assert not ok and hint in out, out
+    for code in ("Q @ K.T", "X @ W_q", "np.sqrt(d_k)", "axis=-1"):   # hints name the idea, not the code
+        assert code not in out, (code, out)
 
 
 # --- dot_variance --------------------------------------------------------------------------------
@@ -219,7 +264,7 @@ def test_fixed_source_code_accepts(capsys):
     "fn, hint",
     [
         (lambda X, a, b, c: source_003_fixed(X, a.T, b.T, c.T), "column convention"),
-        (lambda X, a, b, c: np.matmul(a, X), "not W_q @ X"),
+        (lambda X, a, b, c: np.matmul(a, X), "not on the tokens"),
         (lambda X, a, b, c: source_003_fixed(X, *np.random.default_rng().normal(size=(3, 3, 3))),
          "do not draw new random"),
         (lambda X, a, b, c: sm((X @ a) @ (X @ b).T, 1) @ (X @ c), "forgot the scaling"),
@@ -240,7 +285,7 @@ def test_source_003_original_code_fails_the_checker(capsys):
         return np.matmul(W_q, X)
 
     ok, out = run(capsys, check.fixed_source_code, source_003)
-    assert not ok and "Q = X @ W_q" in out, out
+    assert not ok and "acts on the features" in out, out
 
 
 @pytest.mark.parametrize(
@@ -267,6 +312,10 @@ def test_untouched_stub_is_reported_as_not_answered(capsys, checker, stub):
         (32, 32, False, "square root"),
         (512, 32 ** 0.5, False, "add"),
         (40, 6, False, "Var(q)E(k)^2 + Var(k)E(q)^2"),
+        (32, 5.66, True, "variance 32"),       # two decimals, as the task asks: sqrt(32) = 5.657
+        (32, 5.657, True, "variance 32"),
+        (32, 5.65, False, "square root, to two decimals"),
+        (32, 5.7, False, "square root, to two decimals"),
     ],
 )
 def test_dot_variance_with_a_mean(capsys, var, std, ok_expected, hint):

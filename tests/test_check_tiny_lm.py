@@ -20,18 +20,36 @@ def ln_right(X, g, b, eps=1e-5):
     return (X - mu) / np.sqrt(X.var(axis=-1, keepdims=True) + eps) * g + b
 
 
+def layer_norm_loop(X, gamma, beta, eps=1e-5):
+    """Notebook 06's cell 14, copied: a loop over the rows of a 2-D X."""
+    out = np.empty_like(X)
+    for i, x in enumerate(X):
+        mu = x.mean()
+        var = ((x - mu) ** 2).mean()
+        out[i] = gamma * (x - mu) / np.sqrt(var + eps) + beta
+    return out
+
+
 LN_CASES = {
-    "axis 0": (lambda X, g, b, eps=1e-5: (X - X.mean(0)) / np.sqrt(X.var(0) + eps) * g + b, "axis=-1"),
+    "axis 0": (lambda X, g, b, eps=1e-5: (X - X.mean(-2, keepdims=True)) / np.sqrt(X.var(-2, keepdims=True) + eps)
+               * g + b, "over its own features"),
     "no eps": (lambda X, g, b, eps=1e-5: (X - X.mean(-1, keepdims=True)) / X.std(-1, keepdims=True) * g + b,
-               "eps inside"),
+               "eps is missing"),
     "variance": (lambda X, g, b, eps=1e-5: (X - X.mean(-1, keepdims=True)) / (X.var(-1, keepdims=True) + eps) * g + b,
                  "not by the variance"),
     "ddof 1": (lambda X, g, b, eps=1e-5: (X - X.mean(-1, keepdims=True))
-               / np.sqrt(X.var(-1, ddof=1, keepdims=True) + eps) * g + b, "ddof=1"),
+               / np.sqrt(X.var(-1, ddof=1, keepdims=True) + eps) * g + b, "divided by d - 1"),
     "eps outside the root": (lambda X, g, b, eps=1e-5: (X - X.mean(-1, keepdims=True))
                              / (X.std(-1, keepdims=True) + eps) * g + b, "inside the square root"),
     "no gamma": (lambda X, g, b, eps=1e-5: (X - X.mean(-1, keepdims=True)) / np.sqrt(X.var(-1, keepdims=True) + eps),
-                 "multiply by gamma"),
+                 "gamma and shift beta are missing"),
+    # eps written in: right for eps = 1e-5, wrong for the checker's eps = 0.5
+    "hard-coded eps": (lambda X, g, b, eps=1e-5: ln_right(X, g, b, 1e-5), "use the argument eps"),
+    # no keepdims: a broadcast error, which is about the row statistics, not about eps
+    "no keepdims": (lambda X, g, b, eps=1e-5: (X - X.mean(-1)) / np.sqrt(X.var(-1) + eps) * g + b,
+                    "keep them as a column"),
+    "section 2's loop": (layer_norm_loop, "a whole sequence"),
+    "a list": (lambda X, g, b, eps=1e-5: ln_right(X, g, b, eps).tolist(), "returned a list"),
 }
 
 
@@ -41,7 +59,9 @@ def test_layer_norm_checker(capsys):
     for name, (fn, hint) in LN_CASES.items():
         with np.errstate(all="ignore"):
             assert not C.layer_norm(fn), name
-        assert hint in capsys.readouterr().out, name
+        out = capsys.readouterr().out
+        assert hint in out, (name, out)
+        assert "axis=-1" not in out and "keepdims=True" not in out, out   # the idea, not the code
     assert not C.layer_norm(...)
     assert "no answer yet" in capsys.readouterr().out
     assert not C.layer_norm(lambda X, g, b, eps=1e-5: 1 / 0)
@@ -52,9 +72,13 @@ def test_mask_at_inference_checker(model, capsys):
     assert C.mask_at_inference(False, True, **model)
     assert "✓" in capsys.readouterr().out
     assert not C.mask_at_inference(True, True, **model)
-    assert "last row of the causal mask" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "last row of the causal mask" in out
     assert not C.mask_at_inference(False, False, **model)
-    assert "words after it" in capsys.readouterr().out
+    out += capsys.readouterr().out
+    assert "earlier word's row" in out
+    for verdict in ("cannot change", "its prediction changes", "so with one block"):   # in class too: no answer
+        assert verdict not in out, out
     assert not C.mask_at_inference(..., True, **model)
     assert not C.mask_at_inference("no", True, **model)
     assert "True or False" in capsys.readouterr().out
@@ -75,6 +99,12 @@ def test_sample_checker(capsys):
         "times": (lambda lg, t, rng: sample_right(lg * t * t, t, rng), "multiplied"),
         "overflow": (lambda lg, t, rng: int(rng.choice(len(lg), p=np.exp(lg / t) / np.exp(lg / t).sum())),
                      "overflow"),
+        # numpy's global generator ignores the rng passed in: the same seed no longer gives the same draws
+        "global rng": (lambda lg, t, rng: int(np.random.choice(len(lg), p=np.exp(lg / t - (lg / t).max())
+                                                               / np.exp(lg / t - (lg / t).max()).sum())),
+                       "do not come from the rng you were given"),
+        "a float": (lambda lg, t, rng: float(sample_right(lg, t, rng)), "return one token id, an int"),
+        "a bool": (lambda lg, t, rng: bool(sample_right(lg, t, rng)), "return one token id, an int"),
     }
     for name, (fn, hint) in cases.items():
         with np.errstate(all="ignore"):

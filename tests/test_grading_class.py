@@ -43,9 +43,9 @@ LIMITS = Limits(cell_s=40, notebook_s=240, exercise_s=10)
 MISTAKES = {
     "01.1": ("my_weights = [0.090, 0.245, 0.665]", "smallest score"),
     "01.2": ("def my_dot_scores(q, K):\n    return q * K", "the element-wise products"),
-    "01.3": ("dot_winner, cosine_winner = 'k1', 'k2'", "the cosine divides the length out"),
+    "01.3": ("dot_winner, cosine_winner = 'k2', 'k3'", "the cosine divides the length out"),
     "01.4": ("def my_context(a, V):\n    return a[..., None] * V", "not yet summed"),
-    "01.5": ("def my_output_model(c, W_c, b_c):\n    return ak.softmax(W_c @ c)", "forgot the bias"),
+    "01.5": ("def my_output_model(C, W_c, b_c):\n    return ak.softmax(C @ W_c.T)", "forgot the bias"),
     "02.1": ("def my_softmax_rows(S):\n    e = np.exp(S - S.max())\n    return e / e.sum(axis=0, keepdims=True)",
              "each COLUMN sums to 1"),
     "02.2": ("def my_scaled_scores(Q, K):\n    return Q @ K.T", "forgot the scaling"),
@@ -53,26 +53,26 @@ MISTAKES = {
              "y3 = ak.softmax(X_ex @ X_ex.T / np.sqrt(2))[2]", "that is the weight row"),
     "02.4": ("variance, std = np.sqrt(32), np.sqrt(32)", "you gave the standard deviation where the variance"),
     "02.5": ("def my_self_attention(X, W_q, W_k, W_v):\n"
-             "    return ak.softmax((X @ W_q) @ (X @ W_k).T) @ (X @ W_v)", "forgot the scaling"),
+             "    return ak.softmax((X @ W_q) @ np.swapaxes(X @ W_k, -1, -2)) @ (X @ W_v)", "forgot the scaling"),
     "02.6": ("def self_attention_fixed(X, W_q, W_k, W_v):\n    n, d = X.shape[:2]\n"
              "    Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T\n    S = Q @ K.T / np.sqrt(d)\n"
              "    E = np.exp(S - S.max(axis=1, keepdims=True))\n"
              "    return E / E.sum(axis=1, keepdims=True) @ V", "column convention"),
-    "03.1": ("def my_split(X, h):\n    return X.reshape(h, X.shape[0], X.shape[1] // h)\n\n"
-             "def my_merge(Xh):\n    return Xh.transpose(1, 0, 2).reshape(Xh.shape[1], -1)",
-             "transposed reshape"),
+    "03.1": ("def my_split(X, h):\n    b, n, hd = X.shape\n    return X.reshape(b, h, n, hd // h)\n\n"
+             "def my_merge(Xh):\n    return Xh.transpose(0, 2, 1, 3).reshape(Xh.shape[0], Xh.shape[2], -1)",
+             "reshape without the transpose"),
     "03.2": ("def my_head(X, W_q, W_k, W_v):\n    S = (X @ W_q) @ (X @ W_k).T\n"
              "    E = np.exp(S - S.max(axis=1, keepdims=True))\n"
              "    return E / E.sum(axis=1, keepdims=True) @ (X @ W_v)", "sqrt(d_k)"),
-    "03.3": ("def my_combine(heads, W_o):\n    return np.concatenate(list(heads), axis=-1)",
+    "03.3": ("def my_combine(heads, W_o):\n    return np.concatenate(list(heads.transpose(1, 0, 2, 3)), axis=-1)",
              "forgot the output projection"),
-    "03.4": ("answer = 4 * 768**2", "forgot the biases"),
+    "03.4": ("answer = 4 * 1024**2", "4 d_model^2 holds only"),
     "04.1": ("def my_causal_mask(n):\n    return np.triu(np.ones((n, n), dtype=bool), k=1)",
              "mask of the future"),
     "04.2": ("def my_masked_softmax(S, mask):\n    Sm = np.where(mask, S, 0.0)\n"
              "    E = np.exp(Sm - Sm.max(axis=1, keepdims=True))\n"
              "    return E / E.sum(axis=1, keepdims=True)", "a masked score of 0"),
-    "04.3": ("def my_positions(n, d):\n    pos = np.arange(n)[:, None]\n"
+    "04.3": ("def my_positions(p, d):\n    n, pos = len(p), np.asarray(p)[:, None]\n"
              "    w = 10000.0 ** (-np.arange(0, d, 2) / d)\n    P = np.zeros((n, d))\n"
              "    P[:, 0::2], P[:, 1::2] = np.cos(pos * w), np.sin(pos * w)\n    return P",
              "sin and cos are swapped"),
@@ -85,12 +85,13 @@ MISTAKES = {
     "05.3": ("def my_gradient_check(f, x, analytic, eps=1e-4):\n    return -1.0", "never negative"),
     "05.4": ("answer = [0, 1, 2, 3, 4, 5]", "copy each word in place"),
     "06.1": ("def my_layer_norm(X, gamma, beta, eps=1e-5):\n    mu = X.mean(axis=-1, keepdims=True)\n"
-             "    return (X - mu) / np.sqrt(X.var(axis=-1, keepdims=True) + eps)", "multiply by gamma"),
+             "    return (X - mu) / np.sqrt(X.var(axis=-1, keepdims=True) + eps)", "gamma and shift beta are missing"),
     "06.2": ("last_changes, earlier_change = False, False", "which keys does removing the mask add"),
     "06.3": ("def my_sample(logits, temperature, rng):\n    return int(np.argmax(logits))", "argmax"),
     "06.4": ("head2_word = 'had'", "which key has the brightest cell"),
-    "07.1": ("def my_online_update(m, l, acc, s, V):\n    m_new = max(m, float(np.max(s)))\n"
-             "    p = np.exp(s - m_new)\n    return m_new, l + p.sum(), np.exp(m - m_new) * acc + p @ V",
+    "07.1": ("def my_online_update(m, l, o, s, V):\n    m_new = max(m, float(np.max(s)))\n"
+             "    p = np.exp(s - m_new)\n    l_new = l + p.sum()\n"
+             "    return m_new, l_new, (np.exp(m - m_new) * l * o + p @ V) / l_new",
              "old sum l was not rescaled"),
     "07.2": ("def my_skipped_tiles(n, block_q, block_k):\n    return n * (n - 1) // 2", "(query, key) pairs"),
     "07.3": ("def my_kv_cache_bytes(n_tokens, layers, heads, kv_heads, d_head, bytes_per_value):\n"

@@ -3,16 +3,19 @@
 Every checker prints one line, ``✓ ...`` or ``✗ ...`` with a hint aimed at the usual mistake, and
 returns True or False. The learner's exceptions are reported, never raised.
 
-* ``online_update(fn)``: ``fn(m, l, acc, s, V) -> (m_new, l_new, acc_new)``, one online-softmax
-  step of one query row over a new block of scores ``s`` (b,) and values ``V`` (b, d_v); catches
-  the old sum or the old output not rescaled, the output rescaled twice, the factor upside down,
-  the maximum not updated and an output divided by ``l`` too early.
+* ``online_update(fn)``: ``fn(m, l, o, s, V) -> (m_new, l_new, o_new)``, one online-softmax step of
+  one query row over a new block of scores ``s`` (b,) and values ``V`` (b, d_v), in the form of
+  FlashAttention's first paper (Dao et al., 2022), where the output ``o`` is kept *normalised* after
+  every block (notebook 07's ``my_tiled`` keeps it unnormalised and divides at the end); catches
+  the old output not turned back into a sum, the old output or the old sum not rescaled, the
+  unnormalised accumulator returned, the output rescaled twice, the factor upside down (NaN from
+  ``m = -inf``) and the maximum not updated.
 * ``skipped_tiles(fn)``: ``fn(n, block_q, block_k) -> int``, the tiles a causal mask skips;
   catches counted (query, key) pairs, a forgotten last partial block, the diagonal tiles counted
-  as skipped, the computed tiles, and half of all tiles.
+  as skipped, the computed tiles, half of all tiles, and a count that is not an int.
 * ``kv_cache_size(fn)``: ``fn(n_tokens, layers, heads, kv_heads, d_head, bytes_per_value) -> int``
   bytes; catches the forgotten 2 (keys *and* values), query heads instead of key/value heads, the
-  layers or the bytes per value forgotten, bits instead of bytes.
+  layers or the bytes per value forgotten, bits instead of bytes, and a size that is not an int.
 * ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers;
   the worked solutions use it so that their cells store no output.
 """
@@ -40,58 +43,42 @@ def _stub(got) -> bool:
 # ---------------------------------------------------------------- online update
 
 
-def _right(m, l, acc, s, V):
+def _right(m, l, o, s, V):
     m_new = max(m, float(np.max(s)))
-    alpha = math.exp(m - m_new)
+    alpha = math.exp(m - m_new)  # 0 from m = -inf
     p = np.exp(s - m_new)
-    return m_new, alpha * l + p.sum(), alpha * acc + p @ V
+    l_new = alpha * l + p.sum()
+    return m_new, l_new, (alpha * l * o + p @ V) / l_new
 
 
 def _wrong_updates():
-    """(update, hint) for the usual mistakes, each a full step (m, l, acc, s, V) -> state."""
-    def step(rescale_l, rescale_acc, *, m_fixed=False, normalise=False):
-        def f(m, l, acc, s, V):
+    """(update, hint) for the usual mistakes, each a full step (m, l, o, s, V) -> state."""
+    def step(o_new, *, l_scaled=True, m_fixed=False):
+        def f(m, l, o, s, V):
             m_new = max(m, float(np.max(s)))
-            alpha = math.exp(m - m_new)
+            a = math.exp(m - m_new)
             p = np.exp(s - m_new)
-            l_new = rescale_l(alpha) * l + p.sum()
-            acc_new = rescale_acc(alpha, acc, p @ V)
-            if normalise:
-                acc_new = acc_new / l_new
-            return (m if m_fixed else m_new), l_new, acc_new
+            l_new = (a if l_scaled else 1.0) * l + p.sum()
+            return (m if m_fixed else m_new), l_new, o_new(a, l, o, p @ V, l_new)
         return f
 
-    def inv(m, l, acc, s, V):
-        m_new = max(m, float(np.max(s)))
-        with np.errstate(over="ignore"):
-            alpha = math.exp(min(m_new - m, 700.0)) if np.isfinite(m) else 0.0
-        p = np.exp(s - m_new)
-        return m_new, alpha * l + p.sum(), alpha * acc + p @ V
-
-    one = lambda a: 1.0  # noqa: E731
-    same = lambda a: a  # noqa: E731
     return [
-        (step(one, lambda a, acc, pv: a * acc + pv),
-         "the old sum l was not rescaled: when the maximum rises to m_new, every old term exp(x - m) must "
-         "become exp(x - m_new), so l_new = exp(m - m_new) * l + sum(p)"),
-        (step(same, lambda a, acc, pv: acc + pv),
-         "the old output acc was not rescaled: it was summed against the old maximum too, so "
-         "acc_new = exp(m - m_new) * acc + p @ V"),
-        (step(same, lambda a, acc, pv: a * a * acc + pv),
-         "the output was rescaled twice (exp(m - m_new) squared): multiply acc by the factor once"),
-        (step(same, lambda a, acc, pv: a * (a * acc + pv)),
-         "the output was rescaled twice: exp(m - m_new) * (exp(m - m_new) * acc + p @ V). The new block's "
-         "terms p are already taken against m_new; only the old acc needs the factor, once"),
-        (step(one, lambda a, acc, pv: acc + pv),
-         "neither the old sum nor the old output was rescaled: both were taken against the old maximum, "
-         "so multiply both by exp(m - m_new)"),
-        (inv, "the factor is upside down: the old terms shrink when the maximum rises, so use "
-              "exp(m - m_new) (<= 1), not exp(m_new - m)"),
-        (step(same, lambda a, acc, pv: a * acc + pv, m_fixed=True),
-         "return the new maximum m_new = max(m, max(s)), not the old m: the next block is compared with it"),
-        (step(same, lambda a, acc, pv: a * acc + pv, normalise=True),
-         "acc is divided by l too early: keep it unnormalised (a sum of exp(s - m) v) inside the loop and "
-         "divide by l once, after the last block"),
+        (step(lambda a, l, o, pv, ln: (a * o + pv) / ln),
+         "o is normalised (divided by the old l), so before new terms can be added it must be turned back "
+         "into a sum against the old maximum, which is what the old l undoes"),
+        (step(lambda a, l, o, pv, ln: (l * o + pv) / ln),
+         "the old output was not rescaled: its terms were taken against the old maximum, and when the "
+         "maximum rises every one of them shrinks by the same factor"),
+        (step(lambda a, l, o, pv, ln: (a * l * o + pv) / ln, l_scaled=False),
+         "the old sum l was not rescaled: its terms were taken against the old maximum too, so they shrink "
+         "by the same factor as the output's"),
+        (step(lambda a, l, o, pv, ln: a * o + pv),
+         "that is section 3's unnormalised accumulator: this exercise keeps o normalised after every block, "
+         "so that o is at each step the softmax-weighted average of the values seen so far"),
+        (step(lambda a, l, o, pv, ln: (a * a * l * o + pv) / ln),
+         "the old output was rescaled twice: the factor applies once to each old term"),
+        (step(lambda a, l, o, pv, ln: (a * l * o + pv) / ln, m_fixed=True),
+         "return the new maximum, not the old m: the next block is compared with it"),
     ]
 
 
@@ -107,20 +94,21 @@ def _update_cases():
 
 
 def _run(fn, s, V, b):
-    """The learner's states after each block, from m = -inf, l = 0, acc = 0; or an error text."""
-    m, l, acc = -np.inf, 0.0, np.zeros(V.shape[1])
+    """The learner's states after each block, from m = -inf, l = 0, o = 0; or an error text."""
+    m, l, o = -np.inf, 0.0, np.zeros(V.shape[1])
     states = []
     for start in range(0, len(s), b):
-        got, err = try_call(fn, m, l, acc.copy(), s[start:start + b].copy(), V[start:start + b].copy())
+        with np.errstate(all="ignore"):
+            got, err = try_call(fn, m, l, o.copy(), s[start:start + b].copy(), V[start:start + b].copy())
         if err or _stub(got):
             return None, (STUB if _stub(got) else err)
         try:
-            m, l, acc = got
-            m, l, acc = float(m), float(l), np.asarray(acc, dtype=float)
+            m, l, o = got
+            m, l, o = float(m), float(l), np.asarray(o, dtype=float)
         except Exception:  # the learner's object: never raise
-            return None, (f"return the three values (m_new, l_new, acc_new), got {type(got).__name__} "
+            return None, (f"return the three values (m_new, l_new, o_new), got {type(got).__name__} "
                           f"{str(got)[:60]}")
-        states.append((m, l, acc))
+        states.append((m, l, o))
     return states, None
 
 
@@ -132,9 +120,10 @@ def _same_states(a, b) -> bool:
 
 @plain_numpy()
 def online_update(fn) -> bool:
-    """Check ``fn(m, l, acc, s, V) -> (m_new, l_new, acc_new)``, one online-softmax step of one row."""
+    """Check ``fn(m, l, o, s, V) -> (m_new, l_new, o_new)``, one online-softmax step of one row with
+    the output ``o`` kept normalised (``o = softmax(scores so far) @ values so far`` after every block)."""
     if not_done(fn):
-        return not_attempted("no answer yet: write my_online_update(m, l, acc, s, V) and pass it in")
+        return not_attempted("no answer yet: write my_online_update(m, l, o, s, V) and pass it in")
     for case, s, V, b in _update_cases():
         got, err = _run(fn, s, V, b)
         if err:
@@ -142,23 +131,30 @@ def online_update(fn) -> bool:
         want, _ = _run(_right, s, V, b)
         if _same_states(got, want):
             continue
+        first = got[0]
+        if not (np.isfinite(first[1]) and np.all(np.isfinite(first[2]))):
+            return report(False, f"{case}: the first block gives NaN or inf. From m = -inf the factor for the "
+                                 "old terms must be exp(-inf) = 0 (there are none yet); the factor upside down "
+                                 "is exp(+inf) = inf, and inf times l = 0 is NaN. The old terms shrink when the "
+                                 "maximum rises: the factor is at most 1")
         for wrong, hint in _wrong_updates():
             ref, _ = _run(wrong, s, V, b)
             if ref is not None and _same_states(got, ref):
                 return report(False, f"{case}: {hint}")
         shape = np.shape(got[-1][2])
         if shape != (V.shape[1],):
-            return report(False, f"{case}: acc_new must have shape (d_v,) = ({V.shape[1]},), one number per "
-                                 f"value feature, got {shape}; p @ V gives it")
+            return report(False, f"{case}: o_new must have shape (d_v,) = ({V.shape[1]},), one number per "
+                                 f"value feature, got {shape}")
         bad = next(i for i, (x, y) in enumerate(zip(got, want, strict=True))
                    if not _same_states([x], [y]))
         part = ("m_new" if not close(got[bad][0], want[bad][0], atol=1e-9) else
-                "l_new" if not close(got[bad][1], want[bad][1], atol=1e-9) else "acc_new")
-        return report(False, f"{case}: after block {bad + 1}, {part} is off. m_new = max(m, max(s)); "
-                             "p = exp(s - m_new); l_new = exp(m - m_new) * l + sum(p); "
-                             "acc_new = exp(m - m_new) * acc + p @ V")
-    return report(True, "the online update is right: the old sum and the old output are rescaled by "
-                        "exp(m - m_new) once, and acc / l after the last block is softmax(s) @ V")
+                "l_new" if not close(got[bad][1], want[bad][1], atol=1e-9) else "o_new")
+        return report(False, f"{case}: after block {bad + 1}, {part} is off. After every block m must be the "
+                             "largest score so far, l the sum of exp(score - m) so far, and o the "
+                             "softmax-weighted average of the values so far")
+    return report(True, "the online update is right: the old output, turned back into a sum and rescaled once "
+                        "by exp(m - m_new), plus the new terms, divided by the new l: o is the softmax "
+                        "average of every value so far, after every block")
 
 
 # ---------------------------------------------------------------- skipped tiles
@@ -213,6 +209,15 @@ def _answers(fn, cases, what: str):
     return out, None
 
 
+def _not_int(got: list, what: str) -> str | None:
+    """The hint when a count is right in value but not an int (a float such as 6.0 from a division)."""
+    odd = next((g for g in got if not isinstance(g, (int, np.integer))), None)
+    if odd is None:
+        return None
+    return (f"the numbers are right, but return {what} as an int, not a {type(odd).__name__} ({odd!r}): "
+            "a count has no fraction, and a float from a division can lose the last units for large counts")
+
+
 def _diagnose(got: list, wrongs: list) -> str | None:
     """The hint of the first mistake that reproduces the learner's answer in *every* case."""
     for values, hint in wrongs:
@@ -230,6 +235,8 @@ def skipped_tiles(fn) -> bool:
     if err:
         return report_failure(err, stub=STUB)
     want = [tile_counts(n, n, block_q=bq, block_k=bk, causal=True).skipped for n, bq, bk in _TILE_CASES]
+    if got == want and (msg := _not_int(got, "the number of tiles")):
+        return report(False, msg)
     if got == want:
         return report(True, "the count is right: a tile is skipped exactly when its first key comes after its "
                             "last query; with equal blocks that is T (T - 1) / 2 of the T^2 tiles")
@@ -281,6 +288,8 @@ def kv_cache_size(fn) -> bool:
     if err:
         return report_failure(err, stub=STUB)
     want = [kv_cache_bytes(n, layers=L, kv_heads=Hkv, d_head=d, bytes_per_value=b) for n, L, _, Hkv, d, b in cases]
+    if all(g == w for g, w in zip(got, want, strict=True)) and (msg := _not_int(got, "the number of bytes")):
+        return report(False, msg)
     if all(g == w for g, w in zip(got, want, strict=True)):
         return report(True, "the cache size is right: 2 x layers x kv_heads x d_head x bytes per token; GQA and "
                             "MQA shrink it by heads / kv_heads")

@@ -100,9 +100,15 @@ def gradient_check(fn) -> bool:
     if not_done(fn):
         return not_attempted("no answer yet: write my_gradient_check(f, x, analytic, eps) and pass it in")
     for case, f, x, analytic, band in _cases():
-        got, err = try_call(fn, f, x.copy(), analytic.copy(), _EPS)
+        x_in = x.copy()
+        x_in.setflags(write=False)  # perturbing x itself (in place) fails here, restored or not
+        got, err = try_call(fn, f, x_in, analytic.copy(), _EPS)
         if got is Ellipsis:
             return not_attempted(STUB)
+        if err and "read-only" in err:
+            return report(False, f"{case}: your function perturbs x itself (in place); the checker passes x "
+                                 "read-only to show it. The task says to perturb a copy: changing the caller's x, "
+                                 "even if you put it back, leaves it changed after an exception or an early return")
         if err:
             return report(False, f"{case}: {err}")
         v = as_floats(got)
@@ -338,6 +344,10 @@ def key_bias(fn, why) -> bool:
             if close(got_b, full):
                 return report(False, f"{case}: {name} has one row per token, {shape_text(got_b)}; the bias is "
                                      "one vector added to every row, so it collects the rows' gradients: shape (d_k,)")
+            if close(got_b, full.mean(axis=0)):
+                return report(False, f"{case}: {name} is the average of the rows' gradients; the bias is added to "
+                                     "every row, and each of those rows passes its whole gradient back to it, so "
+                                     "the contributions add up, they are not averaged")
             if close(got_b, full.sum(axis=1)):
                 return report(False, f"{case}: {name} sums over the wrong axis: the bias is added to every row "
                                      "(every token), so add up the rows, one number per feature")

@@ -9,7 +9,11 @@ usual mistake, and returns True or False. The learner's exceptions are reported,
   ``WINNER_Q`` under the dot score and under the cosine score.
 * ``context_vector(fn)``: ``fn(a, V)`` returns the context ``a V`` for one query ``(n_k,)`` or
   several ``(n_q, n_k)``.
-* ``output_model(fn)``: ``fn(c, W_c, b_c)`` returns ``softmax(W_c c + b_c)`` in the survey's layout.
+* ``output_model(fn)``: ``fn(C, W_c, b_c)`` returns the survey's ``softmax(W_c c + b_c)`` for a
+  stack of contexts ``C``, one per row, ``(n, d_v)``: the result is ``(n, d_y)``, one row of
+  probabilities per context.
+* ``array_answer(out)``: the hint for a function that returns a list or a tuple where the task
+  asks for a numpy array (the other notebooks' checkers use it too).
 * ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers;
   the worked solutions use it so that their cells store no output.
 """
@@ -34,18 +38,33 @@ __all__ = [
     "predict_winners",
     "context_vector",
     "output_model",
+    "array_answer",
 ]
 
 #: The score vector of the by-hand softmax exercise.
 SOFTMAX_SCORES = np.array([2.0, 1.0, 0.0])
 
-#: Query and keys of the "which key wins?" exercise: k1 is short and points almost along q,
-#: k2 is long but 45 degrees off, k3 is orthogonal to q.
+#: Query and keys of the "which key wins?" exercise: k1 is orthogonal to q, k2 is short and points
+#: almost along q, k3 is long but 45 degrees off (not the order of notebook 01's section 3).
 WINNER_Q = np.array([1.0, 0.0])
-WINNER_K = np.array([[0.5, 0.05],   # k1: short, nearly parallel to q
-                     [1.5, 1.5],    # k2: long, 45 degrees away from q
-                     [0.0, 1.0]])   # k3: orthogonal to q
+WINNER_K = np.array([[0.0, 1.0],    # k1: orthogonal to q
+                     [0.5, 0.05],   # k2: short, nearly parallel to q
+                     [1.5, 1.5]])   # k3: long, 45 degrees away from q
 WINNER_LABELS = ("k1", "k2", "k3")
+
+
+def array_answer(out) -> str | None:
+    """The hint when a function returns a list or a tuple where the task asks for a numpy array, else None.
+
+    One rule for every notebook: where an exercise asks for an array, a list or a tuple is not
+    accepted (``np.asarray`` would hide a tuple ``(out, weights)`` returned by mistake).
+    """
+    if isinstance(out, np.ndarray):
+        return None
+    if isinstance(out, (list, tuple)):
+        return (f"your function returned a {type(out).__name__}; the task asks for a numpy array: "
+                "compute with numpy arrays all the way (a tuple often means two results returned where one was asked)")
+    return None
 
 
 def _as_vector(x) -> np.ndarray | None:
@@ -84,10 +103,10 @@ def softmax_by_hand(weights, scores=SOFTMAX_SCORES, *, atol: float = 5e-3) -> bo
         return report(False, "you gave the largest weight to the smallest score: softmax uses exp(+e_l), not exp(-e_l)")
     if np.allclose(np.sort(w), np.sort(want), atol=atol):
         return report(False, "right numbers, wrong order: weight l belongs to score l")
-    if not np.isclose(w.sum(), 1.0, atol=2 * atol):
-        return report(False, f"your weights sum to {w.sum():.3f}; softmax weights always sum to 1. "
-                             "Compute exp(e_l) for each score, then divide by the total")
-    return report(False, "your weights sum to 1 but are not the softmax: recompute exp(2), exp(1), exp(0) "
+    if abs(w.sum() - 1.0) > 0.0015 + 1e-12:   # three weights rounded to 3 decimals: the sum is off by at most 0.0015
+        return report(False, f"your weights sum to {w.sum():.3f}, not to 1; softmax weights always sum to 1 "
+                             "(up to rounding). Compute exp(e_l) for each score, then divide by the total")
+    return report(False, "your weights sum to 1 (to rounding) but are not the softmax: recompute exp(2), exp(1), exp(0) "
                          "(about 7.389, 2.718, 1) and divide each by their sum")
 
 
@@ -119,30 +138,32 @@ def dot_scores(fn) -> bool:
         if err:
             hint = ""
             if "matmul" in err or "shapes" in err or "aligned" in err:
-                hint = (". The rows of K are the keys, so K has shape (n_k, d): multiply K by q "
-                        "(or q by K.T), not q by K")
+                hint = (". The rows of K are the keys, so K has shape (n_k, d): the product must pair "
+                        "q with each row of K, which means contracting over the features, K's last axis")
             return report(False, f"for q of shape {q.shape} and K of shape {K.shape}, {err}{hint}")
+        if (msg := array_answer(out)):
+            return report(False, msg)
         out = _as_vector(out)
         want = dot_score(q, K)
         if out is None:
             return report(False, "your function must return an array of numbers")
         if out.shape == () and K.shape[0] > 1:
             return report(False, "you returned one number for all the keys: you summed over everything; "
-                                 "sum over the features only (axis=-1), one score per key")
+                                 "sum over the features only, one score per key")
         if out.shape == K.shape:
             return report(False, f"you returned shape {out.shape}, the element-wise products: "
-                                 "sum them over the features (axis=-1) to get one score per key")
+                                 "sum them over the features to get one score per key")
         if out.shape == (K.shape[1],) and K.shape[0] != K.shape[1]:
             return report(False, f"you returned {K.shape[1]} numbers (one per feature) instead of "
-                                 f"{K.shape[0]} (one per key): you summed over the keys' axis; use axis=-1 or K @ q")
+                                 f"{K.shape[0]} (one per key): you summed over the keys' axis; sum over the features instead")
         if out.shape != want.shape:
             return report(False, f"for K of shape {K.shape} the scores must have shape {want.shape}, "
                                  f"one per key; you returned shape {out.shape}")
         if close(out, want):
             continue
         if K.shape[0] == K.shape[1] and close(out, K.T @ q):
-            return report(False, "you used the keys as columns (K.T @ q or q @ K): in attention_kit the rows "
-                                 "of K are the keys, so the scores are K @ q")
+            return report(False, "you used the keys as columns: in attention_kit the rows "
+                                 "of K are the keys, so score l pairs q with row l of K")
         if close(out, want / np.sqrt(q.shape[-1])):
             return report(False, "you divided by sqrt(d): that is the scaled dot product; the plain dot score has no scaling")
         if close(out, softmax(want)):
@@ -188,8 +209,8 @@ def predict_winners(dot_winner, cosine_winner, q=WINNER_Q, K=WINNER_K, labels=WI
         return report(False, "here the two scores disagree: the dot score rewards a long key even if it "
                              "points a bit away from q; the cosine score ignores length entirely")
     wrong = "dot_winner" if d_ans != d_true else "cosine_winner"
-    return report(False, f"{wrong} is not right: the third key is orthogonal to q, so both scores give it 0. "
-                         "Compare q . k for the other two keys, then their angles to q")
+    return report(False, f"{wrong} is not right: a key orthogonal to q scores 0 under both. "
+                         "Compare q . k = |q| |k| cos(angle) for the other two keys, then their angles alone")
 
 
 def _context_cases():
@@ -222,8 +243,11 @@ def context_vector(fn) -> bool:
         if err:
             hint = ""
             if "matmul" in err or "shapes" in err or "broadcast" in err:
-                hint = ". The weights a index the keys, which are the rows of V: a @ V"
+                hint = (". The weights a index the keys, which are the rows of V: the product must sum "
+                        "over that shared axis, a's last and V's first")
             return report(False, f"for a of shape {a.shape} and V of shape {V.shape}, {err}{hint}")
+        if (msg := array_answer(out)):
+            return report(False, msg)
         out = _as_vector(out)
         want = a @ V
         if out is None:
@@ -232,7 +256,7 @@ def context_vector(fn) -> bool:
             continue
         if a.ndim == 1 and out.shape == V.shape:
             return report(False, f"you returned shape {out.shape}: the weighted values a_l v_l, not yet summed; "
-                                 "add them up over the keys (axis 0), or simply write a @ V")
+                                 "add them up over the keys; one matrix product does the weighting and the sum at once")
         if a.ndim == 1 and out.shape == (V.shape[0],):
             return report(False, "you summed over the value's components instead of over the keys: "
                                  "the context has one entry per component, d_v of them")
@@ -240,62 +264,81 @@ def context_vector(fn) -> bool:
             return report(False, "that is the plain average of the values: each value must be weighted by its a_l")
         if a.ndim == 2 and close(out, want.T):
             return report(False, f"transposed layout: for weights of shape {a.shape} the context has shape "
-                                 f"{want.shape}, one row per query; write a @ V")
+                                 f"{want.shape}, one row per query (rows are tokens)")
         if a.ndim == 2 and a.shape[0] == a.shape[1] and close(out, a.T @ V):
-            return report(False, "you used a.T: row i of a holds query i's weights over the keys, so the "
-                                 "context rows are a @ V")
+            return report(False, "you transposed the weights: row i of a holds query i's weights over the keys, "
+                                 "and it should stay the row of query i")
         if out.shape != want.shape:
             return report(False, f"for a of shape {a.shape} and V of shape {V.shape} the context must have "
                                  f"shape {want.shape}; you returned {out.shape}")
-        return report(False, "wrong numbers: the context is sum_l a_l v_l, which is the matrix product a @ V")
+        return report(False, "wrong numbers: the context is sum_l a_l v_l, weight l times value l (row l of V), summed over l")
     return report(True, "c = a @ V works for one query (n_k,) and for a batch of queries (n_q, n_k)")
 
 
 def _output_cases():
     rng = np.random.default_rng(303)
     return [
-        (rng.normal(size=3), rng.normal(size=(4, 3)), rng.normal(size=4)),  # d_y=4, d_v=3
-        (rng.normal(size=2), rng.normal(size=(2, 2)), rng.normal(size=2)),  # square W_c
+        (rng.normal(size=(2, 3)), rng.normal(size=(4, 3)), rng.normal(size=4)),  # n=2, d_v=3, d_y=4
+        (rng.normal(size=(3, 3)), rng.normal(size=(3, 3)), rng.normal(size=3)),  # square: W_c vs W_c.T, axis 0 vs 1
+        (rng.normal(size=(1, 2)), rng.normal(size=(3, 2)), rng.normal(size=3)),  # one context
     ]
+
+
+def _softmax_cols(z: np.ndarray) -> np.ndarray:
+    return softmax(z.T).T  # softmax down each column (the wrong axis for rows of contexts)
 
 
 @plain_numpy(allow=('softmax',))
 def output_model(fn) -> bool:
-    """Check ``fn(c, W_c, b_c) -> y_hat``: the output model ``softmax(W_c c + b_c)`` (survey layout).
+    """Check ``fn(C, W_c, b_c) -> Y``: the output model ``softmax(W_c c + b_c)`` for every row ``c`` of ``C``.
 
     Parameters
     ----------
     fn : callable
-        ``c`` shape ``(d_v,)``, ``W_c`` shape ``(d_y, d_v)`` as in the survey, ``b_c`` shape
-        ``(d_y,)``; the result is ``(d_y,)`` class probabilities.
+        ``C`` shape ``(n, d_v)``, one context per row (rows are tokens); ``W_c`` shape
+        ``(d_y, d_v)`` and ``b_c`` shape ``(d_y,)`` as in the survey's column layout. The result
+        has shape ``(n, d_y)``: row ``i`` is ``softmax(W_c C[i] + b_c)``, so it sums to 1.
     """
     if not_done(fn):
         return not_attempted("no answer yet: define the function and pass it in")
-    for c, W, b in _output_cases():
-        out, err = try_call(fn, c.copy(), W.copy(), b.copy())
+    for C, W, b in _output_cases():
+        out, err = try_call(fn, C.copy(), W.copy(), b.copy())
         if out is Ellipsis:
             return not_attempted("no answer yet: replace the `...` after `return` with your code, then run the cell again")
         if err:
             hint = ""
-            if "matmul" in err or "shapes" in err or "broadcast" in err:
-                hint = f". W_c has shape {W.shape} = (d_y, d_v) in the survey's layout, so the product is W_c @ c"
-            return report(False, f"for c {c.shape}, W_c {W.shape}, b_c {b.shape}: {err}{hint}")
+            if "matmul" in err or "shapes" in err or "broadcast" in err or "aligned" in err:
+                hint = (f". W_c has shape {W.shape} = (d_y, d_v) in the survey's column layout, while the "
+                        f"contexts are the rows of C {C.shape}: turn the survey's product into the row form "
+                        "(section 2's table)")
+            return report(False, f"for C {C.shape}, W_c {W.shape}, b_c {b.shape}: {err}{hint}")
+        if (msg := array_answer(out)):
+            return report(False, msg)
         out = _as_vector(out)
-        want = softmax(W @ c + b)
+        Z = C @ W.T + b                      # (n, d_y): row i is (W_c c_i + b_c)^T
+        want = softmax(Z)
         if out is None:
             return report(False, "your function must return an array of numbers")
         if close(out, want):
             continue
+        if close(out, want.T):
+            return report(False, f"transposed layout: the result must have shape {want.shape}, one row of "
+                                 "probabilities per context (rows are tokens), not one column")
         if out.shape != want.shape:
-            return report(False, f"the output must have shape {want.shape}, one probability per class (d_y); "
-                                 f"you returned {out.shape}")
-        if close(out, W @ c + b):
+            return report(False, f"for C of shape {C.shape} the output must have shape {want.shape}, one row "
+                                 f"per context and one probability per class (d_y); you returned {out.shape}")
+        if close(out, Z):
             return report(False, "these are the logits W_c c + b_c: apply the softmax to turn them into probabilities")
-        if close(out, softmax(W @ c)):
+        if close(out, softmax(C @ W.T)):
             return report(False, "you forgot the bias b_c: the logits are W_c c + b_c")
-        if W.shape[0] == W.shape[1] and close(out, softmax(W.T @ c + b)):
-            return report(False, "you used W_c.T: in the survey's layout W_c is (d_y, d_v) and multiplies c from the left")
-        if close(out, W @ softmax(c) + b) or close(out, softmax(W @ softmax(c) + b)):
+        if close(out, _softmax_cols(Z)):
+            return report(False, "your columns sum to 1, not your rows: the softmax runs over the classes of one "
+                                 "context, the last axis, not down the contexts")
+        if W.shape[0] == W.shape[1] and close(out, softmax(C @ W + b)):
+            return report(False, "you multiplied by W_c itself: in the row form a row c multiplies the transpose "
+                                 "of the survey's W_c from the right, (W_c c)^T = c^T W_c^T")
+        if close(out, softmax(softmax(C) @ W.T + b)) or close(out, softmax(C) @ W.T + b):
             return report(False, "the softmax goes on the logits W_c c + b_c, not on c")
-        return report(False, "wrong numbers: compute the logits z = W_c @ c + b_c, then softmax(z)")
-    return report(True, "your output model matches softmax(W_c c + b_c): the probabilities sum to 1")
+        return report(False, "wrong numbers: for each context the logits are W_c c + b_c, "
+                             "and the probabilities are their softmax")
+    return report(True, "your output model matches softmax(W_c c + b_c) for every context: each row sums to 1")

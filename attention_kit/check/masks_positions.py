@@ -4,14 +4,17 @@ Every checker prints one line, ``✓ ...`` or ``✗ ...`` with a hint aimed at t
 returns True or False. The learner's exceptions are reported, never raised. Masks are boolean and
 **True means "may attend"**.
 
-* ``causal_mask(fn)``: ``fn(n) -> (n, n)`` bool, True where key j <= query i; catches the opposite
-  polarity, the upper triangle, the missing diagonal and a float 0/1 mask.
+* ``causal_mask(fn)``: ``fn(n) -> (n, n)`` numpy array of dtype bool, True where key j <= query i;
+  catches the opposite polarity, the upper triangle, the missing diagonal, a 0/1 mask of another
+  dtype and a list.
 * ``masked_softmax(fn)``: ``fn(S, mask) -> (n_q, n_k)`` weights; masked entries exactly 0, a row with
-  nothing allowed all zeros (never NaN), no overflow for scores of +-1000; catches masking with 0
-  instead of -inf, zeroing without renormalising, the reversed polarity and the wrong axis.
-* ``positions(fn)``: ``fn(n, d) -> (n, d)``, the sinusoidal encoding of Vaswani et al. (2017); catches
+  nothing allowed all zeros (never NaN), no overflow for scores of +-1000, ``S`` and ``mask`` left
+  unchanged; catches masking with 0 instead of -inf, zeroing without renormalising, the reversed
+  polarity, the wrong axis and a list.
+* ``positions(fn)``: ``fn(pos, d) -> (len(pos), d)``, the sinusoidal encoding of Vaswani et al. (2017)
+  at the given positions (not always 0 .. n-1: a cache continues at the next position); catches
   sin/cos swapped, sin (or cos) in both columns of a pair, a wrong exponent (i/d, j/d, 2j/d), the
-  halves concatenated, positions from 1.
+  halves concatenated, the positions ignored (counted from 0 or 1), and a list.
 * ``future_unchanged(answer)``: which query rows change when token 3 of 6 is edited under a causal mask.
 * ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers;
   the worked solutions use it so that their cells store no output.
@@ -34,6 +37,7 @@ from . import (
     shape_text,
     try_call,
 )
+from .general import array_answer
 from .plain import plain_numpy
 
 __all__ = ["quietly", "causal_mask", "masked_softmax", "positions", "future_unchanged"]
@@ -59,12 +63,12 @@ def _mask_hint(got, n: int) -> str:
     wrong = [
         (np.triu(ones, k=1),
          "True must mean \"may attend\"; this is the mask of the future (PyTorch's nn.MultiheadAttention "
-         "polarity, True = blocked). Flip it: np.tril(np.ones((n, n), dtype=bool))"),
+         "polarity, True = blocked): every entry is the opposite of what it should be"),
         (np.triu(ones),
-         "this is the upper triangle (the future): query i may look at keys 0..i, the past: that is the lower "
-         "triangle, np.tril"),
+         "this is the upper triangle (the future): query i may look at keys 0..i, the past, which lies on "
+         "and below the diagonal"),
         (np.tril(ones, k=-1),
-         "each token may attend to itself: keep the diagonal (np.tril with k=0, not k=-1)"),
+         "each token may attend to itself: the diagonal belongs to the allowed part"),
     ]
     for w, hint in wrong:
         if close(got, w):
@@ -88,11 +92,13 @@ def causal_mask(fn) -> bool:
         want = _causal_mask(n)  # (n, n) bool
         if not close(got, want):
             return report(False, f"n = {n}: " + _mask_hint(got, n))
+        if (msg := array_answer(got)):   # one rule: a list of bools is not a boolean array either
+            return report(False, msg)
         arr = _array(got)
         if arr is None or arr.dtype != bool:
             got_kind = f"dtype {arr.dtype}" if arr is not None else type(got).__name__
-            return report(False, f"right pattern, but give a bool array: add .astype(bool) (yours has {got_kind}; "
-                                 "~mask and np.where(mask, ...) need True/False)")
+            return report(False, f"right pattern, but the task asks for a boolean array (dtype bool); yours has "
+                                 f"{got_kind}. ~mask and np.where(mask, ...) need True/False, not 0/1")
     return report(True, "the causal mask is right: query i may attend to keys 0..i, the lower triangle with its diagonal")
 
 
@@ -133,7 +139,8 @@ def _softmax_hint(got, S, mask) -> str:
     with np.errstate(all="ignore"):
         wrong = [
             (softmax(np.where(mask, S, 0.0)),
-             "a masked score of 0 still gets weight exp(0); use -np.inf (or drop the entries)"),
+             "a masked score of 0 still gets weight exp(0); a blocked score must be minus infinity, "
+             "so that its exponential is exactly 0"),
             (softmax(S) * mask,
              "rows no longer sum to 1: renormalise after zeroing, or mask the scores before the softmax"),
             (softmax(S, mask=~mask),
@@ -148,7 +155,7 @@ def _softmax_hint(got, S, mask) -> str:
     # version gives 0/0 = NaN in a column that is all False.
     cols = mask.any(axis=0)
     if g is not None and g.shape == S.shape and close(g[:, cols], softmax(S, axis=0, mask=mask)[:, cols]):
-        return "softmax over the wrong axis: each query's row must sum to 1, so normalise with axis=-1"
+        return "softmax over the wrong axis: each query's row must sum to 1, so normalise over the keys, the last axis"
     shape = shape_of(got)
     if shape != S.shape:
         return f"expected shape (n_q, n_k) = {S.shape}, the shape of S, got {shape_text(got)}"
@@ -159,8 +166,8 @@ def _softmax_hint(got, S, mask) -> str:
         bad = ~np.isfinite(g)  # (n_q, n_k)
         row_ok = np.all(np.isclose(g, want, atol=1e-6, rtol=1e-6), axis=-1)  # (n_q,)
     if bad.any() and not bad[live].any() and row_ok[live].all():
-        return ("the all-False row gives 0/0 = NaN; return zeros for such rows, e.g. divide by "
-                "np.where(s == 0, 1, s) where s is the row sum")
+        return ("the all-False row gives 0/0 = NaN: its row sum is 0. Such a row attends to nothing, so its "
+                "weights must be zeros: guard the division where the sum is 0")
     if not live.all() and row_ok[live].all() and np.allclose(g[~live], 1 / S.shape[1]):
         return ("a row with nothing allowed must give all zeros (it attends to nothing), not uniform weights: "
                 "a large negative score like -1e9 leaves that row's scores all equal. Return zeros for it")
@@ -179,26 +186,40 @@ def masked_softmax(fn) -> bool:
     if not_done(fn):
         return not_attempted("no answer yet: write my_masked_softmax(S, mask) and pass it in")
     for case, S, mask in _softmax_cases():
-        got, err = try_call(fn, S.copy(), mask.copy())
+        S_in, mask_in = S.copy(), mask.copy()
+        with np.errstate(all="ignore"):
+            got, err = try_call(fn, S_in, mask_in)
         if got is Ellipsis:
             return not_attempted(STUB)
         if err:
             return report(False, err)
+        if not (np.array_equal(S_in, S) and np.array_equal(mask_in, mask)):
+            which = "S" if not np.array_equal(S_in, S) else "mask"
+            return report(False, f"{case}: your function changed its input {which} in place (writing into the "
+                                 "caller's array, say setting blocked scores there); compute into a new array instead")
+        if (msg := array_answer(got)):
+            return report(False, f"{case}: {msg}")
         if not close(got, softmax(S, mask=mask)):
             return report(False, f"{case}: " + _softmax_hint(got, S, mask))
         blocked = as_floats(got)[~mask]  # close() passed, so got converts to floats of S's shape
         if np.any(blocked != 0):
             return report(False, f"{case}: almost right, but a blocked key must get weight exactly 0, and yours get "
                                  f"up to {np.abs(blocked).max():.1e}: a finite score like -100 still leaves exp(-100) > 0. "
-                                 "Use -np.inf (or drop the entries)")
+                                 "A blocked score must be minus infinity (or the entry left out)")
     return report(True, "the masked softmax is right: blocked keys get exactly 0, each row sums to 1, "
                         "an all-False row gives zeros, and +-1000 does not overflow")
 
 
 # ---------------------------------------------------------------- sinusoidal positions
 
-# (n, d): n differs from d, so a transposed answer cannot fit; (10, 16) has slow pairs whose angles are small.
-_POSITION_CASES = ((6, 8), (3, 4), (10, 16))
+# (positions, d): len(pos) differs from d, so a transposed answer cannot fit; the second case continues at
+# position 5 (a cache that appends tokens 5, 6, 7), the third has gaps and slow pairs whose angles are small.
+_POSITION_CASES = ((np.arange(6), 8), (np.arange(5, 8), 4), (np.array([0, 2, 9, 4, 30, 1, 7, 3, 11, 5]), 16))
+
+
+def _reference(pos: np.ndarray, d: int) -> np.ndarray:
+    """Rows of the encoding at the integer positions ``pos`` (n,), shape (n, d)."""
+    return sinusoidal_positions(int(pos.max()) + 1, d)[pos]
 
 
 def _interleave(sin_part, cos_part) -> np.ndarray:
@@ -209,16 +230,17 @@ def _interleave(sin_part, cos_part) -> np.ndarray:
     return P
 
 
-def _by_column(n: int, d: int, exponent) -> np.ndarray:
+def _by_column(p: np.ndarray, d: int, exponent) -> np.ndarray:
     """sin in even columns, cos in odd ones, column j at the angle pos / 10000^exponent(j)."""
-    pos = np.arange(n, dtype=float)[:, None]  # (n, 1)
+    pos = p.astype(float)[:, None]  # (n, 1)
     j = np.arange(d)
     angle = pos / 10000.0 ** exponent(j)[None, :]  # (n, d)
     return np.where(j % 2 == 0, np.sin(angle), np.cos(angle))
 
 
-def _positions_hint(got, n: int, d: int) -> str:
-    pos = np.arange(n, dtype=float)[:, None]  # (n, 1)
+def _positions_hint(got, p: np.ndarray, d: int) -> str:
+    n = len(p)
+    pos = p.astype(float)[:, None]  # (n, 1)
     i = np.arange(d // 2)[None, :]  # pair index, (1, d/2)
     angle = pos / 10000.0 ** (2 * i / d)  # (n, d/2)
     with np.errstate(all="ignore"):
@@ -232,45 +254,56 @@ def _positions_hint(got, n: int, d: int) -> str:
             (_interleave(np.sin(pos / 10000.0 ** (i / d)), np.cos(pos / 10000.0 ** (i / d))),
              "the exponent is 2i/d with i the pair index (0 .. d/2 - 1); you used i/d, so the slowest pair "
              "turns far too fast"),
-            (_by_column(n, d, lambda j: j / d),
+            (_by_column(p, d, lambda j: j / d),
              "you used the column index j in the exponent, j/d, so the sin and cos of a pair turn at different "
-             "speeds; both columns 2i and 2i+1 use 10000^(2i/d), i.e. the exponent 2*(j//2)/d"),
-            (_by_column(n, d, lambda j: 2 * j / d),
-             "you used the column index j as i in 2i/d; i is the pair index j // 2, so columns 2i and 2i+1 "
+             "speeds; both columns of pair i use 10000^(2i/d)"),
+            (_by_column(p, d, lambda j: 2 * j / d),
+             "you used the column index j as i in 2i/d; i is the pair index, so columns 2i and 2i+1 "
              "share the exponent 2i/d"),
             (np.concatenate([np.sin(angle), np.cos(angle)], axis=1),
              "these are the halves [sin of every pair, cos of every pair] side by side; some libraries do that, "
              "but the paper interleaves: column 2i is sin, 2i+1 is cos"),
+            (sinusoidal_positions(n, d),
+             f"you encoded positions 0 .. {n - 1}, not the positions you were given ({p.tolist()}): "
+             "row k is the encoding of position pos[k]"),
             (sinusoidal_positions(n, d, start=1),
-             "positions start at 0: the first token's row is [0, 1, 0, 1, ...] (sin 0 = 0, cos 0 = 1)"),
+             f"you encoded positions 1 .. {n}, not the positions you were given ({p.tolist()}): "
+             "row k is the encoding of position pos[k]"),
             (_interleave(np.sin(pos * 10000.0 ** (2 * i / d)), np.cos(pos * 10000.0 ** (2 * i / d))),
              "divide pos by 10000^(2i/d), do not multiply: the frequencies must shrink from pair to pair"),
-            (sinusoidal_positions(n, d).T, "rows are positions: return shape (n, d), one row per token"),
+            (_reference(p, d).T, "rows are positions: return shape (len(pos), d), one row per token"),
         ]
     for w, hint in wrong:
         if close(got, w):
             return hint
     if shape_of(got) != (n, d):
-        return f"expected shape (n, d) = {(n, d)}, one row per position, got {shape_text(got)}"
-    return ("the shape is right but the numbers are not: P[pos, 2i] = sin(pos / 10000^(2i/d)), "
-            "P[pos, 2i+1] = cos(pos / 10000^(2i/d))")
+        return f"expected shape (len(pos), d) = {(n, d)}, one row per position, got {shape_text(got)}"
+    return ("the shape is right but the numbers are not: P[k, 2i] = sin(pos[k] / 10000^(2i/d)), "
+            "P[k, 2i+1] = cos(pos[k] / 10000^(2i/d))")
 
 
 @plain_numpy()
 def positions(fn) -> bool:
-    """Check ``fn(n, d) -> (n, d)``: the sinusoidal positional encoding of positions 0 .. n-1."""
+    """Check ``fn(pos, d) -> (len(pos), d)``: the sinusoidal positional encoding of the integer
+    positions ``pos`` (a 1-D array), one row per position."""
     if not_done(fn):
-        return not_attempted("no answer yet: write my_positions(n, d) and pass it in")
-    for n, d in _POSITION_CASES:
-        got, err = try_call(fn, n, d)
+        return not_attempted("no answer yet: write my_positions(pos, d) and pass it in")
+    for p, d in _POSITION_CASES:
+        got, err = try_call(fn, p.copy(), d)
         if got is Ellipsis:
             return not_attempted(STUB)
         if err:
-            return report(False, err)
-        if not close(got, sinusoidal_positions(n, d)):
-            return report(False, f"n = {n}, d = {d}: " + _positions_hint(got, n, d))
+            hint = ""
+            if "range" in err or "integer" in err or "interpreted" in err:
+                hint = (f". pos is an array of positions, {p.tolist()}, not a count: each row of the result "
+                        "belongs to one entry of pos")
+            return report(False, err + hint)
+        if (msg := array_answer(got)):
+            return report(False, msg)
+        if not close(got, _reference(p, d)):
+            return report(False, f"pos = {p.tolist()}, d = {d}: " + _positions_hint(got, p, d))
     return report(True, "the positional encoding is right: pair i is (sin, cos) of pos / 10000^(2i/d), "
-                        "one frequency per pair, from fast to slow")
+                        "one frequency per pair, from fast to slow, at any positions you give it")
 
 
 # ---------------------------------------------------------------- which rows change
@@ -315,8 +348,10 @@ def future_unchanged(answer) -> bool:
                       graded="not every row can see token 3: under a causal mask query i sees keys "
                              "0..i only. For each row, ask whether token 3 is among its keys")
     if have and max(have) <= _EDITED and have & set(range(_EDITED)):
-        return report(False, "those rows cannot see token 3: a causal mask lets query i see keys 0..i only, "
-                             "so only queries i >= 3 see token 3", graded=_GRADED_ROWS)
+        early = sorted(have & set(range(_EDITED)))
+        return report(False, f"{'row' if len(early) == 1 else 'rows'} {', '.join(map(str, early))} cannot see token 3 "
+                             "(a causal mask lets query i see keys 0..i only), while the rows after 3 can: "
+                             "every query i >= 3 sees token 3", graded=_GRADED_ROWS)
     if have == want - {_EDITED}:
         return report(False, "row 3 changes too: token 3 is its own query, and it attends to itself",
                       graded=_GRADED_ROWS)

@@ -114,7 +114,7 @@ NOTEBOOKS: tuple[Notebook, ...] = (
         Exercise("one head", ("my_head",), multi_head.one_head),
         Exercise("concatenate and project", ("my_combine",), multi_head.concat_project),
         Exercise("count the parameters", ("answer",), multi_head.n_parameters,
-                 {"d_model": 768, "n_heads": 12, "bias": True}),
+                 {"d_model": 1024, "n_heads": 128, "d_head": 128}),
     )),
     Notebook("04", "04_masks_and_positions.ipynb", "Masks and positions", (
         Exercise("causal mask", ("my_causal_mask",), masks_positions.causal_mask),

@@ -1,15 +1,10 @@
-"""Exercise checkers for notebook 02 (self-attention).
+"""Exercise checkers for notebook 02 (self-attention): ``softmax_rows``, ``scaled_scores``,
+``output_row``, ``full_self_attention``, ``dot_variance`` and ``fixed_source_code``.
 
-Each checker runs the learner's answer on small inputs chosen so that the usual mistakes give
-*different* numbers (non-square matrices, ``d_k`` that is not a perfect square's square root of
-anything else in sight), compares with ``attention_kit``, and prints one line: ``✓ ...`` or
-``✗ ...`` with a hint aimed at the mistake it recognised. It returns True or False and never
-lets the learner's exception escape.
-
-Checkers: ``softmax_rows``, ``scaled_scores``, ``output_row``, ``full_self_attention``,
-``dot_variance`` and ``fixed_source_code``.
-``quietly()`` (from ``attention_kit.check``) silences them; the worked solutions use it so that
-their cells store no output.
+Each runs the learner's answer on small inputs chosen so that the usual mistakes give *different*
+numbers (non-square matrices, a batch), compares with ``attention_kit``, and prints one line, ``✓``
+or ``✗`` with a hint aimed at the mistake it recognised; it returns True or False and never lets the
+learner's exception escape. ``quietly()`` silences them (the worked solutions use it).
 """
 
 from __future__ import annotations
@@ -21,17 +16,11 @@ import numpy as np
 from ..mechanism.alignment import softmax
 from ..mechanism.attention import self_attention
 from . import close, not_attempted, not_done, quietly, report, report_failure, shape_of, try_call
+from .general import array_answer
 from .plain import plain_numpy
 
-__all__ = [
-    "quietly",
-    "softmax_rows",
-    "scaled_scores",
-    "output_row",
-    "full_self_attention",
-    "dot_variance",
-    "fixed_source_code",
-]
+__all__ = ["quietly", "softmax_rows", "scaled_scores", "output_row", "full_self_attention", "dot_variance",
+           "fixed_source_code"]
 
 NOT_DONE = "not answered yet: replace the `...` with your code, then run this cell again"
 
@@ -51,11 +40,8 @@ def _call(fn: Callable, *args) -> tuple[object, str | None]:
 
 
 def _first_match(out, candidates) -> str | None:
-    """Return the hint of the first candidate ``(array, hint)`` that ``out`` equals, else None.
-
-    A candidate may be a function of no arguments; one that fails (for example a broadcast that
-    only works for square inputs) is skipped.
-    """
+    """The hint of the first candidate ``(array or function, hint)`` that ``out`` equals (a function that
+    raises ValueError, say a product that only fits square inputs, is skipped), else None."""
     for arr, hint in candidates:
         if callable(arr):
             try:
@@ -67,16 +53,15 @@ def _first_match(out, candidates) -> str | None:
     return None
 
 
-# ---------------------------------------------------------------------------------------------
-# Exercise: softmax row by row
-# ---------------------------------------------------------------------------------------------
+# ---------------- Exercise: softmax row by row
 
 def _softmax_cases() -> list[np.ndarray]:
     rng = np.random.default_rng(2)
     wide = np.round(rng.normal(size=(3, 4)), 2)  # (n_q, n_k) = (3, 4): rows and columns differ
     square = np.array([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0], [2.0, 2.0, 2.0]])  # (3, 3)
-    big = np.array([[1000.0, 1001.0, 999.0], [-1000.0, -1002.0, -1001.0]])  # overflow test
-    return [wide, square, big]
+    big = np.array([[1000.0, 1001.0, 999.0], [-1000.0, -1002.0, -1001.0]])  # overflow, and 0/0 for a global max
+    stack = np.round(rng.normal(size=(2, 3, 4)), 2)  # (h, n_q, n_k): a stack of score matrices, one per head
+    return [wide, square, big, stack]
 
 
 def _softmax_hint(S: np.ndarray, out) -> str | None:
@@ -84,32 +69,38 @@ def _softmax_hint(S: np.ndarray, out) -> str | None:
     if close(out, softmax(S)):
         return None
     e = np.exp(S - S.max())
-    return _first_match(out, [
-        (_sm(S, axis=0), "each COLUMN sums to 1, not each row: you took the softmax over axis 0. "
-         "Row i holds query i's scores over the keys, so normalise along axis=1 (or axis=-1)"),
-        (_sm(S, axis=0).T, "wrong axis and transposed: normalise along axis=1 and keep the shape "
+    cands = [
+        (_sm(S, axis=0), "each COLUMN sums to 1, not each row: you took the softmax over the queries' axis. "
+         "Row i holds query i's scores over the keys, so normalise along the keys' axis, the last one"),
+        (_sm(S, axis=0).T, "wrong axis and transposed: normalise along the keys' axis and keep the shape "
          "(n_q, n_k)"),
-        (softmax(S).T, f"the numbers are right but the result is transposed: shape "
-         f"{S.T.shape} instead of {S.shape}. Do not transpose; rows are queries"),
+        (np.swapaxes(softmax(S), -1, -2), f"the numbers are right but the result is transposed: shape "
+         f"{np.swapaxes(S, -1, -2).shape} instead of {S.shape}. Do not transpose; rows are queries"),
         (e / e.sum(), "the whole matrix sums to 1, but each ROW must: one probability "
-         "distribution per query. Sum with axis=1, keepdims=True"),
-        (lambda: np.exp(S) / np.exp(S).sum(axis=1)[None, :], "you divided column j by the sum of row j: "
-         "without keepdims the row sums form a row vector. Use .sum(axis=1, keepdims=True)"),
-        (S / S.sum(axis=1, keepdims=True), "you normalised the raw scores without np.exp: weights "
+         "distribution per query, so sum each row separately"),
+        (lambda: np.exp(S) / np.exp(S).sum(axis=-1)[None, :], "you divided column j by the sum of row j: "
+         "the row sums lost their axis and broadcast as a row vector; keep them as a column"),
+        (S / S.sum(axis=-1, keepdims=True), "you normalised the raw scores without the exponential: weights "
          "can then be negative. Exponentiate first"),
-        (np.exp(S - S.max(axis=1, keepdims=True)), "the rows do not sum to 1: divide by the row "
-         "sums, e.sum(axis=1, keepdims=True)"),
-        (np.exp(S), "the rows do not sum to 1: divide by the row sums"),
-    ])
+        (np.exp(S - S.max(axis=-1, keepdims=True)), "the rows do not sum to 1: divide each row by its sum"),
+        (np.exp(S), "the rows do not sum to 1: divide each row by its sum"),
+    ]
+    if S.ndim == 3:
+        cands = [
+            (_sm(S, axis=1), "for a stack of score matrices (h, n_q, n_k) you normalised along axis 1, the "
+             "queries: a row is the LAST axis, whatever comes in front of it"),
+            (_sm(S, axis=0), "for a stack (h, n_q, n_k) you normalised along the first axis, across the "
+             "stack: a row is the LAST axis"),
+        ] + cands
+    return _first_match(out, cands)
 
 
 @plain_numpy()
 def softmax_rows(fn: Callable) -> bool:
-    """Check ``fn(S)``: the softmax of each row of a 2-D score matrix ``S`` (n_q, n_k).
+    """Check ``fn(S)``: the softmax of each row (the last axis) of ``S`` (n_q, n_k) or (h, n_q, n_k).
 
-    Recognises: softmax over the columns (axis 0), over the whole matrix, a transposed result,
-    a missing ``keepdims``, a missing ``exp``, no normalisation, overflow from not subtracting
-    the row maximum, and changing ``S`` in place.
+    Recognises: the wrong axis, the whole matrix, a transposed result, no ``keepdims``, no ``exp``, no
+    normalisation, overflow, 0/0 from a global maximum, a list, and ``S`` changed in place.
     """
     if not_done(fn):
         return not_attempted(NOT_DONE)
@@ -120,11 +111,16 @@ def softmax_rows(fn: Callable) -> bool:
         if err is not None:
             if "broadcast" in err:
                 return report(False, f"{err}. Dividing a (3, 4) matrix by its (3,) row sums needs "
-                              "the sums as a column: use .sum(axis=1, keepdims=True)")
+                              "the sums kept as a column, one per row, so that they broadcast along the row")
+            if S.ndim == 3 and ("axis" in err or "reshape" in err or "size" in err):
+                return report(False, f"for a stack of score matrices of shape {S.shape}: {err}. A row is the "
+                              "last axis, whatever comes in front of it: take the max and the sum over that axis")
             return report_failure(err, stub=NOT_DONE)
         if not np.array_equal(S, S_before):
-            return report(False, "your function changed its input S in place (for example with "
-                          "S -= S.max(...)); compute into a new array: z = S - S.max(...)")
+            return report(False, "your function changed its input S in place (an in-place subtraction "
+                          "writes into the caller's array); compute into a new array instead")
+        if (msg := array_answer(out)):
+            return report(False, msg)
         with np.errstate(all="ignore"):
             hint = _softmax_hint(S, out)
         if hint is not None:
@@ -132,7 +128,13 @@ def softmax_rows(fn: Callable) -> bool:
         if not close(out, softmax(S)):
             arr = np.asarray(out, dtype=float) if shape_of(out) == S.shape else None
             if arr is not None and np.abs(S).max() >= 1000 and not np.isfinite(arr).all():
-                return report(False, "scores near 1000 give NaN or inf: np.exp(1000) overflows. "
+                with np.errstate(all="ignore"):
+                    g = np.exp(S - S.max())  # the global maximum: a row far below it is 0/0
+                if np.array_equal(np.isfinite(arr), np.isfinite(g / g.sum(axis=-1, keepdims=True))):
+                    return report(False, "a row of scores near -1000 gives NaN: you subtracted the maximum of the "
+                                  "whole matrix, so every exp in that row underflows to 0 and the row is 0/0. "
+                                  "Subtract each row's own maximum (the result does not change)")
+                return report(False, "scores near 1000 give NaN or inf: the exponential of 1000 overflows. "
                               "Subtract each row's maximum first (the result does not change)")
             shape = shape_of(out)
             if shape != S.shape:
@@ -144,9 +146,7 @@ def softmax_rows(fn: Callable) -> bool:
                   "and large scores are handled")
 
 
-# ---------------------------------------------------------------------------------------------
-# Exercise: scaled scores
-# ---------------------------------------------------------------------------------------------
+# ---------------- Exercise: scaled scores
 
 def _scores_case():
     rng = np.random.default_rng(3)
@@ -157,11 +157,8 @@ def _scores_case():
 
 @plain_numpy()
 def scaled_scores(fn: Callable) -> bool:
-    """Check ``fn(Q, K)`` -> ``Q K^T / sqrt(d_k)``, shape (n_q, n_k).
-
-    Recognises: no scaling, dividing by d_k, by sqrt(n_q) or sqrt(n_k), multiplying by sqrt(d_k),
-    ``K Q^T`` (transposed), and ``Q @ K`` without the transpose.
-    """
+    """Check ``fn(Q, K)`` -> ``Q K^T / sqrt(d_k)`` (n_q, n_k): no scaling, by d_k, sqrt(n), times sqrt(d_k),
+    transposed, ``Q @ K`` without the transpose."""
     if not_done(fn):
         return not_attempted(NOT_DONE)
     Q, K = _scores_case()
@@ -169,23 +166,25 @@ def scaled_scores(fn: Callable) -> bool:
     if err is not None:
         if "matmul" in err or "aligned" in err or "mismatch" in err:
             return report(False, f"{err}. Q is (n_q, d_k) = {Q.shape} and K is (n_k, d_k) = {K.shape}: "
-                          "transpose K so the d_k axes meet, Q @ K.T")
+                          "the product must pair the d_k axis of Q with the d_k axis of K")
         return report_failure(err, stub=NOT_DONE)
+    if (msg := array_answer(out)):
+        return report(False, msg)
     dots = Q @ K.T  # (2, 4)
     want = dots / np.sqrt(9)
     hint = _first_match(out, [
         (want, None),
-        (dots, "forgot the scaling: divide Q @ K.T by sqrt(d_k), where d_k = Q.shape[-1] = 9"),
+        (dots, "forgot the scaling: divide the dot products by sqrt(d_k), the width of the queries (9 here)"),
         (dots / 9, "you divided by d_k = 9; divide by its square root, sqrt(d_k) = 3. The variance of a "
          "dot product grows like d_k, so its standard deviation grows like sqrt(d_k)"),
         (dots / np.sqrt(4), "you divided by sqrt(n_k), the number of keys; divide by sqrt(d_k), the "
-         "width of the vectors: Q.shape[-1]"),
-        (dots / np.sqrt(2), "you divided by sqrt(n_q), the number of queries; divide by sqrt(d_k) = "
-         "sqrt(Q.shape[-1])"),
+         "width of the vectors"),
+        (dots / np.sqrt(2), "you divided by sqrt(n_q), the number of queries; divide by sqrt(d_k), the "
+         "width of the vectors"),
         (dots * 3.0, "you multiplied by sqrt(d_k); divide by it instead"),
-        (want.T, "transposed layout: you computed K @ Q.T. Row i must be query i, so use Q @ K.T "
+        (want.T, "transposed layout: row i must be query i and column j key j "
          f"(shape (n_q, n_k) = {want.shape})"),
-        (dots.T, "transposed layout and no scaling: use Q @ K.T / sqrt(d_k)"),
+        (dots.T, "transposed layout (rows must be queries) and no scaling by sqrt(d_k)"),
     ])
     if hint is not None:
         return report(False, hint)
@@ -195,19 +194,14 @@ def scaled_scores(fn: Callable) -> bool:
     if shape != want.shape:
         return report(False, f"for Q {Q.shape} and K {K.shape} the scores must have shape "
                       f"(n_q, n_k) = {want.shape}, yours has {shape}")
-    return report(False, "wrong values: the scores are Q @ K.T / np.sqrt(Q.shape[-1])")
+    return report(False, "wrong values: score (i, j) is the dot product of query i and key j, divided by sqrt(d_k)")
 
 
-# ---------------------------------------------------------------------------------------------
-# Exercise: one output row by hand
-# ---------------------------------------------------------------------------------------------
+# ---------------- Exercise: one output row by hand
 
 def output_row(answer, *, X, W_q, W_k, W_v, i: int) -> bool:
-    """Check one output row ``y_i`` of ``self_attention(X, W_q, W_k, W_v)`` computed by hand.
-
-    Recognises: no scaling, no softmax, softmax over the wrong axis, the row of another token
-    (counting from 1), the weights instead of the output, and the input row itself.
-    """
+    """Check one output row ``y_i`` of ``self_attention(X, W_q, W_k, W_v)`` computed by hand: no scaling,
+    no softmax, the wrong axis, another token's row, the weights, the input row itself."""
     if not_done(answer):
         return not_attempted(NOT_DONE)
     X = np.asarray(X, dtype=float)
@@ -243,90 +237,95 @@ def output_row(answer, *, X, W_q, W_k, W_v, i: int) -> bool:
                   "sum_j a_ij v_j (values are compared to 3 decimals)")
 
 
-# ---------------------------------------------------------------------------------------------
-# Exercise: full self-attention in one line
-# ---------------------------------------------------------------------------------------------
+# ---------------- Exercise: full self-attention in one line
 
-def _full_case():
+def _full_cases():
     rng = np.random.default_rng(5)
     X = np.round(rng.normal(size=(5, 4)), 2)  # (n, d_model) = (5, 4)
-    W_q = np.round(rng.normal(size=(4, 3)), 2)  # (d_model, d_k) = (4, 3)
-    W_k = np.round(rng.normal(size=(4, 3)), 2)  # (d_model, d_k)
-    W_v = np.round(rng.normal(size=(4, 2)), 2)  # (d_model, d_v) = (4, 2)
-    return X, W_q, W_k, W_v
+    W_q, W_k, W_v = (np.round(rng.normal(size=s), 2) for s in ((4, 3), (4, 3), (4, 2)))  # (d_model, d_k | d_v)
+    Xb = np.round(rng.normal(size=(3, 5, 4)), 2)  # (b, n, d_model): a batch of 3 sequences
+    Xc = np.round(rng.normal(size=(3, 3, 3)), 2)  # (b, n, d_model) with b = n = d_model = d_k = 3
+    Wc = [np.round(rng.normal(size=(3, 3)), 2) for _ in range(3)]
+    return [(Xb, W_q, W_k, W_v), (Xc, *Wc), (X, W_q, W_k, W_v)]
+
+
+def _swap(M: np.ndarray) -> np.ndarray:
+    return np.swapaxes(M, -1, -2)  # transpose the last two axes only
 
 
 def _wrong_outputs(X, W_q, W_k, W_v) -> list[tuple[np.ndarray, str]]:
-    """Outputs of the usual mistakes, each with the hint for it."""
-    Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (n, d_k), (n, d_k), (n, d_v)
+    """Outputs of the usual mistakes, each with the hint for it (X is (n, d) or (b, n, d))."""
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (..., n, d_k), (..., n, d_k), (..., n, d_v)
     d_k, d_model = Q.shape[-1], X.shape[-1]
-    dots = Q @ K.T  # (n, n)
+    dots = Q @ _swap(K)  # (..., n, n)
     right = _sm(dots / np.sqrt(d_k)) @ V
-    out = [
-        (_sm(dots) @ V, "forgot the scaling: divide Q @ K.T by np.sqrt(d_k) before the softmax"),
+    out = [(lambda: _sm(Q @ K.T / np.sqrt(d_k)) @ V,   # K.T of (b, n, d_k) is (d_k, n, b): a ValueError, or wrong
+            ".T reverses every axis of a 3-D array, the batch axis too; transpose only the last two axes of K, "
+            "so each sequence's queries meet its own keys")] if X.ndim == 3 else []
+    out += [
+        (_sm(dots) @ V, "forgot the scaling: divide the scores by sqrt(d_k) before the softmax"),
         (_sm(dots / d_k) @ V, "you divided by d_k; divide by sqrt(d_k)"),
-        (_sm(dots / np.sqrt(d_k), axis=0) @ V, "softmax over the wrong axis: normalise each ROW "
-         "(axis=-1), one distribution per query over the keys"),
-        (dots / np.sqrt(d_k) @ V, "no softmax: Q K^T / sqrt(d_k) are scores, not weights"),
-        (dots @ V, "no softmax and no scaling: softmax(Q @ K.T / np.sqrt(d_k)) @ V"),
-        (_sm((dots / np.sqrt(d_k)).ravel()).reshape(dots.shape) @ V, "softmax over the whole "
-         "matrix: every ROW of the weights must sum to 1, one distribution per query (axis=-1)"),
-        (_sm(dots / np.sqrt(d_k)) @ X, "you mixed the inputs X; mix the values V = X @ W_v"),
-        (right.T, f"transposed layout: your output is (d_v, n); rows are tokens, so return "
-         f"{right.shape} (n, d_v)"),
+        (_sm(dots / np.sqrt(d_k), axis=-2) @ V, "softmax over the wrong axis: normalise each ROW, "
+         "one distribution per query over the keys"),
+        (dots / np.sqrt(d_k) @ V, "no softmax: the scaled scores are not weights yet"),
+        (dots @ V, "no softmax and no scaling: the scores must be divided by sqrt(d_k) and turned "
+         "into weights that sum to 1 before they mix the values"),
+        (_sm((dots / np.sqrt(d_k)).reshape(*dots.shape[:-2], -1)).reshape(dots.shape) @ V, "softmax over "
+         "the whole matrix: every ROW of the weights must sum to 1, one distribution per query"),
+        (_sm(dots / np.sqrt(d_k)) @ X, "you mixed the inputs X; mix the values, the inputs projected by W_v"),
+        (_swap(right), f"transposed layout: your output is (d_v, n); rows are tokens, so return "
+         f"{right.shape}"),
     ]
     if d_model != d_k:
-        out.append((_sm(dots / np.sqrt(d_model)) @ V, "you scaled by sqrt(d_model) = sqrt(X.shape[-1]); "
-                    "scale by sqrt(d_k), the width of the queries and keys: W_q.shape[1]"))
+        out.append((_sm(dots / np.sqrt(d_model)) @ V, "you scaled by sqrt(d_model), the width of X; "
+                    "scale by sqrt(d_k), the width of the queries and keys"))
     return out
 
 
 @plain_numpy(allow=('softmax',))
 def full_self_attention(fn: Callable) -> bool:
-    """Check ``fn(X, W_q, W_k, W_v)`` -> the output of self-attention, shape (n, d_v).
-
-    Uses ``n = 5``, ``d_model = 4``, ``d_k = 3``, ``d_v = 2`` so that every layout mistake changes a
-    shape or a number.
-    """
+    """Check ``fn(X, W_q, W_k, W_v)`` -> self-attention's output, for a batch (b, n, d_model) -> (b, n, d_v)
+    and for one sequence. ``d_model = 4 != d_k = 3 != d_v = 2``, and a batch with ``b = n = d_k = 3``
+    where ``K.T`` (which reverses the batch axis too) runs but gives wrong numbers."""
     if not_done(fn):
         return not_attempted(NOT_DONE)
-    X, W_q, W_k, W_v = _full_case()
-    out, err = _call(fn, X.copy(), W_q.copy(), W_k.copy(), W_v.copy())
-    if err is not None:
-        if "matmul" in err or "aligned" in err or "mismatch" in err:
-            return report(False, f"{err}. Rows are tokens: Q = X @ W_q (X is (n, d_model) = {X.shape}, "
-                          f"W_q is (d_model, d_k) = {W_q.shape}), and the scores need K transposed: Q @ K.T")
-        return report_failure(err, stub=NOT_DONE)
-    if isinstance(out, tuple):
-        return report(False, "your function returned a tuple; return only the output (n, d_v). "
-                      "(ak.self_attention returns (output, weights): take [0])")
-    want, _ = self_attention(X, W_q, W_k, W_v)
-    if close(out, want):
-        return report(True, f"self-attention in one line: output shape {want.shape}, matches "
-                      "attention_kit.self_attention")
-    hint = _first_match(out, _wrong_outputs(X, W_q, W_k, W_v))
-    if hint is not None:
-        return report(False, hint)
-    if shape_of(out) != want.shape:
-        return report(False, f"the output must have shape (n, d_v) = {want.shape}, yours has {shape_of(out)}")
-    return report(False, "wrong values: softmax(Q @ K.T / np.sqrt(d_k)) @ V with Q = X @ W_q, "
-                  "K = X @ W_k, V = X @ W_v")
+    for X, W_q, W_k, W_v in _full_cases():
+        out, err = _call(fn, X.copy(), W_q.copy(), W_k.copy(), W_v.copy())
+        what = f"for X of shape {X.shape}" + (" (a batch of sequences)" if X.ndim == 3 else " (one sequence)")
+        if err is not None:
+            if "matmul" in err or "aligned" in err or "mismatch" in err:
+                return report(False, f"{what}: {err}. Rows are tokens: the projections act on the last axis of X, "
+                              "and the scores pair the d_k axis of the queries with that of the keys" + (
+                                  "; in a batch, a transpose must swap only the last two axes (.T reverses every "
+                                  "axis, the batch axis too)" if X.ndim == 3 else ""))
+            return report_failure(err, stub=NOT_DONE)
+        if isinstance(out, tuple):
+            return report(False, "your function returned a tuple; return only the output (n, d_v). "
+                          "(ak.self_attention returns (output, weights): take [0])")
+        if (msg := array_answer(out)):
+            return report(False, msg)
+        want = np.stack([self_attention(x, W_q, W_k, W_v)[0] for x in X]) if X.ndim == 3 else \
+            self_attention(X, W_q, W_k, W_v)[0]  # (b, n, d_v) or (n, d_v)
+        if close(out, want):
+            continue
+        hint = _first_match(out, _wrong_outputs(X, W_q, W_k, W_v))
+        if hint is not None:
+            return report(False, f"{what}: {hint}")
+        if shape_of(out) != want.shape:
+            return report(False, f"{what} the output must have shape {want.shape}, yours has {shape_of(out)}")
+        return report(False, f"{what}: wrong values. Each sequence is attended on its own: its queries, keys "
+                      "and values are its rows projected by W_q, W_k, W_v")
+    return report(True, "self-attention for a batch of sequences and for one: matches "
+                  "attention_kit.self_attention on each sequence")
 
 
-# ---------------------------------------------------------------------------------------------
-# Exercise: predict a number (the variance of a dot product)
-# ---------------------------------------------------------------------------------------------
+# ---------------- Exercise: predict a number (the variance of a dot product)
 
 def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: float = 1.0,
                  mean_k: float = 0.0, var_k: float = 1.0) -> bool:
-    """Check the predicted variance and standard deviation of ``q . k``.
-
-    ``q`` and ``k`` have ``d_k`` independent entries with the given means and variances. Each term
-    ``q_m k_m`` has variance ``Var(q)Var(k) + Var(q)E(k)^2 + Var(k)E(q)^2``, and the ``d_k`` terms'
-    variances add. The default (means 0, variances 1, d_k = 64) gives variance 64 and standard
-    deviation 8. Recognises: the standard deviation given as the variance, the variance after the
-    scaling, squared instead of added, and the mean terms left out or subtracted.
-    """
+    """Check the predicted variance and standard deviation (to two decimals) of ``q . k``, whose ``d_k``
+    independent terms have variance ``Var(q)Var(k) + Var(q)E(k)^2 + Var(k)E(q)^2`` each (the defaults: 64
+    and 8). Recognises: the std as the variance, the variance after scaling, squared, the means wrong."""
     if not_done(variance) or not_done(std):
         return not_attempted(NOT_DONE)
     try:
@@ -335,11 +334,12 @@ def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: fl
         return report(False, "give two numbers: the variance and the standard deviation")
     term = var_q * var_k + var_q * mean_k**2 + var_k * mean_q**2  # Var(q_m k_m), independent q_m, k_m
     want = d_k * term
-    v_ok, s_ok = abs(v - want) < 1e-3, abs(s - np.sqrt(want)) < 1e-3
+    # the task asks for two decimals: 5.66 for sqrt(32) = 5.657 is right, 5.65 or 5.7 is not
+    v_ok, s_ok = abs(v - want) <= 0.005, abs(s - np.sqrt(want)) <= 0.005 + 1e-9
     if v_ok and s_ok:
         return report(True, f"variance {want:g} = {d_k} terms x {term:g}, standard deviation "
                       f"{np.sqrt(want):.3f}; dividing by {np.sqrt(want):.3f} brings the variance back to 1")
-    if abs(v - np.sqrt(want)) < 1e-3:
+    if abs(v - np.sqrt(want)) <= 0.006:
         return report(False, f"{np.sqrt(want):.3f} is the standard deviation, not the variance (a common "
                       f"slip): q.k is a sum of {d_k} independent terms, so the variances add up",
                       graded="you gave the standard deviation where the variance is asked (a common "
@@ -348,7 +348,8 @@ def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: fl
         return report(False, "variance 1 is what the scaling aims for AFTER dividing; before, the "
                       f"{d_k} terms' variances add up")
     if v_ok:
-        return report(False, "the variance is right; the standard deviation is its square root")
+        return report(False, f"the variance is right; the standard deviation is its square root, to two "
+                      f"decimals (you gave {s:g})")
     if abs(v - d_k**2 * term) < 1e-3 and d_k > 1:
         return report(False, f"variances of independent terms add: {d_k} terms of variance {term:g} "
                       f"give {want:g}, not {d_k}^2 x {term:g}",
@@ -368,9 +369,7 @@ def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: fl
                          "of q and k (mind the means), then use that independent terms' variances add")
 
 
-# ---------------------------------------------------------------------------------------------
-# Exercise: repair a broken numpy implementation
-# ---------------------------------------------------------------------------------------------
+# ---------------- Exercise: repair a broken numpy implementation
 
 def _fix_cases():
     rng = np.random.default_rng(7)
@@ -381,13 +380,8 @@ def _fix_cases():
 
 @plain_numpy()
 def fixed_source_code(fn: Callable) -> bool:
-    """Check the repaired version of the broken tutorial code: ``fn(X, W_q, W_k, W_v)`` -> Y (n, d).
-
-    The broken code draws ``W = np.random.rand(n * n)`` (a flat vector) and computes ``np.matmul(W, X)``
-    (the column convention on row-major ``X``). The repaired function takes (d, d) matrices and
-    computes ``Q = X @ W_q``. Recognises: the column convention (``X @ W.T``), no scaling,
-    the wrong axis, and drawing new random matrices inside.
-    """
+    """Check the repaired tutorial code (flat random ``W``, ``np.matmul(W, X)``): ``fn(X, W_q, W_k, W_v)``
+    -> Y (n, d). Recognises: the column convention, no scaling, the wrong axis, new random matrices inside."""
     if not_done(fn):
         return not_attempted(NOT_DONE)
     X, W_q, W_k, W_v = _fix_cases()
@@ -395,18 +389,21 @@ def fixed_source_code(fn: Callable) -> bool:
     if err is not None:
         if "matmul" in err or "aligned" in err or "mismatch" in err:
             return report(False, f"{err}. X is (n, d) = {X.shape} with one token per row, and W_q is "
-                          f"(d, d) = {W_q.shape}: multiply X on the left, Q = X @ W_q, not W_q @ X")
+                          f"(d, d) = {W_q.shape}: a projection acts on the features, the last axis of X, "
+                          "not on the tokens")
         return report_failure(err, stub=NOT_DONE)
     if isinstance(out, tuple):
         return report(False, "return only Y, the output of shape (n, d)")
+    if (msg := array_answer(out)):
+        return report(False, msg)
     want, _ = self_attention(X, W_q, W_k, W_v)
     if close(out, want):
         return report(True, "the repaired code matches attention_kit.self_attention "
                       f"(Y has shape {want.shape}, one row per token)")
     col, _ = self_attention(X, W_q.T, W_k.T, W_v.T)
     if close(out, col):
-        return report(False, "column convention: you computed (W_q @ X.T).T = X @ W_q.T. With tokens as "
-                      "rows the projection is Q = X @ W_q (W_q of shape (d_model, d_k))")
+        return report(False, "column convention: your projections use the transposes of W_q, W_k, W_v. "
+                      "With tokens as rows, each row of X multiplies W_q (shape (d_model, d_k)) from the left")
     hint = _first_match(out, _wrong_outputs(X, W_q, W_k, W_v))
     if hint is not None:
         return report(False, hint)
@@ -416,5 +413,5 @@ def fixed_source_code(fn: Callable) -> bool:
                       "W_v passed in, do not draw new random matrices inside the function")
     if shape_of(out) != want.shape:
         return report(False, f"Y must have shape (n, d) = {want.shape}, yours has {shape_of(out)}")
-    return report(False, "wrong values: Q, K, V = X @ W_q, X @ W_k, X @ W_v, then "
-                  "softmax(Q @ K.T / sqrt(d)) @ V")
+    return report(False, "wrong values: project X into queries, keys and values (rows are tokens), "
+                  "scale the scores by sqrt(d), softmax each row, then mix the values")

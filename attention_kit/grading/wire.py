@@ -75,7 +75,7 @@ def encode(value: Any, depth: int = 0) -> Any:
             return {"scalar": _npy(arr)}
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "biufc":
-            return {"array": _npy(value)}
+            return {"array": _npy(value), **({} if value.flags.writeable else {"readonly": True})}
         if value.dtype.kind == "O" and value.size <= 10_000:
             return {"objarray": [encode(v, depth + 1) for v in value.ravel().tolist()],
                     "shape": list(value.shape)}
@@ -137,7 +137,10 @@ def decode(data: Any, *, allow_functions: bool = False, depth: int = 0) -> Any:
         arr = _load(data["scalar"])
         return arr.reshape(()).dtype.type(arr.reshape(())[()])
     if "array" in data:
-        return _load(data["array"])
+        arr = _load(data["array"])
+        if data.get("readonly"):  # a checker that passes an input read-only sees a change in place fail
+            arr.setflags(write=False)
+        return arr
     if "objarray" in data:
         items = [sub(v) for v in data["objarray"]]
         out = np.empty(len(items), dtype=object)

@@ -29,7 +29,9 @@ from ..mechanism.attention import check_scale
 __all__ = ["KVCache", "kv_cache_bytes", "MODEL_SHAPES"]
 
 # Shapes of a few published decoder-only models, from their released configuration files
-# (config.json on the Hugging Face hub): layers, query heads, key/value heads, d_head, context length,
+# (config.json on the Hugging Face hub): layers, query heads, key/value heads, d_head, "context" (the
+# largest position the configuration allows, max_position_embeddings: for Llama 2 and Falcon also the
+# context they were trained with; Mistral 7B was trained with 8,192 tokens and allows 32,768),
 # and the sliding window (None: every earlier token is attended to, and cached). Mistral 7B v0.1
 # attends to the last W = 4096 tokens and keeps a rolling buffer of W tokens per layer (Jiang et al.
 # 2023, section 2: an 8x smaller cache at a 32k-token sequence).
