@@ -30,6 +30,7 @@ from . import (
     close,
     not_attempted,
     not_done,
+    prediction,
     quietly,
     report,
     shape_of,
@@ -149,6 +150,7 @@ _GRADED_ROTATE = ("Attention goes where the answer is stored: for each query, as
                   "wants as its output, and which key's value holds that word")
 
 
+@prediction
 def rotate_pattern(answer) -> bool:
     """Check ``answer``: for each query i = 0..5 of the ``rotate`` task, the key it attends to most."""
     if not_done(answer):

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..mechanism.alignment import softmax
 from ..mechanism.scores import cosine_score, dot_score
-from . import close, not_attempted, not_done, quietly, report, try_call
+from . import close, not_attempted, not_done, prediction, quietly, report, try_call
 from .plain import plain_numpy
 
 __all__ = [
@@ -175,6 +175,7 @@ def dot_scores(fn) -> bool:
     return report(True, "your dot scores match ak.dot_score for several q and K, including n_k != d")
 
 
+@prediction
 def predict_winners(dot_winner, cosine_winner, q=WINNER_Q, K=WINNER_K, labels=WINNER_LABELS) -> bool:
     """Check the prediction of which key gets the highest score under ``dot`` and under ``similarity``.
 

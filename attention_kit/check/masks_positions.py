@@ -31,6 +31,7 @@ from . import (
     close,
     not_attempted,
     not_done,
+    prediction,
     quietly,
     report,
     shape_of,
@@ -316,6 +317,7 @@ _GRADED_ROWS = ("a row can change only if the edited token is among its keys: un
                 "query i sees keys 0..i, its own position included. Go through the rows one by one")
 
 
+@prediction
 def future_unchanged(answer) -> bool:
     """Check ``answer``: the query indices whose output rows change when token 3 of 6 is edited (causal mask)."""
     if not_done(answer):

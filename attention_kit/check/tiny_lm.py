@@ -30,6 +30,7 @@ from . import (
     close,
     not_attempted,
     not_done,
+    prediction,
     report,
     report_failure,
     shape_text,
@@ -139,6 +140,7 @@ def _shipped(params, config, vocab):
     return params, config, vocab
 
 
+@prediction
 def mask_at_inference(last_changes, earlier_change, *, params: dict | None = None,
                       config: TinyLMConfig | None = None, vocab: Vocab | None = None,
                       context: str = "humpty dumpty sat on") -> bool:
@@ -254,6 +256,7 @@ def _back(k: int) -> str:
     return "the word itself" if k == 0 else "1 word back" if k == 1 else f"{k} words back"
 
 
+@prediction
 def head_role(word, *, params: dict | None = None, config: TinyLMConfig | None = None,
               vocab: Vocab | None = None, context: str = "little miss muffet sat on a",
               head: int = 1) -> bool:
