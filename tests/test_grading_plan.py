@@ -62,7 +62,7 @@ def test_only_the_exercises_set_count_with_their_weights(tmp_path):
 
 def test_default_is_every_exercise_one_point_each():
     grades = _class(None)  # no notebooks given: the whole course
-    assert grades.whole_course and grades.max_points == len(registry.exercises())
+    assert grades.whole_course and grades.max_points == len(list(registry.exercises()))
     assert isinstance(grades.max_points, int) and grades.points("ada") == 5
 
 
