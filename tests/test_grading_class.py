@@ -473,11 +473,13 @@ def test_lms_exports(lms):
     john = next(r for r in canvas if r["Student"] == "smithjohn")
     assert john["ID"] == "123456" and john["Week 2 (4242)"] == "0"
     assert list(moodle[0])[:6] == ["Identifier", "Full name", "Email address", "Status", "Grade",
-                                   "Maximum Grade"]
+                                   "Maximum grade"]
     assert list(moodle[0])[-1] == "Feedback comments"
     dana = next(r for r in moodle if r["Full name"] == "Dana Lee")
-    assert dana["Identifier"] == "Participant 4711" and dana["Grade"] == "4.00"
-    assert dana["Maximum Grade"] == "10.00" and "02: 0/6" in dana["Feedback comments"]
+    # 4 of 10 points on Moodle's default maximum grade of 100 (tests/test_lms_formats.py reads it back)
+    assert dana["Identifier"] == "Participant 4711" and dana["Grade"] == "40.00"
+    assert dana["Maximum grade"] == "100.00" and "02: 0/6" in dana["Feedback comments"]
+    assert (lms["out"] / "moodle_feedback.zip").is_file() and (lms["out"] / "canvas_reupload.zip").is_file()
     not_graded = {r["file"]: r["why it was not graded"] for r in lms["not_graded"]}
     assert "not recognised" in not_graded["grades-export.xlsx"]
     assert any("not a notebook" in why for path, why in not_graded.items() if "onlinetext" in path)

@@ -238,3 +238,20 @@ def test_worked_solutions_store_no_output(src):
     shown = [c.source.splitlines()[0] for c in nb.cells
              if make_student.is_solution(c) and c.cell_type == "code" and c.outputs]
     assert not shown, f"{src.name}: solution cells with stored outputs: {shown}"
+
+
+def test_a_sentence_pointing_at_a_solution_is_rejected(tmp_path):
+    """The student edition has no solutions: a sentence that sends a learner to one is a leak
+    (issue 35: notebook 08's exercise 2 said so), while other uses of the word are not."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_markdown_cell(
+        "Set `my_most_harmful_head`, then check your prediction against the measurement in the solution."))
+    nbformat.write(nb, tmp_path / "08_what_heads_learn.ipynb")
+    problems = make_student.find_leaks(tmp_path, originals=[])
+    assert problems == ["08_what_heads_learn.ipynb: says 'in the solution'"]
+    for text in ("Compare with the solution cell.", "See the worked-out solutions below.",
+                 "The solution shows 0.5.", "as in their solutions"):
+        assert make_student.FORBIDDEN.search(text), text
+    for text in ("x = 2 is a solution of the equation.", "Solutions of a linear system",
+                 "a closed-form solution exists"):
+        assert not make_student.FORBIDDEN.search(text), text

@@ -40,8 +40,13 @@ DROP_TAGS = SOLUTION_TAGS | {"answer-reveal"}
 # Cell metadata that only describes an execution.
 RUN_METADATA = ("execution", "collapsed", "scrolled", "ExecuteTime")
 # Text that must not reach a learner: it points at solutions that are not there.
+# "the solution" in any of its forms: the student edition has none to point at (issue 35: 08 told
+# learners to "check your prediction against the measurement in the solution").
 FORBIDDEN = re.compile(r"worked\s+solution|solution\s+follows|collapsed\s+cell|full\s+notebook"
-                       r"|answer\s+key|class-answers", re.I)
+                       r"|answer\s+key|class-answers"
+                       r"|\b(?:in|from|against|see|with|under|to|than|of|at)\s+(?:the|its|each|their|our)"
+                       r"\s+(?:\w+\s+)?solutions?\b"
+                       r"|\bsolutions?\s+(?:cells?|below|above|shows?|says?|measures?|prints?)\b", re.I)
 ZIP_ROOT = "attention-course"
 
 

@@ -1,11 +1,15 @@
 """``python -m attention_kit.grading SUBMISSIONS [--out grades] [--notebooks 02,04]``: grade a class.
 
 Grades the notebooks that were set (``--notebooks``; by default those found in the
-submissions), runs them two at a time (``--workers``), shows a progress bar on stderr, writes
-``grades.csv``, ``feedback/<learner>.md``, ``summary.md``, ``canvas.csv``, ``moodle.csv`` and
-``not_graded.csv`` into ``--out``, and prints the summary. A bad submission gets a clear row; it
-never stops the run. The exit status is 0 when the class was graded, 2 when there is nothing to
-grade.
+submissions), or only the exercises set, with weights (``--exercises 02.1-02.5,02.6:0.5,04``),
+runs them two at a time (``--workers``), shows a progress bar on stderr, writes ``grades.csv``,
+``feedback/<learner>.md``, ``summary.md``, ``canvas.csv``, ``canvas_reupload.zip``,
+``moodle.csv``, ``moodle_feedback.zip``, ``not_graded.csv`` and ``grades.json`` (the state a
+regrade needs) into ``--out``, and prints the summary. ``--learners alice,bob`` regrades only
+these learners into an existing grades folder: their notebooks returned this time replace
+their old verdicts, every other row stays. A bad submission gets a clear row; it never stops
+the run. The exit status is 0 when the class was graded, 2 when there is nothing to grade or an
+option is wrong.
 """
 
 from __future__ import annotations
@@ -26,13 +30,13 @@ from ..check import registry
 from . import NotebookGrade
 from .execute import Limits, grade_notebook, prepared
 from .reports import (
+    STATE_FILE,
     ClassGrades,
-    summary_markdown,
+    load_state,
+    save_state,
+    seed_digest,
     summary_text,
-    write_canvas,
-    write_csv,
-    write_feedback,
-    write_moodle,
+    write_reports,
 )
 from .similarity import flag_similar
 from .solutions import NOTEBOOK_DIR
@@ -111,24 +115,118 @@ def parse_notebooks(text: str | None) -> list[str] | None:
     return sorted(set(out))
 
 
+def parse_exercises(text: str | None) -> dict[str, float] | None:
+    """``"02.1-02.5,02.6:0.5,04"`` -> ``{"02.1": 1.0, ..., "02.6": 0.5, "04.1": 1.0, ...}``, in the
+    course's order: an exercise, a range of exercises (``02.1-02.5``, in the course's order), or
+    a notebook (all its exercises), each with an optional ``:weight`` (points per exercise,
+    default 1). None or empty: None (every exercise of the notebooks set). ValueError for an
+    exercise or notebook the course does not have."""
+    if not text or not text.strip():
+        return None
+    order = [ex_id for ex_id, _, _ in registry.exercises()]
+    known_nb = [nb.number for nb in registry.NOTEBOOKS]
+
+    def canon(part: str) -> str:
+        nb, dot, ex = part.strip().partition(".")
+        if not nb.isdigit() or (dot and not ex.isdigit()):
+            raise ValueError(f"{part!r} is not an exercise (02.3) or a notebook (02)")
+        return f"{int(nb):02d}" + (f".{int(ex)}" if dot else "")
+
+    weights: dict[str, float] = {}
+    for item in text.replace(" ", "").split(","):
+        if not item:
+            continue
+        what, _, weight = item.partition(":")
+        try:
+            w = float(weight) if weight else 1.0
+        except ValueError:
+            raise ValueError(f"{item!r}: the weight after ':' must be a number") from None
+        if w < 0:
+            raise ValueError(f"{item!r}: a weight cannot be negative")
+        first, dash, last = what.partition("-")
+        first = canon(first)
+        if "." not in first:  # a whole notebook
+            if first not in known_nb or dash:
+                raise ValueError(f"notebook {what!r} is not part of this course (it has "
+                                 f"{', '.join(known_nb)}), or a range of notebooks")
+            ids = [e for e in order if e.startswith(first + ".")]
+        else:
+            last = canon(last) if dash else first
+            for e in (first, last):
+                if e not in order:
+                    raise ValueError(f"exercise {e} is not part of this course (see "
+                                     "docs/teaching.md for the exercises of each notebook)")
+            i, j = order.index(first), order.index(last)
+            if j < i:
+                raise ValueError(f"{what!r}: the range runs backwards")
+            ids = order[i:j + 1]
+        for e in ids:
+            weights[e] = w
+    return {e: weights[e] for e in order if e in weights}
+
+
+def parse_learners(text: str | None) -> list[str] | None:
+    """``"alice, Dana Lee"`` -> ``["alice", "Dana Lee"]`` (names as grades.csv has them)."""
+    if not text or not text.strip():
+        return None
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
 def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, workers: int = 2,
                 progress_stream=None, notebooks: list[str] | None = None,
                 assignment: str | None = None, seed: str | None = "0",
-                late_penalty: float = 0.0) -> tuple[ClassGrades, str]:
+                late_penalty: float = 0.0, exercises: dict[str, float] | None = None,
+                learners: list[str] | None = None, moodle_max: float = 100,
+                moodle_headers: str | None = "en",
+                canvas_points: float | None = None) -> tuple[ClassGrades, str]:
     """Grade every notebook under ``submissions`` (a folder or a zip); write the results into ``out``.
 
     ``notebooks``: the numbers of the notebooks that were set (``["02", "04"]``); the others'
     submissions are listed as not graded. None: the notebooks of the course that were returned.
-    ``assignment``: its name in the Canvas and Moodle files. ``seed``: the teacher's seed of the
-    hidden cases (keep it secret; None tries none). ``late_penalty``: percent of a late notebook's
-    points taken off. Returns the grades and the summary text (also printed by :func:`main`).
+    ``exercises``: ``{exercise id: weight}`` (:func:`parse_exercises`), the exercises set; their
+    notebooks are the notebooks set. ``learners``: regrade only these into the grades already in
+    ``out`` (its ``grades.json``), keeping everything else. ``assignment``: its name in the
+    Canvas and Moodle files. ``seed``: the teacher's seed of the hidden cases (keep it secret;
+    None tries none). ``late_penalty``: percent of a late notebook's points taken off.
+    ``moodle_max``, ``moodle_headers``, ``canvas_points``: the Moodle assignment's maximum
+    grade, the language of its worksheet, the Canvas assignment's points possible. Returns the
+    grades and the summary text (also printed by :func:`main`).
     """
     submissions, out = Path(submissions), Path(out)
     limits = limits or Limits()
     course_files = {nb.number: nb.file for nb in registry.NOTEBOOKS}
+    previous = None
+    if learners is not None:
+        state_path = out / STATE_FILE
+        if not state_path.is_file():
+            raise FileNotFoundError(f"{state_path} not found: regrading a few learners needs the "
+                                    "grades folder of a whole class graded with this grader")
+        previous, state = load_state(state_path)
+        if exercises is None and notebooks is None:
+            exercises = previous.weights
+        elif (exercises or {e: 1.0 for nb in (notebooks or []) for e, _ in registry.notebook(nb).numbered()}) \
+                != previous.weights:
+            raise ValueError(f"the class in {out} was graded on other exercises "
+                             f"({previous.exercises_text()}); regrade the whole class to change them")
+        if state["seed"] != seed_digest(seed):
+            raise ValueError(f"the class in {out} was graded with another SEED: use the same one")
+        assignment = assignment or previous.assignment
+    if exercises is not None:
+        notebooks = sorted({e.split(".")[0] for e in exercises})
     with tempfile.TemporaryDirectory(prefix="ak-grade-unzip-") as unpacked:
         found = find_submissions(submissions, course_files, unpack_to=Path(unpacked))
         known = set(course_files)
+        if learners is not None:
+            missing = [name for name in learners if name not in found.learners]
+            if missing:
+                raise FileNotFoundError(f"no submissions of {', '.join(missing)} in {submissions} "
+                                        f"(learners found: {', '.join(found.learners) or 'none'})")
+            for s in found.submissions:
+                if s.learner not in learners:
+                    found.ignored.append((s.source, "not regraded (LEARNERS= names others)"))
+            found.submissions = [s for s in found.submissions if s.learner in learners]
+            found.learners = list(learners)
+            found.info = {k: v for k, v in found.info.items() if k in learners}
         if notebooks is None:
             notebooks = sorted({s.number for s in found.submissions} & known) or sorted(known)
         graded = [s for s in found.submissions if s.number in notebooks or s.number not in known]
@@ -161,15 +259,35 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
         after = _snapshot(submissions)
         sources = {(s.learner, s.number): _code_sources(s.path) for s in graded}
     changed = sorted({k for k in before.keys() | after.keys() if before.get(k) != after.get(k)})
-    result = ClassGrades(found.learners, grades, notebooks=notebooks, info=found.info,
-                         assignment=assignment, late_penalty=late_penalty, not_graded=found.ignored)
+    regraded = ""
+    if previous is not None:  # keep every row, and the notebooks these learners did not return now
+        new_keys = {(g.learner, g.number) for g in grades}
+        kept = [g for key, g in previous.by_key.items() if key not in new_keys]
+        info = dict(previous.info)
+        for name, learner in found.info.items():
+            info[name] = learner
+        ignored = previous.not_graded + found.ignored
+        flags = {k: v for k, v in previous.flags.items()}
+        extra = {k: v for k, v in previous.extra_notes.items() if k not in learners}
+        result = ClassGrades(set(previous.learners) | set(learners), kept + grades,
+                             notebooks=notebooks, info=info, assignment=assignment,
+                             late_penalty=late_penalty, not_graded=ignored, exercises=exercises)
+        result.flags = flags
+        for name, notes in extra.items():
+            result.extra_notes.setdefault(name, []).extend(notes)
+        found.ignored = ignored
+        regraded = (f" Regraded {', '.join(learners)} into the {len(previous.learners)} learners "
+                    f"graded {previous.graded_at:%Y-%m-%d %H:%M} UTC (similar answers were looked "
+                    "for only among this run's notebooks).")
+    else:
+        result = ClassGrades(found.learners, grades, notebooks=notebooks, info=found.info,
+                             assignment=assignment, late_penalty=late_penalty,
+                             not_graded=found.ignored, exercises=exercises)
     flag_similar(result, sources, _teacher_sources(notebooks))
-    out.mkdir(parents=True, exist_ok=True)
-    write_csv(result, out / "grades.csv")
-    feedback = write_feedback(result, out / "feedback")
-    (out / "summary.md").write_text(summary_markdown(result), encoding="utf-8")
-    no_canvas = write_canvas(result, out / "canvas.csv")
-    no_moodle = write_moodle(result, out / "moodle.csv")
+    written = write_reports(result, out, moodle_max=moodle_max, moodle_headers=moodle_headers,
+                            canvas_points=canvas_points)
+    feedback, no_canvas, no_moodle = written["feedback"], written["no_canvas"], written["no_moodle"]
+    save_state(result, out / STATE_FILE, seed)
     with open(out / "not_graded.csv", "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(["file", "why it was not graded"])
@@ -179,7 +297,8 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
     lines = [f"Graded {len(found.learners)} learners, {len(graded)} notebooks in "
              f"{elapsed:.0f} s ({workers} at a time). Notebook{'s' if n_nb > 1 else ''} set: "
              f"{', '.join(nb.number for nb in result.notebooks)} ({result.max_points} points); "
-             f"the assignment is \"{result.assignment}\" in canvas.csv.", "", summary_text(result, width)]
+             f"the assignment is \"{result.assignment}\" in canvas.csv. Exercises set: "
+             f"{result.exercises_text()}.{regraded}", "", summary_text(result, width)]
     if found.ignored:
         lines += ["", "Not graded (also in not_graded.csv):"] + [f"  {path}: {why}" for path, why in found.ignored]
     if changed:
@@ -196,6 +315,10 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
                   "moodle.csv" + (f": {'; '.join(lms)}." if lms else
                                   " (no Canvas or Moodle ids in these submissions' names: match "
                                   "the learners by name).")]
+    lines.append(f"LMS scales: canvas.csv on {written['canvas_points']} points possible, moodle.csv "
+                 f"on a maximum grade of {moodle_max:g} (set the same in the assignment). Feedback "
+                 f"to upload in bulk: canvas_reupload.zip ({written['reupload']} files), "
+                 f"moodle_feedback.zip ({written['moodle_zip']} files).")
     return result, "\n".join(lines)
 
 
@@ -215,6 +338,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", default="0",
                         help="the teacher's seed of the hidden cases the grader tries beyond the "
                              "notebook's (keep it to yourself; the same seed regrades the same)")
+    parser.add_argument("--exercises", default="",
+                        help="the exercises set, with optional weights: 02.1-02.5,02.6:0.5,04 "
+                             "(a notebook number means all its exercises; default: every exercise "
+                             "of the notebooks set, one point each)")
+    parser.add_argument("--learners", default="",
+                        help="regrade only these learners (comma-separated, as grades.csv names "
+                             "them) into the existing grades in --out")
+    parser.add_argument("--moodle-max", type=float, default=100.0,
+                        help="the Moodle assignment's maximum grade: moodle.csv's grades are on "
+                             "it (default 100, Moodle's default)")
+    parser.add_argument("--moodle-headers", default="en",
+                        help="the language of the Moodle worksheet's headers: en, de, fr, es, or "
+                             "a JSON file of Moodle's strings (docs/teaching.md)")
+    parser.add_argument("--canvas-points", type=float, default=None,
+                        help="the Canvas assignment's points possible: canvas.csv's points are on "
+                             "it (default: the exercises' points)")
     parser.add_argument("--late-penalty", type=float, default=0.0,
                         help="percent of a late notebook's points taken off (default 0: late "
                              "submissions are only marked)")
@@ -234,9 +373,14 @@ def main(argv: list[str] | None = None) -> int:
                     exercise_s=args.exercise_timeout, memory_mb=args.memory_mb)
     try:
         notebooks = parse_notebooks(args.notebooks)
+        exercises = parse_exercises(args.exercises)
+        if exercises is not None and notebooks is not None:
+            raise ValueError("give --exercises or --notebooks, not both")
         _, summary = grade_class(args.submissions, args.out, limits=limits, workers=args.workers,
                                  notebooks=notebooks, assignment=args.assignment, seed=args.seed,
-                                 late_penalty=args.late_penalty)
+                                 late_penalty=args.late_penalty, exercises=exercises,
+                                 learners=parse_learners(args.learners), moodle_max=args.moodle_max,
+                                 moodle_headers=args.moodle_headers, canvas_points=args.canvas_points)
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
