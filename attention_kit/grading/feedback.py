@@ -1,0 +1,99 @@
+"""The feedback file a learner gets back: every exercise with its verdict and the checker's
+hint (``feedback/<learner>.md``)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterable
+
+from . import (
+    COULD_NOT_RUN,
+    FAILED,
+    MISSING,
+    NOT_ATTEMPTED,
+    NOT_SUBMITTED,
+    PASSED,
+    SOLUTION,
+)
+from .class_grades import ClassGrades, number_text
+
+__all__ = ["feedback_file_name", "feedback_markdown", "write_feedback"]
+
+_MARK = {PASSED: "✓", FAILED: "✗", NOT_ATTEMPTED: "·", SOLUTION: "⊘", COULD_NOT_RUN: "⚠",
+         MISSING: "?", NOT_SUBMITTED: "·"}
+_VERDICT = {PASSED: "passed", FAILED: "not yet", NOT_ATTEMPTED: "not attempted",
+            SOLUTION: "contains the worked solution", COULD_NOT_RUN: "could not run",
+            MISSING: "missing", NOT_SUBMITTED: "not submitted"}
+
+
+
+def feedback_file_name(learner: str) -> str:
+    """A safe file name for ``learner``'s feedback (letters, digits, ``-``, ``_`` and ``.``)."""
+    return (re.sub(r"[^\w.-]+", "_", learner).strip("._") or "learner") + ".md"
+
+
+def feedback_markdown(grades: ClassGrades, learner: str, numbers: Iterable[str] | None = None) -> str:
+    """The feedback file of one learner, in Markdown (``numbers``: only these notebooks'
+    sections, after the totals of all)."""
+    row = grades.row(learner)
+    n_pass = sum(g.status == PASSED for g in row)
+    weighted = "" if grades.whole_course else (
+        f" ({number_text(grades.points(learner))} of {number_text(grades.max_points)} points; the exercises set: "
+        f"{grades.exercises_text()})")
+    lines = [f"# {grades.assignment}: feedback for {learner}", "",
+             f"You passed **{n_pass} of {len(row)}** exercises{weighted}. Each exercise below was checked "
+             "by running your notebook from the top in a fresh kernel and calling the same checker "
+             "as in the notebook on your answer. ✓ passed, ✗ not yet (with the hint), · not "
+             "attempted or not returned, ⊘ contains the course's worked solution (scores "
+             "nothing), ⚠ could not run, ? missing.", ""]
+    for nb in grades.notebooks:
+        if numbers is not None and nb.number not in numbers:
+            continue
+        exercises = grades.notebook(learner, nb)
+        graded = grades.by_key.get((learner, nb.number))
+        passed = sum(g.status == PASSED for g in exercises)
+        if graded is None:
+            lines += [f"## {nb.number} · {nb.title}: not returned", ""]
+            continue
+        lines += [f"## {nb.number} · {nb.title}: {passed} of {len(exercises)} passed", ""]
+        shared = {g.message for g in exercises}
+        shared = (shared.pop() if len(shared) == 1 and len(exercises) > 1
+                  and exercises[0].status in (COULD_NOT_RUN, SOLUTION) else None)
+        if shared:  # one reason for the whole notebook (unreadable file, a copy): say it once
+            lines += [f"{_MARK[exercises[0].status]} {shared[:1].upper()}{shared[1:]}.", ""]
+        for g in exercises:
+            text = f"- {_MARK[g.status]} **Exercise {g.id.split('.')[-1]}, {g.title}**: {_VERDICT[g.status]}"
+            first, _, rest = g.message.partition("\n")
+            if first and g.status != NOT_ATTEMPTED and not shared:
+                text += f" — {first}"
+            lines.append(text)
+            if rest and g.status != NOT_ATTEMPTED:  # a printed matrix: keep its lines
+                lines += ["", "  ```text"] + [f"  {ln}" for ln in rest.splitlines()] + ["  ```", ""]
+        notes = [n for n in graded.notes if not (shared and shared in n)]
+        if notes:
+            lines += ["", "Notes on this notebook:", ""] + [f"- {note}" for note in notes]
+        lines.append("")
+    extra = grades.extra_notes.get(learner, [])
+    if extra:
+        lines += ["## Other files", ""] + [f"- {note}" for note in extra] + [""]
+    return "\n".join(lines)
+
+
+def write_feedback(grades: ClassGrades, folder: Path) -> list[Path]:
+    """Write ``folder/<learner>.md`` for every learner (old ``.md`` files there are removed)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.md"):
+        old.unlink()
+    paths: list[Path] = []
+    for learner in grades.learners:
+        path = folder / feedback_file_name(learner)
+        k = 2
+        while path in paths:  # two names that differ only in characters a file name cannot hold
+            path = folder / feedback_file_name(f"{learner}-{k}")
+            k += 1
+        path.write_text(feedback_markdown(grades, learner), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
