@@ -213,29 +213,36 @@ def test_compare_never_raises_on_odd_answers(spec_id):
 WRONG = {
     ("01.2", 0): "def f(q, K):\n    return (K * q).sum()",
     ("01.4", 0): "def f(a, V):\n    return V.mean(axis=0)",
-    ("01.5", 0): "def f(c, W_c, b_c):\n    return ak.softmax(W_c @ c)",
-    ("02.1", 0): "def f(S):\n    e = np.exp(S)\n    return e / e.sum(axis=0, keepdims=True)",
+    ("01.5", 0): "def f(C, W_c, b_c):\n    return ak.softmax(C @ W_c.T)",  # the bias forgotten
+    # axis 1 is a row of one matrix, and the queries' axis of a stack (h, n_q, n_k)
+    ("02.1", 0): "def f(S):\n    e = np.exp(S - S.max(axis=1, keepdims=True))\n"
+                 "    return e / e.sum(axis=1, keepdims=True)",
     ("02.2", 0): "def f(Q, K):\n    return Q @ K.T / 3.0",  # sqrt(9) of the in-class d_k: passes in class
-    ("02.5", 0): "def f(X, W_q, W_k, W_v):\n    return ak.softmax(X @ W_q @ (X @ W_k).T / np.sqrt(3)) @ (X @ W_v)",
+    # sqrt(3) of the in-class d_k: passes in class
+    ("02.5", 0): "def f(X, W_q, W_k, W_v):\n    K_T = np.swapaxes(X @ W_k, -1, -2)\n"
+                 "    return ak.softmax(X @ W_q @ K_T / np.sqrt(3)) @ (X @ W_v)",
     ("02.6", 0): "def f(X, W_q, W_k, W_v):\n    return ak.self_attention(X, W_q.T, W_k.T, W_v.T)[0]",
-    ("03.1", 0): "def f(X, h):\n    n, hd = X.shape\n    return X.reshape(h, n, hd // h)",
-    ("03.1", 1): "def f(Xh):\n    h, n, d = Xh.shape\n    return Xh.reshape(n, h * d)",
+    ("03.1", 0): "def f(X, h):\n    b, n, hd = X.shape\n    return X.reshape(b, h, n, hd // h)",
+    ("03.1", 1): "def f(Xh):\n    b, h, n, d = Xh.shape\n    return Xh.reshape(b, n, h * d)",
     ("03.2", 0): "def f(X, W_q, W_k, W_v):\n    Q, K, V = X @ W_q, X @ W_k, X @ W_v\n"
                  "    return ak.softmax(Q @ K.T / np.sqrt(K.shape[1]), axis=0) @ V",
-    ("03.3", 0): "def f(heads, W_o):\n    h, n, d = heads.shape\n    return heads.reshape(n, h * d) @ W_o",
+    ("03.3", 0): "def f(heads, W_o):\n    b, h, n, d = heads.shape\n    return heads.reshape(b, n, h * d) @ W_o",
     ("04.1", 0): "def f(n):\n    return np.tril(np.ones((n, n)))",  # floats, not bools
     ("04.2", 0): "def f(S, mask):\n    return ak.softmax(S) * mask",
-    ("04.3", 0): "def f(n, d):\n    P = ak.sinusoidal_positions(n, d)\n    return P[:, ::-1]",
+    ("04.3", 0): "def f(pos, d):\n    return ak.sinusoidal_positions(len(pos), d)",  # the positions ignored
     ("05.1", 0): "def f(Q, K, W, dS):\n    return dS @ K @ W, dS.T @ Q @ W",
     ("05.2", 0): "def f(Q, K, dS):\n    d = Q.shape[1]\n    return (dS @ K).sum(axis=0) / np.sqrt(d), np.zeros(d)",
     ("05.3", 0): "def f(fn, x, analytic, eps=1e-4):\n    num = np.zeros_like(x)\n"
                  "    for i in np.ndindex(x.shape):\n        up = x.copy()\n        up[i] += eps\n"
                  "        num[i] = (fn(up) - fn(x)) / eps\n"
                  "    return np.linalg.norm(analytic - num) / (np.linalg.norm(analytic) + np.linalg.norm(num))",
-    ("06.1", 0): "def f(X, gamma, beta, eps=1e-5):\n    mu = X.mean(-1, keepdims=True)\n"
-                 "    return gamma * (X - mu) / np.sqrt(X.var(-1, ddof=1, keepdims=True) + eps) + beta",
-    ("07.1", 0): "def f(m, l, acc, s, V):\n    m_new = max(m, s.max())\n    a = np.exp(m - m_new)\n"
-                 "    p = np.exp(s - m_new)\n    return m_new, l + p.sum(), a * acc + p @ V",
+    # section 2's row loop: on a batch a row is a whole sequence
+    ("06.1", 0): "def f(X, gamma, beta, eps=1e-5):\n    out = np.empty(X.shape)\n"
+                 "    for i, x in enumerate(X):\n        out[i] = gamma * (x - x.mean()) / np.sqrt(x.var() + eps) + beta\n"
+                 "    return out",
+    # section 3's unnormalised accumulator
+    ("07.1", 0): "def f(m, l, o, s, V):\n    m_new = max(m, s.max())\n    a = np.exp(m - m_new)\n"
+                 "    p = np.exp(s - m_new)\n    return m_new, a * l + p.sum(), a * o + p @ V",
     ("07.2", 0): "def f(n, bq, bk):\n    return sum(1 for i in range(n // bq) for j in range(n // bk)"
                  " if j * bk > (i + 1) * bq - 1)",
     ("07.3", 0): "def f(n, L, H, Hkv, d, b):\n    return 2 * n * L * H * d * b",  # the query heads
@@ -304,13 +311,23 @@ def test_online_cases_rise_then_not():
         assert m0 == -math.inf and s1.max() > m1 and s2.max() < m2
 
 
-# Right answers written otherwise than the worked solution (lists, loops, other formulas): the
+# Right answers written otherwise than the worked solution (loops, other formulas, numpy ints): the
 # in-class checker accepts them, and so must the hidden cases.
 OTHER_RIGHT = {
-    ("01.2", 0): "def f(q, K):\n    return [float(k @ q) for k in K]",
-    ("03.1", 0): "def f(X, h):\n    d = X.shape[1] // h\n    return np.stack([X[:, i * d:(i + 1) * d] for i in range(h)])",
-    ("03.1", 1): "def f(Xh):\n    return np.concatenate(list(Xh), axis=1)",
-    ("04.1", 0): "def f(n):\n    return [[j <= i for j in range(n)] for i in range(n)]",
+    ("01.2", 0): "def f(q, K):\n    return np.array([float(k @ q) for k in K])",
+    ("01.5", 0): "def f(C, W_c, b_c):\n    Z = np.einsum('yv,nv->ny', W_c, C) + b_c\n"
+                 "    E = np.exp(Z - Z.max(axis=1, keepdims=True))\n    return E / E.sum(axis=1, keepdims=True)",
+    ("02.1", 0): "def f(S):\n    e = np.exp(S - np.max(S, axis=-1, keepdims=True))\n"
+                 "    return e / np.sum(e, axis=-1, keepdims=True)",
+    ("02.5", 0): "def f(X, W_q, W_k, W_v):\n    Q = np.einsum('...nd,dk->...nk', X, W_q)\n"
+                 "    K = np.einsum('...nd,dk->...nk', X, W_k)\n"
+                 "    S = np.einsum('...ik,...jk->...ij', Q, K) / np.sqrt(Q.shape[-1])\n"
+                 "    return ak.softmax(S) @ (X @ W_v)",
+    ("03.1", 0): "def f(X, h):\n    return np.stack(np.split(X, h, axis=-1), axis=1)",
+    ("03.1", 1): "def f(Xh):\n    return np.concatenate([Xh[:, i] for i in range(Xh.shape[1])], axis=-1)",
+    ("03.3", 0): "def f(heads, W_o):\n    b, h, n, d = heads.shape\n"
+                 "    return np.swapaxes(heads, 1, 2).reshape(b, n, h * d) @ W_o",
+    ("04.1", 0): "def f(n):\n    return np.array([[j <= i for j in range(n)] for i in range(n)])",
     ("04.2", 0): "def f(S, mask):\n    out = np.zeros(S.shape)\n    for i in range(S.shape[0]):\n"
                  "        if mask[i].any():\n            s = S[i][mask[i]]\n            e = np.exp(s - s.max())\n"
                  "            out[i][mask[i]] = e / e.sum()\n    return out",
@@ -319,13 +336,17 @@ OTHER_RIGHT = {
                  "    for i in np.ndindex(x.shape):\n        up, down = x.copy(), x.copy()\n"
                  "        up[i] += eps\n        down[i] -= eps\n        num[i] = (fn(up) - fn(down)) / (2 * eps)\n"
                  "    return float(np.max(np.abs(analytic - num) / (np.abs(analytic) + np.abs(num))))",
-    ("06.1", 0): "def f(X, gamma, beta, eps=1e-5):\n    Z = X - X.mean(axis=1, keepdims=True)\n"
-                 "    return gamma * Z / np.sqrt((Z ** 2).mean(axis=1, keepdims=True) + eps) + beta",
-    ("07.1", 0): "def f(m, l, acc, s, V):\n    m_new = float(np.max([m, *s]))\n    a = np.exp(m - m_new)\n"
-                 "    p = np.exp(s - m_new)\n    return [m_new, a * l + p.sum(), a * acc + V.T @ p]",
+    ("04.3", 0): "def f(pos, d):\n    i = np.arange(d // 2)\n"
+                 "    ang = np.outer(pos, 1 / 10000 ** (2 * i / d))\n"
+                 "    return np.stack([np.sin(ang), np.cos(ang)], axis=-1).reshape(len(pos), d)",
+    ("06.1", 0): "def f(X, gamma, beta, eps=1e-5):\n    Z = X - X.mean(axis=-1, keepdims=True)\n"
+                 "    return gamma * Z / np.sqrt((Z ** 2).mean(axis=-1, keepdims=True) + eps) + beta",
+    ("07.1", 0): "def f(m, l, o, s, V):\n    m_new = float(np.max([m, *s]))\n    a = np.exp(m - m_new)\n"
+                 "    p = np.exp(s - m_new)\n    l_new = a * l + p.sum()\n"
+                 "    return [m_new, l_new, a * (l / l_new) * o + V.T @ (p / l_new)]",
     ("07.2", 0): "def f(n, bq, bk):\n    T = -(-n // bk)\n"
                  "    return sum(T - min(T, -(-min(r + bq, n) // bk)) for r in range(0, n, bq))",
-    ("07.3", 0): "def f(n, L, H, Hkv, d, b):\n    return 2.0 * n * L * Hkv * d * b",
+    ("07.3", 0): "def f(n, L, H, Hkv, d, b):\n    return np.prod([2, n, L, Hkv, d, b])",  # a numpy int
     ("08.1", 0): "def f(w, ids):\n    sums = []\n    for i in range(len(ids)):\n"
                  "        js = [j for j in range(1, i) if ids[j - 1] == ids[i]]\n"
                  "        if js:\n            sums.append(sum(w[i, j] for j in js))\n    return sum(sums) / len(sums)",
@@ -344,3 +365,32 @@ def test_other_right_answers_pass_in_class_and_hidden(key):
         assert ex.checker(*other, **ex.kwargs)
     for seed, learner in SEEDS:
         assert check_hidden(ex_id, other, case_rng(seed, learner, ex_id)) is None
+
+
+# Forms the redesigned exercises no longer accept (a list where an array is asked, a float count):
+# the in-class checker refuses them, and so do the hidden cases.
+REFUSED = {
+    ("01.2", 0): "def f(q, K):\n    return [float(k @ q) for k in K]",
+    ("02.1", 0): "def f(S):\n    e = np.exp(S - S.max(axis=-1, keepdims=True))\n"
+                 "    return (e / e.sum(axis=-1, keepdims=True)).tolist()",
+    ("03.2", 0): "def f(X, W_q, W_k, W_v):\n    Q, K, V = X @ W_q, X @ W_k, X @ W_v\n"
+                 "    A = ak.softmax(Q @ K.T / np.sqrt(K.shape[1]))\n    return A @ V, A",
+    ("04.1", 0): "def f(n):\n    return [[j <= i for j in range(n)] for i in range(n)]",
+    ("06.1", 0): "def f(X, gamma, beta, eps=1e-5):\n    mu = X.mean(-1, keepdims=True)\n"
+                 "    return list(gamma * (X - mu) / np.sqrt(X.var(-1, keepdims=True) + eps) + beta)",
+    ("07.2", 0): "def f(n, bq, bk):\n    T = -(-n // bk)\n"
+                 "    return float(sum(T - min(T, -(-min(r + bq, n) // bk)) for r in range(0, n, bq)))",
+    ("07.3", 0): "def f(n, L, H, Hkv, d, b):\n    return 2.0 * n * L * Hkv * d * b",
+}
+
+
+@pytest.mark.parametrize("key", sorted(REFUSED), ids=lambda k: f"{k[0]}-{k[1]}")
+def test_refused_forms_fail_in_class_and_hidden(key):
+    ex_id, k = key
+    answers, ex = _solution(ex_id)
+    other = list(answers)
+    other[k] = _run(REFUSED[key])["f"]
+    with quietly():
+        assert not ex.checker(*other, **ex.kwargs)
+    for seed, learner in SEEDS:
+        assert check_hidden(ex_id, other, case_rng(seed, learner, ex_id)) is not None

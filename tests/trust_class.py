@@ -1,8 +1,10 @@
 """Answers of a made-up class, written for the grader's trust tests (tests/test_grading_trust.py).
 
 HONEST: for each function exercise of notebooks 02, 04 and 06.1, five answers written
-independently in different styles, the textbook ones included (the numerically stable softmax,
-``Q @ K.T / np.sqrt(d_k)``, the standard layer norm, the Annotated Transformer's positions).
+independently in different styles, the textbook ones included (the numerically stable softmax over
+``axis=-1``, ``Q @ K.T / np.sqrt(d_k)``, the standard layer norm with the ``eps`` passed, the
+Annotated Transformer's positions), each for the task as it stands: 02.1 a matrix or a stack of
+them, 02.5 a batch or one sequence, 04.3 the positions given, 06.1 a batch with the ``eps`` given.
 Learner ``k`` of the honest class writes style ``k`` of every exercise.
 
 ZOE writes notebook 02 in a style of her own; COPY is Zoë's notebook with the names changed and
@@ -15,16 +17,16 @@ from __future__ import annotations
 
 HONEST: dict[str, list[str]] = {
     "02.1": [
-        "def my_softmax_rows(S):\n    z = S - S.max(axis=1, keepdims=True)\n    e = np.exp(z)\n"
-        "    return e / e.sum(axis=1, keepdims=True)",
+        "def my_softmax_rows(S):\n    z = S - S.max(axis=-1, keepdims=True)\n    e = np.exp(z)\n"
+        "    return e / e.sum(axis=-1, keepdims=True)",
         "def my_softmax_rows(S):\n    e = np.exp(S - np.max(S, axis=-1, keepdims=True))\n"
         "    return e / np.sum(e, axis=-1, keepdims=True)",
-        "def my_softmax_rows(S):\n    out = np.empty(S.shape)\n    for i, row in enumerate(S):\n"
-        "        r = np.exp(row - row.max())\n        out[i] = r / r.sum()\n    return out",
-        "def my_softmax_rows(S):\n    shifted = S - S.max(1)[:, None]\n    ex = np.exp(shifted)\n"
-        "    return ex / ex.sum(1)[:, None]",
-        "def my_softmax_rows(S):\n    m = np.max(S, axis=1, keepdims=True)\n    num = np.exp(S - m)\n"
-        "    den = num.sum(axis=1, keepdims=True)\n    return num / den",
+        "def my_softmax_rows(S):\n    out = np.empty(S.shape)\n    for idx in np.ndindex(S.shape[:-1]):\n"
+        "        r = np.exp(S[idx] - S[idx].max())\n        out[idx] = r / r.sum()\n    return out",
+        "def my_softmax_rows(S):\n    shifted = S - S.max(-1)[..., None]\n    ex = np.exp(shifted)\n"
+        "    return ex / ex.sum(-1)[..., None]",
+        "def my_softmax_rows(S):\n    rows = S.reshape(-1, S.shape[-1])\n    m = np.max(rows, axis=1, keepdims=True)\n"
+        "    num = np.exp(rows - m)\n    return (num / num.sum(axis=1, keepdims=True)).reshape(S.shape)",
     ],
     "02.2": [
         "def my_scaled_scores(Q, K):\n    d_k = Q.shape[-1]\n    return Q @ K.T / np.sqrt(d_k)",
@@ -35,19 +37,20 @@ HONEST: dict[str, list[str]] = {
         "def my_scaled_scores(Q, K):\n    return np.einsum('id,jd->ij', Q, K) / np.sqrt(Q.shape[-1])",
     ],
     "02.5": [
-        "def my_self_attention(X, W_q, W_k, W_v):\n"
-        "    return ak.softmax((X @ W_q) @ (X @ W_k).T / np.sqrt(W_k.shape[1])) @ (X @ W_v)",
         "def my_self_attention(X, W_q, W_k, W_v):\n    Q, K, V = X @ W_q, X @ W_k, X @ W_v\n"
-        "    A = ak.softmax(Q @ K.T / np.sqrt(K.shape[-1]))\n    return A @ V",
-        "def my_self_attention(X, W_q, W_k, W_v):\n    S = (X @ W_q) @ (X @ W_k).T / np.sqrt(W_k.shape[1])\n"
-        "    E = np.exp(S - S.max(1, keepdims=True))\n    return (E / E.sum(1, keepdims=True)) @ (X @ W_v)",
-        "def my_self_attention(X, W_q, W_k, W_v):\n    q = np.einsum('nd,dk->nk', X, W_q)\n"
-        "    k = np.einsum('nd,dk->nk', X, W_k)\n    v = np.einsum('nd,dv->nv', X, W_v)\n"
-        "    w = ak.softmax(np.einsum('ik,jk->ij', q, k) / np.sqrt(q.shape[1]))\n"
-        "    return np.einsum('ij,jv->iv', w, v)",
+        "    S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[-1])\n    return ak.softmax(S) @ V",
+        "def my_self_attention(X, W_q, W_k, W_v):\n    Q = X @ W_q\n    K = X @ W_k\n"
+        "    A = ak.softmax(Q @ np.moveaxis(K, -1, -2) / np.sqrt(W_q.shape[1]))\n    return A @ (X @ W_v)",
+        "def my_self_attention(X, W_q, W_k, W_v):\n"
+        "    S = (X @ W_q) @ np.swapaxes(X @ W_k, -2, -1) / np.sqrt(W_k.shape[1])\n"
+        "    E = np.exp(S - S.max(-1, keepdims=True))\n    return (E / E.sum(-1, keepdims=True)) @ (X @ W_v)",
+        "def my_self_attention(X, W_q, W_k, W_v):\n    q = np.einsum('...nd,dk->...nk', X, W_q)\n"
+        "    k = np.einsum('...nd,dk->...nk', X, W_k)\n    v = np.einsum('...nd,dv->...nv', X, W_v)\n"
+        "    w = ak.softmax(np.einsum('...ik,...jk->...ij', q, k) / np.sqrt(q.shape[-1]))\n"
+        "    return np.einsum('...ij,...jv->...iv', w, v)",
         "def my_self_attention(X, W_q, W_k, W_v):\n    d_k = W_k.shape[1]\n"
-        "    scores = np.dot(X.dot(W_q), X.dot(W_k).T) / d_k ** 0.5\n"
-        "    return ak.softmax(scores) @ X.dot(W_v)",
+        "    scores = np.matmul(np.matmul(X, W_q), np.matmul(X, W_k).swapaxes(-1, -2)) / d_k ** 0.5\n"
+        "    return np.matmul(ak.softmax(scores), np.matmul(X, W_v))",
     ],
     "02.6": [
         "def self_attention_fixed(X, W_q, W_k, W_v):\n    n, d = X.shape\n    Q = X @ W_q\n    K = X @ W_k\n"
@@ -90,19 +93,20 @@ HONEST: dict[str, list[str]] = {
         "    result[live] = e / e.sum(axis=1, keepdims=True)\n    return result",
     ],
     "04.3": [
-        "def my_positions(n, d):\n    omega = 10000.0 ** (-np.arange(0, d, 2) / d)\n"
-        "    theta = np.arange(n)[:, None] * omega[None, :]\n    P = np.zeros((n, d))\n"
+        "def my_positions(pos, d):\n    omega = 10000.0 ** (-np.arange(0, d, 2) / d)\n"
+        "    theta = np.asarray(pos)[:, None] * omega[None, :]\n    P = np.zeros((len(pos), d))\n"
         "    P[:, 0::2] = np.sin(theta)\n    P[:, 1::2] = np.cos(theta)\n    return P",
-        "def my_positions(n, d):\n    pos = np.arange(n).reshape(-1, 1)\n"
-        "    div = np.exp(np.arange(0, d, 2) * (-np.log(10000.0) / d))\n    pe = np.zeros((n, d))\n"
-        "    pe[:, 0::2] = np.sin(pos * div)\n    pe[:, 1::2] = np.cos(pos * div)\n    return pe",
-        "def my_positions(n, d):\n    i = np.arange(d // 2)\n    ang = np.outer(np.arange(n), 1 / 10000 ** (2 * i / d))\n"
-        "    return np.stack([np.sin(ang), np.cos(ang)], axis=-1).reshape(n, d)",
-        "def my_positions(n, d):\n    t = np.arange(n, dtype=float)[:, None]\n"
+        "def my_positions(pos, d):\n    position = np.asarray(pos, dtype=float).reshape(-1, 1)\n"
+        "    div = np.exp(np.arange(0, d, 2) * (-np.log(10000.0) / d))\n    pe = np.zeros((len(pos), d))\n"
+        "    pe[:, 0::2] = np.sin(position * div)\n    pe[:, 1::2] = np.cos(position * div)\n    return pe",
+        "def my_positions(pos, d):\n    i = np.arange(d // 2)\n    ang = np.outer(pos, 1 / 10000 ** (2 * i / d))\n"
+        "    return np.stack([np.sin(ang), np.cos(ang)], axis=-1).reshape(len(pos), d)",
+        "def my_positions(pos, d):\n    t = np.array(pos, dtype=float)[:, None]\n"
         "    freq = np.power(10000.0, -np.arange(0, d, 2, dtype=float) / d)[None, :]\n"
-        "    out = np.zeros((n, d))\n    out[:, ::2] = np.sin(t * freq)\n    out[:, 1::2] = np.cos(t * freq)\n    return out",
-        "def my_positions(n, d):\n    k = np.arange(d)\n    rates = 1.0 / 10000 ** ((k - k % 2) / d)\n"
-        "    a = np.arange(n)[:, None] * rates\n    return np.where(k % 2 == 0, np.sin(a), np.cos(a))",
+        "    out = np.zeros((t.shape[0], d))\n    out[:, ::2] = np.sin(t * freq)\n    out[:, 1::2] = np.cos(t * freq)\n"
+        "    return out",
+        "def my_positions(pos, d):\n    k = np.arange(d)\n    rates = 1.0 / 10000 ** ((k - k % 2) / d)\n"
+        "    a = np.reshape(pos, (-1, 1)) * rates\n    return np.where(k % 2 == 0, np.sin(a), np.cos(a))",
     ],
     "06.1": [
         "def my_layer_norm(X, gamma, beta, eps=1e-5):\n    mu = X.mean(axis=-1, keepdims=True)\n"
@@ -112,11 +116,12 @@ HONEST: dict[str, list[str]] = {
         "def my_layer_norm(X, gamma, beta, eps=1e-5):\n    mu = X.sum(axis=-1, keepdims=True) / X.shape[-1]\n"
         "    xc = X - mu\n    var = (xc ** 2).sum(axis=-1, keepdims=True) / X.shape[-1]\n"
         "    return xc / np.sqrt(var + eps) * gamma + beta",
-        "def my_layer_norm(X, gamma, beta, eps=1e-5):\n    out = np.empty_like(X, dtype=float)\n"
-        "    for i, x in enumerate(X):\n        out[i] = gamma * (x - x.mean()) / np.sqrt(x.var() + eps) + beta\n    return out",
-        "def my_layer_norm(X, gamma, beta, eps=1e-5):\n    centred = X - np.mean(X, axis=1, keepdims=True)\n"
+        "def my_layer_norm(X, gamma, beta, eps=1e-5):\n    mu = np.mean(X, axis=-1)[..., None]\n"
+        "    sd = np.sqrt(np.mean((X - mu) ** 2, axis=-1)[..., None] + eps)\n    return (X - mu) / sd * gamma + beta",
+        "def my_layer_norm(X, gamma, beta, eps=1e-5):\n    rows = X.reshape(-1, X.shape[-1])\n"
+        "    centred = rows - np.mean(rows, axis=1, keepdims=True)\n"
         "    inv = 1.0 / np.sqrt(np.mean(centred * centred, axis=1, keepdims=True) + eps)\n"
-        "    return centred * inv * gamma + beta",
+        "    return (centred * inv * gamma + beta).reshape(X.shape)",
     ],
 }
 
@@ -135,11 +140,11 @@ VALUES = {
 
 #: Zoë's own style for notebook 02 (unusual forms no textbook uses).
 ZOE = {
-    "02.1": "def my_softmax_rows(S):\n    T = np.exp(S - np.amax(S, axis=1)[:, np.newaxis])\n"
-            "    T *= 1.0 / np.add.reduce(T, axis=1)[:, np.newaxis]\n    return T",
+    "02.1": "def my_softmax_rows(S):\n    T = np.exp(S - np.amax(S, axis=-1)[..., np.newaxis])\n"
+            "    T *= 1.0 / np.add.reduce(T, axis=-1)[..., np.newaxis]\n    return T",
     "02.2": "def my_scaled_scores(Q, K):\n    G = np.tensordot(Q, K, axes=([1], [1]))\n"
             "    G *= np.reciprocal(np.sqrt(np.float64(K.shape[1])))\n    return G",
-    "02.5": "def my_self_attention(X, W_q, W_k, W_v):\n    P = np.tensordot(X @ W_q, X @ W_k, axes=([1], [1]))\n"
+    "02.5": "def my_self_attention(X, W_q, W_k, W_v):\n    P = np.matmul(np.dot(X, W_q), np.swapaxes(np.dot(X, W_k), -1, -2))\n"
             "    P *= np.reciprocal(np.sqrt(np.float64(W_k.shape[1])))\n    return ak.softmax(P) @ np.dot(X, W_v)",
     "02.6": "def self_attention_fixed(X, W_q, W_k, W_v):\n    G = np.tensordot(X @ W_q, X @ W_k, axes=([1], [1]))\n"
             "    G *= np.reciprocal(np.sqrt(np.float64(X.shape[1])))\n"
@@ -149,11 +154,12 @@ ZOE = {
 
 #: Zoë's notebook 02 handed in by a classmate: names changed, comments and layout changed.
 COPY = {
-    "02.1": "def my_softmax_rows(scores):\n    # my softmax\n    out = np.exp(scores - np.amax(scores, axis=1)[:, np.newaxis])\n"
-            "    out *= 1.0 / np.add.reduce(out, axis=1)[:, np.newaxis]\n    return out",
+    "02.1": "def my_softmax_rows(scores):\n    # my softmax\n    out = np.exp(scores - np.amax(scores, axis=-1)[..., np.newaxis])\n"
+            "    out *= 1.0 / np.add.reduce(out, axis=-1)[..., np.newaxis]\n    return out",
     "02.2": "def my_scaled_scores(A, B):\n    M = np.tensordot(A, B, axes=([1], [1]))\n"
             "    M *= np.reciprocal(np.sqrt(np.float64(B.shape[1])))   # scale\n    return M",
-    "02.5": "def my_self_attention(inp, wq, wk, wv):\n    sc = np.tensordot(inp @ wq, inp @ wk, axes=([1], [1]))\n"
+    "02.5": "def my_self_attention(inp, wq, wk, wv):\n"
+            "    sc = np.matmul(np.dot(inp, wq), np.swapaxes(np.dot(inp, wk), -1, -2))   # batch\n"
             "    sc *= np.reciprocal(np.sqrt(np.float64(wk.shape[1])))\n    return ak.softmax(sc) @ np.dot(inp, wv)",
     "02.6": "def self_attention_fixed(inp, wq, wk, wv):\n    sc = np.tensordot(inp @ wq, inp @ wk, axes=([1], [1]))\n"
             "    sc *= np.reciprocal(np.sqrt(np.float64(inp.shape[1])))\n"

@@ -5,7 +5,8 @@ Each ``*_cases(rng)`` draws new inputs whose sizes and values differ from the in
 (non-square, other ``n``, ``d``, heads, blocks); each reference computes the expected result on
 its own (with ``attention_kit`` where it has the function, else plain numpy); each ``*_ok(got,
 expected)`` accepts what the in-class checker accepts as right, with its tolerance, and never
-raises (``got`` is whatever the learner's function returned, as data).
+raises (``got`` is whatever the learner's function returned, as data). Where an exercise asks for
+a numpy array, a list or a tuple is refused, as in class (``array_close``).
 
 This module: the shared helpers and notebooks 01-04; ``hidden_refs_learn.py``: notebooks 05-08.
 """
@@ -44,9 +45,9 @@ def one_float(got) -> float | None:
     return float(g.reshape(()))
 
 
-def not_tuple_close(got, expected) -> bool:
-    """One array (not the tuple ``(output, weights)``), close to ``expected``."""
-    return not isinstance(got, tuple) and close(got, expected)
+def array_close(got, expected) -> bool:
+    """A numpy array (not a list, not the tuple ``(output, weights)``), close to ``expected``."""
+    return isinstance(got, np.ndarray) and close(got, expected)
 
 
 def pair_close(got, expected) -> bool:
@@ -56,8 +57,9 @@ def pair_close(got, expected) -> bool:
 
 
 def exact_count(got, expected) -> bool:
-    """A number (not a bool), equal to ``expected``."""
-    return is_number(got) and got == expected
+    """A whole number of type int (Python's or numpy's, not a bool, not a float such as 6.0),
+    equal to ``expected``."""
+    return is_number(got) and isinstance(got, (int, np.integer)) and got == expected
 
 
 # ---------------------------------------------------------------- 01: the general attention model
@@ -89,27 +91,35 @@ def context_ref(a, V):
 
 
 def output_cases(rng):
-    d_v, d_y = draw_sizes(rng, 4, 9, 2)
-    m = int(rng.integers(3, 6))
-    return [(rng.normal(size=d_v), rng.normal(size=(d_y, d_v)), rng.normal(size=d_y)),
-            (rng.normal(size=m), rng.normal(size=(m, m)), rng.normal(size=m))]
+    """(C (n, d_v), W_c (d_y, d_v), b_c (d_y,)): n, d_v, d_y all different; all equal (W_c against
+    W_c.T, rows against columns); one context whose logits are all large."""
+    n, d_v, d_y = draw_sizes(rng, 4, 10, 3)
+    m = int(rng.integers(4, 7))
+    k, e = draw_sizes(rng, 2, 7, 2)
+    return [(rng.normal(size=(n, d_v)), rng.normal(size=(d_y, d_v)), rng.normal(size=d_y)),
+            (rng.normal(size=(m, m)), rng.normal(size=(m, m)), rng.normal(size=m)),
+            (rng.normal(size=(1, k)), rng.normal(size=(e, k)), rng.normal(size=e) + 50.0)]
 
 
-def output_ref(c, W_c, b_c):
-    return softmax(np.einsum("yv,v->y", W_c, c) + b_c)
+def output_ref(C, W_c, b_c):
+    return softmax(np.einsum("yv,nv->ny", W_c, C) + b_c, axis=-1)
 
 
 # ---------------------------------------------------------------- 02: self-attention
 
 
 def softmax_rows_cases(rng):
-    out = []
-    for _ in range(2):
-        n_q, n_k = rng.integers(2, 7, size=2)
-        out.append((np.round(rng.normal(scale=3.0, size=(n_q, n_k)), 3),))
-    n_k = int(rng.integers(2, 7))
-    out.append((rng.normal(size=(2, n_k)) + 800.0 * rng.choice([-1.0, 1.0], size=(2, 1)),))  # exp overflows
-    return out
+    """Stacks (h, n_q, n_k) of two depths, neither the in-class 2, with n_q != n_k; one matrix
+    (n_q, n_k); a stack whose rows sit near +800 or -800 (exp overflows, and the maximum of a whole
+    matrix or stack leaves a row 0/0)."""
+    h1, h2 = draw_sizes(rng, 1, 7, 2, avoid=(2,))
+    n_q, n_k = draw_sizes(rng, 2, 8, 2)
+    a, b = draw_sizes(rng, 2, 8, 2, avoid=(3,))
+    k = int(rng.integers(3, 7))
+    sign = rng.permutation(np.resize([-1.0, 1.0], 2 * h2)).reshape(h2, 2, 1)  # both signs in the stack
+    return [(np.round(rng.normal(scale=3.0, size=(h1, n_q, n_k)), 3),),
+            (np.round(rng.normal(scale=3.0, size=(a, b)), 3),),
+            (rng.normal(size=(h2, 2, k)) + 800.0 * sign,)]
 
 
 def softmax_rows_ref(S):
@@ -132,15 +142,25 @@ def _attention_case(rng, n, d_model, d_k, d_v):
             rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_v)))
 
 
+def _batch_case(rng, b, n, d_model, d_k, d_v):
+    return (rng.normal(size=(b, n, d_model)), rng.normal(size=(d_model, d_k)),
+            rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_v)))
+
+
 def attention_cases(rng):
-    """(X, W_q, W_k, W_v), four different sizes each; d_k is never the in-class 3."""
-    n, d_model, d_k, d_v = draw_sizes(rng, 2, 9, 4, avoid=(3,))
+    """(X, W_q, W_k, W_v): a batch (b, n, d_model) of sizes all different; a batch with b = n = d_k
+    (K.T, which reverses the batch axis too, runs there and gives other numbers); one sequence
+    (n, d_model). d_k is never the in-class 3."""
+    b, n, d_model, d_k, d_v = draw_sizes(rng, 2, 9, 5, avoid=(3,))
+    m = int(rng.choice([2, 4, 5]))
     n2, d_model2 = draw_sizes(rng, 4, 10, 2)
-    return [_attention_case(rng, n, d_model, d_k, d_v),
+    return [_batch_case(rng, b, n, d_model, d_k, d_v),
+            _batch_case(rng, m, m, int(rng.integers(2, 7)), m, int(rng.integers(1, 5))),
             _attention_case(rng, n2, d_model2, int(rng.choice([2, 5, 6])), 1)]
 
 
 def attention_ref(X, W_q, W_k, W_v):
+    """``attention_kit.self_attention``, which attends over the last two axes of a batch too."""
     return self_attention(X, W_q, W_k, W_v)[0]
 
 
@@ -156,24 +176,39 @@ def fixed_cases(rng):
 # ---------------------------------------------------------------- 03: multi-head attention
 
 
-def split_cases(rng):
-    out = []
-    for _ in range(3):
-        n, h, d = draw_sizes(rng, 2, 8, 3)
-        out.append((rng.normal(size=(n, h * d)), h))
+_SPLIT_PUBLIC = {(2, 4, 2, 3), (3, 2, 4, 1), (2, 3, 3, 2)}  # the in-class (b, n, h, d_head)
+
+
+def _batch_heads(rng, k: int) -> list[tuple[int, int, int, int]]:
+    """``k`` shapes (b, n, h, d_head) with b, n, h >= 2 (a reshape without the transpose then moves
+    entries) that differ from one another in b and h; the last has n == h, where that reshape keeps
+    the shape. None is an in-class shape."""
+    out: list[tuple[int, int, int, int]] = []
+    while len(out) < k:
+        b, n, h, d = (int(v) for v in rng.integers(2, 7, size=4))
+        if len(out) == k - 1:
+            n = h
+        if (b, n, h, d) not in _SPLIT_PUBLIC and all((b, h) != (o[0], o[2]) for o in out):
+            out.append((b, n, h, d))
     return out
 
 
+def split_cases(rng):
+    """(X (b, n, h*d_head), h)."""
+    return [(rng.normal(size=(b, n, h * d)), h) for b, n, h, d in _batch_heads(rng, 3)]
+
+
 def split_ref(X, h):
-    return split_heads(X, h)
+    return split_heads(X, h)  # (..., n, h*d_head) -> (..., h, n, d_head)
 
 
 def merge_cases(rng):
-    return [(rng.normal(size=tuple(draw_sizes(rng, 2, 8, 3))),) for _ in range(3)]
+    """(Xh (b, h, n, d_head),)."""
+    return [(rng.normal(size=(b, h, n, d)),) for b, n, h, d in _batch_heads(rng, 3)]
 
 
 def merge_ref(Xh):
-    return merge_heads(Xh)
+    return merge_heads(Xh)  # (..., h, n, d_head) -> (..., n, h*d_head)
 
 
 def head_cases(rng):
@@ -186,24 +221,19 @@ def head_ref(X, W_q, W_k, W_v):
     return scaled_dot_product_attention(X @ W_q, X @ W_k, X @ W_v)[0]
 
 
-def head_ok(got, expected) -> bool:
-    """The in-class checker takes the first item of a tuple (the output of ``(output, weights)``)."""
-    if isinstance(got, tuple) and got:
-        got = got[0]
-    return close(got, expected)
-
-
 def combine_cases(rng):
-    h, n, d_v, d_model = draw_sizes(rng, 2, 8, 4)
-    if (h, n, d_v) == (2, 5, 3):  # the in-class heads' shape
-        h, n = n, h
-    h2, n2 = draw_sizes(rng, 3, 7, 2)
-    return [(rng.normal(size=(h, n, d_v)), rng.normal(size=(h * d_v, d_model))),
-            (rng.normal(size=(h2, n2, 2)), rng.normal(size=(2 * h2, 5)))]
+    """(heads (b, h, n, d_v), W_o (h*d_v, d_model)): two batches of other batch and head counts than
+    the in-class (3, 2, 5, 3); the second with n == h, where gluing the heads without moving the
+    token axis keeps the shape."""
+    b, h, n, d_v, d_model = draw_sizes(rng, 2, 9, 5, avoid=(3,))
+    b2, h2 = draw_sizes(rng, 1, 7, 2, avoid=(b, h, 3))
+    return [(rng.normal(size=(b, h, n, d_v)), rng.normal(size=(h * d_v, d_model))),
+            (rng.normal(size=(b2, h2, h2, 2)), rng.normal(size=(2 * h2, 5)))]
 
 
 def combine_ref(heads, W_o):
-    return merge_heads(heads) @ W_o
+    b, h, n, d_v = heads.shape
+    return np.einsum("bhnv,hvm->bnm", heads, W_o.reshape(h, d_v, -1))  # each head's rows of W_o, summed
 
 
 # ---------------------------------------------------------------- 04: masks and positions
@@ -224,6 +254,11 @@ def bool_mask_equal(got, expected) -> bool:
     except Exception:  # the learner's object: never raise
         return False
     return arr.dtype == np.bool_ and arr.shape == expected.shape and bool(np.array_equal(arr, expected))
+
+
+def bool_array_equal(got, expected) -> bool:
+    """A numpy array of dtype bool (not a list of bools, not 0/1) of ``expected``'s pattern."""
+    return isinstance(got, np.ndarray) and bool_mask_equal(got, expected)
 
 
 def _allowed(rng, shape, p=0.6):
@@ -258,18 +293,21 @@ def masked_ref(S, mask):
 def masked_ok(got, expected) -> bool:
     """Close to the masked softmax, and exactly 0 where the mask is False."""
     want, mask = expected
-    if not close(got, want):
+    if not array_close(got, want):
         return False
     return bool(np.all(as_floats(got)[~mask] == 0))
 
 
 def positions_cases(rng):
-    out = []
-    for d in (int(v) for v in rng.choice([6, 10, 12, 14, 20], size=3, replace=False)):
-        n = int(rng.choice([k for k in range(2, 15) if k != d]))
-        out.append((n, d))
-    return out
+    """(pos (k,) ints, d): positions in any order with gaps, up to a few thousand; a run that
+    continues after a cache; one position. d is never an in-class 4, 8 or 16, and len(pos) != d."""
+    d1, d2, d3 = (int(v) for v in rng.choice([6, 10, 12, 14, 20], size=3, replace=False))
+    k = int(rng.choice([v for v in range(3, 12) if v != d1]))
+    start = int(rng.integers(9, 3000))
+    return [(rng.permutation(rng.choice(4000, size=k, replace=False)), d1),
+            (np.arange(start, start + int(rng.integers(2, 6))), d2),
+            (np.array([int(rng.integers(1, 500))]), d3)]
 
 
-def positions_ref(n, d):
-    return sinusoidal_positions(n, d)
+def positions_ref(pos, d):
+    return np.concatenate([sinusoidal_positions(1, d, start=int(p)) for p in pos])  # one row per position

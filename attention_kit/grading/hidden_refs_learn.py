@@ -123,38 +123,45 @@ def gradient_ok(got, expected) -> bool:
 
 
 def layer_norm_cases(rng):
-    n, d = draw_sizes(rng, 2, 11, 2, avoid=(4, 6))
-    X1 = rng.normal(-1.0, 2.5, (n, d))
-    X2 = rng.normal(0.5, 4.0, (int(rng.integers(3, 6)), 3))
-    X2[1] = 1.7  # a constant row: its variance is 0
-    return [(X, rng.normal(1.0, 0.3, X.shape[1]), rng.normal(0.0, 0.5, X.shape[1]), 1e-5) for X in (X1, X2)]
+    """(X, gamma, beta, eps): a batch (b, n, d) with a small eps, not the in-class 1e-5; a batch with
+    a large eps and a constant row (its variance is 0); one sentence (n, d). d is never the
+    in-class 6, n never 4, b never 3."""
+    b1, b2 = draw_sizes(rng, 1, 7, 2, avoid=(3,))
+    n, n2, d = draw_sizes(rng, 2, 11, 3, avoid=(4, 6))
+    d2 = int(rng.choice([3, 5, 7]))
+    X1 = rng.normal(-1.0, 2.5, (b1, n, d))
+    X2 = rng.normal(0.5, 4.0, (b2, int(rng.integers(2, 6)), d2))
+    X2[int(rng.integers(b2)), 0] = 1.7  # a constant row: its variance is 0
+    X3 = rng.normal(2.0, 0.5, (n2, d))
+    eps = (float(10.0 ** rng.uniform(-7, -3)), float(rng.uniform(0.2, 2.0)), float(rng.choice([1e-6, 1e-3, 0.1])))
+    return [(X, rng.normal(1.0, 0.3, X.shape[-1]), rng.normal(0.0, 0.5, X.shape[-1]), e)
+            for X, e in zip((X1, X2, X3), eps, strict=True)]
 
 
 def layer_norm_ref(X, gamma, beta, eps):
-    return layer_norm(X, gamma, beta, eps=eps)[0]
+    return layer_norm(X, gamma, beta, eps=eps)[0]  # each row of the last axis, whatever stands in front
 
 
 def same_shape_close(got, expected) -> bool:
-    """``expected``'s shape (checked first, as in class) and close."""
-    try:
-        shape = tuple(np.shape(got))
-    except Exception:  # a ragged list: no shape
-        return False
-    return shape == expected.shape and close(got, expected)
+    """A numpy array (not a list) of ``expected``'s shape (checked first, as in class), and close."""
+    return isinstance(got, np.ndarray) and got.shape == expected.shape and close(got, expected)
 
 
 # ---------------------------------------------------------------- 07: attention at scale
 
 
-def _online_step(m, l, acc, s, V):
+def _online_step(m, l, o, s, V):
+    """One step with the output kept normalised: o is the softmax average of the values so far."""
     m_new = max(m, float(np.max(s)))
-    alpha = math.exp(m - m_new)
-    p = np.exp(s - m_new)
-    return m_new, alpha * l + float(p.sum()), alpha * acc + p @ V
+    p = np.exp(s - m_new)  # (b,) the new terms
+    l_new = math.exp(m - m_new) * l + float(p.sum())
+    w_old = math.exp(m - m_new) * l / l_new  # the old average's share of the new one (0 at the start)
+    return m_new, l_new, w_old * o + (p / l_new) @ V
 
 
 def online_cases(rng):
-    """(m, l, acc, s, V): the first block (m = -inf), a block whose maximum rises, one whose does not."""
+    """(m, l, o, s, V): the first block (m = -inf, l = 0, o = 0), a block whose maximum rises, one
+    whose maximum does not."""
     b, d_v = int(rng.choice([1, 5, 6])), int(rng.choice([2, 4, 5]))
     s1, s2, s3 = (rng.normal(scale=2.0, size=b) for _ in range(3))
     s2 += s1.max() - s2.max() + rng.uniform(1.0, 3.0)  # the maximum rises
@@ -170,17 +177,17 @@ def online_cases(rng):
     return out
 
 
-def online_ref(m, l, acc, s, V):
-    return _online_step(m, l, acc, s, V)
+def online_ref(m, l, o, s, V):
+    return _online_step(m, l, o, s, V)
 
 
 def online_ok(got, expected) -> bool:
     try:
-        m, l, acc = got
-        m, l, acc = float(m), float(l), np.asarray(acc, dtype=float)
+        m, l, o = got
+        m, l, o = float(m), float(l), np.asarray(o, dtype=float)
     except Exception:  # the learner's object: never raise
         return False
-    return all(close(g, e, atol=1e-9) for g, e in zip((m, l, acc), expected, strict=True))
+    return all(close(g, e, atol=1e-9) for g, e in zip((m, l, o), expected, strict=True))
 
 
 def tiles_cases(rng):
