@@ -44,6 +44,14 @@ def _variant(kind):
             m = np.zeros((n, n), dtype=bool)
             m[:, 1:] = ids[:, None] == ids[None, :-1]
             return float((w * m).sum(axis=1)[m.any(axis=1)].mean())
+        if kind == "diagonal":  # j <= i: the query itself counted as a key
+            m = np.zeros((n, n), dtype=bool)
+            m[:, 1:] = ids[:, None] == ids[None, :-1]
+            m &= np.tri(n, dtype=bool)
+            return float((w * m).sum(axis=1)[m.any(axis=1)].mean())
+        if kind == "seen":  # every query whose token occurred before, with a key after a copy or not
+            seen = np.array([ids[i] in ids[:i] for i in range(n)])
+            return float((w * m).sum(axis=1)[seen].mean())
         if kind == "all":
             return float((w * m).sum(axis=1).mean())
         if kind == "columns":
@@ -57,13 +65,22 @@ def _variant(kind):
 
 
 @pytest.mark.parametrize("kind, hint", [("copy", "FOLLOWED the earlier copy"), ("all", "averaged over every query"),
-                                        ("not causal", "at or after the query"),
+                                        ("not causal", "at or after the query"), ("diagonal", "query itself"),
+                                        ("seen", "whose token occurred before"),
                                         ("columns", "by column"), ("previous", "previous token"),
                                         ("pairs", "(query, key) pairs"), ("other", "expected")])
 def test_prefix_matching_names_the_mistake(kind, hint, capsys):
     assert not chk.prefix_matching(_variant(kind))
     out = _line(capsys)
     assert out.startswith("✗") and hint in out, out
+
+
+def test_prefix_matching_cases_include_an_immediate_repeat():
+    """Without an "A A" case, counting key i (j <= i) or every query whose token occurred before would pass."""
+    assert any((ids[1:] == ids[:-1]).any() for _, ids in chk._prefix_cases())
+    for kind in ("diagonal", "seen"):
+        f = _variant(kind)
+        assert any(not np.isclose(f(w, ids), prefix_loop(w, ids)) for w, ids in chk._prefix_cases()), kind
 
 
 def test_prefix_matching_stub_errors_and_library_use(capsys):
@@ -117,6 +134,9 @@ def test_failing_queries_accepts_the_answer_in_any_order_and_container(right, ca
     ([16, 17], "queries 20 and 21 fail too"),
     ([16, 17, 20, 21, 22], "query 22 works"),
     ([16, 20, 21], "query 17 fails too"),
+    ([14, 15, 18, 19, 22, 23], "queries that succeed"),
+    ([23, 22, 19, 18, 15, 14], "query 14 works"),
+    ([15, 19], "query 15 works"),
     ([3, 16, 17, 20, 21], "queries 14 to 23"),
     ([16.0, 17.0, 20.0, 21.0], "whole numbers"),
     ((0.7, 0.2), "whole numbers"),
@@ -134,7 +154,8 @@ def test_failing_queries_names_the_mistake(wrong, hint, capsys):
 def test_failing_queries_graded_hints_do_not_state_the_answer(capsys):
     assert not chk.failing_queries(...)
     assert "no answer yet" in _line(capsys)
-    for wrong in ([17, 18, 21, 22], [17, 21], [], list(range(14, 24)), [16, 17], [16, 17, 20, 21, 22], [16, 20]):
+    for wrong in ([17, 18, 21, 22], [17, 21], [], list(range(14, 24)), [16, 17], [16, 17, 20, 21, 22], [16, 20],
+                  [14, 15, 18, 19, 22, 23], [15, 19]):
         with graded_hints():
             assert not chk.failing_queries(wrong)
         out = _line(capsys)

@@ -4,14 +4,16 @@ Every checker prints one line, ``✓ ...`` or ``✗ ...`` with a hint aimed at t
 returns True or False. The learner's exceptions are reported, never raised.
 
 * ``prefix_matching(fn)``: ``fn(w, ids) -> float``, one head's prefix-matching score from its
-  weights ``w`` (n, n) and the tokens ``ids`` (n,); catches the earlier copy itself instead of the
-  token after it (off by one), queries without an earlier copy counted, the weights read by
-  columns (keys) instead of rows (queries), keys at or after the query (not causal), and the key
-  ``i - 1`` for every query. A mistake is named only when it explains the answer on every case.
+  weights ``w`` (n, n) and the tokens ``ids`` (n,), averaged over the queries that have a key
+  j < i with ``ids[j - 1] == ids[i]``; catches the earlier copy itself instead of the token after
+  it (off by one), queries without such a key counted (also an immediate repeat "A A", whose
+  token occurred before), the weights read by columns (keys) instead of rows (queries), keys at or
+  after the query (not causal, or the query itself, j <= i), and the key ``i - 1`` for every query. A mistake is named only when it explains the answer on every case.
 * ``failing_queries(answer)``: a prediction, the list of queries 14 .. 23 where the two-layer model
   fails on a prefix of 10 tokens followed by a repeated segment of 4 (where the previous-token head
   wrote nothing); catches the predicted tokens' positions instead of the queries, the earlier copy's
-  position instead of the key after it, a second copy taken to help, and non-integer answers.
+  position instead of the key after it, a second copy taken to help, only queries that work (such as
+  the complement of the answer), and non-integer answers.
 * ``sink_window_mask(fn)``: ``fn(n, window, sinks) -> bool (n, n)``, the sliding-window mask that
   keeps the first ``sinks`` tokens; catches sinks that see the future, a window one too wide or too
   narrow, the sinks forgotten, a window that replaces the causal mask, and the polarity reversed.
@@ -46,10 +48,12 @@ def _call(fn, *args):
 
 
 def _prefix_cases():
-    """(w, ids) pairs: random causal weights on sequences with repeats (and one with a token seen twice)."""
+    """(w, ids) pairs: random causal weights on sequences with repeats (one with a token seen twice, one with
+    immediate repeats "5 5", where the query's own token occurred before but no key j < i follows a copy)."""
     rng = np.random.default_rng(8)
     cases = []
-    for ids in ([3, 1, 4, 5, 3, 1, 4, 5, 3, 1], [2, 7, 2, 7, 2, 9, 0], [6, 0, 1, 6, 1, 0, 6, 0, 1]):
+    for ids in ([3, 1, 4, 5, 3, 1, 4, 5, 3, 1], [2, 7, 2, 7, 2, 9, 0], [6, 0, 1, 6, 1, 0, 6, 0, 1],
+                [5, 5, 2, 5, 2, 7, 5]):
         n = len(ids)
         s = rng.normal(0, 1.5, (n, n))
         s[np.triu_indices(n, 1)] = -np.inf  # causal
@@ -71,6 +75,8 @@ def _prefix_variants(w, ids):
     prev = np.eye(n, k=-1, dtype=bool)
     anywhere = np.zeros((n, n), dtype=bool)  # no causal limit: key j may lie at or after query i
     anywhere[:, 1:] = ids[:, None] == ids[None, :-1]
+    with_self = anywhere & np.tri(n, dtype=bool)  # j <= i: the query itself counted as a key
+    seen = copy.any(axis=1)  # queries whose token occurred before (with or without a key after a copy)
     right = _score(w, match, has)
     wrong = [
         (_score(w, copy, copy.any(axis=1)), "you summed the weight on the earlier copy of the token itself; an "
@@ -79,10 +85,16 @@ def _prefix_variants(w, ids):
         (_score(w, anywhere, anywhere.any(axis=1)), "your match also counts keys at or after the query (j >= i): "
          "then the query's own position counts as an \"earlier\" copy, and almost every query seems to have "
          "one. Keep only the keys before the query, j < i, both in the sum and in choosing the queries"),
+        (_score(w, with_self, with_self.any(axis=1)), "your match counts the query itself as a key (j <= i): "
+         "after an immediate repeat \"A A\", key i follows a copy of token i. Keep only the keys before the "
+         "query, j < i"),
         (_score(w, match, np.ones(n, dtype=bool)), "you averaged over every query; average only over the queries "
-         "whose token occurred before (the others have nothing to match, and would pull the score down)"),
-        (_score(w, match, np.arange(n) > 0), "you averaged over queries 1..n-1; average only over the queries whose "
-         "token occurred before"),
+         "that have such a key (the others have nothing to match, and would pull the score down)"),
+        (_score(w, match, np.arange(n) > 0), "you averaged over queries 1..n-1; average only over the queries that "
+         "have a key j < i with ids[j - 1] == ids[i]"),
+        (_score(w, match, seen), "you averaged over every query whose token occurred before; average only over "
+         "those that have a key j < i with ids[j - 1] == ids[i]. In an immediate repeat \"A A\" the second A has "
+         "an earlier copy, but no earlier key follows it: it has nothing to match"),
         (_score(w.T, match, has), "you read the weights by column: row i of w is query i's weights over the keys, "
          "so sum along each row (axis 1), not each column"),
         (_score(w, prev, has), "that is the weight on the previous token (key i - 1): the prefix-matching score "
@@ -115,8 +127,8 @@ def prefix_matching(fn) -> bool:
     variants = [_prefix_variants(w, ids) for w, ids in cases]
     bad = [k for k, (right, _) in enumerate(variants) if not close(got[k], right)]
     if not bad:
-        return report(True, "the prefix-matching score: for each query with an earlier copy, the weight on the "
-                            "token after that copy, averaged over those queries")
+        return report(True, "the prefix-matching score: for each query with a key right after an earlier copy, the "
+                            "weight on such keys, averaged over those queries")
     first = bad[0]
     ids = cases[first][1]
     for m, (_, hint) in enumerate(variants[first][1]):
@@ -124,7 +136,7 @@ def prefix_matching(fn) -> bool:
             return report(False, f"for ids = {ids.tolist()}: {hint}")
     right = variants[first][0]
     return report(False, f"for ids = {ids.tolist()}: expected {right:.4f}, got {got[first]:.4f}. For each query i "
-                         "whose token occurred before, add up w[i, j] over the keys j < i with ids[j - 1] == "
+                         "that has such a key, add up w[i, j] over the keys j < i with ids[j - 1] == "
                          "ids[i]; then average those sums")
 
 
@@ -214,6 +226,14 @@ def failing_queries(answer) -> bool:
         return report(False, "most queries still work: queries 14, 15, 18, 19, 22 and 23 have an earlier copy "
                              "followed by a key of at most 12, which carries what the previous-token head wrote",
                       graded="not every query fails. " + _GRADED_FAILS)
+    if not have & _FAILING:  # only queries that work, e.g. the complement of the answer
+        works = sorted(have)
+        return report(False, f"query {works[0]} works: its token has an earlier copy followed by a key of at most "
+                             "12, where the previous-token head wrote \"my previous token was X\". "
+                             + ("You listed the queries that succeed; the question asks for those that fail"
+                                if have == set(_QUERIES) - _FAILING else "None of your queries fails"),
+                      graded="none of your queries fails: each has a copy the induction head can find. "
+                             + _GRADED_FAILS)
     first_repeat = {k for k in _FAILING if k < PREFIX + 2 * SEGMENT}
     if first_repeat and have == first_repeat:
         later = _FAILING - first_repeat
