@@ -95,6 +95,7 @@ def test_rope_matrix_one_angle_and_reversed(capsys):
     (np.int64(14), np.int64(17), True, "20 - 2 x 3 = 14"),
     (17, 17, False, "not the fresh window"),
     (13, 17, False, "off by one"),
+    (12, 17, False, "off by one in each layer"),
     (14, 16, False, "off by one"),
     (14, 14, False, "nothing else"),
     (8, 17, False, "too far back"),
@@ -157,9 +158,17 @@ def test_the_alibi_weights_are_the_heads_own():
     np.testing.assert_allclose(w[:, 9], weights_right([2.0 ** -4, 2.0 ** -8], 9), atol=1e-12)
 
 
+RATIO = np.exp(9 * np.array([2.0 ** -4, 2.0 ** -8]))  # one back / ten back: nine steps of e^m each
+
+
+def test_the_ratio_is_the_weights_own():
+    w = weights_loop([2.0 ** -4, 2.0 ** -8], 15)  # query 15: one back is key 14, ten back is key 5
+    np.testing.assert_allclose(w[:, 14] / w[:, 5], RATIO, rtol=1e-12)
+
+
 @pytest.mark.parametrize("fn, ok, words", [
-    (weights_right, True, "e^m"),
-    (weights_loop, True, "e^m"),
+    (weights_right, True, "e^(9 m)"),
+    (weights_loop, True, "e^(9 m)"),
     (lambda m, i: -np.asarray(m)[:, None] * (i - np.arange(i + 1.0)), False, "these are the biases"),
     (lambda m, i: np.exp(-np.asarray(m)[:, None] * (i - np.arange(i + 1.0))), False, "sum to 1"),
     (lambda m, i: weights_right(-np.asarray(m), i), False, "far keys"),
@@ -171,8 +180,38 @@ def test_the_alibi_weights_are_the_heads_own():
     (_raises, False, "boom"),
 ])
 def test_alibi_weights(fn, ok, words, capsys):
-    assert chk.alibi_weights(fn) is ok
+    assert chk.alibi_weights(fn, RATIO) is ok
     assert words in _line(capsys)
+
+
+@pytest.mark.parametrize("ratio, ok, words", [
+    (RATIO, True, "e^(9 m)"),
+    ([1.76, 1.04], True, "e^(9 m)"),                       # rounded to two decimals
+    (tuple(np.round(RATIO, 3)), True, "e^(9 m)"),
+    (np.exp(np.array([2.0 ** -4, 2.0 ** -8])), False, "one step back"),
+    (np.exp(10 * np.array([2.0 ** -4, 2.0 ** -8])), False, "nine steps, not ten"),
+    (1 / RATIO, False, "upside down"),
+    (9 * np.array([2.0 ** -4, 2.0 ** -8]), False, "difference of the biases"),
+    (RATIO[0], False, "one number per head"),
+    ([1.76, 1.04, 1.0], False, "one number per head"),
+    ("1.76, 1.04", False, "as numbers"),
+    ([2.0, 3.0], False, "not the ratio"),
+])
+def test_alibi_ratio(ratio, ok, words, capsys):
+    assert chk.alibi_weights(weights_right, ratio) is ok
+    assert words in _line(capsys)
+
+
+def test_alibi_ratio_not_given_yet(capsys):
+    assert chk.alibi_weights(weights_right, ...) is False
+    line = _line(capsys)
+    assert "the function is right" in line and "ratio =" in line
+    for shown in (f"{r:.2f}" for r in RATIO):                  # the asked numbers are not printed before
+        assert shown not in line                               # they are answered
+    for wrong in (np.exp(np.array([2.0 ** -4, 2.0 ** -8])), 1 / RATIO, [2.0, 3.0]):
+        assert chk.alibi_weights(weights_right, wrong) is False
+        line = _line(capsys)
+        assert all(f"{r:.2f}" not in line and f"{r:.3f}" not in line for r in RATIO)
 
 
 def test_alibi_weights_over_the_heads(capsys):
@@ -180,8 +219,8 @@ def test_alibi_weights_over_the_heads(capsys):
         b = -np.asarray(m)[:, None] * (i - np.arange(i + 1.0))
         return np.exp(b) / np.exp(b).sum(axis=0, keepdims=True)
 
-    assert chk.alibi_weights(over_heads) is False and "over the heads" in _line(capsys)
-    assert chk.alibi_weights(lambda m, i: ...) is False and _line(capsys) == STUB
+    assert chk.alibi_weights(over_heads, RATIO) is False and "over the heads" in _line(capsys)
+    assert chk.alibi_weights(lambda m, i: ..., RATIO) is False and _line(capsys) == STUB
 
 
 # ---------------------------------------------------------------- exercise 4: what a cache with a sink keeps
@@ -199,6 +238,8 @@ def test_alibi_weights_over_the_heads(capsys):
     ([0, 6.5, 7, 8, 9.9], False, "list of whole numbers"),
     ([0.0, 6.0, 7.0, 8.0, 9.0], False, "list of whole numbers"),
     ([False, True], False, "list of whole numbers"),
+    ({0, 6, 7, 8, 9}, False, "not a set"),
+    (frozenset({0, 6, 7, 8, 9}), False, "not a set"),
     (7, False, "list of whole numbers"),
 ])
 def test_cache_keeps(answer, ok, words, capsys):
@@ -214,7 +255,7 @@ def test_cache_keeps_is_what_the_cache_keeps(capsys):
     assert chk.cache_keeps(...) is False
 
 
-@pytest.mark.parametrize("cached, fresh", [(17, 17), (13, 17), (14, 16), (8, 17), (16, 17), (14, 14)])
+@pytest.mark.parametrize("cached, fresh", [(17, 17), (13, 17), (12, 17), (14, 16), (8, 17), (16, 17), (14, 14)])
 def test_graded_hints_of_the_reach_do_not_state_the_answer(cached, fresh, capsys):
     with graded_hints():
         assert chk.sliding_reach(cached, fresh) is False

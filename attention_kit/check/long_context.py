@@ -10,14 +10,18 @@ returns True or False. The learner's exceptions are reported, never raised.
 * ``sliding_reach(earliest_cached, earliest_fresh)``: a prediction, the earliest position whose
   token can change the prediction at token 20 of a two-layer model reading through sliding caches
   of window 4, and through the recomputed window; catches the cache taken for the fresh window,
-  one layer's reach counted only, off-by-ones, and answers that are not whole numbers.
-* ``alibi_weights(fn)``: ``fn(slopes, i) -> w`` (h, i + 1) in plain numpy, the weights of query ``i``
-  over keys ``0 .. i`` under ALiBi when every ``q . k`` is equal; catches the biases given for the
+  one layer's reach counted only, off-by-ones (in one layer or in each), and answers that are not
+  whole numbers.
+* ``alibi_weights(fn, ratio)``: ``fn(slopes, i) -> w`` (h, i + 1) in plain numpy, the weights of query
+  ``i`` over keys ``0 .. i`` under ALiBi when every ``q . k`` is equal; catches the biases given for the
   weights, the softmax left unnormalised or taken over the heads, the wrong sign (or the row reversed),
-  the slope forgotten, one row for all heads.
+  the slope forgotten, one row for all heads. Then ``ratio``, one number per head: how many times more
+  weight the paper's two heads (slopes 2^-4, 2^-8) give the token one back than the token ten back;
+  catches one step or ten steps counted instead of nine, the ratio upside down, the biases' difference
+  given without the exponential, one number for both heads.
 * ``cache_keeps(answer)``: a prediction, the positions a cache with ``window=4, sinks=1`` holds
-  after token 9; catches the sink forgotten, the sink counted in the window, off-by-ones, and
-  answers that are not whole numbers.
+  after token 9; catches the sink forgotten, the sink counted in the window, off-by-ones, a set
+  given for the list, and answers that are not whole numbers.
 """
 
 from __future__ import annotations
@@ -153,9 +157,13 @@ def sliding_reach(earliest_cached, earliest_fresh) -> bool:
                              "17 to 20 were made when those tokens arrived, from layer-1 states that had each "
                              "seen three tokens further back", graded="the cache reaches further than the "
                              "fresh window. " + _GRADED_REACH)
-    if cached == 13 or cached == 12:
+    if cached == 13:
         return report(False, "off by one: a window of 4 reaches three tokens back per layer (it holds the token "
                              "itself)", graded="off by one: a window of 4 holds the token itself. " + _GRADED_REACH)
+    if cached == 12:
+        return report(False, "off by one in each layer: you counted four tokens back per layer, but a window of 4 "
+                             "holds the token itself and reaches only three back",
+                      graded="off by one in each layer: a window of 4 holds the token itself. " + _GRADED_REACH)
     if cached < 14:
         return report(False, "too far back: there are two layers, and each lets a token see only three tokens "
                              "before it", graded=_GRADED_REACH)
@@ -183,9 +191,59 @@ def _weight_mistakes(m, i):
     ]
 
 
+_RATIO_SLOPES = (2.0 ** -4, 2.0 ** -8)  # the paper's slopes for two heads
+_RATIO_BACK = (1, 10)  # the token one back against the token ten back
+
+
+def _ratio_of(slopes, near, far):
+    """Weight of the key ``near`` back over the key ``far`` back, per head, from ALiBi's softmax."""
+    w = _softmax(alibi_bias(np.array(slopes), far + 1)[:, far])  # (h, far + 1): query far, keys 0 .. far
+    return w[:, far - near] / w[:, 0]
+
+
+def _ratio_mistakes():
+    near, far = _RATIO_BACK
+    m = np.array(_RATIO_SLOPES)
+    return [
+        (_ratio_of(_RATIO_SLOPES, near, near + 1), "that is the ratio for one step back (one back against two "
+                                                   "back); from one back to ten back is nine steps"),
+        (_ratio_of(_RATIO_SLOPES, 0, far), "off by one: from the token one back to the token ten back is nine "
+                                           "steps, not ten"),
+        (1 / _ratio_of(_RATIO_SLOPES, near, far), "upside down: the token one back is nearer, so it gets more "
+                                                  "weight, and the ratio is above 1"),
+        ((far - near) * m, "that is the difference of the biases; the weights are exponentials of the scores, "
+                           "so a difference of biases becomes a factor"),
+    ]
+
+
+def _check_ratio(ratio) -> bool:
+    """Check ``ratio``: per head, the weight on the token one back over the token ten back (slopes 2^-4, 2^-8)."""
+    if not_done(ratio):
+        return not_attempted("the function is right; now replace the `...` after `ratio =` with one number per "
+                             "head (use your function), then run the cell again")
+    try:
+        got = np.asarray(ratio, dtype=float)
+    except (TypeError, ValueError):
+        return report(False, f"give the ratio as numbers, one per head, such as [2.0, 3.0]; got {ratio!r}")
+    if got.shape != (len(_RATIO_SLOPES),):
+        return report(False, f"give one number per head, {len(_RATIO_SLOPES)} in all, such as [2.0, 3.0]; "
+                             f"got shape {got.shape}")
+    want = _ratio_of(_RATIO_SLOPES, *_RATIO_BACK)
+    if close(got, want, atol=0.006):
+        return report(True, "right weights, and each head's ratio is e^(9 m): "
+                            f"{want[0]:.2f} for slope 1/16 and {want[1]:.2f} for 1/256. Even the steeper head "
+                            "weighs its two nearest neighbours almost alike: one step back is worth only e^m")
+    for wrong, hint in _ratio_mistakes():
+        if close(got, wrong, atol=0.006):
+            return report(False, hint)
+    return report(False, "not the ratio of the weights: for each head, divide the weight of the key one back by the "
+                         "weight of the key ten back (any query at 10 or later gives the same ratio)")
+
+
 @plain_numpy()
-def alibi_weights(fn) -> bool:
-    """Check ``fn(slopes, i) -> ndarray (h, i + 1)``: ALiBi's weights of query ``i`` when every q . k is equal."""
+def alibi_weights(fn, ratio) -> bool:
+    """Check ``fn(slopes, i) -> ndarray (h, i + 1)``: ALiBi's weights of query ``i`` when every q . k is equal;
+    then ``ratio``: the paper's two heads' weight on the token one back over the token ten back."""
     if not_done(fn):
         return not_attempted("no answer yet: define my_alibi_weights(slopes, i) and pass it in")
     for slopes, i in (((2.0 ** -4, 2.0 ** -8), 3), ((1.0, 0.0), 0), (tuple(alibi_slopes(8)), 9), ((0.5,), 6)):
@@ -206,8 +264,7 @@ def alibi_weights(fn) -> bool:
                 return report(False, hint)
         return report(False, f"wrong numbers for slopes {slopes}, i = {i}: head h's weights are the softmax over "
                              "the keys of its biases -m_h (i - j)")
-    return report(True, "each step back divides a head's weight by e^m: 2.72 with slope 1, 1.06 with the "
-                        "paper's 1/16, not at all with slope 0")
+    return _check_ratio(ratio)
 
 
 # ---------------------------------------------------------------- exercise 4: what a cache with a sink keeps
@@ -233,6 +290,9 @@ def cache_keeps(answer) -> bool:
     if not_done(answer):
         return not_attempted("no answer yet: replace the `...` after `answer =` with a list of positions, "
                              "then run the cell again")
+    if isinstance(answer, (set, frozenset)):
+        return report(False, "give the positions as a list, such as [1, 2], not a set: write them in square "
+                             f"brackets; got {answer!r}")
     got = _whole_list(answer)
     if got is None:
         return report(False, "give a list of whole numbers, the positions the cache holds (such as [1, 2], "
