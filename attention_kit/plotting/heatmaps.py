@@ -57,6 +57,8 @@ class HeatmapArtists:
     mask_patch: Any = None
     grid: Any = None
     text_batch: Any = None
+    query_labels: Any = None
+    key_labels: Any = None
     _strings: list = field(default_factory=list, repr=False)
     _dark: np.ndarray | None = field(default=None, repr=False)
 
@@ -227,7 +229,10 @@ def heatmap(
         colorbar = ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
         colorbar.set_label("attention weight" if kind == "weights" else "score")
     art = HeatmapArtists(image=image, texts=np.empty((0, 0), dtype=object), colorbar=colorbar,
-                         ax=ax, kind=kind, fmt=fmt, mask_patch=patch, grid=grid)
+                         ax=ax, kind=kind, fmt=fmt, mask_patch=patch, grid=grid,
+                         query_labels=None if query_labels is None else list(query_labels),
+                         key_labels=None if key_labels is None else list(key_labels))
+    ax._ak_heatmap = art  # what describe_figure reads (attention_kit.plotting.describe)
     if annotate is None:
         annotate = max(n_q, n_k) <= MAX_ANNOTATED
     if annotate:
