@@ -95,7 +95,8 @@ def test_head_grid_describes_every_head():
     desc = describe_figure(fig)
     plt.close(fig)
     assert desc.summary.startswith("A figure of 3 panels (heatmaps)")
-    assert [f.split(":")[0] for f in desc.facts if f.startswith("Panel")] == ["Panel 1", "Panel 2", "Panel 3"]
+    assert "head 1; head 2; head 3" in desc.summary
+    assert [f.split(":")[0] for f in desc.facts if re.match(r"Panel \d:", f)] == ["Panel 1", "Panel 2", "Panel 3"]
     assert len(desc.tables) == 3
 
 
@@ -118,3 +119,15 @@ def test_the_figure_html_has_an_alt_and_a_table():
     assert "heatmap of attention weights" in alt and "largest weight 0.75 on key b" in alt
     assert "&lt;a&gt;" in out and "<a>" not in out  # labels are escaped
     assert "<details" in out and "<table" in out
+
+
+def test_an_explorers_live_figure_describes_each_new_picture():
+    from attention_kit.widgets import MaskExplorer
+
+    e = MaskExplorer(["the", "cat", "sat", "on"], mask="causal", token=2)
+    e.update()
+    first = e.live.description
+    assert e.live.summary.startswith("A figure of 2 panels") and "a causal mask" in first
+    assert "Panel 1, query the (0): largest weight 1.00 on key the (0)." in first.split("\n")
+    e.controls["mask"].value = "none"
+    assert e.live.description != first and "Masked" not in e.live.description

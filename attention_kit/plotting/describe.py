@@ -49,8 +49,14 @@ class Description:
 
     @property
     def text(self) -> str:
-        """Summary and facts as one plain text (what the explorers announce)."""
+        """Summary and facts as one plain text (an image's ``alt``)."""
         return " ".join([self.summary, *self.facts]).strip()
+
+    @property
+    def lines(self) -> str:
+        """Summary and facts, one per line (an explorer's description: the page reads out the
+        lines that changed)."""
+        return "\n".join([self.summary, *self.facts]).strip()
 
     def __str__(self) -> str:
         return "\n".join([self.summary, *("- " + f for f in self.facts)])
@@ -75,7 +81,12 @@ def _num(v: float, digits: int = 2) -> str:
 
 
 def _labels(labels, n: int) -> list[str]:
-    return [str(x) for x in labels] if labels is not None else [str(i) for i in range(n)]
+    """Labels as text; a label that repeats (two "the") gets its position: "the (0)", "the (4)"."""
+    if labels is None:
+        return [str(i) for i in range(n)]
+    out = [str(x) for x in labels]
+    repeated = {x for x in out if out.count(x) > 1}
+    return [f"{x} ({i})" if x in repeated else x for i, x in enumerate(out)]
 
 
 def _listing(items: list[str]) -> str:
@@ -288,7 +299,8 @@ def describe_axes(ax) -> Description:
             continue
         kinds.append(f"{len(patches)} bars")
         label = bars.get_label()
-        hs = [_fmt(p.get_height()) for p in patches[:16]]
+        across = getattr(bars, "orientation", "vertical") == "horizontal"
+        hs = [_fmt(p.get_width() if across else p.get_height()) for p in patches[:16]]
         facts.append(f"{label + ': ' if label and not label.startswith('_') else ''}bar heights "
                      + ", ".join(hs) + (" …" if len(patches) > 16 else "") + ".")
     for im in ax.get_images():
@@ -339,12 +351,15 @@ def describe_figure(fig) -> Description:
         d = parts[0]
         return Description(head + d.summary, d.facts, d.tables)
     heat = [p for ax, p in zip(axes, parts, strict=True) if getattr(ax, "_ak_heatmap", None) is not None]
+    titles = [_axes_title(ax) for ax in axes]
     summary = head + f"A figure of {len(parts)} panels" + (
         f" ({len(heat)} heatmaps)" if heat and len(heat) < len(parts) else
-        " (heatmaps)" if heat else "") + "."
+        " (heatmaps)" if heat else "") + (
+        ": " + "; ".join(t for t in titles if t) if any(titles) else "") + "."
     facts, tables = [], []
     for k, p in enumerate(parts):
         facts.append(f"Panel {k + 1}: {p.summary}")
-        facts += p.facts
+        facts += [f"Panel {k + 1}, {f[0].lower()}{f[1:]}" if f.startswith(("Query", "Values", "Masked"))
+                  else f"Panel {k + 1}: {f}" for f in p.facts]
         tables += p.tables
     return Description(summary, facts, tables)
