@@ -127,7 +127,7 @@ def test_an_explorers_live_figure_describes_each_new_picture():
     e = MaskExplorer(["the", "cat", "sat", "on"], mask="causal", token=2)
     e.update()
     first = e.live.description
-    assert e.live.summary.startswith("A figure of 2 panels") and "query the (0) to key cat" in first
-    assert "Panel 1, query the (0): largest weight 1.00 on key the (0)." in first.split("\n")
+    assert e.live.summary.startswith("A figure of 2 panels") and "query the to key cat" in first
+    assert "Panel 1, query the: largest weight 1.00 on key the." in first.split("\n")
     e.controls["mask"].value = "none"
     assert e.live.description != first and "Masked" not in e.live.description
