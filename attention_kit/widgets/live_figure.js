@@ -102,6 +102,8 @@ function textOf(node) {
 
 function nameControls(root) {
   for (const handle of root.querySelectorAll('[role="slider"]')) {
+    const off = !!handle.closest("[disabled]");  // a disabled slider says so
+    if (handle.getAttribute("aria-disabled") !== String(off)) handle.setAttribute("aria-disabled", String(off));
     if (handle.getAttribute("aria-label") || handle.getAttribute("aria-labelledby")) continue;
     const widget = handle.closest(".widget-slider, .jupyter-widgets");
     const label = widget && widget.querySelector(".widget-label");
@@ -154,7 +156,7 @@ function watchControls(el) {
     observer = new MutationObserver(() => {
       if (!queued) { queued = true; requestAnimationFrame(run); }
     });
-    observer.observe(root, { childList: true, subtree: true });
+    observer.observe(root, { childList: true, subtree: true, attributes: true, attributeFilter: ["disabled"] });
   }
   attach();
   return () => observer && observer.disconnect();
