@@ -12,9 +12,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import attention_kit as ak  # noqa: E402
+from attention_kit.accessible import figure_html  # noqa: E402
 from attention_kit.plotting import head_grid, heatmap, plot_vectors, update_heatmap  # noqa: E402
 from attention_kit.plotting.describe import describe_figure, describe_heatmap  # noqa: E402
-from attention_kit.plotting.display import figure_html  # noqa: E402
 
 
 def _largest(desc) -> dict:

@@ -109,11 +109,22 @@ def _scores_limit(a: np.ndarray, m: np.ndarray | None) -> float:
     return float(10 * p)
 
 
+#: WCAG's relative luminance below which white text has more contrast than black (both >= 4.58:1)
+WHITE_TEXT_BELOW = 0.1791
+
+
+def relative_luminance(rgb: np.ndarray) -> np.ndarray:
+    """WCAG 2.x relative luminance of sRGB colours (values 0-1, last axis R, G, B)."""
+    c = np.asarray(rgb, dtype=float)[..., :3]
+    lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return lin @ np.array([0.2126, 0.7152, 0.0722])
+
+
 def _dark_cells(image, data: np.ndarray) -> np.ndarray:
-    """True where the cell colour is dark (so its text should be white)."""
+    """True where the cell colour is dark (so its text should be white): whichever of black and
+    white contrasts more with the cell, so every value is written at >= 4.5:1 (WCAG AA)."""
     rgba = image.cmap(image.norm(data))  # (n_q, n_k, 4)
-    lum = rgba[..., 0] * 0.299 + rgba[..., 1] * 0.587 + rgba[..., 2] * 0.114
-    return lum < 0.5
+    return relative_luminance(rgba) < WHITE_TEXT_BELOW
 
 
 def _set_ticks(ax: Axes, labels, n: int, axis: str) -> None:

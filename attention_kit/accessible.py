@@ -1,4 +1,5 @@
-"""Figures in a notebook's output with a text alternative (importing ``attention_kit`` turns it on).
+"""Accessibility (issue 34): figures in a notebook's output with a text alternative (importing
+``attention_kit`` turns it on).
 
 JupyterLab (4.x) shows a figure's ``image/png`` output as an ``<img>`` without ``alt``, and it does
 not read an ``alt`` from the output's metadata, so a screen reader says only "image". Once
@@ -21,7 +22,7 @@ import base64
 import html
 import sys
 
-__all__ = ["describe_figures", "figure_html", "install"]
+__all__ = ["describe_figure", "describe_figures", "figure_html", "install"]
 
 _settings = {"on": True, "open": False}
 #: An alt longer than this is cut (the full text is in the "Describe this figure" list).
@@ -36,6 +37,15 @@ def describe_figures(on: bool = True, *, open: bool = False) -> None:  # noqa: A
     install()
 
 
+def describe_figure(fig):
+    """What a matplotlib figure shows, in words: see
+    :func:`attention_kit.plotting.describe.describe_figure` (imported when first called, so that
+    ``import attention_kit`` stays free of matplotlib)."""
+    from .plotting.describe import describe_figure as describe
+
+    return describe(fig)
+
+
 def _alt(desc) -> str:
     text = desc.text
     return text if len(text) <= MAX_ALT else text[:MAX_ALT - 40].rsplit(" ", 1)[0] + \
@@ -44,13 +54,11 @@ def _alt(desc) -> str:
 
 def figure_html(fig, png_b64: str, metadata: dict | None = None) -> str:
     """The HTML of one figure: the PNG with its ``alt``, then the collapsed description."""
-    from .describe import describe_figure
+    from .plotting.describe import Description, describe_figure
 
     try:
         desc = describe_figure(fig)
     except Exception:  # noqa: BLE001 - a figure that cannot be described is still shown
-        from .describe import Description
-
         desc = Description("A figure (no description could be made of it).")
     size = ""
     md = metadata or {}
@@ -93,14 +101,14 @@ def install() -> bool:
         return False
     try:
         from IPython import get_ipython
-        from matplotlib.figure import Figure
     except ImportError:
         return False
     ip = get_ipython()
     if ip is None or not hasattr(ip, "display_formatter"):
         return False
     formatter = ip.display_formatter.ipython_display_formatter
-    formatter.for_type(Figure, _hook)
+    # by name: matplotlib is not imported here (IPython resolves it when a figure is shown)
+    formatter.for_type_by_name("matplotlib.figure", "Figure", _hook)
     return True
 
 
