@@ -131,3 +131,15 @@ def test_an_explorers_live_figure_describes_each_new_picture():
     assert "Panel 1, query the: largest weight 1.00 on key the." in first.split("\n")
     e.controls["mask"].value = "none"
     assert e.live.description != first and "Masked" not in e.live.description
+
+
+def test_mathtext_is_read_as_words_and_rounding_noise_as_zero():
+    from attention_kit.plotting.describe import plain
+
+    assert plain(r"output model $\mathrm{softmax}(W_c c + b_c)$") == "output model softmax(W_c c + b_c)"
+    assert plain(r"$f(x)$, $\sigma$ = 0.25") == "f(x), σ = 0.25"
+    fig, ax = plt.subplots()
+    ax.bar([0, 1, 2], [3.2, -1.3e-17, 0.5])
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert "bar heights 3.2, 0, 0.5." in desc.facts

@@ -229,21 +229,47 @@ def _curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool) -> str:
         return f"{name}: no points yet."
     if x.size == 1:
         return f"{name}: one point at ({_fmt(x[0])}, {_fmt(y[0])})."
-    s = f"{name}: {x.size} points from x = {_fmt(x[0])} to {_fmt(x[-1])}; starts at {_fmt(y[0])}, ends at {_fmt(y[-1])}"
+    sy = float(np.max(np.abs(y)))
+    fmt = lambda v: _fmt(v, sy)  # noqa: E731
+    s = f"{name}: {x.size} points from x = {_fmt(x[0])} to {_fmt(x[-1])}; starts at {fmt(y[0])}, ends at {fmt(y[-1])}"
     i_lo, i_hi = int(np.argmin(y)), int(np.argmax(y))
     if i_lo not in (0, x.size - 1):
-        s += f"; lowest {_fmt(y[i_lo])} at x = {_fmt(x[i_lo])}"
+        s += f"; lowest {fmt(y[i_lo])} at x = {_fmt(x[i_lo])}"
     if i_hi not in (0, x.size - 1):
-        s += f"; highest {_fmt(y[i_hi])} at x = {_fmt(x[i_hi])}"
+        s += f"; highest {fmt(y[i_hi])} at x = {_fmt(x[i_hi])}"
     if i_lo in (0, x.size - 1) and i_hi in (0, x.size - 1):
         s += "; it rises throughout" if np.all(np.diff(y) >= 0) else \
             "; it falls throughout" if np.all(np.diff(y) <= 0) else ""
     return s + "."
 
 
-def _fmt(v: float) -> str:
+_TEX = [(r"\\mathrm\{([^{}]*)\}", r"\1"), (r"\\mathbf\{([^{}]*)\}", r"\1"),
+        (r"\\text\{([^{}]*)\}", r"\1"), (r"\\hat\{([^{}]*)\}", r"\1 hat"),
+        (r"\\sqrt\{([^{}]*)\}", r"√\1"), (r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"\1 / \2"),
+        (r"\\sum_\{?(\w)\}?", r"sum over \1 of "), (r"\\(?:,|;|!|quad| )", " ")]
+_SYMBOLS = {"cdot": "·", "times": "×", "sigma": "σ", "theta": "θ", "alpha": "α", "beta": "β",
+            "mu": "μ", "pi": "π", "top": "ᵀ", "to": "→", "rightarrow": "→", "leftarrow": "←",
+            "approx": "≈", "le": "≤", "ge": "≥", "infty": "∞", "lambda": "λ", "ell": "ℓ", "dots": "…",
+            "ldots": "…", "in": "∈", "log": "log", "exp": "exp", "max": "max", "min": "min"}
+
+
+def plain(text: str) -> str:
+    """A label as a screen reader should read it: mathtext (``$\\mathrm{softmax}(W_c c)$``)
+    without its dollar signs and commands, whitespace collapsed."""
+    import re
+
+    text = str(text)
+    if "$" in text:
+        for pat, rep in _TEX:
+            text = re.sub(pat, rep, text)
+        text = re.sub(r"\\([A-Za-z]+)", lambda m: _SYMBOLS.get(m.group(1), m.group(1)), text)
+        text = text.replace("$", "").replace("{", "").replace("}", "")
+    return " ".join(text.split())
+
+
+def _fmt(v: float, scale: float = 0.0) -> str:
     v = float(v)
-    if v == 0:
+    if v == 0 or abs(v) < 1e-9 * scale:  # rounding noise next to the data's size: 0
         return "0"
     if abs(v) >= 1000 or abs(v) < 0.01:
         return f"{v:.2g}"
@@ -254,7 +280,7 @@ def _axes_title(ax) -> str:
     for loc in ("center", "left", "right"):
         t = ax.get_title(loc=loc)
         if t:
-            return " ".join(t.split())
+            return plain(t)
     return ""
 
 
@@ -286,7 +312,7 @@ def describe_axes(ax) -> Description:
     if lines:
         kinds.append(f"{len(lines)} {'curve' if len(lines) == 1 else 'curves'}")
         for k, ln in enumerate(lines[:8]):
-            label = ln.get_label()
+            label = plain(ln.get_label())
             name = label if label and not label.startswith("_") else f"curve {k + 1}"
             x = np.asarray(ln.get_xdata(), dtype=float).ravel()
             y = np.asarray(ln.get_ydata(), dtype=float).ravel()
@@ -298,9 +324,11 @@ def describe_axes(ax) -> Description:
         if not patches:
             continue
         kinds.append(f"{len(patches)} bars")
-        label = bars.get_label()
+        label = plain(bars.get_label() or "")
         across = getattr(bars, "orientation", "vertical") == "horizontal"
-        hs = [_fmt(p.get_width() if across else p.get_height()) for p in patches[:16]]
+        sizes = np.array([p.get_width() if across else p.get_height() for p in patches], dtype=float)
+        top = float(np.max(np.abs(sizes[np.isfinite(sizes)]), initial=0.0))
+        hs = [_fmt(h, top) for h in sizes[:16]]
         facts.append(f"{label + ': ' if label and not label.startswith('_') else ''}bar heights "
                      + ", ".join(hs) + (" …" if len(patches) > 16 else "") + ".")
     for im in ax.get_images():
@@ -318,7 +346,7 @@ def describe_axes(ax) -> Description:
             kinds.append(f"{len(pts)} points")
             if len(pts) <= 8:
                 facts.append("Points: " + "; ".join(f"({_fmt(p[0])}, {_fmt(p[1])})" for p in pts) + ".")
-    xl, yl = ax.get_xlabel(), ax.get_ylabel()
+    xl, yl = plain(ax.get_xlabel()), plain(ax.get_ylabel())
     axes_words = []
     if xl:
         axes_words.append(f"x axis: {xl}")
@@ -326,12 +354,12 @@ def describe_axes(ax) -> Description:
         axes_words.append(f"y axis: {yl}{' (log scale)' if log_y and 'log' not in yl else ''}")
     legend = ax.get_legend()
     if legend is not None:
-        names = [t.get_text() for t in legend.get_texts()]
+        names = [plain(t.get_text()) for t in legend.get_texts()]
         if names:
             facts.append("Legend: " + ", ".join(names) + ".")
     what = _listing(kinds) if kinds else "a plot"
     summary = (f"{title}: " if title else "") + what + (f" ({'; '.join(axes_words)})" if axes_words else "") + "."
-    texts = [" ".join(t.get_text().split()) for t in ax.texts if t.get_visible() and t.get_text().strip()]
+    texts = [plain(t.get_text()) for t in ax.texts if t.get_visible() and t.get_text().strip()]
     if texts and len(texts) <= 12 and not getattr(ax, "_ak_vectors", None):
         facts.append("Labels in the plot: " + "; ".join(texts) + ".")
     return Description(summary[0].upper() + summary[1:] if summary else summary, facts, tables)
@@ -343,7 +371,7 @@ def describe_figure(fig) -> Description:
     axes = [ax for ax in fig.get_axes() if ax.get_visible() and not hasattr(ax, "_colorbar")
             and ax.get_label() != "<colorbar>"]
     sup = getattr(fig, "_suptitle", None)
-    head = " ".join(sup.get_text().split()) + ". " if sup is not None and sup.get_text() else ""
+    head = plain(sup.get_text()).rstrip(".") + ". " if sup is not None and sup.get_text() else ""
     if not axes:
         return Description(head + "An empty figure.")
     parts = [describe_axes(ax) for ax in axes]
