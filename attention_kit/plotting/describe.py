@@ -97,7 +97,7 @@ def _listing(items: list[str]) -> str:
 
 def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None,
                      key_labels: Sequence | None = None, kind: str = "weights",
-                     title: str | None = None, fmt: str = "{:.2f}") -> Description:
+                     title: str | None = None, fmt: str = "{:.2f}", tables: bool = True) -> Description:
     """Describe an attention matrix drawn as a heatmap (queries are rows, keys are columns).
 
     Parameters
@@ -110,6 +110,8 @@ def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None
     title : str, optional
     fmt : str
         How a value is written (the heatmap's own format).
+    tables : bool
+        Also write the full matrix as an HTML table (``Description.tables``).
 
     Returns
     -------
@@ -162,9 +164,9 @@ def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None
     vals = a[m & np.isfinite(a)]
     if vals.size:
         facts.append(f"Values range from {fmt.format(vals.min())} to {fmt.format(vals.max())}.")
-    return Description(summary, facts, [heatmap_table(a, mask=None if mask is None else m,
-                                                      query_labels=ql, key_labels=kl, fmt=fmt,
-                                                      caption=(title or what))])
+    table = [heatmap_table(a, mask=None if mask is None else m, query_labels=ql, key_labels=kl,
+                           fmt=fmt, caption=(title or what))] if tables else []
+    return Description(summary, facts, table)
 
 
 def _is_causal(masked: np.ndarray) -> bool:
@@ -284,7 +286,7 @@ def _axes_title(ax) -> str:
     return ""
 
 
-def describe_axes(ax) -> Description:
+def describe_axes(ax, *, tables: bool = True) -> Description:
     """Describe one ``Axes``: a heatmap drawn by :func:`~attention_kit.plotting.heatmap`, the
     arrows of :func:`~attention_kit.plotting.plot_vectors`, or else its curves, bars and images."""
     title = _axes_title(ax)
@@ -294,7 +296,7 @@ def describe_axes(ax) -> Description:
         mask = None if not np.ma.is_masked(data) else ~np.ma.getmaskarray(data)
         return describe_heatmap(np.ma.getdata(data), mask=mask, query_labels=art.query_labels,
                                 key_labels=art.key_labels, kind=art.kind, title=title or None,
-                                fmt=art.fmt)
+                                fmt=art.fmt, tables=tables)
     facts: list[str] = []
     tables: list[str] = []
     kinds: list[str] = []
@@ -365,7 +367,7 @@ def describe_axes(ax) -> Description:
     return Description(summary[0].upper() + summary[1:] if summary else summary, facts, tables)
 
 
-def describe_figure(fig) -> Description:
+def describe_figure(fig, *, tables: bool = True) -> Description:
     """Describe every visible panel of a matplotlib ``Figure`` (colour bars are left out: a heatmap
     says its range in words). The summary names the panels; the facts follow panel by panel."""
     axes = [ax for ax in fig.get_axes() if ax.get_visible() and not hasattr(ax, "_colorbar")
@@ -374,7 +376,7 @@ def describe_figure(fig) -> Description:
     head = plain(sup.get_text()).rstrip(".") + ". " if sup is not None and sup.get_text() else ""
     if not axes:
         return Description(head + "An empty figure.")
-    parts = [describe_axes(ax) for ax in axes]
+    parts = [describe_axes(ax, tables=tables) for ax in axes]
     if len(parts) == 1:
         d = parts[0]
         return Description(head + d.summary, d.facts, d.tables)
