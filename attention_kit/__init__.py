@@ -115,3 +115,10 @@ __all__ += ["AttnOnlyConfig", "TrainingLog", "init_attention_only", "prefix_matc
 
 # positions for long texts (notebook 09)
 __all__ += ["alibi_bias", "alibi_slopes", "rope", "rope_backward", "rope_frequencies"]
+
+# accessibility (issue 34): in a notebook, every figure shown carries a text alternative
+from .accessible import describe_figure, describe_figures  # noqa: E402
+from .accessible import install as _install_figure_descriptions  # noqa: E402
+
+_install_figure_descriptions()
+__all__ += ["describe_figure", "describe_figures"]

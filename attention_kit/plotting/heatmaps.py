@@ -57,6 +57,8 @@ class HeatmapArtists:
     mask_patch: Any = None
     grid: Any = None
     text_batch: Any = None
+    query_labels: Any = None
+    key_labels: Any = None
     _strings: list = field(default_factory=list, repr=False)
     _dark: np.ndarray | None = field(default=None, repr=False)
 
@@ -107,11 +109,22 @@ def _scores_limit(a: np.ndarray, m: np.ndarray | None) -> float:
     return float(10 * p)
 
 
+#: WCAG's relative luminance below which white text has more contrast than black (both >= 4.58:1)
+WHITE_TEXT_BELOW = 0.1791
+
+
+def relative_luminance(rgb: np.ndarray) -> np.ndarray:
+    """WCAG 2.x relative luminance of sRGB colours (values 0-1, last axis R, G, B)."""
+    c = np.asarray(rgb, dtype=float)[..., :3]
+    lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return lin @ np.array([0.2126, 0.7152, 0.0722])
+
+
 def _dark_cells(image, data: np.ndarray) -> np.ndarray:
-    """True where the cell colour is dark (so its text should be white)."""
+    """True where the cell colour is dark (so its text should be white): whichever of black and
+    white contrasts more with the cell, so every value is written at >= 4.5:1 (WCAG AA)."""
     rgba = image.cmap(image.norm(data))  # (n_q, n_k, 4)
-    lum = rgba[..., 0] * 0.299 + rgba[..., 1] * 0.587 + rgba[..., 2] * 0.114
-    return lum < 0.5
+    return relative_luminance(rgba) < WHITE_TEXT_BELOW
 
 
 def _set_ticks(ax: Axes, labels, n: int, axis: str) -> None:
@@ -227,7 +240,10 @@ def heatmap(
         colorbar = ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
         colorbar.set_label("attention weight" if kind == "weights" else "score")
     art = HeatmapArtists(image=image, texts=np.empty((0, 0), dtype=object), colorbar=colorbar,
-                         ax=ax, kind=kind, fmt=fmt, mask_patch=patch, grid=grid)
+                         ax=ax, kind=kind, fmt=fmt, mask_patch=patch, grid=grid,
+                         query_labels=None if query_labels is None else list(query_labels),
+                         key_labels=None if key_labels is None else list(key_labels))
+    ax._ak_heatmap = art  # what describe_figure reads (attention_kit.plotting.describe)
     if annotate is None:
         annotate = max(n_q, n_k) <= MAX_ANNOTATED
     if annotate:

@@ -126,7 +126,9 @@ def plot_vectors(
     pts = np.vstack([o[None], o + v])
     ax.update_datalim(pts)
     ax.autoscale_view()
-    return VectorArtists(arrows, texts, o)
+    art = VectorArtists(arrows, texts, o)
+    ax.__dict__.setdefault("_ak_vectors", []).append(art)  # what describe_figure reads
+    return art
 
 
 def update_vectors(artists: VectorArtists, vectors, *, span: float | None = None) -> None:

@@ -82,12 +82,137 @@ function drawOp(ctx, op, fonts) {
   ctx.restore();
 }
 
+// ---- accessibility (issue 34) ----------------------------------------------------------------
+// The canvas is an image with a name (the figure's summary); the description the kernel writes
+// from the same figure (attention_kit.plotting.describe) goes to a polite live region, at most once
+// per ANNOUNCE_MS (the last text wins), so that dragging a slider does not flood a screen reader.
+// The explorer's controls get accessible names: ipywidgets' slider handles (role="slider") are not
+// tied to their description label, so each is labelled by it here.
+const ANNOUNCE_MS = 500;
+const SR_ONLY = "position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;" +
+  "clip:rect(0,0,0,0);white-space:nowrap;border:0;";
+const FOCUS_CSS = `
+.ak-explorer-a11y :is([role="slider"], select, input, button, textarea, [contenteditable="true"]):focus-visible {
+  outline: 3px solid #0b57d0 !important; outline-offset: 2px !important;
+}`;
+
+function textOf(node) {
+  return node ? (node.textContent || "").replace(/\s+/g, " ").trim() : "";
+}
+
+function nameControls(root) {
+  for (const handle of root.querySelectorAll('[role="slider"]')) {
+    const off = !!handle.closest("[disabled]");  // a disabled slider says so
+    if (handle.getAttribute("aria-disabled") !== String(off)) handle.setAttribute("aria-disabled", String(off));
+    if (handle.getAttribute("aria-label") || handle.getAttribute("aria-labelledby")) continue;
+    const widget = handle.closest(".widget-slider, .jupyter-widgets");
+    const label = widget && widget.querySelector(".widget-label");
+    const name = textOf(label) || (widget && widget.getAttribute("title")) || "slider";
+    handle.setAttribute("aria-label", name);
+  }
+  for (const ro of root.querySelectorAll(".widget-readout[contenteditable]")) {
+    if (ro.getAttribute("aria-label")) continue;
+    const widget = ro.closest(".widget-slider, .jupyter-widgets");
+    const label = widget && widget.querySelector(".widget-label");
+    ro.setAttribute("role", "textbox");
+    ro.setAttribute("aria-label", (textOf(label) || "slider") + " value");
+  }
+  for (const field of root.querySelectorAll("select, input, textarea, button")) {
+    if (field.getAttribute("aria-label") || field.getAttribute("aria-labelledby")) continue;
+    if (field.tagName === "BUTTON" && textOf(field)) continue;
+    if (field.id && root.querySelector(`label[for="${CSS.escape(field.id)}"]`) && textOf(
+      root.querySelector(`label[for="${CSS.escape(field.id)}"]`))) continue;
+    if (field.closest("label") && textOf(field.closest("label"))) continue;
+    const widget = field.closest(".jupyter-widgets");
+    const label = widget && widget.querySelector(".widget-label");
+    const name = textOf(label) || field.getAttribute("title") || field.getAttribute("placeholder") ||
+      (widget && widget.getAttribute("title"));
+    if (name) field.setAttribute("aria-label", name);
+  }
+}
+
+function watchControls(el) {
+  // once the view is in the page: label the controls of the output it is in, now and whenever
+  // ipywidgets re-renders them
+  let tries = 0;
+  let observer = null;
+  function attach() {
+    if (!el.isConnected) {
+      if (tries++ < 200) setTimeout(attach, 50);
+      return;
+    }
+    const root = el.closest(".jp-OutputArea-output, .output_subarea, .widget-subarea") || el.parentElement;
+    if (!root) return;
+    root.classList.add("ak-explorer-a11y");
+    if (!document.getElementById("ak-a11y-style")) {
+      const style = document.createElement("style");
+      style.id = "ak-a11y-style";
+      style.textContent = FOCUS_CSS;
+      document.head.appendChild(style);
+    }
+    let queued = false;
+    const run = () => { queued = false; nameControls(root); };
+    run();
+    observer = new MutationObserver(() => {
+      if (!queued) { queued = true; requestAnimationFrame(run); }
+    });
+    observer.observe(root, { childList: true, subtree: true, attributes: true, attributeFilter: ["disabled"] });
+  }
+  attach();
+  return () => observer && observer.disconnect();
+}
+
+function describer(model, canvas, full, region) {
+  // `full` (the canvas's aria-describedby) holds the whole description; `region` (aria-live,
+  // polite) gets only the lines that changed since the last text it was given
+  let last = 0;
+  let timer = null;
+  let said = (model.get("description") || "").split("\n");
+  function say() {
+    timer = null;
+    last = performance.now();
+    const text = model.get("description") || "";
+    const summary = model.get("summary") || "";
+    if (summary && canvas.getAttribute("aria-label") !== summary) canvas.setAttribute("aria-label", summary);
+    full.textContent = text.replace(/\n/g, " ");
+    const lines = text.split("\n");
+    const before = new Set(said);
+    const changed = lines.filter((line) => !before.has(line));
+    said = lines;
+    if (!changed.length) return;
+    region.textContent = model.get("announce") === false ? "" : changed.join(" ");
+    region.dataset.frame = String(model.get("frame"));
+  }
+  return function changed() {
+    if (timer !== null) return;  // a text is due: the newest one will be read then
+    const wait = ANNOUNCE_MS - (performance.now() - last);
+    timer = setTimeout(say, Math.max(0, wait));  // (0: after this frame's paint, not before it)
+  };
+}
+
 function render({ model, el }) {
   const canvas = document.createElement("canvas");
   canvas.className = "ak-live-figure";
   canvas.style.maxWidth = "100%";
   canvas.style.display = "block";
+  canvas.setAttribute("role", "img");
+  canvas.setAttribute("aria-label", model.get("summary") || "attention figure");
   el.appendChild(canvas);
+  const full = document.createElement("div");
+  full.className = "ak-description";
+  full.style.cssText = SR_ONLY;
+  full.id = "ak-desc-" + Math.random().toString(36).slice(2);
+  full.textContent = (model.get("description") || "").replace(/\n/g, " ");
+  canvas.setAttribute("aria-describedby", full.id);
+  el.appendChild(full);
+  const region = document.createElement("div");
+  region.className = "ak-live-description";
+  region.setAttribute("aria-live", "polite");
+  region.setAttribute("aria-atomic", "true");
+  region.style.cssText = SR_ONLY;
+  el.appendChild(region);
+  const describe = describer(model, canvas, full, region);
+  const unwatch = watchControls(el);
   const ctx = canvas.getContext("2d");
   let background = null;  // the decoded background image
   let backgroundUrl = null;  // the URL it was decoded from, or is being decoded from
@@ -137,10 +262,15 @@ function render({ model, el }) {
   }
 
   model.on("change:frame", update);
+  model.on("change:description", describe);
   update();
   // the kernel may now use its idle time to prepare pictures a control will ask for
   if (typeof model.send === "function") model.send({ event: "shown" });
-  return () => model.off("change:frame", update);
+  return () => {
+    model.off("change:frame", update);
+    model.off("change:description", describe);
+    unwatch();
+  };
 }
 
 export default { render };

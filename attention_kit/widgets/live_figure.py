@@ -22,6 +22,7 @@ import traitlets
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ..plotting.describe import describe_figure
 from .draw_ops import Unsupported, record_ops
 from .fast_artists import glyphs
 
@@ -108,6 +109,12 @@ class LiveFigure(anywidget.AnyWidget):
         sync=True)
     frame = traitlets.Int(0, help="Counts the pictures sent; the page redraws on each.").tag(
         sync=True)
+    summary = traitlets.Unicode("", help="The picture's name for a screen reader (the canvas's "
+                                "aria-label).").tag(sync=True)
+    description = traitlets.Unicode("", help="What the picture shows, in words; the page reads it "
+                                    "out politely, at most every 0.5 s.").tag(sync=True)
+    announce = traitlets.Bool(True, help="Read the description out when it changes (False: the "
+                              "canvas keeps its name, the live region stays quiet).").tag(sync=True)
 
     def __init__(self, figure: Figure, *, dpi: float | None = None, **kwargs):
         super().__init__(**kwargs)
@@ -275,6 +282,52 @@ class LiveFigure(anywidget.AnyWidget):
                                          full=self.full_renders > full))
         self._last_sent = background
         self._stamps = {}
+        self._describe_soon()
+
+    #: The kernel writes an explorer's description at most this often (seconds) while a control
+    #: is held down; the last picture's words always follow (the page reads at most one text per 0.5 s).
+    DESCRIBE_EVERY = 0.25
+
+    def _describe_soon(self) -> None:
+        """Describe now, or (when the last description is younger than DESCRIBE_EVERY and the
+        kernel has an event loop) once the presses pause, for the newest picture."""
+        now = time.monotonic()
+        wait = getattr(self, "_described_at", -1e9) + self.DESCRIBE_EVERY - now
+        if wait <= 0:
+            self.describe()
+            return
+        if getattr(self, "_describe_due", False):
+            return
+        try:
+            import asyncio
+
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.describe()  # a script or a test: no loop to come back on
+            return
+        self._describe_due = True
+
+        def later():
+            self._describe_due = False
+            self.describe()
+
+        loop.call_later(wait, later)
+
+    def describe(self) -> None:
+        """Put the words for the current picture in :attr:`summary` and :attr:`description`
+        (:func:`~attention_kit.plotting.describe.describe_figure`). Called after the picture has
+        left, so the words never delay it; the page reads them out throttled."""
+        self._described_at = time.monotonic()
+        try:
+            d = describe_figure(self.figure, tables=False)
+        except Exception:  # noqa: BLE001 - a figure without words still works
+            return
+        text = d.lines
+        with self.hold_sync():
+            if d.summary != self.summary:
+                self.summary = d.summary
+            if text != self.description:
+                self.description = text
 
 
 def _widgets_under(roots) -> list:

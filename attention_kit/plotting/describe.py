@@ -1,0 +1,395 @@
+"""Text alternatives for the course's figures, written from what the figure draws.
+
+A screen reader cannot read a picture: every figure the course shows also says in words what it
+shows. :func:`describe_figure` reads a matplotlib ``Figure`` (its titles, axis labels, heatmaps,
+arrows, curves, bars) and returns a :class:`Description`: a one-line ``summary`` (the ``alt`` of
+the image), the salient ``facts`` (for a heatmap: each query's largest weight and the key it goes
+to, the masked cells, the range) and, one step away, ``tables``: every heatmap's full matrix as an
+HTML table a screen reader can walk. The explorers (``LiveFigure``) announce the same text when
+the picture changes; the static figures carry it in their output (:mod:`attention_kit.accessible`).
+
+The numbers are the ones the heatmaps print (two decimals) and coordinates to two decimals:
+what a sighted learner reads in the picture.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["Description", "describe_figure", "describe_heatmap", "describe_vectors",
+           "describe_axes", "heatmap_table"]
+
+#: A query row whose largest weights are closer than this are reported as a tie.
+TIE = 0.005
+#: At most this many rows are itemised in a heatmap's facts (the table always has every row).
+MAX_ROWS = 12
+
+
+@dataclass
+class Description:
+    """What a figure shows, in words.
+
+    Attributes
+    ----------
+    summary : str
+        One or two sentences: the kind of figure, its axes, its size (an image's ``alt``).
+    facts : list of str
+        The salient facts, one sentence each.
+    tables : list of str
+        HTML tables (the full matrix of each heatmap), for a reader who wants every number.
+    """
+
+    summary: str
+    facts: list[str] = field(default_factory=list)
+    tables: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """Summary and facts as one plain text (an image's ``alt``)."""
+        return " ".join([self.summary, *self.facts]).strip()
+
+    @property
+    def lines(self) -> str:
+        """Summary and facts, one per line (an explorer's description: the page reads out the
+        lines that changed)."""
+        return "\n".join([self.summary, *self.facts]).strip()
+
+    def __str__(self) -> str:
+        return "\n".join([self.summary, *("- " + f for f in self.facts)])
+
+    def html(self, *, open_details: bool = False) -> str:
+        """The facts and tables as HTML: a list, then the tables in a ``<details>`` element."""
+        parts = []
+        if self.facts:
+            parts.append("<ul>" + "".join(f"<li>{html.escape(f)}</li>" for f in self.facts) + "</ul>")
+        for t in self.tables:
+            parts.append(t)
+        body = "".join(parts)
+        if not body:
+            return ""
+        return (f"<details{' open' if open_details else ''} class=\"ak-describe\">"
+                f"<summary>Describe this figure</summary>{body}</details>")
+
+
+def _num(v: float, digits: int = 2) -> str:
+    s = f"{float(v):.{digits}f}"
+    return "0." + "0" * digits if s == "-0." + "0" * digits else s
+
+
+def _labels(labels, n: int) -> list[str]:
+    """Labels as text; a label that repeats (two "the") gets its position: "the (0)", "the (4)"."""
+    if labels is None:
+        return [str(i) for i in range(n)]
+    out = [str(x) for x in labels]
+    repeated = {x for x in out if out.count(x) > 1}
+    return [f"{x} ({i})" if x in repeated else x for i, x in enumerate(out)]
+
+
+def _listing(items: list[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None,
+                     key_labels: Sequence | None = None, kind: str = "weights",
+                     title: str | None = None, fmt: str = "{:.2f}", tables: bool = True) -> Description:
+    """Describe an attention matrix drawn as a heatmap (queries are rows, keys are columns).
+
+    Parameters
+    ----------
+    weights : array_like, shape (n_q, n_k)
+    mask : array_like of bool, optional
+        True means "may attend"; False cells are reported as masked.
+    query_labels, key_labels : sequence, optional
+    kind : {"weights", "scores"}
+    title : str, optional
+    fmt : str
+        How a value is written (the heatmap's own format).
+    tables : bool
+        Also write the full matrix as an HTML table (``Description.tables``).
+
+    Returns
+    -------
+    Description
+        The facts name, for each query, its largest weight and the key it goes to (all tied keys
+        when the largest weights are within 0.005), the masked cells and the range of the values.
+    """
+    a = np.asarray(weights, dtype=float)
+    if a.ndim == 1:
+        a = a[None, :]
+    n_q, n_k = a.shape
+    m = np.ones(a.shape, dtype=bool) if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool),
+                                                                          a.shape)
+    ql, kl = _labels(query_labels, n_q), _labels(key_labels, n_k)
+    what = "attention weights" if kind == "weights" else "attention scores"
+    head = f"{title}: " if title else ""
+    summary = (f"{head}heatmap of {what}, {n_q} {'query' if n_q == 1 else 'queries'} (rows, top to "
+               f"bottom: {_short_list(ql)}) by {n_k} {'key' if n_k == 1 else 'keys'} (columns, left to "
+               f"right: {_short_list(kl)}).")
+    facts = []
+    shown = range(n_q) if n_q <= MAX_ROWS else list(range(MAX_ROWS // 2)) + list(
+        range(n_q - MAX_ROWS // 2, n_q))
+    for i in shown:
+        ok = m[i] & np.isfinite(a[i])
+        if not ok.any():
+            facts.append(f"Query {ql[i]}: every key is masked.")
+            continue
+        row = np.where(ok, a[i], -np.inf)
+        best = float(row.max())
+        top = [j for j in range(n_k) if ok[j] and row[j] >= best - TIE]
+        word = "weight" if kind == "weights" else "score"
+        if len(top) == 1:
+            facts.append(f"Query {ql[i]}: largest {word} {fmt.format(best)} on key {kl[top[0]]}.")
+        else:
+            facts.append(f"Query {ql[i]}: largest {word} {fmt.format(best)}, tied on keys "
+                         f"{_listing([kl[j] for j in top])}.")
+    if n_q > MAX_ROWS:
+        facts.insert(MAX_ROWS // 2, f"({n_q - MAX_ROWS} more queries in the table.)")
+    masked = ~m
+    if masked.any():
+        count = int(masked.sum())
+        if count <= 8:
+            cells = _listing([f"query {ql[i]} to key {kl[j]}" for i, j in zip(*np.nonzero(masked), strict=True)])
+            facts.append(f"Masked (drawn hatched, marked —): {cells}.")
+        elif _is_causal(masked):
+            facts.append(f"Masked (drawn hatched, marked —): {count} cells, every key after its "
+                         "query (a causal mask).")
+        else:
+            facts.append(f"Masked (drawn hatched, marked —): {count} of {a.size} cells.")
+    vals = a[m & np.isfinite(a)]
+    if vals.size:
+        facts.append(f"Values range from {fmt.format(vals.min())} to {fmt.format(vals.max())}.")
+    table = [heatmap_table(a, mask=None if mask is None else m, query_labels=ql, key_labels=kl,
+                           fmt=fmt, caption=(title or what))] if tables else []
+    return Description(summary, facts, table)
+
+
+def _is_causal(masked: np.ndarray) -> bool:
+    n_q, n_k = masked.shape
+    off = n_k - n_q
+    return bool(np.array_equal(masked, np.triu(np.ones_like(masked, dtype=bool), k=1 + off)))
+
+
+def _short_list(labels: list[str], limit: int = 10) -> str:
+    if len(labels) <= limit:
+        return ", ".join(labels)
+    return ", ".join(labels[:limit // 2]) + ", …, " + ", ".join(labels[-(limit // 2):])
+
+
+def heatmap_table(weights, *, mask=None, query_labels=None, key_labels=None, fmt: str = "{:.2f}",
+                  caption: str = "attention weights") -> str:
+    """The full matrix as an HTML table: a header row of keys, one row per query (``<th scope>``)
+    so that a screen reader says which query and key each number belongs to."""
+    a = np.asarray(weights, dtype=float)
+    if a.ndim == 1:
+        a = a[None, :]
+    n_q, n_k = a.shape
+    m = None if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), a.shape)
+    ql, kl = _labels(query_labels, n_q), _labels(key_labels, n_k)
+    e = html.escape
+    out = [f"<table class=\"ak-describe-table\"><caption>{e(caption)}: queries are rows, keys are "
+           "columns</caption><thead><tr><th scope=\"col\">query \\ key</th>"]
+    out += [f"<th scope=\"col\">{e(k)}</th>" for k in kl]
+    out.append("</tr></thead><tbody>")
+    for i in range(n_q):
+        out.append(f"<tr><th scope=\"row\">{e(ql[i])}</th>")
+        for j in range(n_k):
+            cell = "masked" if m is not None and not m[i, j] else fmt.format(a[i, j])
+            out.append(f"<td>{e(cell)}</td>")
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def describe_vectors(vectors, *, labels: Sequence | None = None, origin=None,
+                     title: str | None = None) -> Description:
+    """Describe 2-D vectors drawn as arrows: each one's coordinates (and where it starts when the
+    origin is not (0, 0))."""
+    v = np.asarray(vectors, dtype=float).reshape(-1, 2)
+    o = np.zeros(2) if origin is None else np.asarray(origin, dtype=float).reshape(2)
+    names = _labels(labels, len(v)) if labels is not None else [f"arrow {i + 1}" for i in range(len(v))]
+    start = "" if not o.any() else f" from ({_num(o[0])}, {_num(o[1])})"
+    head = f"{title}: " if title else ""
+    summary = f"{head}{len(v)} {'arrow' if len(v) == 1 else 'arrows'} in the plane{start}."
+    facts = [f"{names[i]} = ({_num(v[i, 0])}, {_num(v[i, 1])})" for i in range(len(v))]
+    return Description(summary, ["Arrows: " + "; ".join(facts) + "."] if facts else [])
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole figures
+
+
+def _curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool) -> str:
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    if x.size == 0:
+        return f"{name}: no points yet."
+    if x.size == 1:
+        return f"{name}: one point at ({_fmt(x[0])}, {_fmt(y[0])})."
+    sy = float(np.max(np.abs(y)))
+    fmt = lambda v: _fmt(v, sy)  # noqa: E731
+    s = f"{name}: {x.size} points from x = {_fmt(x[0])} to {_fmt(x[-1])}; starts at {fmt(y[0])}, ends at {fmt(y[-1])}"
+    i_lo, i_hi = int(np.argmin(y)), int(np.argmax(y))
+    if i_lo not in (0, x.size - 1):
+        s += f"; lowest {fmt(y[i_lo])} at x = {_fmt(x[i_lo])}"
+    if i_hi not in (0, x.size - 1):
+        s += f"; highest {fmt(y[i_hi])} at x = {_fmt(x[i_hi])}"
+    if i_lo in (0, x.size - 1) and i_hi in (0, x.size - 1):
+        s += "; it rises throughout" if np.all(np.diff(y) >= 0) else \
+            "; it falls throughout" if np.all(np.diff(y) <= 0) else ""
+    return s + "."
+
+
+_TEX = [(r"\\mathrm\{([^{}]*)\}", r"\1"), (r"\\mathbf\{([^{}]*)\}", r"\1"),
+        (r"\\text\{([^{}]*)\}", r"\1"), (r"\\hat\{([^{}]*)\}", r"\1 hat"),
+        (r"\\sqrt\{([^{}]*)\}", r"√\1"), (r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"\1 / \2"),
+        (r"\\sum_\{?(\w)\}?", r"sum over \1 of "), (r"\\(?:,|;|!|quad| )", " ")]
+_SYMBOLS = {"cdot": "·", "times": "×", "sigma": "σ", "theta": "θ", "alpha": "α", "beta": "β",
+            "mu": "μ", "pi": "π", "top": "ᵀ", "to": "→", "rightarrow": "→", "leftarrow": "←",
+            "approx": "≈", "le": "≤", "ge": "≥", "infty": "∞", "lambda": "λ", "ell": "ℓ", "dots": "…",
+            "ldots": "…", "in": "∈", "log": "log", "exp": "exp", "max": "max", "min": "min"}
+
+
+def plain(text: str) -> str:
+    """A label as a screen reader should read it: mathtext (``$\\mathrm{softmax}(W_c c)$``)
+    without its dollar signs and commands, whitespace collapsed."""
+    import re
+
+    text = str(text)
+    if "$" in text:
+        for pat, rep in _TEX:
+            text = re.sub(pat, rep, text)
+        text = re.sub(r"\\([A-Za-z]+)", lambda m: _SYMBOLS.get(m.group(1), m.group(1)), text)
+        text = text.replace("$", "").replace("{", "").replace("}", "")
+    return " ".join(text.split())
+
+
+def _fmt(v: float, scale: float = 0.0) -> str:
+    v = float(v)
+    if v == 0 or abs(v) < 1e-9 * scale:  # rounding noise next to the data's size: 0
+        return "0"
+    if abs(v) >= 1000 or abs(v) < 0.01:
+        return f"{v:.2g}"
+    return f"{v:.3g}"
+
+
+def _axes_title(ax) -> str:
+    for loc in ("center", "left", "right"):
+        t = ax.get_title(loc=loc)
+        if t:
+            return plain(t)
+    return ""
+
+
+def describe_axes(ax, *, tables: bool = True) -> Description:
+    """Describe one ``Axes``: a heatmap drawn by :func:`~attention_kit.plotting.heatmap`, the
+    arrows of :func:`~attention_kit.plotting.plot_vectors`, or else its curves, bars and images."""
+    title = _axes_title(ax)
+    art = getattr(ax, "_ak_heatmap", None)
+    if art is not None and art.image in ax.images:
+        data = art.image.get_array()
+        mask = None if not np.ma.is_masked(data) else ~np.ma.getmaskarray(data)
+        return describe_heatmap(np.ma.getdata(data), mask=mask, query_labels=art.query_labels,
+                                key_labels=art.key_labels, kind=art.kind, title=title or None,
+                                fmt=art.fmt, tables=tables)
+    facts: list[str] = []
+    tables: list[str] = []
+    kinds: list[str] = []
+    for va in getattr(ax, "_ak_vectors", []):
+        if not va.arrows or va.arrows[0] not in ax.patches:
+            continue
+        tips = np.array([a._posA_posB[1] for a in va.arrows], dtype=float).reshape(-1, 2) - va.origin
+        names = [t.get_text() for t in va.labels] or None
+        d = describe_vectors(tips, labels=names, origin=va.origin)
+        kinds.append(d.summary.rstrip("."))
+        facts += d.facts
+    log_y = ax.get_yscale() == "log"
+    lines = [ln for ln in ax.get_lines() if ln.get_visible() and ln.get_transform().contains_branch(ax.transData)
+             and np.size(ln.get_xdata()) >= 1]
+    if lines:
+        kinds.append(f"{len(lines)} {'curve' if len(lines) == 1 else 'curves'}")
+        for k, ln in enumerate(lines[:8]):
+            label = plain(ln.get_label())
+            name = label if label and not label.startswith("_") else f"curve {k + 1}"
+            x = np.asarray(ln.get_xdata(), dtype=float).ravel()
+            y = np.asarray(ln.get_ydata(), dtype=float).ravel()
+            facts.append(_curve_facts(name, x, y, log_y))
+        if len(lines) > 8:
+            facts.append(f"({len(lines) - 8} more curves.)")
+    for bars in getattr(ax, "containers", []):
+        patches = [p for p in bars if hasattr(p, "get_height")]
+        if not patches:
+            continue
+        kinds.append(f"{len(patches)} bars")
+        label = plain(bars.get_label() or "")
+        across = getattr(bars, "orientation", "vertical") == "horizontal"
+        sizes = np.array([p.get_width() if across else p.get_height() for p in patches], dtype=float)
+        top = float(np.max(np.abs(sizes[np.isfinite(sizes)]), initial=0.0))
+        hs = [_fmt(h, top) for h in sizes[:16]]
+        facts.append(f"{label + ': ' if label and not label.startswith('_') else ''}bar heights "
+                     + ", ".join(hs) + (" …" if len(patches) > 16 else "") + ".")
+    for im in ax.get_images():
+        arr = np.asarray(im.get_array(), dtype=float)
+        if arr.ndim == 2 and arr.size:
+            kinds.append(f"an image of {arr.shape[0]} by {arr.shape[1]} cells")
+            fin = arr[np.isfinite(arr)]
+            if fin.size:
+                facts.append(f"Image values from {_fmt(fin.min())} to {_fmt(fin.max())}.")
+    colls = [c for c in ax.collections if c.get_visible() and hasattr(c, "get_offsets")
+             and type(c).__name__ == "PathCollection"]
+    for c in colls:
+        pts = np.asarray(c.get_offsets(), dtype=float)
+        if pts.ndim == 2 and len(pts):
+            kinds.append(f"{len(pts)} points")
+            if len(pts) <= 8:
+                facts.append("Points: " + "; ".join(f"({_fmt(p[0])}, {_fmt(p[1])})" for p in pts) + ".")
+    xl, yl = plain(ax.get_xlabel()), plain(ax.get_ylabel())
+    axes_words = []
+    if xl:
+        axes_words.append(f"x axis: {xl}")
+    if yl:
+        axes_words.append(f"y axis: {yl}{' (log scale)' if log_y and 'log' not in yl else ''}")
+    legend = ax.get_legend()
+    if legend is not None:
+        names = [plain(t.get_text()) for t in legend.get_texts()]
+        if names:
+            facts.append("Legend: " + ", ".join(names) + ".")
+    what = _listing(kinds) if kinds else "a plot"
+    summary = (f"{title}: " if title else "") + what + (f" ({'; '.join(axes_words)})" if axes_words else "") + "."
+    texts = [plain(t.get_text()) for t in ax.texts if t.get_visible() and t.get_text().strip()]
+    if texts and len(texts) <= 12 and not getattr(ax, "_ak_vectors", None):
+        facts.append("Labels in the plot: " + "; ".join(texts) + ".")
+    return Description(summary[0].upper() + summary[1:] if summary else summary, facts, tables)
+
+
+def describe_figure(fig, *, tables: bool = True) -> Description:
+    """Describe every visible panel of a matplotlib ``Figure`` (colour bars are left out: a heatmap
+    says its range in words). The summary names the panels; the facts follow panel by panel."""
+    axes = [ax for ax in fig.get_axes() if ax.get_visible() and not hasattr(ax, "_colorbar")
+            and ax.get_label() != "<colorbar>"]
+    sup = getattr(fig, "_suptitle", None)
+    head = plain(sup.get_text()).rstrip(".") + ". " if sup is not None and sup.get_text() else ""
+    if not axes:
+        return Description(head + "An empty figure.")
+    parts = [describe_axes(ax, tables=tables) for ax in axes]
+    if len(parts) == 1:
+        d = parts[0]
+        return Description(head + d.summary, d.facts, d.tables)
+    heat = [p for ax, p in zip(axes, parts, strict=True) if getattr(ax, "_ak_heatmap", None) is not None]
+    titles = [_axes_title(ax) for ax in axes]
+    summary = head + f"A figure of {len(parts)} panels" + (
+        f" ({len(heat)} heatmaps)" if heat and len(heat) < len(parts) else
+        " (heatmaps)" if heat else "") + (
+        ": " + "; ".join(t for t in titles if t) if any(titles) else "") + "."
+    facts, tables = [], []
+    for k, p in enumerate(parts):
+        facts.append(f"Panel {k + 1}: {p.summary}")
+        facts += [f"Panel {k + 1}, {f[0].lower()}{f[1:]}" if f.startswith(("Query", "Values", "Masked"))
+                  else f"Panel {k + 1}: {f}" for f in p.facts]
+        tables += p.tables
+    return Description(summary, facts, tables)

@@ -1,0 +1,62 @@
+"""Issue 34: the course's colours stay readable with the common colour-vision deficiencies.
+
+Each colour map is passed through Machado, Oliveira & Fernandes (2009), "A physiologically-based
+model for simulation of color vision deficiency" (severity 1: protanopia, deuteranopia,
+tritanopia), and its lightness (CIE L*) is checked: the weights' map must still go from dark to
+light without turning back (a weight can be read from lightness alone), the scores' diverging map
+must still be lightest at 0 and darker towards both ends. The values written in the cells must
+contrast with every cell colour at WCAG AA's 4.5:1."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from matplotlib import colormaps
+
+from attention_kit.plotting.colours import SCORES_CMAP, WEIGHTS_CMAP
+from attention_kit.plotting.heatmaps import WHITE_TEXT_BELOW, relative_luminance
+
+MACHADO = {
+    "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216],
+                   [-0.003882, -0.048116, 1.051998]],
+    "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413],
+                     [-0.011820, 0.042940, 0.968881]],
+    "tritanopia": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602],
+                   [0.004733, 0.691367, 0.303900]],
+    "typical": np.eye(3).tolist(),
+}
+X = np.arange(256) / 255  # each of the maps' 256 colours once
+
+
+def _linear(c):
+    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+
+
+def lightness(cmap: str, vision: str) -> np.ndarray:
+    """CIE L* of the map's colours as seen with ``vision`` (the simulation works in linear RGB)."""
+    rgb = np.clip(_linear(colormaps[cmap](X)[:, :3]) @ np.array(MACHADO[vision]).T, 0, 1)
+    y = rgb @ np.array([0.2126, 0.7152, 0.0722])
+    return np.where(y > 216 / 24389, 116 * np.cbrt(y) - 16, y * 24389 / 27)
+
+
+@pytest.mark.parametrize("vision", list(MACHADO))
+def test_the_weights_map_gets_lighter_all_the_way_with_each_deficiency(vision):
+    L = lightness(WEIGHTS_CMAP, vision)
+    assert np.all(np.diff(L) > 0), f"{WEIGHTS_CMAP}'s lightness turns back for {vision}"
+    assert L[-1] - L[0] > 50  # 0 and 1 are far apart in lightness alone
+
+
+@pytest.mark.parametrize("vision", list(MACHADO))
+def test_the_scores_map_is_lightest_at_zero_and_darker_towards_both_ends(vision):
+    L = lightness(SCORES_CMAP, vision)
+    mid = len(X) // 2
+    assert np.all(np.diff(L[:mid + 1]) > -0.5) and np.all(np.diff(L[mid:]) < 0.5)
+    assert L[mid] - max(L[0], L[-1]) > 50
+
+
+@pytest.mark.parametrize("cmap", [WEIGHTS_CMAP, SCORES_CMAP])
+def test_cell_values_contrast_with_every_cell_colour(cmap):
+    y = relative_luminance(colormaps[cmap](X))
+    white = y < WHITE_TEXT_BELOW
+    contrast = np.where(white, 1.05 / (y + 0.05), (y + 0.05) / 0.05)
+    assert contrast.min() >= 4.5

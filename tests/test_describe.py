@@ -1,0 +1,145 @@
+"""Text alternatives (issue 34): a figure's description says what the figure shows."""
+
+from __future__ import annotations
+
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import attention_kit as ak  # noqa: E402
+from attention_kit.accessible import figure_html  # noqa: E402
+from attention_kit.plotting import head_grid, heatmap, plot_vectors, update_heatmap  # noqa: E402
+from attention_kit.plotting.describe import describe_figure, describe_heatmap  # noqa: E402
+
+
+def _largest(desc) -> dict:
+    """{query label: (value, [key labels])} read back from a description's facts."""
+    out = {}
+    for f in desc.facts:
+        m = re.match(r"Query (\S+): largest \w+ (-?[\d.]+)(?: on key (\S+)\.|, tied on keys (.+)\.)", f)
+        if m:
+            keys = [m.group(3)] if m.group(3) else re.split(r", | and ", m.group(4))
+            out[m.group(1)] = (float(m.group(2)), keys)
+    return out
+
+
+def _masked(desc) -> set:
+    for f in desc.facts:
+        if f.startswith("Masked"):
+            return set(re.findall(r"query (\S+) to key (\S+?)(?=,| and|\.$)", f))
+    return set()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_heatmaps_description_names_each_querys_largest_weight_and_the_masked_cells(seed):
+    rng = np.random.default_rng(seed)
+    n_q, n_k = rng.integers(2, 6, size=2)
+    mask = rng.random((n_q, n_k)) > 0.3
+    mask[np.arange(n_q), rng.integers(0, n_k, n_q)] = True  # every query may attend somewhere
+    w = ak.softmax(rng.normal(0, 2, (n_q, n_k)), mask=mask)
+    qs, ks = [f"q{i}" for i in range(n_q)], [f"k{j}" for j in range(n_k)]
+    fig, ax = plt.subplots()
+    heatmap(w, query_labels=qs, key_labels=ks, ax=ax, mask=mask, title="weights")
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert f"{n_q} queries" in desc.summary and f"{n_k} keys" in desc.summary
+    largest = _largest(desc)
+    assert sorted(largest) == sorted(qs)
+    for i, q in enumerate(qs):
+        value, keys = largest[q]
+        row = np.where(mask[i], w[i], -np.inf)
+        assert value == pytest.approx(round(row.max(), 2), abs=1e-9)
+        assert ks[int(np.argmax(row))] in keys  # the largest weight's key is named
+        for k in keys:  # and every key named is (within the tie tolerance) the largest
+            assert row[ks.index(k)] >= row.max() - 0.005
+    expected = {(qs[i], ks[j]) for i, j in zip(*np.nonzero(~mask), strict=True)}
+    if len(expected) <= 8:
+        assert _masked(desc) == expected
+    else:
+        assert any(f"{len(expected)}" in f for f in desc.facts if f.startswith("Masked"))
+    vals = w[mask]
+    assert f"Values range from {vals.min():.2f} to {vals.max():.2f}." in desc.facts
+    # the full matrix, one step away: a table with a header per key and a row per query
+    table = desc.tables[0]
+    assert table.count('<th scope="row">') == n_q and table.count("<td>masked</td>") == (~mask).sum()
+
+
+def test_the_description_follows_the_picture_when_a_heatmap_is_updated():
+    fig, ax = plt.subplots()
+    art = heatmap(np.array([[0.9, 0.1], [0.2, 0.8]]), query_labels=["a", "b"], key_labels=["x", "y"], ax=ax)
+    assert _largest(describe_figure(fig)) == {"a": (0.9, ["x"]), "b": (0.8, ["y"])}
+    update_heatmap(art, np.array([[0.3, 0.7], [1.0, 0.0]]), mask=np.array([[True, True], [True, False]]))
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert _largest(desc) == {"a": (0.7, ["y"]), "b": (1.0, ["x"])}
+    assert _masked(desc) == {("b", "y")}
+
+
+def test_a_causal_mask_is_named_as_such_and_a_fully_masked_query_is_said():
+    n = 6
+    w = ak.softmax(np.zeros((n, n)), mask=ak.causal_mask(n))
+    d = describe_heatmap(w, mask=ak.causal_mask(n))
+    assert any("causal" in f and "15 cells" in f for f in d.facts)
+    d = describe_heatmap(np.zeros((2, 2)), mask=np.array([[True, True], [False, False]]))
+    assert "Query 1: every key is masked." in d.facts
+
+
+def test_head_grid_describes_every_head():
+    w = ak.softmax(np.random.default_rng(0).normal(size=(3, 4, 4)), axis=-1)
+    fig, _, _ = head_grid(w)
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert desc.summary.startswith("A figure of 3 panels (heatmaps)")
+    assert "head 1; head 2; head 3" in desc.summary
+    assert [f.split(":")[0] for f in desc.facts if re.match(r"Panel \d:", f)] == ["Panel 1", "Panel 2", "Panel 3"]
+    assert len(desc.tables) == 3
+
+
+def test_vectors_are_described_by_their_coordinates_and_curves_by_start_end_and_turn():
+    fig, ax = plt.subplots()
+    plot_vectors(ax, [[0.1, 0.5], [-0.3, 0.4]], labels=["x1", "x2"])
+    ax.plot(np.arange(5), [3.0, 1.0, 0.5, 1.5, 2.0], label="loss")
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert "Arrows: x1 = (0.10, 0.50); x2 = (-0.30, 0.40)." in desc.facts
+    assert "loss: 5 points from x = 0 to 4; starts at 3, ends at 2; lowest 0.5 at x = 2." in desc.facts
+
+
+def test_the_figure_html_has_an_alt_and_a_table():
+    fig, ax = plt.subplots()
+    heatmap(np.array([[0.25, 0.75]]), ax=ax, key_labels=["<a>", "b"])
+    out = figure_html(fig, "AAAA")
+    plt.close(fig)
+    alt = re.search(r'alt="([^"]*)"', out).group(1)
+    assert "heatmap of attention weights" in alt and "largest weight 0.75 on key b" in alt
+    assert "&lt;a&gt;" in out and "<a>" not in out  # labels are escaped
+    assert "<details" in out and "<table" in out
+
+
+def test_an_explorers_live_figure_describes_each_new_picture():
+    from attention_kit.widgets import MaskExplorer
+
+    e = MaskExplorer(["the", "cat", "sat", "on"], mask="causal", token=2)
+    e.update()
+    first = e.live.description
+    assert e.live.summary.startswith("A figure of 2 panels") and "query the to key cat" in first
+    assert "Panel 1, query the: largest weight 1.00 on key the." in first.split("\n")
+    e.controls["mask"].value = "none"
+    assert e.live.description != first and "Masked" not in e.live.description
+
+
+def test_mathtext_is_read_as_words_and_rounding_noise_as_zero():
+    from attention_kit.plotting.describe import plain
+
+    assert plain(r"output model $\mathrm{softmax}(W_c c + b_c)$") == "output model softmax(W_c c + b_c)"
+    assert plain(r"$f(x)$, $\sigma$ = 0.25") == "f(x), σ = 0.25"
+    fig, ax = plt.subplots()
+    ax.bar([0, 1, 2], [3.2, -1.3e-17, 0.5])
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert "bar heights 3.2, 0, 0.5." in desc.facts
