@@ -317,3 +317,17 @@ def test_the_student_edition_ships_no_grader_and_records_predictions_when_asked(
     assert '"record"' in (package / "check" / "class_settings.json").read_text()
     assert "16, 17, 20, 21" not in (package / "check" / "heads.py").read_text()
     assert "dS @ K @ W.T" not in (package / "check" / "backprop.py").read_text()
+
+
+def test_notebook_09s_function_exercises_have_hidden_cases():
+    from attention_kit.grading.hidden_refs_long import alibi_weights_ref, rope_matrix_ref
+
+    rng = case_rng("t", "learner", "09.1")
+    assert check_hidden("09.1", [rope_matrix_ref], rng) is None
+    assert check_hidden("09.1", [lambda d, delta: rope_matrix_ref(d, delta).T], rng)  # the transpose
+    table = {(4, 3): rope_matrix_ref(4, 3), (2, 1): rope_matrix_ref(2, 1)}  # the in-class cases only
+    assert check_hidden("09.1", [lambda d, delta: table.get((d, delta), np.eye(d))], rng)
+    rng = case_rng("t", "learner", "09.3")
+    assert check_hidden("09.3", [alibi_weights_ref], rng) is None
+    no_slope = lambda m, i: alibi_weights_ref(np.ones_like(m), i)  # noqa: E731
+    assert check_hidden("09.3", [no_slope], rng)

@@ -23,6 +23,7 @@ import numpy as np
 from ..check import close
 from . import hidden_refs as r
 from . import hidden_refs_learn as r2
+from . import hidden_refs_long as r3
 
 __all__ = ["Hidden", "HIDDEN", "check_hidden", "case_rng"]
 
@@ -39,9 +40,9 @@ def _spec(cases, reference, compare=close, answer: int = 0) -> Hidden:
     return Hidden(cases, reference, compare, answer)
 
 
-# Function exercises of notebooks 01-08. Not here: the value and prediction exercises (nothing to
+# Function exercises of notebooks 01-09. Not here: the value and prediction exercises (nothing to
 # call), 06.3 (sampling: a right answer may draw from the generator in its own way, so no draw
-# can be predicted) and notebook 09 (being reworked).
+# can be predicted). Notebook 09's two function exercises are in hidden_refs_long.py.
 HIDDEN: dict[str, tuple[Hidden, ...]] = {
     "01.2": (_spec(r.dot_cases, r.dot_ref, r.array_close),),
     "01.4": (_spec(r.context_cases, r.context_ref, r.array_close),),
@@ -66,6 +67,8 @@ HIDDEN: dict[str, tuple[Hidden, ...]] = {
     "07.3": (_spec(r2.kv_cases, r2.kv_ref, r.exact_count),),
     "08.1": (_spec(r2.prefix_cases, r2.prefix_ref, r2.float_close),),
     "08.3": (_spec(r2.sink_cases, r2.sink_ref, r.bool_mask_equal),),
+    "09.1": (_spec(r3.rope_matrix_cases, r3.rope_matrix_ref, r3.close_1e9),),
+    "09.3": (_spec(r3.alibi_weights_cases, r3.alibi_weights_ref, r3.close_1e9),),
 }
 
 
