@@ -134,7 +134,9 @@ def _public_calls(ex_id):
     return _PUBLIC[ex_id]
 
 
-SPECS = [(ex_id, k) for ex_id, specs in HIDDEN.items() for k in range(len(specs))]
+# Notebooks 01-08 here; notebook 09's specs are tested in tests/test_grading_trust.py.
+HIDDEN_0108 = {ex_id: specs for ex_id, specs in HIDDEN.items() if ex_id < "09"}
+SPECS = [(ex_id, k) for ex_id, specs in HIDDEN_0108.items() for k in range(len(specs))]
 
 
 def _ids(p):
@@ -147,7 +149,7 @@ def test_every_function_exercise_of_01_to_08_has_hidden_cases():
         for k, a in enumerate(answers):
             if callable(a) and ex_id not in SKIPPED:
                 want.add((ex_id, k))
-    have = {(ex_id, spec.answer) for ex_id, specs in HIDDEN.items() for spec in specs}
+    have = {(ex_id, spec.answer) for ex_id, specs in HIDDEN_0108.items() for spec in specs}
     assert have == want
 
 
@@ -253,7 +255,7 @@ WRONG = {
 
 
 def test_every_spec_has_a_wrong_answer():
-    assert set(WRONG) == set((ex_id, spec.answer) for ex_id, specs in HIDDEN.items() for spec in specs)
+    assert set(WRONG) == set((ex_id, spec.answer) for ex_id, specs in HIDDEN_0108.items() for spec in specs)
 
 
 @pytest.mark.parametrize("spec_id", SPECS, ids=_ids)
