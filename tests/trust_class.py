@@ -127,14 +127,21 @@ HONEST: dict[str, list[str]] = {
 
 _X = "X_ex = np.array([[0.1, 0.5], [0.3, 0.4], [0.6, 0.3]])  # the exercise's sentence\n"
 
-#: Answers to notebook 02's value exercises, in different honest forms.
+#: Answers to notebook 02's value exercises, in different honest forms (five for 02.3 and 02.4, so
+#: that the graded class's learners, who pick style 0, 2, 4 and 1, each write their own).
 VALUES = {
     "02.3": [_X + "s = X_ex[2] @ X_ex.T / np.sqrt(2)\na = np.exp(s) / np.exp(s).sum()\ny3 = a @ X_ex",
              _X + "y3 = ak.softmax(X_ex @ X_ex.T / np.sqrt(2))[2] @ X_ex",
              _X + "scores = np.array([X_ex[2] @ x for x in X_ex]) / 2 ** 0.5\nw = np.exp(scores)\n"
-             "w = w / w.sum()\ny3 = (w[:, None] * X_ex).sum(axis=0)"],
+             "w = w / w.sum()\ny3 = (w[:, None] * X_ex).sum(axis=0)",
+             _X + "d = X_ex.shape[1]\nlogits = X_ex @ X_ex[2] / np.sqrt(d)\n"
+             "weights = np.exp(logits - logits.max())\nweights /= weights.sum()\ny3 = weights @ X_ex",
+             _X + "x3 = X_ex[2]\ne = [np.exp(x3 @ xj / np.sqrt(2)) for xj in X_ex]\n"
+             "y3 = sum(ej * xj for ej, xj in zip(e, X_ex)) / sum(e)"],
     "02.4": ["variance, std = 32, np.sqrt(32)", "variance = 16 * 2\nstd = variance ** 0.5",
-             "variance, std = 32.0, 5.656854"],
+             "variance, std = 32.0, 5.656854",
+             "d_k = 16\nterm_var = 1 * 1 + 1 * 0 ** 2 + 1 * 1 ** 2\nvariance = d_k * term_var\nstd = np.sqrt(variance)",
+             "variance = 16 * (1.0 + 1.0)\nstd = math.sqrt(variance)"],
     "04.4": ["answer = [3, 4, 5]", "answer = list(range(3, 6))", "answer = (3, 4, 5)"],
 }
 
