@@ -331,3 +331,12 @@ def test_notebook_09s_function_exercises_have_hidden_cases():
     assert check_hidden("09.3", [alibi_weights_ref], rng) is None
     no_slope = lambda m, i: alibi_weights_ref(np.ones_like(m), i)  # noqa: E731
     assert check_hidden("09.3", [no_slope], rng)
+
+
+def test_identical_short_value_answers_of_two_honest_learners_are_not_flagged():
+    """Two honest learners who both write `variance = 16 * 2; std = variance ** 0.5` and the same
+    few lines for 02.3: value answers are left out of the similarity check."""
+    same = [trust_class.VALUES["02.3"][0], trust_class.VALUES["02.4"][1]]
+    learners = {"a": same + [trust_class.HONEST["02.1"][0]], "b": same + [trust_class.HONEST["02.1"][2]],
+                "c": [trust_class.VALUES["02.3"][1], trust_class.VALUES["02.4"][0], trust_class.HONEST["02.1"][3]]}
+    assert similar_pairs(learners, "02", _teacher("02")) == []

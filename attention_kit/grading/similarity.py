@@ -4,7 +4,9 @@ Two honest learners converge on the textbook form of a short answer (and on the 
 sameness with the solution, or with a form many learners share, says nothing. What does say
 something is two learners who share, exercise after exercise, a form that nobody else and not
 the worked solution uses. :func:`answer_print` reduces a learner's answer to an exercise to its
-shape: the statements that define the answer, with comments, docstrings and layout dropped and
+shape: the functions that define the answer (value answers such as ``variance, std = 32,
+np.sqrt(32)`` are short, and two honest learners write them alike: they are left out), with
+comments, docstrings and layout dropped and
 every name the answer binds itself (arguments, local variables) renamed in order of appearance;
 names it only reads (``np``, ``len``) are kept. :func:`similar_pairs` then counts, for each pair,
 the exercises whose prints are equal, not the teacher's, and shared by at most two learners; a
@@ -83,14 +85,8 @@ def answer_print(sources: Sequence[str], ex: registry.Exercise, cells: Sequence[
         tree = registry.parse_cell(sources[k])
         if tree is None:
             continue
-        for node in tree.body:
-            names = set()
-            if isinstance(node, ast.FunctionDef):
-                names = {node.name}
-            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-            if names & set(ex.answers):
+        for node in tree.body:  # functions only: short value answers coincide between honest learners
+            if isinstance(node, ast.FunctionDef) and node.name in ex.answers:
                 nodes.append(node)
     if not nodes:
         return None
