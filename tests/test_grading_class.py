@@ -105,7 +105,7 @@ MISTAKES = {
     "09.1": ("def my_rope_matrix(d, delta):\n    return np.eye(d)", "nothing turned"),
     "09.2": ("earliest_cached, earliest_fresh = 17, 17", "reaches further than the fresh window"),
     "09.3": ("def my_alibi_weights(slopes, i):\n"
-             "    return -np.asarray(slopes)[:, None] * (i - np.arange(i + 1.0))\n\nratio = [1.0, 1.0]",
+             "    return -np.asarray(slopes)[:, None] * (i - np.arange(i + 1.0))\n\nmy_ratio = np.array([1.0, 1.0])",
              "these are the biases"),
     "09.4": ("answer = [6, 7, 8, 9]", "sink is missing"),
 }

@@ -501,3 +501,27 @@ def test_worked_solutions_are_found_and_own_answers_are_not():
     # the same code without the silent check, as an honest learner could write it: not a copy
     honest = class_samples.own_answer(src).replace('"""My answer."""', "")
     assert copied_exercises([{"source": honest, "metadata": {}}], "04") == {}
+
+
+def test_a_slow_plain_numpy_answer_runs_out_of_time_and_is_not_said_to_use_the_package():
+    """The time limit's own signal handler lives in the package: it must not count as the answer's
+    call into attention_kit (a lecturer's trial found 'your answer uses ak.on_alarm')."""
+    import time as _time
+
+    import attention_kit as ak
+    from attention_kit.grading import in_kernel, wire
+
+    def slow(n):
+        _time.sleep(2)
+        return np.tril(np.ones((n, n), dtype=bool))
+
+    def uses(n):
+        return ak.causal_mask(n)
+
+    for fn, timeout in ((slow, 0.2), (uses, 5.0)):
+        reply = in_kernel._call({"f": fn}, {"name": "f", "args": wire.encode([3]), "kwargs": wire.encode({}),
+                                            "timeout": timeout, "allow": []})
+        if fn is slow:
+            assert reply.get("timeout") and "used" not in reply, reply
+        else:
+            assert reply.get("used") == "ak.causal_mask", reply

@@ -150,7 +150,7 @@ NOTEBOOKS: tuple[Notebook, ...] = (
         Exercise("RoPE's matrix of the distance", ("my_rope_matrix",), long_context.rope_matrix),
         Exercise("how far back a sliding cache reaches", ("earliest_cached", "earliest_fresh"),
                  long_context.sliding_reach),
-        Exercise("ALiBi's weights when the content is equal", ("my_alibi_weights", "ratio"),
+        Exercise("ALiBi's weights when the content is equal", ("my_alibi_weights", "my_ratio"),
                  long_context.alibi_weights),
         Exercise("what a cache with a sink keeps", ("answer",), long_context.cache_keeps),
     )),

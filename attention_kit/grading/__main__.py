@@ -238,6 +238,7 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
             raise FileNotFoundError(f"no notebooks to grade in {submissions} (see the layouts in "
                                     "docs/teaching.md)")
         before = _snapshot(submissions)
+        out_before = _snapshot(out) if out.is_dir() else {}
         start = time.monotonic()
         bar = Progress(len(graded), progress_stream)
         grades = []
@@ -257,8 +258,11 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
                 bar.step(f"{sub.learner} {sub.number}")
         elapsed = time.monotonic() - start
         after = _snapshot(submissions)
+        out_after = _snapshot(out) if out.is_dir() else {}  # before the grader writes there
         sources = {(s.learner, s.number): _code_sources(s.path) for s in graded}
     changed = sorted({k for k in before.keys() | after.keys() if before.get(k) != after.get(k)})
+    out_changed = sorted({k for k in out_before.keys() | out_after.keys()
+                          if out_before.get(k) != out_after.get(k)})
     regraded = ""
     if previous is not None:  # keep every row, and the notebooks these learners did not return now
         new_keys = {(g.learner, g.number) for g in grades}
@@ -304,6 +308,9 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
     if changed:
         lines += ["", "WARNING: files in the submissions folder changed while grading (a notebook "
                       "wrote outside its working copy?):"] + [f"  {p}" for p in changed]
+    if out_changed:
+        lines += ["", f"WARNING: files in {out} changed while the notebooks ran, before the grader "
+                      "wrote its own (a notebook wrote there?):"] + [f"  {p}" for p in out_changed]
     n = len(result.learners)
     lms = []
     if no_canvas < n:

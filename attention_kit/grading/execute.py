@@ -353,7 +353,7 @@ def _mark_copies(grade: NotebookGrade, copied: dict[str, str]) -> None:
                          f"({copied[g.id]}), so it scores nothing: hand in your own answer")
     every = len(copied) == len(grade.exercises)
     grade.notes.append(("every exercise's worked solution is in this notebook: the full (teacher's) "
-                        "notebook was returned?") if every else
+                        "notebook, or all its solution cells pasted in") if every else
                        "exercise(s) " + "; ".join(f"{k}: {v}" for k, v in copied.items())
                        + ": the course's worked solution")
 

@@ -89,6 +89,14 @@ def _visible(path: Path) -> bool:
     return not path.name.startswith(".") and path.name not in _SKIP
 
 
+def _hidden_files(paths, shown: str, ignored: list) -> None:
+    """List hidden files (``.DS_Store``, ``._notes``) as not graded: every file is accounted for.
+    Hidden folders and ``.ipynb_checkpoints``/``__MACOSX`` are skipped whole, silently."""
+    for p in paths:
+        if p.is_file() and p.name.startswith("."):
+            ignored.append((f"{shown}/{p.name}" if shown else p.name, "a hidden file (its name starts with a dot)"))
+
+
 class _Unpacker:
     """Unpacks the notebooks (and inner zips) of a zip into a folder of its own."""
 
@@ -144,6 +152,7 @@ def _lms_name(name: str) -> tuple[Learner, str] | None:
 def _files(folder: Path, shown: str, unpacker: _Unpacker, ignored: list) -> list[tuple[Path, str]]:
     """Every file under a learner's ``folder`` (zips unpacked): ``(path, shown path)``."""
     out = []
+    _hidden_files(sorted(folder.iterdir()), shown, ignored)
     for path in sorted(folder.iterdir()):
         if not _visible(path):
             continue
@@ -183,6 +192,7 @@ def find_submissions(folder: Path, course_files: dict[str, str] | None = None, *
         entries = [(p, p.name) for p in sorted(inner.iterdir()) if _visible(p)]
     elif folder.is_dir():
         entries = [(p, p.name) for p in sorted(folder.iterdir()) if _visible(p)]
+        _hidden_files(sorted(folder.iterdir()), "", found.ignored)
     else:
         raise FileNotFoundError(f"submissions folder {folder} does not exist or is not a folder")
     candidates: list[tuple[Learner, Path, str, str]] = []  # (learner, path, name, shown path)
