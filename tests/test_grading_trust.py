@@ -340,3 +340,11 @@ def test_identical_short_value_answers_of_two_honest_learners_are_not_flagged():
     learners = {"a": same + [trust_class.HONEST["02.1"][0]], "b": same + [trust_class.HONEST["02.1"][2]],
                 "c": [trust_class.VALUES["02.3"][1], trust_class.VALUES["02.4"][0], trust_class.HONEST["02.1"][3]]}
     assert similar_pairs(learners, "02", _teacher("02")) == []
+
+
+def test_no_prediction_answer_is_written_in_the_shipped_checkers():
+    """The checkers of 08.2, 09.2 and 09.4 measure their answers (the student edition ships them)."""
+    heads_src = (ROOT / "attention_kit" / "check" / "heads.py").read_text()
+    long_src = (ROOT / "attention_kit" / "check" / "long_context.py").read_text()
+    assert "{16, 17, 20, 21}" not in heads_src
+    assert "(14, 17)" not in long_src and "[0, 6, 7, 8, 9]" not in long_src

@@ -26,6 +26,7 @@ returns True or False. The learner's exceptions are reported, never raised.
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -127,7 +128,29 @@ def rope_matrix(fn) -> bool:
 
 # ---------------------------------------------------------------- exercise 2: how far back a sliding cache reaches
 
-_REACH = (14, 17)  # token 20, window 4, two layers: 20 - 2 * 3 through the caches, 20 - 3 recomputed
+
+
+@functools.lru_cache(maxsize=1)
+def _reach() -> tuple[int, int]:
+    """(earliest cached, earliest fresh): measured on the shipped two-layer RoPE model by changing one
+    token at a time and seeing whether token 20's logits move (the student edition ships this file,
+    so the answer is measured, not written down; tests/test_check_long_context.py does the same)."""
+    from ..long import streaming
+
+    params, cfg, _ = streaming.load_rope_lm(2)
+    ids = np.arange(21) % cfg.vocab_size
+    base = {"cached": streaming.stream_logits(params, cfg, ids, window=4)[20],
+            "fresh": streaming.recompute_logits(params, cfg, ids, window=4)[20]}
+    earliest = {}
+    for how, run in (("cached", streaming.stream_logits), ("fresh", streaming.recompute_logits)):
+        for pos in range(21):
+            other = ids.copy()
+            other[pos] = (other[pos] + 5) % cfg.vocab_size
+            if np.abs(run(params, cfg, other, window=4)[20] - base[how]).max() > 1e-9:
+                earliest[how] = pos
+                break
+    return earliest["cached"], earliest["fresh"]
+
 _GRADED_REACH = ("a layer lets a token see the window - 1 tokens before it; a cached key or value of layer 2 "
                  "was computed when its token arrived, from a layer-1 state that saw its own window; a fresh "
                  "pass over the window sees the window only")
@@ -143,28 +166,30 @@ def sliding_reach(earliest_cached, earliest_fresh) -> bool:
     if cached is None or fresh is None:
         return report(False, "give each answer as a whole number, a position in the text (such as 12, not 12.0, "
                              f"'12' or True); got {earliest_cached!r} and {earliest_fresh!r}")
-    if (cached, fresh) == _REACH:
-        return report(True, "the caches reach 20 - 2 x 3 = 14, two layers of three steps back each; a fresh "
-                            "window only 17: the cached model is a different model once the window slides")
-    if fresh != _REACH[1]:
-        if fresh == 16:
+    want_cached, want_fresh = _reach()
+    if (cached, fresh) == (want_cached, want_fresh):
+        return report(True, f"the caches reach {want_cached}, two layers of three steps back each; a fresh "
+                            f"window only {want_fresh}: the cached model is a different model once the window "
+                            "slides")
+    if fresh != want_fresh:
+        if fresh == want_fresh - 1:
             return report(False, "the recomputed window: off by one. A window of 4 holds token 20 itself and the "
                                  "three before it", graded="off by one in the fresh window. " + _GRADED_REACH)
         return report(False, "the recomputed window: a fresh pass over the last 4 tokens sees those 4 and nothing "
                              "else, whatever the number of layers", graded=_GRADED_REACH)
     if cached == fresh:
-        return report(False, "the caches are not the fresh window: layer 2's cached keys and values of tokens "
-                             "17 to 20 were made when those tokens arrived, from layer-1 states that had each "
+        return report(False, "the caches are not the fresh window: layer 2's cached keys and values of the "
+                             "window's tokens were made when those tokens arrived, from layer-1 states that had each "
                              "seen three tokens further back", graded="the cache reaches further than the "
                              "fresh window. " + _GRADED_REACH)
-    if cached == 13:
+    if cached == want_cached - 1:
         return report(False, "off by one: a window of 4 reaches three tokens back per layer (it holds the token "
                              "itself)", graded="off by one: a window of 4 holds the token itself. " + _GRADED_REACH)
-    if cached == 12:
+    if cached == want_cached - 2:
         return report(False, "off by one in each layer: you counted four tokens back per layer, but a window of 4 "
                              "holds the token itself and reaches only three back",
                       graded="off by one in each layer: a window of 4 holds the token itself. " + _GRADED_REACH)
-    if cached < 14:
+    if cached < want_cached:
         return report(False, "too far back: there are two layers, and each lets a token see only three tokens "
                              "before it", graded=_GRADED_REACH)
     return report(False, "not far enough back: count both layers, three steps back each",
