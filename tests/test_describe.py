@@ -125,6 +125,7 @@ def test_an_explorers_live_figure_describes_each_new_picture():
     from attention_kit.widgets import MaskExplorer
 
     e = MaskExplorer(["the", "cat", "sat", "on"], mask="causal", token=2)
+    e.live.DESCRIBE_EVERY = 0.0  # words at once (with an event loop running they may wait 0.25 s)
     e.update()
     first = e.live.description
     assert e.live.summary.startswith("A figure of 2 panels") and "query the to key cat" in first

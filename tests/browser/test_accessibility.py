@@ -78,7 +78,7 @@ def test_a_slider_is_reached_by_tab_and_moved_by_arrows_and_the_description_foll
     n = _explorers(page)
     if n == 0:
         pytest.skip(f"{notebook.name} has no explorer")
-    moved = 0
+    moved = sliders = 0
     for k in range(n):
         page.evaluate("() => document.querySelectorAll('[data-ak-keys]').forEach(n => delete n.dataset.akKeys)")
         if not page.evaluate(_FIRST_CONTROL, k):
@@ -91,6 +91,7 @@ def test_a_slider_is_reached_by_tab_and_moved_by_arrows_and_the_description_foll
             focus = page.evaluate(_FOCUSED)
         if focus["role"] != "slider" or focus["disabled"] or not focus["inside"]:
             continue  # this explorer has no slider (a stepper's buttons)
+        sliders += 1
         assert focus["name"].strip(), "the slider reached by Tab has no accessible name"
         before = page.evaluate(_PICTURE)
         assert before["label"], "the explorer's canvas has no aria-label"
@@ -113,4 +114,6 @@ def test_a_slider_is_reached_by_tab_and_moved_by_arrows_and_the_description_foll
         assert after["full"] != before["full"], f"the description did not follow slider {focus['name']!r}"
         assert after["live"], "nothing was put in the live region"
         moved += 1
+    if not sliders:  # 06's head view: menus and a text box only
+        pytest.skip(f"{notebook.name}'s explorers have no slider to move")
     assert moved, f"no explorer slider of {notebook.name} could be reached and moved from the keyboard"
