@@ -66,13 +66,19 @@ def previous_token_score(weights, *, queries=None) -> np.ndarray:
     return w[..., i, i - 1].mean(axis=(0, 2))  # (batch, h, k) -> (h,)
 
 
-def prefix_match_mask(ids) -> np.ndarray:
-    """``(batch, n, n)``: True at key j < i when ``ids[j - 1] == ids[i]`` (j follows an earlier copy of token i)."""
+def _batched_ids(ids) -> np.ndarray:
+    """Token ids as ``(batch, n)``: one sequence ``(n,)`` becomes a batch of one."""
     ids = np.asarray(ids)
     if ids.ndim == 1:
         ids = ids[None]
     if ids.ndim != 2:
         raise ShapeError(f"ids has shape {ids.shape}; give token ids (n,) or (batch, n)")
+    return ids
+
+
+def prefix_match_mask(ids) -> np.ndarray:
+    """``(batch, n, n)``: True at key j < i when ``ids[j - 1] == ids[i]`` (j follows an earlier copy of token i)."""
+    ids = _batched_ids(ids)
     n = ids.shape[1]
     m = np.zeros((ids.shape[0], n, n), dtype=bool)
     m[:, :, 1:] = ids[:, :, None] == ids[:, None, :-1]  # query i, key j: ids[i] == ids[j - 1]
@@ -227,11 +233,7 @@ def seen_before(ids) -> np.ndarray:
     earlier copy is the guess. In a repeated sequence of period p they are i >= p; query p - 1 (the
     last token of the first segment) predicts the first repeated token but has nothing to look up.
     """
-    ids = np.asarray(ids)
-    if ids.ndim == 1:
-        ids = ids[None]
-    if ids.ndim != 2:
-        raise ShapeError(f"ids has shape {ids.shape}; give token ids (n,) or (batch, n)")
+    ids = _batched_ids(ids)
     n = ids.shape[1]
     same = ids[:, :, None] == ids[:, None, :]  # (batch, n, n): query i, key j hold the same token
     return (same & np.tri(n, k=-1, dtype=bool)).any(axis=-1)  # only earlier keys, j < i
