@@ -324,6 +324,56 @@ def test_replies_are_read_only_from_nonce_lines():
         thread.join(5)
 
 
+def test_the_time_limit_counts_the_learners_code_not_the_graders_round_trips():
+    """A busy machine makes each round trip slow; only the time the kernel measured around the
+    learner's function counts against the exercise's limit (the CI of stop 39: an honest
+    learner's answer "did not finish" under load)."""
+    import time as _time
+
+    from attention_kit.grading import wire
+    from attention_kit.grading.remote import Link, OutOfTime, RemoteFunction
+
+    class SlowLink(Link):  # every round trip takes 0.05 s of the grader's time
+        def __init__(self, elapsed):  # no kernel: the replies are made here
+            self.elapsed, self.sent = elapsed, []
+            self.budget(10.0)
+
+        def request(self, request, timeout):
+            _time.sleep(0.05)
+            self.sent.append(timeout)
+            return {"result": wire.encode(1.0), "elapsed": self.elapsed, "args_after": wire.encode([])}
+
+    link = SlowLink(elapsed=0.01)
+    link.budget(0.5)
+    fn = RemoteFunction(link, "f")
+    for _ in range(20):  # 1 s of round trips, 0.2 s of the learner's code: within 0.5 s
+        assert fn() == 1.0
+    assert link.remaining() == pytest.approx(0.3, abs=1e-9)
+    assert link.sent[0] == 0.5 and link.sent[-1] == pytest.approx(0.31, abs=1e-9)
+    slow = SlowLink(elapsed=0.2)  # the learner's code is what is slow: out of time on the 4th call
+    slow.budget(0.5)
+    fn = RemoteFunction(slow, "f")
+    with pytest.raises(OutOfTime):
+        for _ in range(5):
+            fn()
+    assert len(slow.sent) == 3
+    silent = SlowLink(elapsed=None)  # a kernel that does not say: the round trip counts
+    silent.budget(0.12)
+    fn = RemoteFunction(silent, "f")
+    with pytest.raises(OutOfTime):
+        for _ in range(5):
+            fn()
+    assert len(silent.sent) == 3
+    walled = SlowLink(elapsed=0.0)  # a kernel that claims no time at all still meets the clock
+    walled.budget(0.5)
+    walled.wall = _time.monotonic() + 0.2
+    fn = RemoteFunction(walled, "f")
+    with pytest.raises(OutOfTime):
+        for _ in range(50):
+            fn()
+    assert 3 <= len(walled.sent) <= 5
+
+
 def test_command_line_on_files_that_need_no_kernel(tmp_path, capsys):
     from attention_kit.grading.__main__ import Progress, main
 

@@ -33,6 +33,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 
 from . import wire
@@ -165,6 +166,7 @@ def _call(namespace: dict, request: dict) -> dict:
         codes = [getattr(a, "__code__", None) for a in (*args, *kwargs.values())]
         watch = _Watch(allow, [c for c in codes if c is not None])
     captured = io.StringIO()
+    started = time.perf_counter()
     try:
         with _time_limit(float(request.get("timeout", 10.0))), \
                 contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
@@ -199,6 +201,7 @@ def _call(namespace: dict, request: dict) -> dict:
         except BaseException:
             message = ""
         reply["raised"] = [type(exc).__name__[:60], message]
+    reply["elapsed"] = time.perf_counter() - started
     if watch is not None and watch.used is not None:
         reply.setdefault("used", _short(watch.used))  # the learner's own words first, if read
     reply["args_after"] = wire.encode(list(args))

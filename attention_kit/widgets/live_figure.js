@@ -133,12 +133,18 @@ function nameControls(root) {
 
 function watchControls(el) {
   // once the view is in the page: label the controls of the output it is in, now and whenever
-  // ipywidgets re-renders them
+  // ipywidgets re-renders them. A view can be rendered long before it is attached (a notebook
+  // opened in a background tab, a busy page): it keeps looking, every 50 ms for 10 s, then
+  // every second, until it is attached or closed.
   let tries = 0;
   let observer = null;
+  let timer = null;
+  let closed = false;
   function attach() {
+    timer = null;
+    if (closed || observer) return;
     if (!el.isConnected) {
-      if (tries++ < 200) setTimeout(attach, 50);
+      timer = setTimeout(attach, tries++ < 200 ? 50 : 1000);
       return;
     }
     const root = el.closest(".jp-OutputArea-output, .output_subarea, .widget-subarea") || el.parentElement;
@@ -159,7 +165,11 @@ function watchControls(el) {
     observer.observe(root, { childList: true, subtree: true, attributes: true, attributeFilter: ["disabled"] });
   }
   attach();
-  return () => observer && observer.disconnect();
+  return () => {
+    closed = true;
+    if (timer !== null) clearTimeout(timer);
+    if (observer) observer.disconnect();
+  };
 }
 
 function describer(model, canvas, full, region) {

@@ -26,7 +26,7 @@ pytest.importorskip("axe_playwright_python")
 def test_the_outputs_have_no_wcag_violation_and_every_figure_a_text_alternative(notebook, page):
     jlab.activate(page, notebook.name)
     jlab.wait_widgets_rendered(page)
-    page.wait_for_timeout(500)
+    _wait_controls_named(page)
     course = a11y.run_axe(page)
     chrome = a11y.run_axe(page, outputs=False)
     print(f"{notebook.name}: outputs {dict(a11y.counts(course))}; "
@@ -36,6 +36,23 @@ def test_the_outputs_have_no_wcag_violation_and_every_figure_a_text_alternative(
     figs = a11y.figures_without_text(page)
     assert figs["figures"] > 0, "no figure found in the outputs"
     assert figs["unnamed"] == 0, f"{figs['unnamed']} of {figs['figures']} figures have no text alternative"
+
+
+_NAMED = """() => [...document.querySelectorAll('.jp-OutputArea-output')]
+    .filter((area) => area.querySelector('canvas.ak-live-figure'))
+    .every((area) => area.classList.contains('ak-explorer-a11y') &&
+        [...area.querySelectorAll('[role="slider"]')].every((h) => h.getAttribute('aria-label')))"""
+
+
+def _wait_controls_named(page, timeout_ms: int = 15000) -> None:
+    """The explorers name their controls once their view is in the page (live_figure.js); on a
+    busy machine that can take a few seconds after the widgets render. Wait for it, then let axe
+    judge what is there (a name that never comes fails below, with axe's words)."""
+    page.wait_for_timeout(500)
+    try:
+        page.wait_for_function(_NAMED, timeout=timeout_ms)
+    except Exception:  # playwright's TimeoutError: axe reports the unnamed controls
+        pass
 
 
 # In the explorer's output: the first control, and after each Tab what has the focus.
@@ -75,6 +92,7 @@ def _explorers(page) -> int:
 def test_a_slider_is_reached_by_tab_and_moved_by_arrows_and_the_description_follows(notebook, page):
     jlab.activate(page, notebook.name)
     jlab.wait_widgets_rendered(page)
+    _wait_controls_named(page)
     n = _explorers(page)
     if n == 0:
         pytest.skip(f"{notebook.name} has no explorer")
