@@ -484,3 +484,27 @@ def test_lms_exports(lms):
     not_graded = {r["file"]: r["why it was not graded"] for r in lms["not_graded"]}
     assert "not recognised" in not_graded["grades-export.xlsx"]
     assert any("not a notebook" in why for path, why in not_graded.items() if "onlinetext" in path)
+
+
+def _doc_example() -> str:
+    text = (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
+    return text[text.index("<!-- example:begin"):text.index("<!-- example:end")]
+
+
+def test_the_guides_example_quotes_what_the_checkers_say_today(graded):
+    """docs/teaching.md shows a graded example; its hints (cleo's typical mistakes in the summary,
+    gus's feedback) must be the checkers' words today, not an older version's."""
+    example = _doc_example()
+    norm = lambda s: " ".join(s.split())  # noqa: E731
+    quoted = re.findall(r"^(\d\d\.\d) .*?\(\d+\) (.+?)…?$", example, flags=re.M)
+    assert len(quoted) >= 8, "the example's summary table was not found"
+    for ex_id, hint in quoted:
+        said = norm(_grade(graded, "cleo", ex_id).message)
+        assert said.startswith(norm(hint)), (ex_id, hint, said)
+    titles = {f"Exercise {k + 1}, {ex.title}": ex_id for k, (ex_id, ex) in enumerate(registry.notebook("04").numbered())}
+    feedback = example[example.index("feedback for gus"):example.index("feedback for kim")]
+    lines = re.findall(r"^- ✗ \*\*(.+?)\*\*: not yet — (.+)$", feedback, flags=re.M)
+    assert lines, "gus's feedback was not found in the example"
+    for title, hint in lines:
+        said = norm(_grade(graded, "gus", titles[title]).message)
+        assert said == norm(hint), (title, hint, said)
