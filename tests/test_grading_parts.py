@@ -575,3 +575,28 @@ def test_a_slow_plain_numpy_answer_runs_out_of_time_and_is_not_said_to_use_the_p
             assert reply.get("timeout") and "used" not in reply, reply
         else:
             assert reply.get("used") == "ak.causal_mask", reply
+
+
+def test_the_numpy_functions_a_notebook_replaced_are_named():
+    """What the side door reports to the teacher (never used for a verdict)."""
+    import subprocess
+    import sys
+
+    from attention_kit.grading.in_kernel import replaced_library_functions
+
+    assert replaced_library_functions() == []  # this process: numpy as installed
+    code = (  # a fresh interpreter, so this test's numpy stays untouched
+        "import functools, math, numpy as np, numpy.random\n"
+        "import attention_kit\n"
+        "from attention_kit.grading.in_kernel import replaced_library_functions as r\n"
+        "assert r() == [], r()\n"
+        "np.allclose = lambda *a, **k: True\n"
+        "np.isclose = functools.partial(np.isclose, atol=1)\n"
+        "np.array_equal = all\n"
+        "math.sqrt = lambda x: 1.0\n"
+        "class Yes:\n    def __call__(self, *a): return True\n"
+        "np.testing.assert_allclose = Yes()\n"
+        "print(r())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == str(["math.sqrt", "np.allclose", "np.array_equal", "np.isclose",
+                               "np.testing.assert_allclose"])

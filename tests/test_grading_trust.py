@@ -266,6 +266,11 @@ def test_pasted_teacher_cells_score_nothing(graded):
 def test_patched_numpy_in_the_kernel_cannot_pass_wrong_answers(graded):
     for ex_id in ("02.1", "02.2", "02.3"):
         assert _status(graded, "patcherq", ex_id).status == FAILED, ex_id
+    notes = _row(graded, "patcherq")["notes"]  # and the teacher is told what the notebook did
+    assert "replaced np.allclose, np.array_equal, np.isclose, np.testing.assert_allclose" in notes, notes
+    assert "the grade is not affected" in notes
+    for learner in ("müllerjürgen", "nguyễnan", "zoëlind"):  # an honest notebook replaces nothing
+        assert "replaced" not in _row(graded, learner)["notes"], learner
 
 
 def test_the_package_reached_another_way_fails_a_plain_numpy_exercise(graded):

@@ -113,6 +113,7 @@ class _Run:
         self.calls = 0
         self.check_seconds = 0.0
         self.setup_failed = False
+        self.replaced: list[str] = []  # numpy functions the notebook replaced (for the teacher)
 
     def _cell_timeout(self, cell) -> int:
         if cell.get("metadata", {}).get("grading"):
@@ -160,8 +161,14 @@ class _Run:
         except DeadKernelError:
             self.died = self.killed is None
             return False
-        ready = any(str(o.get("text", "")).startswith(nonce + " ") for o in outputs
-                    if o.get("output_type") == "stream")
+        lines = [line for o in outputs if o.get("output_type") == "stream"
+                 for line in str(o.get("text", "")).splitlines() if line.startswith(nonce + " ")]
+        ready = bool(lines)
+        try:
+            replaced = json.loads(lines[0][len(nonce) + 1:]).get("replaced", []) if lines else []
+            self.replaced = [str(name)[:60] for name in replaced][:40]
+        except (ValueError, AttributeError, TypeError):
+            pass
         if not ready:
             self.setup_failed = True
         return ready
@@ -403,6 +410,12 @@ def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Pa
         grade.requests, grade.check_seconds = run.calls, run.check_seconds
         grade.exercises, notes = _grades(run, nb_entry, verdicts, limits)
         grade.notes.extend(notes)
+        if run.replaced:
+            grade.notes.append(
+                f"the notebook replaced {', '.join(run.replaced[:8])}"
+                + (f" and {len(run.replaced) - 8} more" if len(run.replaced) > 8 else "")
+                + " with code of its own; the grade is not affected (the answers were checked with "
+                  "the grader's own numpy), but you may want to ask why")
         _mark_copies(grade, copied)
     except Exception as exc:  # the grader's own failure on this notebook: a clear row, not a crash
         grade.exercises = _all_could_not_run(nb_entry, f"the grader failed on this notebook: "
