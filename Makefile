@@ -1,6 +1,8 @@
 # Two commands do all the setup on a fresh machine with Python >= 3.10 and make:
-#   make lab    - create .venv, install attention_kit (editable), open JupyterLab on notebooks/
-#   make test   - the same plus the test tools, then ruff, the unit tests and nbval on every notebook
+#   make lab    - create .venv, install attention_kit (editable) and the locked versions of
+#                 requirements/lab.txt, open JupyterLab on notebooks/
+#   make test   - the same plus the test tools (requirements/test.txt), then ruff, the unit tests
+#                 and nbval on every notebook
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -87,10 +89,18 @@ test: lint unit nbval nbval-elsewhere
 UV_COMPILE = $(BIN)/uv pip compile --quiet --universal --python-version 3.10 --custom-compile-command "make lock" \
     $(if $(filter 1,$(UPGRADE)),--upgrade,$(foreach p,$(subst $(comma), ,$(UPGRADE)),--upgrade-package $(p)))
 comma := ,
+# Then every pin of lab.txt must have a wheel for each platform and Python learners use (no compiler
+# needed); a package without one is held back in requirements/constraints.txt.
+LOCK_PLATFORMS := x86_64-manylinux_2_28 aarch64-manylinux_2_28 x86_64-pc-windows-msvc x86_64-apple-darwin aarch64-apple-darwin
+LOCK_PYTHONS   := 3.10 3.11 3.12 3.13 3.14
 lock: $(TESTS)
-	$(UV_COMPILE) pyproject.toml -o requirements/lab.txt
-	$(UV_COMPILE) pyproject.toml --extra test -c requirements/lab.txt -o requirements/test.txt
+	$(UV_COMPILE) pyproject.toml -c requirements/constraints.txt -o requirements/lab.txt
+	$(UV_COMPILE) pyproject.toml --extra test -c requirements/constraints.txt -c requirements/lab.txt -o requirements/test.txt
 	$(UV_COMPILE) pyproject.toml requirements/lowest.in --resolution lowest-direct -o requirements/lowest.txt
+	@for plat in $(LOCK_PLATFORMS); do for py in $(LOCK_PYTHONS); do \
+	    $(BIN)/uv pip compile --quiet --no-deps --only-binary :all: --python-platform $$plat \
+	        --python-version $$py requirements/lab.txt -o /dev/null || { echo "lab.txt: no wheel on $$plat, Python $$py"; exit 1; }; \
+	done; done; echo "lab.txt: a wheel for every pin on $(LOCK_PLATFORMS), Python $(LOCK_PYTHONS)"
 	@git diff --stat -- requirements/ 2>/dev/null || true
 
 # Re-execute notebooks in place (their stored outputs are what nbval compares):
