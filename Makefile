@@ -17,7 +17,7 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg -
 LOCK   ?= requirements/lab.txt
 TEST_LOCK := $(if $(LOCK),requirements/test.txt)
 
-.PHONY: install install-test lab test lint unit nbval nbval-elsewhere nbval-scan nbval-lowest lock notebooks student student-zip answers grade reset bench clean tiny-lm heads long-models
+.PHONY: install install-test lab test lint unit nbval nbval-elsewhere nbval-scan notebooks student student-zip answers grade reset bench clean tiny-lm heads long-models
 
 $(BASE): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
@@ -76,6 +76,7 @@ $(LOWEST)/.installed: requirements/lowest.txt pyproject.toml | $(TESTS)
 	$(BIN)/uv pip install --quiet --python $(LOWEST)/bin/python --no-deps -e .
 	@touch $@
 
+.PHONY: nbval-lowest lock
 nbval-lowest: $(LOWEST)/.installed
 	@$(LOWEST)/bin/python -c "import sys, numpy, matplotlib, jupyterlab; print('nbval-lowest: Python', sys.version.split()[0], '| numpy', numpy.__version__, '| matplotlib', matplotlib.__version__, '| jupyterlab', jupyterlab.__version__)"
 	@if [ -n "$(NB)" ]; then env -u MPLBACKEND $(LOWEST)/bin/python -m pytest -q $(NBVAL) $(NB); fi
