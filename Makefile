@@ -1,6 +1,8 @@
 # Two commands do all the setup on a fresh machine with Python >= 3.10 and make:
-#   make lab    - create .venv, install attention_kit (editable), open JupyterLab on notebooks/
-#   make test   - the same plus the test tools, then ruff, the unit tests and nbval on every notebook
+#   make lab    - create .venv, install attention_kit (editable) and the locked versions of
+#                 requirements/lab.txt, open JupyterLab on notebooks/
+#   make test   - the same plus the test tools (requirements/test.txt), then ruff, the unit tests
+#                 and nbval on every notebook
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -10,17 +12,21 @@ SERVER := $(VENV)/.server-extension
 NB     ?= $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120
+# The lock files (make lock writes them): the versions make lab, make test, the student edition and
+# Binder install. LOCK= (empty) installs the newest versions pyproject.toml allows instead.
+LOCK   ?= requirements/lab.txt
+TEST_LOCK := $(if $(LOCK),requirements/test.txt)
 
 .PHONY: install install-test lab test lint unit nbval nbval-elsewhere nbval-scan notebooks student student-zip answers grade reset bench clean tiny-lm heads long-models
 
-$(BASE): pyproject.toml
+$(BASE): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet $(if $(LOCK),-r $(LOCK)) -e .
 	@touch $@
 
-$(TESTS): $(BASE) $(SERVER)
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+$(TESTS): $(BASE) $(SERVER) $(TEST_LOCK)
+	$(BIN)/python -m pip install --quiet $(if $(TEST_LOCK),-r $(TEST_LOCK)) -e '.[test]'
 	@touch $@
 
 # attention_kit's Jupyter server extension: kernel messages reach the page without Nagle's delay
@@ -56,7 +62,47 @@ nbval-elsewhere: $(TESTS)
 nbval-scan: $(TESTS)
 	@if [ -n "$(NB)" ]; then env -u MPLBACKEND $(BIN)/python tools/nbval_elsewhere.py --scan -- -q $(NBVAL) $(NB); fi
 
+# The lowest supported versions kept honest: a second environment, .venv-lowest, on the lowest
+# Python the course supports (3.10, or $(PYTHON) when there is none), with every dependency of
+# pyproject.toml at its lower bound (requirements/lowest.txt, uv's lowest-direct resolution), runs
+# nbval against the stored outputs. For CI and before a release (docs/development.md).
+LOWEST := .venv-lowest
+LOWEST_PYTHON ?= $(or $(shell for p in python3.10 $$HOME/.pyenv/versions/3.10*/bin/python3.10; do \
+    $$p -c '' 2>/dev/null && echo $$p && break; done),$(PYTHON))
+$(LOWEST)/.installed: requirements/lowest.txt pyproject.toml | $(TESTS)
+	rm -rf $(LOWEST)
+	$(BIN)/uv venv --quiet --python "$(LOWEST_PYTHON)" $(LOWEST)
+	$(BIN)/uv pip sync --quiet --python $(LOWEST)/bin/python requirements/lowest.txt
+	$(BIN)/uv pip install --quiet --python $(LOWEST)/bin/python --no-deps -e .
+	@touch $@
+
+.PHONY: nbval-lowest lock
+nbval-lowest: $(LOWEST)/.installed
+	@$(LOWEST)/bin/python -c "import sys, numpy, matplotlib, jupyterlab; print('nbval-lowest: Python', sys.version.split()[0], '| numpy', numpy.__version__, '| matplotlib', matplotlib.__version__, '| jupyterlab', jupyterlab.__version__)"
+	@if [ -n "$(NB)" ]; then env -u MPLBACKEND $(LOWEST)/bin/python -m pytest -q $(NBVAL) $(NB); fi
+
 test: lint unit nbval nbval-elsewhere
+
+# Write the lock files with uv (docs/development.md, "The lock files"). Pins are kept unless asked:
+#   make lock                      after a change to pyproject.toml: only what it needs moves
+#   make lock UPGRADE=1            between semesters: the newest versions of everything
+#   make lock UPGRADE=numpy        the newest numpy (and what it needs), the rest kept
+UV_COMPILE = $(BIN)/uv pip compile --quiet --universal --python-version 3.10 --custom-compile-command "make lock" \
+    $(if $(filter 1,$(UPGRADE)),--upgrade,$(foreach p,$(subst $(comma), ,$(UPGRADE)),--upgrade-package $(p)))
+comma := ,
+# Then every pin of lab.txt must have a wheel for each platform and Python learners use (no compiler
+# needed); a package without one is held back in requirements/constraints.txt.
+LOCK_PLATFORMS := x86_64-manylinux_2_28 aarch64-manylinux_2_28 x86_64-pc-windows-msvc x86_64-apple-darwin aarch64-apple-darwin
+LOCK_PYTHONS   := 3.10 3.11 3.12 3.13 3.14
+lock: $(TESTS)
+	$(UV_COMPILE) pyproject.toml -c requirements/constraints.txt -o requirements/lab.txt
+	$(UV_COMPILE) pyproject.toml --extra test -c requirements/constraints.txt -c requirements/lab.txt -o requirements/test.txt
+	$(UV_COMPILE) pyproject.toml requirements/lowest.in --resolution lowest-direct -o requirements/lowest.txt
+	@for plat in $(LOCK_PLATFORMS); do for py in $(LOCK_PYTHONS); do \
+	    $(BIN)/uv pip compile --quiet --no-deps --only-binary :all: --python-platform $$plat \
+	        --python-version $$py requirements/lab.txt -o /dev/null || { echo "lab.txt: no wheel on $$plat, Python $$py"; exit 1; }; \
+	done; done; echo "lab.txt: a wheel for every pin on $(LOCK_PLATFORMS), Python $(LOCK_PYTHONS)"
+	@git diff --stat -- requirements/ 2>/dev/null || true
 
 # Re-execute notebooks in place (their stored outputs are what nbval compares):
 #   make notebooks               every notebook
@@ -132,4 +178,4 @@ long-models: $(BASE)
 	$(BIN)/python tools/train_extrapolation.py
 
 clean:
-	rm -rf $(VENV) *.egg-info build artifacts student student.zip answers
+	rm -rf $(VENV) $(LOWEST) *.egg-info build artifacts student student.zip answers

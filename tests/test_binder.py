@@ -78,18 +78,22 @@ def test_python_is_pinned_to_a_minor_version(conda_deps):
         f"Binder's python 3.{minor} is outside requires-python {requires_python}")
 
 
-def test_packages_and_versions_match_pyproject(conda_deps):
-    project = {}
+def _locked(name: str) -> list[str]:
+    """The versions requirements/lab.txt pins for ``name`` (one per Python range it forks on)."""
+    text = (ROOT / "requirements" / "lab.txt").read_text()
+    return re.findall(rf"^{re.escape(name)}==([^\s;]+)", text, re.M)
+
+
+def test_conda_brings_python_and_pip_and_pip_installs_the_lock(env, conda_deps):
+    # Binder installs what make lab installs: the lock, then the course's package
+    assert set(conda_deps) == {"python", "pip"}, (
+        f"conda packages besides python and pip: {sorted(set(conda_deps) - {'python', 'pip'})}; "
+        "a package belongs in pyproject.toml (then make lock)")
+    pip_sections = [d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d]
+    assert pip_sections == [["-r requirements/lab.txt", "-e ."]], pip_sections
     for req in _project()["dependencies"]:
-        r = Requirement(req)
-        project[r.name.lower().replace("_", "-")] = r.specifier
-    conda = {n: Requirement(s).specifier for n, s in conda_deps.items()
-             if n not in ("python", "pip")}
-    assert set(conda) == set(project), (
-        f"only in environment.yml: {sorted(set(conda) - set(project))}; "
-        f"only in pyproject.toml: {sorted(set(project) - set(conda))}")
-    for name, spec in project.items():
-        assert conda[name] == spec, f"{name}: environment.yml {conda[name]} vs pyproject {spec}"
+        name = Requirement(req).name.lower().replace("_", "-")
+        assert _locked(name), f"{name} is not pinned in requirements/lab.txt: run make lock"
 
 
 def test_pip_section_installs_the_course_package(env, conda_deps):
@@ -99,15 +103,16 @@ def test_pip_section_installs_the_course_package(env, conda_deps):
     assert "-e ." in pip_sections[0] or "." in pip_sections[0]
 
 
-def test_ipywidgets_8_and_jupyterlab_4_agree(conda_deps):
-    widgets = Requirement(conda_deps["ipywidgets"]).specifier
-    lab = Requirement(conda_deps["jupyterlab"]).specifier
+def test_ipywidgets_8_and_jupyterlab_4_agree():
+    project = {Requirement(r).name: Requirement(r).specifier for r in _project()["dependencies"]}
+    widgets, lab = project["ipywidgets"], project["jupyterlab"]
     assert "8.1.0" in widgets and "7.8.0" not in widgets and "9.0.0" not in widgets, widgets
     assert "4.1.0" in lab and "3.6.0" not in lab and "5.0.0" not in lab, lab
-    # Pinning a widget frontend package by hand is how the two drift apart.
-    for name, major in (("jupyterlab-widgets", "3"), ("widgetsnbextension", "4")):
-        if name in conda_deps:
-            assert f"{major}.0.0" in Requirement(conda_deps[name]).specifier
+    # The lock pins one such pair, with the widget frontend packages that go with ipywidgets 8.
+    assert all(v in widgets for v in _locked("ipywidgets")), _locked("ipywidgets")
+    assert all(v in lab for v in _locked("jupyterlab")), _locked("jupyterlab")
+    assert all(v.startswith("3.") for v in _locked("jupyterlab-widgets"))
+    assert all(v.startswith("4.") for v in _locked("widgetsnbextension"))
     # The installed environment is one such pair, and the widget manager is built for it.
     assert version("ipywidgets") in widgets and version("jupyterlab") in lab
     lab_widgets = [r for r in requires("ipywidgets") if r.startswith("jupyterlab_widgets")]

@@ -182,6 +182,11 @@ def test_student_edition_is_self_contained(student_dir, tmp_path):
     root = tomllib.loads((make_student.ROOT / "pyproject.toml").read_text())["project"]
     assert project["dependencies"] == root["dependencies"] and "optional-dependencies" not in project
     assert "  - -e ." in (student_dir / "environment.yml").read_text()
+    # the lock: make lab and Binder install the versions the course is tested with
+    assert (student_dir / "requirements/lab.txt").read_bytes() == (
+        make_student.ROOT / "requirements/lab.txt").read_bytes()
+    assert "  - -r requirements/lab.txt" in (student_dir / "environment.yml").read_text()
+    assert "-r $(LOCK)" in (student_dir / "Makefile").read_text()
     readme = (student_dir / "README.md").read_text()
     assert "make lab" in readme and "{notebooks}" not in readme
     for src in NOTEBOOKS:
@@ -193,6 +198,7 @@ def test_student_edition_is_self_contained(student_dir, tmp_path):
     finally:
         archive.unlink()
     assert f"{make_student.ZIP_ROOT}/README.md" in names
+    assert f"{make_student.ZIP_ROOT}/requirements/lab.txt" in names
     assert f"{make_student.ZIP_ROOT}/{NOTEBOOKS[0].name}" in names
     assert not any(".venv" in n or "__pycache__" in n for n in names)
 

@@ -6,8 +6,8 @@
 
 The folder holds the student copies of the notebooks (``NN_*.ipynb``), the ``attention_kit``
 package, a README for learners, a ``Makefile`` whose ``make lab`` installs and opens them,
-``environment.yml`` and ``pyproject.toml`` (so Binder and JupyterHub can build it), and a
-``.gitignore``: push it as a repository of its own, zip it, or point nbgitpuller at it
+``environment.yml`` and ``pyproject.toml`` (so Binder and JupyterHub can build it),
+``requirements/lab.txt`` (the lock file: the versions both install), and a ``.gitignore``: push it as a repository of its own, zip it, or point nbgitpuller at it
 (docs/teaching.md, "Publish the student edition").
 
 A student copy is the full notebook minus every cell tagged ``solution`` (the worked solutions,
@@ -227,6 +227,9 @@ def write_edition(out: Path, notebooks: list[Path], *, record_predictions: bool 
     shutil.copy2(ROOT / "postBuild", out / "postBuild")  # Binder: the server extension
     (out / "pyproject.toml").write_text(_pyproject(), encoding="utf-8")
     (out / "environment.yml").write_text(_environment(), encoding="utf-8")
+    # the lock: make lab and environment.yml install the versions the course was tested with
+    (out / "requirements").mkdir(exist_ok=True)
+    shutil.copy2(ROOT / "requirements" / "lab.txt", out / "requirements" / "lab.txt")
 
 
 def write_zip(out: Path) -> Path:
