@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from attention_kit.learn.training import train_decoder
+from attention_kit.decoder.training import train_decoder
 from attention_kit.long import extrapolation as ex
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,8 +7,8 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from attention_kit.learn.lm_training import rhyme_stream  # noqa: E402
-from attention_kit.learn.tiny_lm import head_weights, load_pretrained, next_token_probs  # noqa: E402
+from attention_kit.decoder.lm_training import rhyme_stream  # noqa: E402
+from attention_kit.decoder.tiny_lm import head_weights, load_pretrained, next_token_probs  # noqa: E402
 from attention_kit.widgets import HeadView  # noqa: E402
 
 

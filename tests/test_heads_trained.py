@@ -89,9 +89,9 @@ def test_an_unknown_model_says_which_exist():
 def test_one_head_in_layer_0_gives_the_same_picture():
     """Notebook 08, section 2: with one head in layer 0 (seed 0, 800 steps) the layer-0 head is again a
     previous-token head on queries 1-12 only."""
+    from attention_kit.decoder.training import train_decoder
     from attention_kit.heads.model import AttnOnlyConfig, init_attention_only
     from attention_kit.heads.trained import batch_function
-    from attention_kit.learn.training import train_decoder
 
     params = init_attention_only(AttnOnlyConfig(n_heads=(1, 2)), rng=np.random.default_rng(0))
     train_decoder(params, batch_function("induction"), steps=800, lr=3e-3, seed=0, positions="learned")

@@ -16,6 +16,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 from PIL import Image
 
+from attention_kit.plotting.fast_artists import FastText
 from attention_kit.widgets import (
     AttentionExplorer,
     LiveFigure,
@@ -24,7 +25,6 @@ from attention_kit.widgets import (
 )
 from attention_kit.widgets.base import nice_limit
 from attention_kit.widgets.draw_ops import Unsupported, record_ops
-from attention_kit.widgets.fast_artists import FastText
 
 TOKENS = "the cat sat on the mat and purred".split()
 PADDED = ["the", "cat", "sat", "on", "the", "mat", "<pad>", "<pad>"]

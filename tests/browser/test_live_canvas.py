@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from attention_kit.learn.lm_training import rhyme_stream
-from attention_kit.learn.tiny_lm import load_pretrained
+from attention_kit.decoder.lm_training import rhyme_stream
+from attention_kit.decoder.tiny_lm import load_pretrained
 from attention_kit.widgets import (
     AttentionExplorer,
     AttentionTrainer,
