@@ -1,6 +1,7 @@
 # Two commands do all the setup on a fresh machine with Python >= 3.10 and make:
 #   make lab    - create .venv, install attention_kit (editable), open JupyterLab on notebooks/
 #   make test   - the same plus the test tools, then ruff, the unit tests and nbval on every notebook
+#   make check  - the quick loop after a small change: ruff, the fast unit tests, nbval on what changed
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -11,7 +12,7 @@ NB     ?= $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: install install-test lab test lint unit nbval nbval-elsewhere nbval-scan notebooks student student-zip answers grade reset bench clean tiny-lm heads long-models
+.PHONY: install install-test lab test check lint unit nbval nbval-elsewhere nbval-scan notebooks student student-zip answers grade reset bench clean tiny-lm heads long-models
 
 $(BASE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +58,19 @@ nbval-scan: $(TESTS)
 	@if [ -n "$(NB)" ]; then env -u MPLBACKEND $(BIN)/python tools/nbval_elsewhere.py --scan -- -q $(NBVAL) $(NB); fi
 
 test: lint unit nbval nbval-elsewhere
+
+# The quick loop after a small change (about a minute on 2 cores): ruff, the unit tests without the
+# browser tests and without those marked slow (tests/conftest.py), and nbval on the notebooks the
+# change touched (tools/changed_notebooks.py: a changed .ipynb, or one that a changed module's
+# docstring names). BASE=main compares with where the branch left main instead of with HEAD.
+# make test stays the whole suite.
+BASE ?= HEAD
+check: $(TESTS)
+	$(BIN)/ruff check .
+	MPLBACKEND=Agg $(BIN)/python -m pytest -q -m "not slow" --ignore=tests/browser tests
+	@nb="$$($(BIN)/python tools/changed_notebooks.py $(BASE))"; \
+	if [ -n "$$nb" ]; then echo "nbval on $$nb" | tr '\n' ' '; echo; env -u MPLBACKEND $(BIN)/python -m pytest -q $(NBVAL) $$nb; \
+	else echo "nbval: no notebook touched (make nbval runs them all)"; fi
 
 # Re-execute notebooks in place (their stored outputs are what nbval compares):
 #   make notebooks               every notebook
