@@ -92,6 +92,7 @@ def test_a_sliding_window_through_the_block_equals_a_cache_with_that_window():
     assert not np.allclose(full, B.decoder_forward(p, ids)[0][0])  # the window matters
 
 
+@pytest.mark.slow
 def test_whole_model_gradient_check():
     cfg = T.TinyLMConfig(vocab_size=7, d_model=6, n_heads=2, n_layers=2, d_ff=8, context=5)
     p = T.init_tiny_lm(cfg, rng=np.random.default_rng(2))

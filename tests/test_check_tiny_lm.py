@@ -90,6 +90,7 @@ def sample_right(logits, t, rng):
     return int(rng.choice(len(p), p=p / p.sum()))
 
 
+@pytest.mark.slow
 def test_sample_checker(capsys):
     assert C.sample(sample_right)
     assert "✓" in capsys.readouterr().out

@@ -36,6 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import class_samples  # noqa: E402
 import trust_class  # noqa: E402
 
+pytestmark = pytest.mark.slow  # grades a class in kernels (minutes on 2 cores): make check leaves it out
+
 _X_EX = np.array([[0.1, 0.5], [0.3, 0.4], [0.6, 0.3]])
 
 

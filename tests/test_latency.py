@@ -52,6 +52,7 @@ def test_a_figure_without_moving_artists_is_sent_whole_as_a_png_background():
     assert live.size == list(pixels(live.value).shape[1::-1])  # [width, height]
 
 
+@pytest.mark.slow
 def test_moving_artists_travel_as_ops_and_the_background_only_when_it_changes():
     ex = SelfAttentionExplorer(np.random.default_rng(0).normal(0, 1, (8, 2)), labels=TOKENS)
     live = ex.live
@@ -94,6 +95,7 @@ def test_image_ops_put_the_first_query_row_where_the_axes_show_it(origin):
                                   top_row[0, :3])
 
 
+@pytest.mark.slow
 def test_a_bad_vector_sends_no_new_picture():
     ex = SelfAttentionExplorer(np.random.default_rng(0).normal(0, 1, (8, 2)), labels=TOKENS)
     frame, ops = ex.live.frame, ex.live.ops
@@ -116,6 +118,7 @@ def test_an_artist_ops_cannot_draw_sends_the_whole_picture():
     assert base64.b64decode(live.background[len(prefix):]) == bytes(live.value)
 
 
+@pytest.mark.slow
 def test_trace_records_every_stage_in_order_and_is_off_by_default():
     live = small_live()
     assert LiveFigure.trace is None
@@ -141,6 +144,7 @@ def test_trace_records_every_stage_in_order_and_is_off_by_default():
     lambda: AttentionExplorer([1.0, 0.4], [[1.2, 0.3], [0.2, 1.0], [-0.8, 0.5]]),
     lambda: SelfAttentionExplorer(np.random.default_rng(0).normal(0, 1, (8, 2)), labels=TOKENS),
 ], ids=["AttentionExplorer", "SelfAttentionExplorer"])
+@pytest.mark.slow
 def test_temperature_steps_redraw_only_the_dynamic_artists_and_titles(make):
     ex = make()
     ex.controls["temperature"].value = 0.9  # the title grows once: one new layout is fine
