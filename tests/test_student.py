@@ -14,6 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import make_student  # noqa: E402
 
+pytestmark = pytest.mark.slow  # builds the student edition and runs every copy: make check leaves it out
+
 NOTEBOOKS = make_student.course_notebooks()
 
 
