@@ -8,6 +8,7 @@ package, the tests, the tools and the benchmarks alike."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -53,10 +54,11 @@ def test_every_module_is_small(path):
     assert n <= MAX_LINES, f"{_rel(path)} has {n} lines; split it by concept (about 400 at most)"
 
 
-def _ours() -> set[str]:
+@functools.cache
+def _ours() -> frozenset[str]:
     """Top-level names of the repository's own modules: the package, and the scripts and test helpers
     that import each other (tests/ and tools/ are on sys.path for their own files)."""
-    return {"attention_kit", "tools", "benchmarks", "tests"} | {p.stem for p in ELSEWHERE}
+    return frozenset({"attention_kit", "tools", "benchmarks", "tests"} | {p.stem for p in ELSEWHERE})
 
 
 def _private(name: str) -> bool:
@@ -127,6 +129,7 @@ def _imports(path: Path) -> set[str]:
     return {m for m in out if m.split(".")[0] == "attention_kit"}
 
 
+@functools.cache
 def _arrows() -> dict[tuple[str, str], list[str]]:
     """(room A, room B) -> the files of A that import B, for every import between two rooms."""
     arrows: dict[tuple[str, str], list[str]] = {}
