@@ -62,13 +62,13 @@ test: lint unit nbval nbval-elsewhere
 # The quick loop after a small change (about a minute on 2 cores): ruff, the unit tests without the
 # browser tests and without those marked slow (tests/conftest.py), and nbval on the notebooks the
 # change touched (tools/changed_notebooks.py: a changed .ipynb, or one that a changed module's
-# docstring names). BASE=main compares with where the branch left main instead of with HEAD.
+# docstring names). SINCE=main compares with where the branch left main instead of with HEAD.
 # make test stays the whole suite.
-BASE ?= HEAD
+SINCE ?= HEAD
 check: $(TESTS)
 	$(BIN)/ruff check .
 	MPLBACKEND=Agg $(BIN)/python -m pytest -q -m "not slow" --ignore=tests/browser tests
-	@nb="$$($(BIN)/python tools/changed_notebooks.py $(BASE))"; \
+	@nb="$$($(BIN)/python tools/changed_notebooks.py $(SINCE))"; \
 	if [ -n "$$nb" ]; then echo "nbval on $$nb" | tr '\n' ' '; echo; env -u MPLBACKEND $(BIN)/python -m pytest -q $(NBVAL) $$nb; \
 	else echo "nbval: no notebook touched (make nbval runs them all)"; fi
 
