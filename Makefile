@@ -3,6 +3,7 @@
 #                 requirements/lab.txt, open JupyterLab on notebooks/
 #   make test   - the same plus the test tools (requirements/test.txt), then ruff, the unit tests
 #                 and nbval on every notebook
+#   make check  - the quick loop after a small change: ruff, the fast unit tests, nbval on what changed
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -17,7 +18,7 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg -
 LOCK   ?= requirements/lab.txt
 TEST_LOCK := $(if $(LOCK),requirements/test.txt)
 
-.PHONY: install install-test lab test lint unit nbval nbval-elsewhere nbval-scan notebooks student student-zip answers grade reset bench clean tiny-lm heads long-models
+.PHONY: install install-test lab test check lint unit nbval nbval-elsewhere nbval-scan notebooks student student-zip answers grade reset bench clean tiny-lm heads long-models
 
 $(BASE): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
@@ -103,6 +104,19 @@ lock: $(TESTS)
 	        --python-version $$py requirements/lab.txt -o /dev/null || { echo "lab.txt: no wheel on $$plat, Python $$py"; exit 1; }; \
 	done; done; echo "lab.txt: a wheel for every pin on $(LOCK_PLATFORMS), Python $(LOCK_PYTHONS)"
 	@git diff --stat -- requirements/ 2>/dev/null || true
+
+# The quick loop after a small change (about a minute on 2 cores): ruff, the unit tests without the
+# browser tests and without those marked slow (tests/conftest.py), and nbval on the notebooks the
+# change touched (tools/changed_notebooks.py: a changed .ipynb, or one that a changed module's
+# docstring names). SINCE=main compares with where the branch left main instead of with HEAD.
+# make test stays the whole suite.
+SINCE ?= HEAD
+check: $(TESTS)
+	$(BIN)/ruff check .
+	MPLBACKEND=Agg $(BIN)/python -m pytest -q -m "not slow" --ignore=tests/browser tests
+	@nb="$$($(BIN)/python tools/changed_notebooks.py $(SINCE))"; \
+	if [ -n "$$nb" ]; then echo "nbval on $$nb" | tr '\n' ' '; echo; env -u MPLBACKEND $(BIN)/python -m pytest -q $(NBVAL) $$nb; \
+	else echo "nbval: no notebook touched (make nbval runs them all)"; fi
 
 # Re-execute notebooks in place (their stored outputs are what nbval compares):
 #   make notebooks               every notebook

@@ -19,6 +19,7 @@ The survey of Brauwers & Frasincar writes vectors as *columns* (``K = W_K F``, `
 ``(d_f, n_f)``). The same computation in rows is ``K = F.T @ W_K.T``; the notebooks show both.
 """
 
+from .decoder.tiny_decoder import DecoderConfig, TinyDecoder
 from .errors import (
     AttentionError,
     EmptySequenceError,
@@ -36,8 +37,6 @@ from .learn.backward import (
     scaled_dot_product_attention_backward,
     softmax_backward,
 )
-from .long.alibi import alibi_bias, alibi_slopes
-from .long.rope import rope, rope_backward, rope_frequencies
 from .mechanism.alignment import ALIGNMENTS, align, hard_align, local_align, soft_align, softmax
 from .mechanism.attention import (
     attend,
@@ -70,6 +69,8 @@ from .mechanism.scores import (
     scaled_dot_score,
     score,
 )
+from .relative.alibi import alibi_bias, alibi_slopes
+from .relative.rope import rope, rope_backward, rope_frequencies, rope_rotation
 from .scale.grouped_query import (
     GroupedQueryParams,
     from_multi_head,
@@ -81,7 +82,6 @@ from .scale.kvcache import MODEL_SHAPES, KVCache, kv_cache_bytes
 from .scale.online import online_softmax, online_step, online_trace
 from .scale.sliding_window import receptive_field, sliding_window_mask
 from .scale.tiled import TileCounts, TileStep, tile_counts, tiled_attention, tiled_trace
-from .scale.tiny_decoder import DecoderConfig, TinyDecoder
 
 __version__ = "0.1.0"
 
@@ -106,15 +106,15 @@ __all__ += ["multi_head_attention_backward", "numerical_gradient", "relative_err
             "scaled_dot_product_attention_backward", "softmax_backward"]
 
 # what trained heads do (notebook 08), and the training loop of notebooks 08 on
+from .decoder.training import TrainingLog, train_decoder  # noqa: E402
 from .heads.diagnostics import prefix_matching_score, previous_token_score, sink_mass  # noqa: E402
 from .heads.model import AttnOnlyConfig, init_attention_only  # noqa: E402
-from .learn.training import TrainingLog, train_decoder  # noqa: E402
 
 __all__ += ["AttnOnlyConfig", "TrainingLog", "init_attention_only", "prefix_matching_score",
             "previous_token_score", "sink_mass", "train_decoder"]
 
 # positions for long texts (notebook 09)
-__all__ += ["alibi_bias", "alibi_slopes", "rope", "rope_backward", "rope_frequencies"]
+__all__ += ["alibi_bias", "alibi_slopes", "rope", "rope_backward", "rope_frequencies", "rope_rotation"]
 
 # accessibility (issue 34): in a notebook, every figure shown carries a text alternative
 from .accessible import describe_figure, describe_figures  # noqa: E402

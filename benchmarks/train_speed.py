@@ -60,9 +60,9 @@ def tiny_lm_step(batch: int = 32):
     """A closure running one training step of the shipped model's sizes, and its config."""
     import numpy as np
 
-    from attention_kit.learn.lm_training import make_lm_data
+    from attention_kit.decoder.lm_training import make_lm_data
+    from attention_kit.decoder.tiny_lm import init_tiny_lm, lm_loss_and_grads, load_pretrained
     from attention_kit.learn.optim import Adam
-    from attention_kit.learn.tiny_lm import init_tiny_lm, lm_loss_and_grads, load_pretrained
 
     _, cfg, _ = load_pretrained()
     params = init_tiny_lm(cfg, rng=np.random.default_rng(0))

@@ -123,6 +123,7 @@ def test_ipywidgets_8_and_jupyterlab_4_agree():
     assert deps["@jupyterlab/application"].startswith("^4"), deps["@jupyterlab/application"]
 
 
+@pytest.mark.slow
 def test_jupyterlab_lists_the_widget_manager_as_enabled_and_ok():
     out = subprocess.run([sys.executable, "-m", "jupyter", "labextension", "list"],
                          capture_output=True, text=True, timeout=120)

@@ -1,4 +1,4 @@
-"""The decoder block is written once (attention_kit.learn.block): notebook 06's language model,
+"""The decoder block is written once (attention_kit.decoder.block): notebook 06's language model,
 its cached generation and notebook 07's decoder all run through it, and give the same logits as
 an independent reference written here layer by layer."""
 
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import attention_kit as ak
-from attention_kit.learn import block as B
-from attention_kit.learn import tiny_lm as T
+from attention_kit.decoder import block as B
+from attention_kit.decoder import tiny_lm as T
+from attention_kit.decoder.lm_training import rhyme_stream
 from attention_kit.learn.backward import numerical_gradient, relative_error
-from attention_kit.learn.lm_training import rhyme_stream
 from attention_kit.learn.params import load_params, save_params
 
 
@@ -92,6 +92,7 @@ def test_a_sliding_window_through_the_block_equals_a_cache_with_that_window():
     assert not np.allclose(full, B.decoder_forward(p, ids)[0][0])  # the window matters
 
 
+@pytest.mark.slow
 def test_whole_model_gradient_check():
     cfg = T.TinyLMConfig(vocab_size=7, d_model=6, n_heads=2, n_layers=2, d_ff=8, context=5)
     p = T.init_tiny_lm(cfg, rng=np.random.default_rng(2))
@@ -109,14 +110,16 @@ def test_whole_model_gradient_check():
 def test_one_parameter_convention_saves_and_loads_every_model(tmp_path):
     dec = ak.TinyDecoder(20, 8, 2, 1, n_layers=1, rng=np.random.default_rng(0), max_len=12)
     save_params(tmp_path / "dec.npz", dec.params, dec.config, dtype=np.float64)
-    params, config, _ = load_params(tmp_path / "dec.npz")
+    params, config, _ = load_params(tmp_path / "dec.npz", ak.DecoderConfig)
     assert config == dec.config and set(params) == set(dec.params)
     np.testing.assert_array_equal(B.decoder_forward(params, np.array([[1, 2, 3]]))[0],
                                   B.decoder_forward(dec.params, np.array([[1, 2, 3]]))[0])
     cfg = T.TinyLMConfig(vocab_size=5, d_model=4, n_heads=2, n_layers=1, d_ff=4, context=3)
     save_params(tmp_path / "lm.npz", T.init_tiny_lm(cfg, rng=np.random.default_rng(0)), cfg)
-    assert load_params(tmp_path / "lm.npz")[1] == cfg
-    with pytest.raises(ak.ParameterError, match="config must be one of"):
+    assert load_params(tmp_path / "lm.npz", T.TinyLMConfig)[1] == cfg
+    with pytest.raises(ak.ParameterError, match="holds a DecoderConfig, not a TinyLMConfig"):
+        load_params(tmp_path / "dec.npz", T.TinyLMConfig)
+    with pytest.raises(ak.ParameterError, match="config must be a model's config"):
         save_params(tmp_path / "x.npz", dec.params, {"vocab": 20})
 
 
@@ -132,7 +135,7 @@ def test_notebook_05_model_saves_and_loads_in_the_same_convention(tmp_path):
 
     model = init_model("pair", n_heads=2, seed=4)
     save_params(tmp_path / "toy.npz", model.as_params(), model.config, dtype=np.float64)
-    params, config, _ = load_params(tmp_path / "toy.npz")
+    params, config, _ = load_params(tmp_path / "toy.npz", type(model.config))
     again = model_from_params(params, config)
     tokens, _ = TASKS["pair"].make(np.random.default_rng(0), 3)
     np.testing.assert_array_equal(again.forward(tokens)[0], model.forward(tokens)[0])

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from test_check_masks_positions import STUB, _line, _raises  # (tests/ is on sys.path)
+from test_check_masks_positions import STUB, boom, one_line  # (tests/ is on sys.path)
 
 import attention_kit as ak
 from attention_kit.check import at_scale as chk
@@ -43,7 +43,7 @@ def test_update_reference_gives_softmax_times_values_after_every_block():
 @pytest.mark.parametrize("right", [update_right, update_loop])
 def test_online_update_accepts_right_answers(capsys, right):
     assert chk.online_update(right) is True
-    assert _line(capsys).startswith("✓")
+    assert one_line(capsys).startswith("✓")
 
 
 def section_3_update(m, l, acc, s, V):
@@ -77,21 +77,21 @@ def _variant(o_rule, *, l_scaled=True, keep_m=False, inverted=False):
     (lambda m, l, o, s, V: (max(m, np.max(s)), 1.0, np.zeros(V.shape[1] + 1)), "shape (d_v,)"),
     (lambda m, l, o, s, V: (m, l), "return the three values"),
     (lambda m, l, o, s, V: None, "forget `return`"),
-    (_raises, "RuntimeError: boom"),
+    (boom, "RuntimeError: boom"),
     (lambda m, l, o, s, V: ..., STUB),
     (lambda m, l, o, s, V: (..., ..., ...), STUB),
 ])
 def test_online_update_names_the_mistake(capsys, wrong, words):
     with np.errstate(all="ignore"):
         assert chk.online_update(wrong) is False
-    out = _line(capsys)
+    out = one_line(capsys)
     assert out.startswith("✗") and words in out, out
     assert "p @ V" not in out and "acc_new =" not in out, out   # the idea, not the update
 
 
 def test_online_update_not_done(capsys):
     assert chk.online_update(None) is False
-    assert "no answer yet" in _line(capsys)
+    assert "no answer yet" in one_line(capsys)
 
 
 # ---------------------------------------------------------------- skipped tiles
@@ -118,15 +118,15 @@ def test_tiles_loop_agrees_with_package():
 ])
 def test_skipped_tiles_accepts_right_answers(capsys, right):
     assert chk.skipped_tiles(right) is True
-    assert _line(capsys).startswith("✓")
+    assert one_line(capsys).startswith("✓")
 
 
 def test_counts_must_be_ints(capsys):
     # a right value as a float (6.0 from a division) is not an int: rejected, with its own hint
     assert chk.skipped_tiles(lambda n, bq, bk: float(tiles_loop(n, bq, bk))) is False
-    assert "as an int, not a float" in _line(capsys)
+    assert "as an int, not a float" in one_line(capsys)
     assert chk.kv_cache_size(lambda *a: float(kv_right(*a))) is False
-    assert "as an int, not a float" in _line(capsys)
+    assert "as an int, not a float" in one_line(capsys)
 
 
 def _ceil(a, b):
@@ -145,13 +145,13 @@ def _ceil(a, b):
     (lambda n, bq, bk: 3, "expected 6 skipped tiles, got 3"),
     (lambda n, bq, bk: "6", "whole number"),
     (lambda n, bq, bk: None, "forget `return`"),
-    (_raises, "RuntimeError: boom"),
+    (boom, "RuntimeError: boom"),
     (lambda n, bq, bk: ..., STUB),
 ])
 def test_skipped_tiles_names_the_mistake(capsys, wrong, words):
     # __wrapped__: the checker without its plain-numpy guard (some mistakes use attention_kit)
     assert chk.skipped_tiles.__wrapped__(wrong) is False
-    out = _line(capsys)
+    out = one_line(capsys)
     assert out.startswith("✗") and words in out, out
 
 
@@ -164,7 +164,7 @@ def kv_right(n, layers, heads, kv_heads, d_head, b):
 @pytest.mark.parametrize("right", [kv_right, lambda *a: np.int64(kv_right(*a))])
 def test_kv_cache_size_accepts_right_answers(capsys, right):
     assert chk.kv_cache_size(right) is True
-    assert _line(capsys).startswith("✓")
+    assert one_line(capsys).startswith("✓")
 
 
 @pytest.mark.parametrize("wrong, words", [
@@ -177,12 +177,12 @@ def test_kv_cache_size_accepts_right_answers(capsys, right):
     (lambda n, L, H, Hkv, d, b: 2 * L * Hkv * d * b * n / 2**30, "not GiB"),
     (lambda n, L, H, Hkv, d, b: 3 * L * Hkv * d * b * n, "2 (K and V) x layers"),
     (lambda *a: [1], "number of bytes"),
-    (_raises, "RuntimeError: boom"),
+    (boom, "RuntimeError: boom"),
     (lambda *a: ..., STUB),
 ])
 def test_kv_cache_size_names_the_mistake(capsys, wrong, words):
     assert chk.kv_cache_size(wrong) is False
-    out = _line(capsys)
+    out = one_line(capsys)
     assert out.startswith("✗") and words in out, out
 
 

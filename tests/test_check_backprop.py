@@ -5,7 +5,7 @@ import pytest
 
 # the helpers of the notebook-04 checker tests: one line of output, a raising answer, and an object
 # that breaks everything a checker might do with it
-from test_check_masks_positions import Weird, _line, _raises  # (tests/ is on sys.path)
+from test_check_masks_positions import Weird, boom, one_line  # (tests/ is on sys.path)
 
 from attention_kit.check import backprop as chk
 from attention_kit.learn.backward import numerical_gradient, relative_error
@@ -38,7 +38,7 @@ def _numeric(f, x, eps, kind):
 def test_gradient_check_accepts_right_answers(capsys, right):
     # __wrapped__: the checker without its plain-numpy guard (these use attention_kit's helpers)
     assert chk.gradient_check.__wrapped__(right) is True
-    assert _line(capsys).startswith("✓")
+    assert one_line(capsys).startswith("✓")
 
 
 @pytest.mark.parametrize("wrong, words", [
@@ -51,11 +51,11 @@ def test_gradient_check_accepts_right_answers(capsys, right):
     (lambda f, x, a, eps: float("nan"), "return one finite number"),
     (lambda f, x, a, eps: 0.5, "below 1e-6"),
     (lambda f, x, a, eps: ..., STUB),
-    (_raises, "RuntimeError: boom"),
+    (boom, "RuntimeError: boom"),
 ])
 def test_gradient_check_names_the_mistake(capsys, wrong, words):
     assert chk.gradient_check.__wrapped__(wrong) is False  # without the plain-numpy guard
-    out = _line(capsys)
+    out = one_line(capsys)
     assert out.startswith("✗") and words in out, out
 
 
@@ -86,10 +86,10 @@ def gc_in_place_restored(f, x, analytic, eps=1e-4):
 def test_gradient_check_rejects_perturbing_x_in_place(capsys):
     # without the check, the unrestored version passes: its error is still tiny at each point it reaches
     assert chk.gradient_check(gc_in_place) is False
-    out = _line(capsys)
+    out = one_line(capsys)
     assert "perturbs x itself (in place)" in out, out
     assert chk.gradient_check(gc_in_place_restored) is False
-    out = _line(capsys)
+    out = one_line(capsys)
     assert "perturbs x itself (in place)" in out, out
 
 
@@ -119,7 +119,7 @@ def test_gradient_check_cases_separate_the_mistakes():
 ])
 def test_rotate_pattern(capsys, answer, words):
     assert chk.rotate_pattern(answer) is (words == "✓")
-    out = _line(capsys)
+    out = one_line(capsys)
     assert words in out, out
 
 
@@ -153,7 +153,7 @@ def test_general_score_grads_reference_matches_central_differences():
 ])
 def test_general_score_grads_accepts_right_answers(capsys, right):
     assert chk.general_score_grads(right) is True
-    assert _line(capsys).startswith("✓")
+    assert one_line(capsys).startswith("✓")
 
 
 @pytest.mark.parametrize("wrong, words", [
@@ -170,12 +170,12 @@ def test_general_score_grads_accepts_right_answers(capsys, right):
     (lambda Q, K, W, dS: (dS @ K @ W.T, (dS.T @ Q @ W)[:, :2]), "must have the shape of K"),
     (lambda Q, K, W, dS: dS @ K @ W.T, "return two arrays"),
     (lambda Q, K, W, dS: (..., ...), STUB),
-    (_raises, "RuntimeError: boom"),
+    (boom, "RuntimeError: boom"),
     (..., "no answer yet: write my_general_score_grads"),
 ])
 def test_general_score_grads_names_the_mistake(capsys, wrong, words):
     assert chk.general_score_grads(wrong) is False
-    out = _line(capsys)
+    out = one_line(capsys)
     assert words in out, out
 
 
@@ -185,7 +185,7 @@ def test_general_score_grads_hints_do_not_hand_over_the_answer(capsys):
               lambda Q, K, W, dS: (dS @ K @ W.T, (dS.T @ Q @ W)[:, :2])]
     for wrong in wrongs:
         chk.general_score_grads(wrong)
-        out = _line(capsys)
+        out = one_line(capsys)
         assert "dS @ K @ W.T" not in out and "dS.T @ Q @ W" not in out and "dS K W^T" not in out, out
 
 
@@ -233,12 +233,12 @@ def test_key_bias_reference_matches_central_differences():
     (lambda Q, K, dS: (bias_right(Q, K, dS)[0] + 1, bias_right(Q, K, dS)[1]), "b", "right shape but the wrong"),
     (lambda Q, K, dS: bias_right(Q, K, dS)[0], "b", "return two arrays"),
     (lambda Q, K, dS: ..., "b", STUB),
-    (_raises, "b", "RuntimeError: boom"),
+    (boom, "b", "RuntimeError: boom"),
     (..., "b", "no answer yet: write my_bias_grads"),
 ])
 def test_key_bias(capsys, fn, why, words):
     assert chk.key_bias(fn, why) is (words == "✓")
-    out = _line(capsys)
+    out = one_line(capsys)
     assert words in out, out
 
 
@@ -255,7 +255,7 @@ def test_key_bias(capsys, fn, why, words):
 def test_checkers_never_raise(capsys, checker, answer):
     with np.errstate(all="ignore"):
         assert checker(answer) is False
-    out = _line(capsys)
+    out = one_line(capsys)
     assert out.startswith("✗"), out
 
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from test_check_masks_positions import STUB, _line, _raises  # (tests/ is on sys.path)
+from test_check_masks_positions import STUB, boom, one_line  # (tests/ is on sys.path)
 
 from attention_kit.check import graded_hints
 from attention_kit.check import heads as chk
@@ -29,7 +29,7 @@ def prefix_vectorised(w, ids):
 @pytest.mark.parametrize("right", [prefix_loop, prefix_vectorised])
 def test_prefix_matching_accepts_right_answers(right, capsys):
     assert chk.prefix_matching(right)
-    assert _line(capsys).startswith("✓")
+    assert one_line(capsys).startswith("✓")
 
 
 def _variant(kind):
@@ -71,7 +71,7 @@ def _variant(kind):
                                         ("pairs", "(query, key) pairs"), ("other", "expected")])
 def test_prefix_matching_names_the_mistake(kind, hint, capsys):
     assert not chk.prefix_matching(_variant(kind))
-    out = _line(capsys)
+    out = one_line(capsys)
     assert out.startswith("✗") and hint in out, out
 
 
@@ -85,18 +85,18 @@ def test_prefix_matching_cases_include_an_immediate_repeat():
 
 def test_prefix_matching_stub_errors_and_library_use(capsys):
     assert not chk.prefix_matching(lambda w, ids: ...)
-    assert _line(capsys) == STUB
+    assert one_line(capsys) == STUB
     assert not chk.sink_window_mask(lambda n, w, s: ...)
-    assert _line(capsys) == STUB
-    assert not chk.prefix_matching(_raises)
-    assert "RuntimeError" in _line(capsys)
+    assert one_line(capsys) == STUB
+    assert not chk.prefix_matching(boom)
+    assert "RuntimeError" in one_line(capsys)
     assert not chk.prefix_matching(lambda w, ids: np.ones(3))
-    assert "one number" in _line(capsys)
+    assert "one number" in one_line(capsys)
     assert not chk.prefix_matching(...)
-    assert "no answer yet" in _line(capsys)
+    assert "no answer yet" in one_line(capsys)
     from attention_kit.heads.diagnostics import prefix_matching_score
     assert not chk.prefix_matching(lambda w, ids: float(prefix_matching_score(w, ids)[0]))
-    assert "attention_kit" in _line(capsys)
+    assert "attention_kit" in one_line(capsys)
 
 
 # ---------------------------------------------------------------- where the circuit fails
@@ -123,7 +123,7 @@ def test_the_failing_queries_are_what_the_shipped_model_does():
 @pytest.mark.parametrize("right", [[16, 17, 20, 21], (21, 20, 17, 16), {16, 17, 20, 21}, np.array([16, 17, 20, 21])])
 def test_failing_queries_accepts_the_answer_in_any_order_and_container(right, capsys):
     assert chk.failing_queries(right)
-    assert _line(capsys).startswith("✓")
+    assert one_line(capsys).startswith("✓")
 
 
 @pytest.mark.parametrize("wrong, hint", [
@@ -147,18 +147,18 @@ def test_failing_queries_accepts_the_answer_in_any_order_and_container(right, ca
 ])
 def test_failing_queries_names_the_mistake(wrong, hint, capsys):
     assert not chk.failing_queries(wrong)
-    out = _line(capsys)
+    out = one_line(capsys)
     assert out.startswith("✗") and hint in out, out
 
 
 def test_failing_queries_graded_hints_do_not_state_the_answer(capsys):
     assert not chk.failing_queries(...)
-    assert "no answer yet" in _line(capsys)
+    assert "no answer yet" in one_line(capsys)
     for wrong in ([17, 18, 21, 22], [17, 21], [], list(range(14, 24)), [16, 17], [16, 17, 20, 21, 22], [16, 20],
                   [14, 15, 18, 19, 22, 23], [15, 19]):
         with graded_hints():
             assert not chk.failing_queries(wrong)
-        out = _line(capsys)
+        out = one_line(capsys)
         assert out.startswith("✗") and not any(str(q) in out for q in (16, 17, 20, 21, 22)), out
 
 
@@ -175,7 +175,7 @@ def mask_loop(n, window, sinks):
 
 def test_sink_window_mask_accepts_a_loop(capsys):
     assert chk.sink_window_mask(mask_loop)
-    assert _line(capsys).startswith("✓")
+    assert one_line(capsys).startswith("✓")
 
 
 @pytest.mark.parametrize("wrong, hint", [
@@ -190,5 +190,5 @@ def test_sink_window_mask_accepts_a_loop(capsys):
 ])
 def test_sink_window_mask_names_the_mistake(wrong, hint, capsys):
     assert not chk.sink_window_mask(wrong)
-    out = _line(capsys)
+    out = one_line(capsys)
     assert out.startswith("✗") and hint in out, out

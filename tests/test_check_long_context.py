@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from test_check_masks_positions import STUB, _line, _raises  # (tests/ is on sys.path)
+from test_check_masks_positions import STUB, boom, one_line  # (tests/ is on sys.path)
 
 import attention_kit as ak
 from attention_kit.check import graded_hints
@@ -60,11 +60,11 @@ def test_the_reference_is_the_score_of_rotated_vectors():
     (lambda d, delta: matrix_right(d, delta)[:-1], False, "give a"),
     (lambda d, delta: matrix_right(d, delta + 1), False, "wrong numbers"),
     (lambda d, delta: ak.rope(np.eye(d), np.full(d, -delta)), False, "attention_kit"),
-    (_raises, False, "boom"),
+    (boom, False, "boom"),
 ])
 def test_rope_matrix(fn, ok, words, capsys):
     assert chk.rope_matrix(fn) is ok
-    assert words in _line(capsys)
+    assert words in one_line(capsys)
 
 
 def test_rope_matrix_one_angle_and_reversed(capsys):
@@ -82,9 +82,9 @@ def test_rope_matrix_one_angle_and_reversed(capsys):
             M[2 * i: 2 * i + 2, 2 * i: 2 * i + 2] = [[c, s], [-s, c]]
         return M
 
-    assert chk.rope_matrix(one_angle) is False and "same angle" in _line(capsys)
-    assert chk.rope_matrix(reversed_freqs) is False and "wrong way round" in _line(capsys)
-    assert chk.rope_matrix(lambda d, delta: ...) is False and _line(capsys) == STUB
+    assert chk.rope_matrix(one_angle) is False and "same angle" in one_line(capsys)
+    assert chk.rope_matrix(reversed_freqs) is False and "wrong way round" in one_line(capsys)
+    assert chk.rope_matrix(lambda d, delta: ...) is False and one_line(capsys) == STUB
 
 
 # ---------------------------------------------------------------- exercise 2: how far back a sliding cache reaches
@@ -108,12 +108,12 @@ def test_rope_matrix_one_angle_and_reversed(capsys):
 ])
 def test_sliding_reach(cached, fresh, ok, words, capsys):
     assert chk.sliding_reach(cached, fresh) is ok
-    assert words in _line(capsys)
+    assert words in one_line(capsys)
 
 
 def test_sliding_reach_stub(capsys):
     assert chk.sliding_reach(..., ...) is False
-    assert "no answer yet" in _line(capsys)
+    assert "no answer yet" in one_line(capsys)
 
 
 def test_sliding_reach_is_what_the_two_layer_model_does():
@@ -177,11 +177,11 @@ def test_the_ratio_is_the_weights_own():
     (lambda m, i: weights_right(m, i)[0], False, "one row per head"),
     (lambda m, i: weights_right(m, i) + 0.01, False, "wrong numbers"),
     (lambda m, i: ak.softmax(ak.alibi_bias(m, i + 1)[:, i]), False, "attention_kit"),
-    (_raises, False, "boom"),
+    (boom, False, "boom"),
 ])
 def test_alibi_weights(fn, ok, words, capsys):
     assert chk.alibi_weights(fn, RATIO) is ok
-    assert words in _line(capsys)
+    assert words in one_line(capsys)
 
 
 @pytest.mark.parametrize("ratio, ok, words", [
@@ -199,18 +199,18 @@ def test_alibi_weights(fn, ok, words, capsys):
 ])
 def test_alibi_ratio(ratio, ok, words, capsys):
     assert chk.alibi_weights(weights_right, ratio) is ok
-    assert words in _line(capsys)
+    assert words in one_line(capsys)
 
 
 def test_alibi_ratio_not_given_yet(capsys):
     assert chk.alibi_weights(weights_right, ...) is False
-    line = _line(capsys)
+    line = one_line(capsys)
     assert "the function is right" in line and "ratio =" in line
     for shown in (f"{r:.2f}" for r in RATIO):                  # the asked numbers are not printed before
         assert shown not in line                               # they are answered
     for wrong in (np.exp(np.array([2.0 ** -4, 2.0 ** -8])), 1 / RATIO, [2.0, 3.0]):
         assert chk.alibi_weights(weights_right, wrong) is False
-        line = _line(capsys)
+        line = one_line(capsys)
         assert all(f"{r:.2f}" not in line and f"{r:.3f}" not in line for r in RATIO)
 
 
@@ -219,8 +219,8 @@ def test_alibi_weights_over_the_heads(capsys):
         b = -np.asarray(m)[:, None] * (i - np.arange(i + 1.0))
         return np.exp(b) / np.exp(b).sum(axis=0, keepdims=True)
 
-    assert chk.alibi_weights(over_heads, RATIO) is False and "over the heads" in _line(capsys)
-    assert chk.alibi_weights(lambda m, i: ..., RATIO) is False and _line(capsys) == STUB
+    assert chk.alibi_weights(over_heads, RATIO) is False and "over the heads" in one_line(capsys)
+    assert chk.alibi_weights(lambda m, i: ..., RATIO) is False and one_line(capsys) == STUB
 
 
 # ---------------------------------------------------------------- exercise 4: what a cache with a sink keeps
@@ -244,7 +244,7 @@ def test_alibi_weights_over_the_heads(capsys):
 ])
 def test_cache_keeps(answer, ok, words, capsys):
     assert chk.cache_keeps(answer) is ok
-    assert words in _line(capsys)
+    assert words in one_line(capsys)
 
 
 def test_cache_keeps_is_what_the_cache_keeps(capsys):
@@ -259,5 +259,5 @@ def test_cache_keeps_is_what_the_cache_keeps(capsys):
 def test_graded_hints_of_the_reach_do_not_state_the_answer(cached, fresh, capsys):
     with graded_hints():
         assert chk.sliding_reach(cached, fresh) is False
-    line = _line(capsys)
+    line = one_line(capsys)
     assert "14" not in line and "17" not in line

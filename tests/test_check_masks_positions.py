@@ -9,13 +9,13 @@ from attention_kit.check import masks_positions as chk
 STUB = "✗ no answer yet: replace the `...` after `return` with your code, then run the cell again"
 
 
-def _line(capsys):
+def one_line(capsys):
     out = capsys.readouterr().out.strip()
     assert "\n" not in out, out
     return out
 
 
-def _raises(*args):
+def boom(*args):
     raise RuntimeError("boom")
 
 
@@ -43,7 +43,7 @@ def test_mask_loop_agrees_with_package():
 ])
 def test_causal_mask_accepts_right_answers(capsys, right):
     assert chk.causal_mask(right) is True
-    assert _line(capsys).startswith("✓")
+    assert one_line(capsys).startswith("✓")
 
 
 @pytest.mark.parametrize("wrong, words", [
@@ -61,13 +61,13 @@ def test_causal_mask_accepts_right_answers(capsys, right):
     (lambda n: np.eye(n, dtype=bool), "the shape is right but the pattern is not"),
     (lambda n: [[True] * (i + 1) for i in range(n)], "a ragged list with no single shape"),  # ragged: no shape at all
     (lambda n: None, "forget `return`"),
-    (_raises, "RuntimeError: boom"),
+    (boom, "RuntimeError: boom"),
     (lambda n: ..., STUB),
     (np.tril(np.ones((4, 4), dtype=bool)), "expected a function, got ndarray"),
 ])
 def test_causal_mask_names_the_mistake(capsys, wrong, words):
     assert chk.causal_mask(wrong) is False
-    out = _line(capsys)
+    out = one_line(capsys)
     assert out.startswith("✗") and words in out, out
     assert "np.tril" not in out and "astype" not in out, out   # the idea, not the code
 
@@ -75,7 +75,7 @@ def test_causal_mask_names_the_mistake(capsys, wrong, words):
 def test_causal_mask_not_fooled_by_n1(capsys):
     # a function right for n = 1 only must still fail (triu and tril agree at n = 1)
     assert chk.causal_mask(lambda n: np.triu(np.ones((n, n), dtype=bool))) is False
-    assert "n = 4" in _line(capsys)
+    assert "n = 4" in one_line(capsys)
 
 
 # ---------------------------------------------------------------- masked softmax
@@ -113,11 +113,11 @@ def ms_where_guarded(S, mask):
 
 def test_masked_softmax_accepts_right_answers(capsys):
     assert chk.masked_softmax(masked_softmax_loop) is True
-    assert _line(capsys).startswith("✓")
+    assert one_line(capsys).startswith("✓")
     assert chk.masked_softmax(ms_where_guarded) is True
-    assert _line(capsys).startswith("✓")
+    assert one_line(capsys).startswith("✓")
     assert chk.masked_softmax.__wrapped__(lambda S, m: ak.softmax(S, mask=m)) is True  # unguarded
-    assert _line(capsys).startswith("✓")
+    assert one_line(capsys).startswith("✓")
 
     def on_a_copy(S, mask):  # overwrite the blocked scores of a copy, then softmax
         S = S.copy()
@@ -129,7 +129,7 @@ def test_masked_softmax_accepts_right_answers(capsys):
         s[s == 0] = 1
         return (E / s).astype(np.float32)  # float32 is close enough
     assert chk.masked_softmax(on_a_copy) is True
-    assert _line(capsys).startswith("✓")
+    assert one_line(capsys).startswith("✓")
 
 
 def test_masked_softmax_rejects_changing_S_or_mask_in_place(capsys):
@@ -143,7 +143,7 @@ def test_masked_softmax_rejects_changing_S_or_mask_in_place(capsys):
         s[s == 0] = 1
         return E / s
     assert chk.masked_softmax(in_place) is False
-    out = _line(capsys)
+    out = one_line(capsys)
     assert "changed its input S in place" in out, out
 
     def mask_in_place(S, mask):
@@ -151,9 +151,9 @@ def test_masked_softmax_rejects_changing_S_or_mask_in_place(capsys):
         mask[:] = True
         return out
     assert chk.masked_softmax(mask_in_place) is False
-    assert "changed its input mask in place" in _line(capsys)
+    assert "changed its input mask in place" in one_line(capsys)
     assert chk.masked_softmax.__wrapped__(lambda S, m: ak.softmax(S, mask=m).tolist()) is False
-    assert "returned a list" in _line(capsys)
+    assert "returned a list" in one_line(capsys)
 
 
 def test_big_case_really_breaks_the_naive_softmax():
@@ -255,14 +255,14 @@ def test_wrong_answers_really_are_wrong_and_finite_where_expected():
     (lambda S, m: m / np.maximum(m.sum(axis=-1, keepdims=True), 1), "numbers are not"),  # uniform, scores ignored
     (lambda S, m: "weights", "got () (a str)"),
     (lambda S, m: None, "forget `return`"),
-    (_raises, "RuntimeError: boom"),
+    (boom, "RuntimeError: boom"),
     (lambda S, m: ..., STUB),
     (None, "no answer yet"),
 ])
 def test_masked_softmax_names_the_mistake(capsys, wrong, words):
     with np.errstate(all="ignore"):
         assert chk.masked_softmax(wrong) is False
-    out = _line(capsys)
+    out = one_line(capsys)
     assert out.startswith("✗") and words in out, out
 
 
@@ -271,9 +271,9 @@ def test_masked_softmax_does_not_let_the_learner_change_its_cases(capsys):
         mask[:] = True  # the checker passes copies: this must not change the reference
         return masked_softmax_loop(S, mask)
     assert chk.masked_softmax(vandal) is False
-    assert _line(capsys).startswith("✗")
+    assert one_line(capsys).startswith("✗")
     assert chk.masked_softmax(masked_softmax_loop) is True
-    _line(capsys)
+    one_line(capsys)
 
 
 # ---------------------------------------------------------------- sinusoidal positions
@@ -319,25 +319,25 @@ def on_positions(f):
 
 def test_positions_accepts_right_answers(capsys):
     assert chk.positions(positions_at) is True
-    assert _line(capsys).startswith("✓")
+    assert one_line(capsys).startswith("✓")
 
     def vectorised(pos, d):
         j = np.arange(d)[None, :]
         angle = pos[:, None] / 10000 ** (2 * (j // 2) / d)
         return np.where(j % 2 == 0, np.sin(angle), np.cos(angle))
     assert chk.positions(vectorised) is True
-    assert _line(capsys).startswith("✓")
+    assert one_line(capsys).startswith("✓")
     assert chk.positions(lambda pos, d: vectorised(pos, d).astype(np.float32)) is True
-    assert _line(capsys).startswith("✓")
+    assert one_line(capsys).startswith("✓")
 
 
 def test_section_4_1_positions_loop_does_not_pass(capsys):
     # notebook 04's positions_loop(n, d), passed the positions: it takes a count, not positions
     assert chk.positions(positions_loop) is False
-    out = _line(capsys)
+    out = one_line(capsys)
     assert "not a count" in out, out
     assert chk.positions(on_positions(positions_loop)) is False   # the count only: positions from 0
-    out = _line(capsys)
+    out = one_line(capsys)
     assert "not the positions you were given" in out, out
 
 
@@ -383,7 +383,7 @@ def two_i(i, d):
     (lambda n, d: positions_loop(n, d)[:, : d // 2], "got (6, 4)"),
     (lambda n, d: positions_loop(n, d) + 0.5, "the shape is right but the numbers are not"),
     (lambda n, d: None, "forget `return`"),
-    (_raises, "RuntimeError: boom"),
+    (boom, "RuntimeError: boom"),
     (lambda n, d: ..., STUB),
     (lambda n, d: positions_loop(n, d).tolist(), "returned a list"),
     (..., "no answer yet"),
@@ -392,7 +392,7 @@ def test_positions_names_the_mistake(capsys, wrong, words):
     if callable(wrong):
         wrong = on_positions(wrong)   # the first case is pos = 0..5, where these agree with (n, d)
     assert chk.positions(wrong) is False
-    out = _line(capsys)
+    out = one_line(capsys)
     assert out.startswith("✗") and words in out, out
 
 
@@ -434,7 +434,7 @@ def test_answer_key_matches_attention_kit():
 @pytest.mark.parametrize("right", [[3, 4, 5], [5, 3, 4], (4, 5, 3), {3, 4, 5}, range(3, 6), np.array([3, 4, 5])])
 def test_future_unchanged_accepts_any_order(capsys, right):
     assert chk.future_unchanged(right) is True
-    assert _line(capsys).startswith("✓")
+    assert one_line(capsys).startswith("✓")
 
 
 @pytest.mark.parametrize("answer, words", [
@@ -461,7 +461,7 @@ def test_future_unchanged_accepts_any_order(capsys, right):
 ])
 def test_future_unchanged_names_the_mistake(capsys, answer, words):
     assert chk.future_unchanged(answer) is False
-    out = _line(capsys)
+    out = one_line(capsys)
     assert out.startswith("✗") and words in out, out
 
 
@@ -495,7 +495,7 @@ class Weird:
 def test_checkers_never_raise(capsys, checker, answer):
     with np.errstate(all="ignore"):
         assert checker(answer) is False
-    out = _line(capsys)
+    out = one_line(capsys)
     assert out.startswith("✗"), out
 
 

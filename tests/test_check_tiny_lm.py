@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from attention_kit.check import tiny_lm as C
-from attention_kit.learn.lm_training import rhyme_stream
-from attention_kit.learn.tiny_lm import load_pretrained
+from attention_kit.decoder.lm_training import rhyme_stream
+from attention_kit.decoder.tiny_lm import load_pretrained
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +90,7 @@ def sample_right(logits, t, rng):
     return int(rng.choice(len(p), p=p / p.sum()))
 
 
+@pytest.mark.slow
 def test_sample_checker(capsys):
     assert C.sample(sample_right)
     assert "✓" in capsys.readouterr().out

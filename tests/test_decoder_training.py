@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from attention_kit.decoder.block import decoder_backward, decoder_forward
+from attention_kit.decoder.training import decoder_loss_and_grads, train_decoder
 from attention_kit.errors import ParameterError
 from attention_kit.heads.model import AttnOnlyConfig, init_attention_only
 from attention_kit.learn.backward import numerical_gradient, relative_error
-from attention_kit.learn.block import decoder_backward, decoder_forward
 from attention_kit.learn.layers import cross_entropy
-from attention_kit.learn.training import decoder_loss_and_grads, train_decoder
 from attention_kit.scale.sliding_window import sliding_window_mask
 
 

@@ -121,6 +121,7 @@ def test_the_figure_html_has_an_alt_and_a_table():
     assert "<details" in out and "<table" in out
 
 
+@pytest.mark.slow
 def test_an_explorers_live_figure_describes_each_new_picture():
     from attention_kit.widgets import MaskExplorer
 

@@ -8,9 +8,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from attention_kit.learn.training import train_decoder
+from attention_kit.decoder.training import train_decoder
 from attention_kit.long import extrapolation as ex
+
+pytestmark = pytest.mark.slow  # reruns the first steps of notebook 09's training runs: make check leaves it out
 
 ROOT = Path(__file__).resolve().parents[1]
 

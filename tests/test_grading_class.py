@@ -36,6 +36,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 import class_samples  # noqa: E402
 import make_student  # noqa: E402
 
+pytestmark = pytest.mark.slow  # grades a whole made-up class in kernels (minutes on 2 cores): make check leaves it out
+
 # Short limits: a normal cell takes at most a few seconds, even on a busy 2-core machine.
 LIMITS = Limits(cell_s=40, notebook_s=240, exercise_s=10)
 

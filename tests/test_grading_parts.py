@@ -374,6 +374,7 @@ def test_the_time_limit_counts_the_learners_code_not_the_graders_round_trips():
     assert 3 <= len(walled.sent) <= 5
 
 
+@pytest.mark.slow
 def test_command_line_on_files_that_need_no_kernel(tmp_path, capsys):
     from attention_kit.grading.__main__ import Progress, main
 
@@ -531,6 +532,7 @@ def test_graded_hints_of_the_variance_name_no_number(capsys):
     capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_worked_solutions_are_found_and_own_answers_are_not():
     import class_samples
 

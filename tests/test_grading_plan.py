@@ -20,6 +20,8 @@ from attention_kit.grading.reports import (
     write_csv,
 )
 
+pytestmark = pytest.mark.slow  # grades notebooks in kernels: make check leaves it out
+
 
 def test_exercises_ranges_notebooks_and_weights():
     got = parse_exercises("02.1-02.5, 2.6:0.5,04")

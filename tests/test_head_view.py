@@ -7,8 +7,8 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from attention_kit.learn.lm_training import rhyme_stream  # noqa: E402
-from attention_kit.learn.tiny_lm import head_weights, load_pretrained, next_token_probs  # noqa: E402
+from attention_kit.decoder.lm_training import rhyme_stream  # noqa: E402
+from attention_kit.decoder.tiny_lm import head_weights, load_pretrained, next_token_probs  # noqa: E402
 from attention_kit.widgets import HeadView  # noqa: E402
 
 
@@ -28,6 +28,7 @@ def test_state_matches_the_model(model):
     assert hv.png()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 def test_typing_a_context_changes_bars_and_weights(model):
     p, cfg, vocab = model
     hv = HeadView(p, cfg, vocab, context="humpty dumpty sat on")
@@ -54,6 +55,7 @@ def test_unknown_word_keeps_the_last_picture_and_lists_known_words(model):
     assert hv.message == "" and hv.known.value == ""
 
 
+@pytest.mark.slow
 def test_long_context_keeps_the_last_tokens(model):
     p, cfg, vocab = model
     hv = HeadView(p, cfg, vocab)

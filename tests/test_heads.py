@@ -150,7 +150,7 @@ def test_the_config_saves_and_loads(tmp_path):
     cfg = AttnOnlyConfig(vocab=5, d_model=8, n_heads=(1, 2), d_head=4, max_len=6)
     p = init_attention_only(cfg, rng=np.random.default_rng(0))
     save_params(tmp_path / "m.npz", p, cfg, losses=np.arange(3.0))
-    q, cfg2, meta = load_params(tmp_path / "m.npz")
+    q, cfg2, meta = load_params(tmp_path / "m.npz", AttnOnlyConfig)
     assert cfg2 == cfg and set(q) == set(p) and meta["losses"].shape == (3,)
     with pytest.raises(ParameterError, match="one number per layer"):
         AttnOnlyConfig(n_heads=2)

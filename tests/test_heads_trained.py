@@ -86,12 +86,13 @@ def test_an_unknown_model_says_which_exist():
         load_trained("nope")
 
 
+@pytest.mark.slow
 def test_one_head_in_layer_0_gives_the_same_picture():
     """Notebook 08, section 2: with one head in layer 0 (seed 0, 800 steps) the layer-0 head is again a
     previous-token head on queries 1-12 only."""
+    from attention_kit.decoder.training import train_decoder
     from attention_kit.heads.model import AttnOnlyConfig, init_attention_only
     from attention_kit.heads.trained import batch_function
-    from attention_kit.learn.training import train_decoder
 
     params = init_attention_only(AttnOnlyConfig(n_heads=(1, 2)), rng=np.random.default_rng(0))
     train_decoder(params, batch_function("induction"), steps=800, lr=3e-3, seed=0, positions="learned")
@@ -103,6 +104,7 @@ def test_one_head_in_layer_0_gives_the_same_picture():
     assert D.prefix_matching_score(saved["weights"][1], ids).max() > 0.9
 
 
+@pytest.mark.slow
 def test_seed_1_gives_the_same_results():
     """Notebook 08 says its claims hold for seed 1 too (seed 0 is shipped): one and two layers, and the sink."""
     params, _, _ = train_recipe("induction", seed=1)
@@ -126,6 +128,7 @@ def test_seed_1_gives_the_same_results():
     assert abs(cross_entropy(run(params, ids, window=4, sinks=1)[0], targets)[0] - full) < 0.05
 
 
+@pytest.mark.slow
 def test_the_induction_head_guesses_the_restart_at_the_boundary_and_ablations_agree():
     """Notebook 08 section 2 and docs/class-answers.md (08, questions 3 and 5): where its token is new, the
     induction head looks at key 0 and its direct logits favour key 0's token; that is how the model gets the

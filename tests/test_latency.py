@@ -16,6 +16,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 from PIL import Image
 
+from attention_kit.plotting.fast_artists import FastText
 from attention_kit.widgets import (
     AttentionExplorer,
     LiveFigure,
@@ -24,7 +25,6 @@ from attention_kit.widgets import (
 )
 from attention_kit.widgets.base import nice_limit
 from attention_kit.widgets.draw_ops import Unsupported, record_ops
-from attention_kit.widgets.fast_artists import FastText
 
 TOKENS = "the cat sat on the mat and purred".split()
 PADDED = ["the", "cat", "sat", "on", "the", "mat", "<pad>", "<pad>"]
@@ -52,6 +52,7 @@ def test_a_figure_without_moving_artists_is_sent_whole_as_a_png_background():
     assert live.size == list(pixels(live.value).shape[1::-1])  # [width, height]
 
 
+@pytest.mark.slow
 def test_moving_artists_travel_as_ops_and_the_background_only_when_it_changes():
     ex = SelfAttentionExplorer(np.random.default_rng(0).normal(0, 1, (8, 2)), labels=TOKENS)
     live = ex.live
@@ -94,6 +95,7 @@ def test_image_ops_put_the_first_query_row_where_the_axes_show_it(origin):
                                   top_row[0, :3])
 
 
+@pytest.mark.slow
 def test_a_bad_vector_sends_no_new_picture():
     ex = SelfAttentionExplorer(np.random.default_rng(0).normal(0, 1, (8, 2)), labels=TOKENS)
     frame, ops = ex.live.frame, ex.live.ops
@@ -116,6 +118,7 @@ def test_an_artist_ops_cannot_draw_sends_the_whole_picture():
     assert base64.b64decode(live.background[len(prefix):]) == bytes(live.value)
 
 
+@pytest.mark.slow
 def test_trace_records_every_stage_in_order_and_is_off_by_default():
     live = small_live()
     assert LiveFigure.trace is None
@@ -141,6 +144,7 @@ def test_trace_records_every_stage_in_order_and_is_off_by_default():
     lambda: AttentionExplorer([1.0, 0.4], [[1.2, 0.3], [0.2, 1.0], [-0.8, 0.5]]),
     lambda: SelfAttentionExplorer(np.random.default_rng(0).normal(0, 1, (8, 2)), labels=TOKENS),
 ], ids=["AttentionExplorer", "SelfAttentionExplorer"])
+@pytest.mark.slow
 def test_temperature_steps_redraw_only_the_dynamic_artists_and_titles(make):
     ex = make()
     ex.controls["temperature"].value = 0.9  # the title grows once: one new layout is fine
@@ -215,14 +219,14 @@ def test_a_temperature_title_that_grows_but_fits_is_not_a_new_layout(make):
 
 
 def test_a_moving_title_lays_out_again_only_when_it_stops_fitting_or_gains_a_line():
-    from attention_kit.widgets.base import _needs_layout
+    from attention_kit.widgets import base  # white-box: the rule inside Explorer
 
-    assert not _needs_layout(("lines", 1), ("lines", 1))
-    assert _needs_layout(("lines", 2), ("lines", 1))  # a taller title
-    assert _needs_layout("a title wider than its panel", ("lines", 1))
-    assert not _needs_layout(("lines", 1), "a title wider than its panel")  # narrower again
-    assert _needs_layout("a static title, longer", "a static title")
-    assert not _needs_layout("a static title!", "a static title")
+    assert not base._needs_layout(("lines", 1), ("lines", 1))
+    assert base._needs_layout(("lines", 2), ("lines", 1))  # a taller title
+    assert base._needs_layout("a title wider than its panel", ("lines", 1))
+    assert not base._needs_layout(("lines", 1), "a title wider than its panel")  # narrower again
+    assert base._needs_layout("a static title, longer", "a static title")
+    assert not base._needs_layout("a static title!", "a static title")
     ex = SelfAttentionExplorer(np.random.default_rng(0).normal(0, 1, (3, 2)))
     ex.live.set_dynamic(list(ex.live.dynamic))  # (keeps the titles moving)
     ax = ex._hm_w.ax

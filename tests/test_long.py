@@ -11,12 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import attention_kit as ak
-from attention_kit.learn import block as B
-from attention_kit.learn import tiny_lm as T
+from attention_kit.decoder import block as B
+from attention_kit.decoder import tiny_lm as T
 from attention_kit.learn.backward import multi_head_backward, numerical_gradient, relative_error
 from attention_kit.learn.layers import cross_entropy
-from attention_kit.long.alibi import alibi_bias, alibi_slopes
-from attention_kit.long.rope import rope, rope_backward, rope_frequencies
+from attention_kit.relative.alibi import alibi_bias, alibi_slopes
+from attention_kit.relative.rope import rope, rope_backward, rope_frequencies
 from attention_kit.scale.kvcache import KVCache
 
 
@@ -115,7 +115,7 @@ def test_multi_head_forward_with_rope_and_alibi_equals_a_loop_and_honours_the_ma
     X = rng.normal(size=(n, 8))
     mask = ak.causal_mask(n)
     pos = np.arange(30, 30 + n)
-    for kw, ref in (({"rope": pos}, {"pos": pos}),
+    for kw, ref in (({"rotation": ak.rope_rotation(pos)}, {"pos": pos}),
                     ({"bias": alibi_bias([0.5, 0.0], n)}, {"bias": alibi_bias([0.5, 0.0], n)})):
         out, w, _ = ak.multi_head_forward(X, X, p, mask, **kw)
         want, want_w = _loop_attention(X, p, mask, **ref)
@@ -128,7 +128,7 @@ def test_multi_head_forward_with_rope_and_alibi_equals_a_loop_and_honours_the_ma
         ak.multi_head_forward(X, X, p, mask, bias=np.zeros((3, n, n)))
 
 
-@pytest.mark.parametrize("kw", [{"rope": np.arange(5, 11)}, {"bias": alibi_bias([1.0, 0.125], 6)}])
+@pytest.mark.parametrize("kw", [{"rotation": ak.rope_rotation(np.arange(5, 11))}, {"bias": alibi_bias([1.0, 0.125], 6)}])
 def test_multi_head_backward_with_rope_and_alibi_matches_finite_differences(kw):
     rng = np.random.default_rng(3)
     p = ak.init_multi_head(8, 2, rng=rng)
@@ -265,8 +265,8 @@ def test_predictable_splits_the_repeat_into_induction_and_the_boundary():
 
 def test_stream_logits_with_the_sink_before_the_window_is_a_fresh_pass_over_sink_and_window():
     """StreamingLLM's positions for one RoPE layer: the sink at 0, the window at 1..W, recomputed."""
-    from attention_kit.learn.block import decoder_forward
-    from attention_kit.learn.lm_training import rhyme_stream
+    from attention_kit.decoder.block import decoder_forward
+    from attention_kit.decoder.lm_training import rhyme_stream
     from attention_kit.long import streaming
 
     params, cfg, _ = streaming.load_rope_lm(1)

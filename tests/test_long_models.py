@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import attention_kit as ak
-from attention_kit.learn.lm_training import evaluate, make_lm_data, rhyme_stream
+from attention_kit.decoder.lm_training import evaluate, make_lm_data, rhyme_stream
 from attention_kit.long import streaming
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +51,7 @@ def test_streaming_one_layer_is_exact_two_layers_are_not():
 
 
 def test_streaming_refuses_absolute_positions_past_the_window():
-    p, cfg, _ = ak.learn.tiny_lm.load_pretrained()
+    p, cfg, _ = ak.decoder.tiny_lm.load_pretrained()
     ids = np.arange(cfg.context + 1) % cfg.vocab_size
     with pytest.raises(ak.ParameterError, match="recompute_logits"):
         streaming.stream_logits(p, cfg, ids)

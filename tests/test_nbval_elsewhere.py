@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # runs nbval in subprocesses: make check leaves it out
+
 TOOL = Path(__file__).resolve().parents[1] / "tools" / "nbval_elsewhere.py"
 spec = importlib.util.spec_from_file_location("nbval_elsewhere", TOOL)
 elsewhere = importlib.util.module_from_spec(spec)

@@ -43,7 +43,7 @@ def test_header_time_is_the_measured_time(path):
     m = notebook_time.measure(path)
     assert abs(claim[0] - m.low) <= 5 and abs(claim[1] - m.high) <= 5, (
         f"{path.name}: the header says {claim[0]}–{claim[1]} minutes, the measure is "
-        f"{m.low:.0f}–{m.high:.0f}: run python tools/edits/issue26.py {path.name}")
+        f"{m.low:.0f}–{m.high:.0f}: run python tools/notebook_time.py --write")
 
 
 def test_the_guide_states_the_headers_times():

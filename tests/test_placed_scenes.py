@@ -11,8 +11,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.layout_engine import ConstrainedLayoutEngine  # noqa: E402
 
-from attention_kit.learn.lm_training import rhyme_stream  # noqa: E402
-from attention_kit.learn.tiny_lm import load_pretrained  # noqa: E402
+from attention_kit.decoder.lm_training import rhyme_stream  # noqa: E402
+from attention_kit.decoder.tiny_lm import load_pretrained  # noqa: E402
 from attention_kit.widgets import HeadExplorer, HeadView  # noqa: E402
 
 

@@ -210,7 +210,7 @@ def test_imports_are_pure_and_change_no_rcparams():
 
 def test_cached_text_matches_plain_text_rendering():
     """FastText's cached bitmaps draw the same digits, in the same place, as matplotlib's Text."""
-    from attention_kit.widgets.fast_artists import FastText
+    from attention_kit.plotting.fast_artists import FastText
 
     def render(cls):
         fig = Figure(figsize=(1.2, 0.6), dpi=100)
@@ -235,7 +235,7 @@ def test_cell_image_draws_what_axes_image_draws(monkeypatch):
     move by a pixel, under the white grid lines)."""
     from matplotlib.image import AxesImage
 
-    from attention_kit.widgets.fast_artists import CellImage
+    from attention_kit.plotting.fast_artists import CellImage
 
     def render(W, mask=None, kind="weights"):
         fig = Figure(figsize=(4, 3), dpi=72, layout="constrained")

@@ -80,8 +80,8 @@ def test_causal_checkbox_keeps_the_axes():
 
 
 def test_head_view_keeps_a_figure_per_context():
-    from attention_kit.learn.lm_training import rhyme_stream
-    from attention_kit.learn.tiny_lm import load_pretrained
+    from attention_kit.decoder.lm_training import rhyme_stream
+    from attention_kit.decoder.tiny_lm import load_pretrained
     from attention_kit.widgets import HeadView
 
     params, config, _ = load_pretrained()

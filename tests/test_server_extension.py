@@ -12,6 +12,8 @@ import pytest
 
 from attention_kit.widgets import server_extension as ext
 
+pytestmark = pytest.mark.slow  # starts Jupyter servers: make check leaves it out
+
 
 def _run(coroutine):
     """Run a coroutine that never waits (the stand-in's ``open``), without an event loop: the

@@ -14,6 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import make_student  # noqa: E402
 
+pytestmark = pytest.mark.slow  # builds the student edition and runs every copy: make check leaves it out
+
 NOTEBOOKS = make_student.course_notebooks()
 
 
@@ -91,7 +93,7 @@ def test_student_copy_has_no_outputs_and_no_solutions(src, student_dir):
     for cell in original.cells:
         if cell.metadata.get("jupyter", {}).get("source_hidden"):
             assert "solution" in cell.metadata.get("tags", []), (
-                f"{src.name}: a collapsed cell is not tagged solution (tools/edits/issue26.py)")
+                f"{src.name}: a collapsed cell is not tagged solution (docs/development.md, cell tags)")
     for cell in student.cells:
         assert not make_student.is_dropped(cell)
         if cell.cell_type == "code":

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import attention_kit as ak
-from attention_kit.learn import tiny_lm as T
+from attention_kit.decoder import tiny_lm as T
+from attention_kit.decoder.lm_training import evaluate, make_lm_data, rhyme_stream
 from attention_kit.learn.backward import numerical_gradient, relative_error
 from attention_kit.learn.corpus import UnknownWordError, Vocab, tokenize
-from attention_kit.learn.lm_training import evaluate, make_lm_data, rhyme_stream
 from attention_kit.learn.params import load_params, save_params
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,7 +151,7 @@ def test_save_and_load_round_trip(tmp_path):
     cfg = T.TinyLMConfig(vocab_size=5, d_model=4, n_heads=2, n_layers=1, d_ff=4, context=3)
     p = T.init_tiny_lm(cfg, rng=np.random.default_rng(0))
     save_params(tmp_path / "m.npz", p, cfg, note=np.array([1, 2]))
-    q, cfg2, meta = load_params(tmp_path / "m.npz")
+    q, cfg2, meta = load_params(tmp_path / "m.npz", T.TinyLMConfig)
     assert cfg2 == cfg and set(q) == set(p) and list(meta["note"]) == [1, 2]
     for k in p:
         np.testing.assert_allclose(q[k], p[k], rtol=1e-6)  # stored as float32
@@ -176,7 +176,7 @@ def test_an_unseen_rhyme_is_not_predicted(seed):
     """Notebook 06: trained for 300 steps on seven rhymes, the model predicts the next word of the
     eighth ("mary had a little lamb") about as often as always predicting a line break, and with a
     loss above that of a uniform guess; the seven it trained on, at least 90 % of the time."""
-    from attention_kit.learn.lm_training import train_lm
+    from attention_kit.decoder.lm_training import train_lm
 
     _, vocab = rhyme_stream()
     data = make_lm_data(context=16, held_rhyme=6)

@@ -67,7 +67,7 @@ def with_own_answers(student, number: str):
     for ex_id, ex in entry.numbered():
         cell = exercise_cell(solved, number, ex_id)
         parts = [ast.get_source_segment(cell.source, node) or "" for node in ast.parse(cell.source).body]
-        kept = [t for t in parts if not set(ex.answers) & registry._bound_names(t)]  # no stub
+        kept = [t for t in parts if not set(ex.answers) & registry.bound_names(t)]  # no stub
         call = next((i for i, t in enumerate(kept) if f".{ex.checker.__name__}(" in t), len(kept))
         cell.source = "\n\n".join([*kept[:call], own_answer(solutions[ex_id]), *kept[call:]])
     return solved

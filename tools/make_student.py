@@ -14,8 +14,8 @@ A student copy is the full notebook minus every cell tagged ``solution`` (the wo
 also every cell collapsed with ``"jupyter": {"source_hidden": true}``, and the sentences that
 announce them) or ``answer-reveal`` (a cell that gives an answer away outside its solution), with
 outputs, execution counts and saved widget state cleared. Cells tagged ``explorer-check`` stay,
-under their collapsed "Check what you found" heading. The tags are set by
-``tools/edits/issue26.py``. The committed notebooks are never modified. The build fails if
+under their collapsed "Check what you found" heading. The tags are set in the notebooks
+themselves (docs/development.md, "The notebooks"). The committed notebooks are never modified. The build fails if
 :func:`find_leaks` finds a solution's line, a tagged cell or a sentence about solutions in the
 folder, and warns about an exercise whose answer no cell defines (``make grade`` could not grade
 it; ``attention_kit.check.registry``).

@@ -2,6 +2,8 @@
 
     python tools/notebook_time.py            # a table: every notebook's measure and its header's claim
     python tools/notebook_time.py --sections # minutes per section (the plans in docs/teaching.md)
+    python tools/notebook_time.py --write    # after an edit: the headers, docs/teaching.md's **Time**
+                                             # and the README's table say the measure
 
 What a learner meets is the student copy (``tools/make_student.py``: no worked solutions, no
 answer cells). Of it, the rule counts
@@ -129,7 +131,58 @@ def stated(path: Path) -> tuple[int, int] | None:
     return None
 
 
+TIME = re.compile(r"([Aa])bout \d+(?:\s*[–-]\s*\d+)? minutes[^.\n]*\.")
+
+
+def write_header(path: Path) -> bool:
+    """The header's "about N–M minutes ..." sentence becomes the measure (a Markdown cell only: the
+    stored outputs stay, no re-execution is needed). True if the notebook changed."""
+    before = path.read_text(encoding="utf-8")
+    nb = nbformat.reads(before, as_version=4)
+    for cell in nb.cells[:3]:
+        if cell.cell_type == "markdown" and (m := TIME.search(cell.source)):
+            sentence = measure(path).sentence()
+            sentence = ("a" + sentence[1:]) if m.group(1) == "a" else sentence
+            cell.source = cell.source[:m.start()] + sentence + cell.source[m.end():]
+            after = nbformat.writes(nb) + "\n"
+            if after != before:
+                path.write_text(after, encoding="utf-8")
+            return after != before
+    raise SystemExit(f"{path.name}: no 'about N minutes' in the header")
+
+
+def write_guides(paths: list[Path]) -> None:
+    """docs/teaching.md's "**Time:**" of each notebook, and the README's table, repeat the measure."""
+    guide = ROOT / "docs" / "teaching.md"
+    text = guide.read_text(encoding="utf-8")
+    for path in paths:
+        start = text.find(f"(../notebooks/{path.name})")
+        m = re.compile(r"\*\*Time:\*\* about \d+(?:\s*[–-]\s*\d+)? minutes[^.\n]*\.").search(text, max(start, 0))
+        if start < 0 or m is None:
+            raise SystemExit(f"docs/teaching.md: no **Time:** after a link to {path.name}")
+        text = text[:m.start()] + "**Time:** a" + measure(path).sentence()[1:] + text[m.end():]
+    ranges = [measure(path).rounded for path in paths]
+    text = re.sub(r"notebook takes \d+ to \d+ minutes",
+                  f"notebook takes {min(r[0] for r in ranges)} to {max(r[1] for r in ranges)} minutes", text)
+    guide.write_text(text, encoding="utf-8")
+    readme = ROOT / "README.md"
+    lines = readme.read_text(encoding="utf-8").splitlines(keepends=True)
+    for k, line in enumerate(lines):
+        for path in paths:
+            if f"(notebooks/{path.name})" in line:
+                low, high = measure(path).rounded
+                lines[k] = re.sub(r"\| \d+–\d+ min \|(\s*)$", rf"| {low}–{high} min |\1", line)
+    readme.write_text("".join(lines), encoding="utf-8")
+
+
 def main() -> int:
+    if "--write" in sys.argv:
+        paths = make_student.course_notebooks()
+        for path in paths:
+            if write_header(path):
+                print(f"edited {path.relative_to(ROOT)}")
+        write_guides(paths)
+        return 0
     if "--sections" in sys.argv:
         for path in make_student.course_notebooks():
             print(path.name)

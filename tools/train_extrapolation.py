@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from attention_kit.learn.training import train_decoder
+from attention_kit.decoder.training import train_decoder
 from attention_kit.long.extrapolation import SCHEMES, TRAINING, accuracy, batch, init_model
 
 ROOT = Path(__file__).resolve().parents[1]

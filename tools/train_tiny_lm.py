@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from attention_kit.learn.lm_training import evaluate, make_lm_data, train_lm
+from attention_kit.decoder.lm_training import evaluate, make_lm_data, train_lm
+from attention_kit.decoder.tiny_lm import TinyLMConfig, init_tiny_lm
 from attention_kit.learn.params import save_params
-from attention_kit.learn.tiny_lm import TinyLMConfig, init_tiny_lm
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS, LR, SEED, LOG_EVERY = 2000, 0.01, 0, 25

@@ -31,8 +31,8 @@ import numbers
 
 import numpy as np
 
-from ..long.alibi import alibi_bias, alibi_slopes
-from ..long.rope import rope
+from ..relative.alibi import alibi_bias, alibi_slopes
+from ..relative.rope import rope
 from . import close, not_attempted, not_done, prediction, quietly, report, try_call
 from .plain import plain_numpy
 

@@ -192,7 +192,7 @@ def parse_cell(source: str) -> ast.Module | None:
 _parse = parse_cell
 
 
-def _bound_names(source: str) -> set[str]:
+def bound_names(source: str) -> set[str]:
     """Names a cell assigns or defines at its top level (``x = ...``, ``a, b = ...``, ``def f``).
 
     A cell that does not parse (a learner's syntax error) binds nothing.
@@ -229,7 +229,7 @@ def answer_cells(sources: Sequence[str], nb: Notebook) -> dict[str, list[int]]:
     that a learner's syntax error is still traced to its exercise.
     """
     out: dict[str, list[int]] = {}
-    bound = [_bound_names(src) for src in sources]
+    bound = [bound_names(src) for src in sources]
     for ex_id, ex in nb.numbered():
         hits = []
         for i, src in enumerate(sources):

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..decoder.tiny_lm import TinyLMConfig, head_weights, lm_forward
 from ..learn.corpus import Vocab
 from ..learn.layers import layer_norm as _layer_norm
-from ..learn.tiny_lm import TinyLMConfig, head_weights, lm_forward
 from . import (
     close,
     not_attempted,
@@ -132,8 +132,8 @@ def layer_norm(fn) -> bool:
 def _shipped(params, config, vocab):
     """The model the notebook uses: the given one, or the weights shipped with the package."""
     if params is None or config is None or vocab is None:
-        from ..learn.lm_training import rhyme_stream
-        from ..learn.tiny_lm import load_pretrained
+        from ..decoder.lm_training import rhyme_stream
+        from ..decoder.tiny_lm import load_pretrained
 
         p, c, _ = load_pretrained()
         params, config, vocab = params or p, config or c, vocab or rhyme_stream()[1]

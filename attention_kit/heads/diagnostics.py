@@ -2,7 +2,7 @@
 
 Small measurements of what a head does, each with an answer known on hand-made weights.
 
-Attention weights are ``(batch, h, n, n)`` (what :func:`attention_kit.learn.block.decoder_forward`
+Attention weights are ``(batch, h, n, n)`` (what :func:`attention_kit.decoder.block.decoder_forward`
 saves in ``saved["weights"][l]``); a score is one number per head, averaged over the batch and the
 queries it applies to.
 
@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..decoder.block import decoder_forward
 from ..errors import ParameterError, ShapeError
-from ..learn.block import decoder_forward
 
 __all__ = ["previous_token_score", "prefix_match_mask", "prefix_matching_score", "sink_mass",
            "head_means", "mean_ablation", "head_matrices", "composition_scores", "composition_baseline",

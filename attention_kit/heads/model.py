@@ -4,7 +4,7 @@ Attention-only decoders: token embedding plus a learned position table, ``n_laye
 causal multi-head attention on the residual stream (no MLP, no layer norm) and a read-out. It is
 the model of Elhage et al. (2021, "A Mathematical Framework for Transformer Circuits") in which
 induction heads were found, and it runs through the course's one decoder,
-:func:`attention_kit.learn.block.decoder_forward`, with ``positions="learned"``.
+:func:`attention_kit.decoder.block.decoder_forward`, with ``positions="learned"``.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..decoder.block import decoder_forward
 from ..errors import ParameterError, ShapeError, check_count
-from ..learn.block import decoder_forward
 
 __all__ = ["AttnOnlyConfig", "init_attention_only", "run"]
 

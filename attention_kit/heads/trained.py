@@ -20,9 +20,9 @@ from importlib import resources
 
 import numpy as np
 
+from ..decoder.training import TrainingLog, train_decoder
 from ..errors import ParameterError
 from ..learn.params import load_params
-from ..learn.training import TrainingLog, train_decoder
 from .model import AttnOnlyConfig, init_attention_only
 from .tasks import bigram_backcopy, repeated_sequences
 
@@ -62,7 +62,7 @@ def held_out(name: str, n: int = 512):
 
 
 def train_recipe(name: str, *, steps: int | None = None, seed: int = SEED, **train) -> tuple[dict, AttnOnlyConfig, TrainingLog]:
-    """Train model ``name`` from its recipe; ``train`` goes to :func:`~attention_kit.learn.training.train_decoder`."""
+    """Train model ``name`` from its recipe; ``train`` goes to :func:`~attention_kit.decoder.training.train_decoder`."""
     r = _recipe(name)
     config = AttnOnlyConfig(vocab=VOCAB, n_heads=r["n_heads"], max_len=LENGTH)
     params = init_attention_only(config, rng=np.random.default_rng(seed))
@@ -75,4 +75,4 @@ def load_trained(name: str) -> tuple[dict, AttnOnlyConfig, dict]:
     """The shipped weights of model ``name``: ``(params, config, meta)``; ``meta["losses"]`` is its log."""
     _recipe(name)
     with resources.as_file(resources.files("attention_kit") / "data" / f"heads_{name}.npz") as path:
-        return load_params(path)
+        return load_params(path, AttnOnlyConfig)

@@ -23,7 +23,6 @@ from typing import Callable
 import numpy as np
 
 from ..errors import ParameterError, ShapeError, as_float_array, check_finite, check_positive
-from ..long.rope import rope_backward
 from ..mechanism._kernels import stack_heads, to_heads
 from ..mechanism.attention import scaled_dot_product_attention
 from ..mechanism.multi_head_attention import (
@@ -251,8 +250,8 @@ def multi_head_backward(cache: MultiHeadCache, grad_out):
     dW_o = c.concat.reshape(-1, c.concat.shape[-1]).T @ g2  # (h*d_v, batch*n_q) @ (batch*n_q, d_model)
     d_heads = to_heads(g @ p.W_o.T, h, p.d_v)  # (..., n_q, h*d_v) -> (..., h, n_q, d_v)
     dQ, dK, dV = _attention_grads(c.Q, c.K, c.V, c.weights, d_heads, c.scale)
-    if c.rope is not None:  # back through the rotation (notebook 09): rotate the gradients back
-        dQ, dK = rope_backward(dQ, c.rope[0]), rope_backward(dK, c.rope[1])
+    if c.rotation is not None:  # back through the rotation (RoPE, notebook 09): turn the gradients back
+        dQ, dK = c.rotation.backward(dQ, dK)
     dX_q = merge_heads(dQ) @ stack_heads(p.W_q).T  # (..., n_q, h*d_k) @ (h*d_k, d_model)
     dX_kv = merge_heads(dK) @ stack_heads(p.W_k).T + merge_heads(dV) @ stack_heads(p.W_v).T  # (..., n_k, d_model)
     grads = MultiHeadParams(

@@ -2,20 +2,20 @@
 
 A model is two things:
 
-* a **config**, a frozen dataclass of its sizes (:class:`~attention_kit.learn.tiny_lm.TinyLMConfig`,
-  :class:`~attention_kit.scale.tiny_decoder.DecoderConfig`, ...);
+* a **config**, a frozen dataclass of its sizes (:class:`~attention_kit.decoder.tiny_lm.TinyLMConfig`,
+  :class:`~attention_kit.decoder.tiny_decoder.DecoderConfig`, ...);
 * its **parameters**, a flat dict ``{name: ndarray}``, what the optimisers update in place and what
   a gradient dict mirrors name for name. A decoder's names are ``"E"`` (embeddings),
   ``"l{l}.ln1.g"``, ``"l{l}.attn.W_q"``, ..., ``"l{l}.mlp.W1"``, ``"lnf.g"`` and ``"W_out"``
-  (see :mod:`attention_kit.learn.block`).
+  (see :mod:`attention_kit.decoder.block`).
 
-:func:`save_params` writes both (and any extra arrays) to one ``.npz``; :func:`load_params` reads
-them back for any registered config.
+:func:`save_params` writes both (and any extra arrays) to one ``.npz``, the config by its class's
+name; :func:`load_params` reads them back into the config class its caller names, so this module
+knows none of the models (they are built above it, in ``learn``, ``decoder`` and ``heads``).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from dataclasses import asdict, is_dataclass
 
@@ -23,22 +23,14 @@ import numpy as np
 
 from ..errors import ParameterError
 
-__all__ = ["CONFIGS", "save_params", "load_params"]
-
-#: The config classes a saved file may name, and the module that defines each.
-CONFIGS = {
-    "TinyLMConfig": "attention_kit.learn.tiny_lm",
-    "DecoderConfig": "attention_kit.scale.tiny_decoder",
-    "ToyConfig": "attention_kit.learn.toy_tasks",
-    "AttnOnlyConfig": "attention_kit.heads.model",
-}
+__all__ = ["save_params", "load_params"]
 
 
 def save_params(path, params: dict, config, *, dtype=np.float32, **meta) -> None:
     """Write ``params`` (as ``dtype``, float32 by default), ``config`` and the arrays ``meta`` to one ``.npz``."""
     kind = type(config).__name__
-    if not is_dataclass(config) or kind not in CONFIGS:
-        raise ParameterError(f"config must be one of the models' configs ({', '.join(CONFIGS)}), "
+    if not is_dataclass(config) or isinstance(config, type):
+        raise ParameterError(f"config must be a model's config (a dataclass such as TinyLMConfig), "
                              f"got {type(config).__name__}")
     arrays = {f"param/{k}": np.asarray(v, dtype=dtype) for k, v in params.items()}
     arrays |= {"config": np.array(json.dumps({"kind": kind, **asdict(config)}))}
@@ -46,22 +38,28 @@ def save_params(path, params: dict, config, *, dtype=np.float32, **meta) -> None
     np.savez_compressed(path, **arrays)
 
 
-def _config(z) -> object:
+def _config(z, config_type: type) -> object:
     if "config" in z.files:
         fields = json.loads(str(z["config"]))
         kind = fields.pop("kind")
     else:  # files written before the config was one JSON record (the shipped tiny_lm.npz)
         kind = "TinyLMConfig"
         fields = {k[7:]: int(z[k]) for k in z.files if k.startswith("config/")}
-    if kind not in CONFIGS:
-        raise ParameterError(f"the file holds a {kind}, which is none of {', '.join(CONFIGS)}")
-    return getattr(importlib.import_module(CONFIGS[kind]), kind)(**fields)
+    if kind != config_type.__name__:
+        raise ParameterError(f"the file holds a {kind}, not a {config_type.__name__}")
+    return config_type(**fields)
 
 
-def load_params(path) -> tuple[dict, object, dict]:
-    """Read what :func:`save_params` wrote: ``(params as float64, config, meta)``."""
+def load_params(path, config_type: type) -> tuple[dict, object, dict]:
+    """Read what :func:`save_params` wrote: ``(params as float64, config, meta)``.
+
+    ``config_type`` is the class of the config the file holds (``TinyLMConfig``, ``DecoderConfig``,
+    ``ToyConfig``, ``AttnOnlyConfig``, ...); a file that holds another raises ``ParameterError``.
+    """
+    if not (isinstance(config_type, type) and is_dataclass(config_type)):
+        raise ParameterError(f"config_type must be a model's config class, e.g. TinyLMConfig, not {config_type!r}")
     with np.load(path) as z:
         params = {k[6:]: z[k].astype(np.float64) for k in z.files if k.startswith("param/")}
-        config = _config(z)
+        config = _config(z, config_type)
         meta = {k[5:]: z[k] for k in z.files if k.startswith("meta/")}
     return params, config, meta

@@ -14,7 +14,7 @@ tells the two apart, and :func:`accuracy` scores them separately). Nothing in it
 
 The model is notebook 08's attention-only decoder (two layers of two heads, ``d_model = 32``)
 without its table of learned positions; :data:`SCHEMES` says what each run passes to
-:func:`attention_kit.learn.block.decoder_forward`. ``tools/train_extrapolation.py`` trains them
+:func:`attention_kit.decoder.block.decoder_forward`. ``tools/train_extrapolation.py`` trains them
 all and writes ``attention_kit/data/extrapolation.npz`` (:func:`load_extrapolation`).
 """
 
@@ -25,10 +25,10 @@ from importlib import resources
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from ..decoder.block import decoder_forward
 from ..errors import ParameterError, check_count
 from ..heads.model import AttnOnlyConfig, init_attention_only
 from ..heads.tasks import repeated_sequences
-from ..learn.block import decoder_forward
 
 __all__ = ["SCHEMES", "TASK", "MODEL", "TRAINING", "init_model", "batch", "predictable", "accuracy",
            "load_extrapolation"]

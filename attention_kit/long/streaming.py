@@ -28,12 +28,12 @@ from importlib import resources
 
 import numpy as np
 
+from ..decoder.block import decoder_forward
+from ..decoder.tiny_lm import TinyLMConfig
 from ..errors import ParameterError, ShapeError, check_count
-from ..learn.block import decoder_forward
 from ..learn.params import load_params
-from ..learn.tiny_lm import TinyLMConfig
+from ..relative.rope import rope
 from ..scale.kvcache import KVCache
-from .rope import rope
 
 __all__ = ["stream_logits", "recompute_logits", "load_rope_lm"]
 
@@ -136,4 +136,4 @@ def load_rope_lm(layers: int = 1) -> tuple[dict, TinyLMConfig, dict]:
     if layers not in (1, 2):
         raise ParameterError(f"the shipped RoPE models have 1 or 2 layers, not {layers!r}")
     with resources.as_file(resources.files("attention_kit").joinpath(f"data/tiny_lm_rope{layers}.npz")) as f:
-        return load_params(f)
+        return load_params(f, TinyLMConfig)

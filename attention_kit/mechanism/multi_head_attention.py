@@ -17,7 +17,6 @@ from ..errors import (
     check_matrix,
     check_positive,
 )
-from ..long.rope import rope as rotate
 from ._kernels import mask_for_heads, sdpa_core, stack_heads, to_heads
 
 __all__ = ["MultiHeadParams", "MultiHeadCache", "init_multi_head", "split_heads", "merge_heads",
@@ -180,9 +179,9 @@ class MultiHeadCache:
         The heads' outputs side by side, the input of ``W_o``.
     scale : float
         The factor on the scores, ``1 / sqrt(d_k)`` by default.
-    rope : tuple, optional
-        ``(positions_q, positions_k)`` when the queries and keys were rotated (RoPE, notebook 09):
-        then ``Q`` and ``K`` are the rotated ones.
+    rotation : optional
+        The ``rotation`` the forward pass turned the queries and keys with (RoPE, notebook 09):
+        then ``Q`` and ``K`` are the turned ones, and the backward pass turns their gradients back.
     """
 
     X_q: np.ndarray
@@ -194,7 +193,7 @@ class MultiHeadCache:
     weights: np.ndarray
     concat: np.ndarray
     scale: float
-    rope: tuple | None = None
+    rotation: object | None = None
 
 
 def _scale_arg(scale, d_k: int) -> float:
@@ -233,7 +232,7 @@ def multi_head_attention(X_q, X_kv, params: MultiHeadParams, mask=None):
 
 
 def multi_head_forward(X_q, X_kv, params: MultiHeadParams, mask=None, *, scale: float | None = None,
-                       rope=None, bias=None):
+                       rotation=None, bias=None):
     """:func:`multi_head_attention`, also returning what its backward pass needs (notebook 05).
 
     The one forward pass of multi-head attention: :func:`multi_head_attention` returns its first
@@ -241,11 +240,11 @@ def multi_head_forward(X_q, X_kv, params: MultiHeadParams, mask=None, *, scale: 
     ``scale`` (keyword only) replaces the factor ``1 / sqrt(d_k)`` on the scores, for experiments:
     ``scale=1.0`` is attention without the scaling.
 
-    The two position schemes of notebook 09 (keyword only):
+    Two ways in for a position scheme (keyword only; notebook 09 brings RoPE and ALiBi through them):
 
-    * ``rope``: the tokens' positions, ``(n,)`` for self-attention or a pair
-      ``(positions_q, positions_k)``; every head's queries and keys are rotated by
-      :func:`attention_kit.long.rope.rope` before the scores;
+    * ``rotation``: turns every head's queries and keys, shape (..., h, n, d_k), before the scores:
+      an object with ``forward(Q, K) -> (Q, K)`` and ``backward(dQ, dK) -> (dQ, dK)`` (its
+      transpose, for the backward pass), e.g. ``attention_kit.rope_rotation(positions)``;
     * ``bias``: added to the scaled scores before the softmax, broadcastable to
       ``(..., h, n_q, n_k)`` (ALiBi's ``alibi_bias(slopes, n)``, shape (h, n_q, n_k)); the mask
       still blocks what it blocks.
@@ -282,11 +281,11 @@ def multi_head_forward(X_q, X_kv, params: MultiHeadParams, mask=None, *, scale: 
         if b is not None:
             arr += b.astype(dt, copy=False)[:, None, :]  # (h, 1, d): the same bias for every token of a head
     batch = np.broadcast_shapes(X_q.shape[:-2], X_kv.shape[:-2])
-    if rope is not None:  # rotate each query and key at its position (after the biases b_q, b_k)
-        rope = (rope, rope) if not isinstance(rope, tuple) else rope
-        if len(rope) != 2:
-            raise ParameterError("rope must be the tokens' positions (n,), or (positions_q, positions_k)")
-        Qh, Kh = rotate(Qh, rope[0]), rotate(Kh, rope[1])
+    if rotation is not None:  # e.g. RoPE: each query and key turned at its position (after the biases b_q, b_k)
+        if not (callable(getattr(rotation, "forward", None)) and callable(getattr(rotation, "backward", None))):
+            raise ParameterError("rotation must have forward(Q, K) and backward(dQ, dK), "
+                                 "e.g. attention_kit.rope_rotation(positions)")
+        Qh, Kh = rotation.forward(Qh, Kh)
     if bias is not None:
         bias = as_float_array(bias, "bias")
         want = batch + (h, X_q.shape[-2], X_kv.shape[-2])
@@ -305,4 +304,4 @@ def multi_head_forward(X_q, X_kv, params: MultiHeadParams, mask=None, *, scale: 
         out += params.b_o
     if not np.isfinite(out).all():
         check_finite(out, "the output of multi_head_attention (overflow?)")
-    return out, weights, MultiHeadCache(X_q, X_kv, params, Qh, Kh, Vh, weights, concat, scale, rope)
+    return out, weights, MultiHeadCache(X_q, X_kv, params, Qh, Kh, Vh, weights, concat, scale, rotation)

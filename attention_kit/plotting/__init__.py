@@ -3,12 +3,13 @@
 * ``heatmaps`` - :func:`heatmap`, :func:`update_heatmap`, :func:`head_grid`
 * ``vectors`` - :func:`plot_vectors`, :func:`update_vectors`
 * ``colours`` - ``WEIGHTS_CMAP``, ``SCORES_CMAP``, ``OKABE_ITO``
+* ``fast_artists`` - the Agg speed machinery (cached text bitmaps, cell images) these plots and
+  the explorers' live figure draw with
 
 Every helper draws on an ``Axes`` you give it (or makes one), returns its artists, and has an
 in-place ``update_*`` twin that changes data, colours and texts without creating new artists.
 Conventions, as everywhere in ``attention_kit``: **rows are tokens**; heatmaps read like the
-printed matrix. The speed machinery they draw with (cached text bitmaps, cell images) is in
-:mod:`attention_kit.widgets.fast_artists`. Importing this package does not change matplotlib's
+printed matrix. Importing this package does not change matplotlib's
 global ``rcParams``.
 """
 

@@ -22,8 +22,8 @@ from matplotlib.colors import Colormap, Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from ..widgets.fast_artists import CellImage, FastText, TextBatch
 from .colours import SCORES_CMAP, WEIGHTS_CMAP
+from .fast_artists import CellImage, FastText, TextBatch
 
 __all__ = ["HeatmapArtists", "heatmap", "update_heatmap", "head_grid"]
 

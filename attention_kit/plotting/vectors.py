@@ -12,8 +12,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.patches import FancyArrowPatch
 
-from ..widgets.fast_artists import add_fast_text
 from .colours import OKABE_ITO
+from .fast_artists import add_fast_text
 
 __all__ = ["VectorArtists", "plot_vectors", "update_vectors"]
 

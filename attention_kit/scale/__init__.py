@@ -5,5 +5,7 @@
 * ``kvcache`` - the KV cache and its size for real model shapes
 * ``grouped_query`` - multi-query and grouped-query attention
 * ``sliding_window`` - sliding-window masks and the receptive field of stacked layers
-* ``tiny_decoder`` - a random-weight causal decoder that generates with and without a KV cache
+
+The random-weight decoder that generates with and without a KV cache is
+:mod:`attention_kit.decoder.tiny_decoder`.
 """

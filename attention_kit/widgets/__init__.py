@@ -26,8 +26,6 @@ Where each piece lives (one module per building block, one per explorer):
 * ``editor`` - :class:`VectorEditor`
 * ``live_figure`` - :class:`LiveFigure`, :func:`encode_png` (and ``live_figure.js``, its page side)
 * ``draw_ops`` - matplotlib artists as canvas drawing commands (:func:`record_ops`)
-* ``fast_artists`` - the Agg speed machinery (cached text bitmaps, cell images) that
-  :mod:`attention_kit.plotting` draws with
 * ``base`` - the explorer base class and the 2-D plane helpers
 * ``messages`` - the error label and its one-line messages
 * ``general_attention``, ``self_attention``, ``multi_head``, ``masks``, ``head_view``,
@@ -41,7 +39,7 @@ Where each piece lives (one module per building block, one per explorer):
 import importlib
 
 # Each public name and the module that defines it. They are imported on first use (PEP 562), so
-# that attention_kit.plotting can draw with fast_artists without loading ipywidgets.
+# that importing the package does not load ipywidgets before an explorer is asked for.
 _WHERE = {
     "VectorParseError": "parsing",
     "parse_vector": "parsing",

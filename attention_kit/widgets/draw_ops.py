@@ -38,7 +38,7 @@ from matplotlib.patches import FancyArrowPatch
 from matplotlib.path import Path
 from matplotlib.text import Text
 
-from .fast_artists import TextBatch
+from ..plotting.fast_artists import TextBatch
 
 __all__ = ["Unsupported", "record_ops"]
 

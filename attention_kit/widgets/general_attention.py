@@ -11,9 +11,9 @@ from ..mechanism import alignment as _alignment
 from ..mechanism import attention as _attention
 from ..mechanism import scores as _scores
 from ..plotting import OKABE_ITO, plot_vectors, update_vectors
+from ..plotting.fast_artists import add_fast_text
 from .base import Explorer, nice_limit, plane, steady_limits
 from .editor import VectorEditor
-from .fast_artists import add_fast_text
 from .messages import CONTEXT_COLOR
 
 __all__ = ["AttentionExplorer"]

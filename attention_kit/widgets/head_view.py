@@ -16,8 +16,8 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from ..decoder.tiny_lm import TinyLMConfig, head_weights, next_token_probs
 from ..learn.corpus import UnknownWordError, Vocab
-from ..learn.tiny_lm import TinyLMConfig, head_weights, next_token_probs
 from ..plotting import OKABE_ITO, WEIGHTS_CMAP, heatmap, update_heatmap
 from .base import Explorer, widest_first
 

@@ -23,8 +23,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..plotting.describe import describe_figure
+from ..plotting.fast_artists import glyphs
 from .draw_ops import Unsupported, record_ops
-from .fast_artists import glyphs
 
 __all__ = ["LiveFigure", "encode_png", "picture_first"]
 

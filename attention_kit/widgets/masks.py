@@ -11,8 +11,8 @@ from ..mechanism import attention as _attention
 from ..mechanism import masks as _masks
 from ..mechanism import positions as _positions
 from ..plotting import OKABE_ITO, heatmap, update_heatmap
+from ..plotting.fast_artists import add_fast_text
 from .base import Explorer, nice_limit, random_projections
-from .fast_artists import add_fast_text
 
 __all__ = ["MaskExplorer"]
 

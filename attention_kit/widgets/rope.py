@@ -7,8 +7,8 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..long import rope as _rope
 from ..plotting import OKABE_ITO
+from ..relative import rope as _rope
 from .base import Explorer, plane
 
 __all__ = ["RopeExplorer"]

@@ -14,13 +14,14 @@ from __future__ import annotations
 import base64
 import io
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from attention_kit.learn.lm_training import rhyme_stream
-from attention_kit.learn.tiny_lm import load_pretrained
+from attention_kit.decoder.lm_training import rhyme_stream
+from attention_kit.decoder.tiny_lm import load_pretrained
 from attention_kit.widgets import (
     AttentionExplorer,
     AttentionTrainer,
@@ -29,11 +30,12 @@ from attention_kit.widgets import (
     MultiHeadExplorer,
     SelfAttentionExplorer,
     TilingStepper,
+    live_figure,
 )
 from attention_kit.widgets.heads import HeadExplorer, PhaseChangeViewer
-from attention_kit.widgets.live_figure import _ESM
 from attention_kit.widgets.rope import RopeExplorer
 
+ESM = (Path(live_figure.__file__).with_name("live_figure.js")).read_text(encoding="utf-8")  # the page side
 TOKENS = "the cat sat on the mat and purred".split()
 PADDED = ["the", "cat", "sat", "on", "the", "mat", "<pad>", "<pad>"]
 
@@ -89,7 +91,7 @@ def differing_blocks(a: np.ndarray, b: np.ndarray, block: int = 8, tol: float = 
 
 def canvas_png(page, live) -> tuple[bytes, dict]:
     state = {k: getattr(live, k) for k in ("background", "ops", "size", "frame")}
-    out = page.evaluate(DRAW, [_ESM, state])
+    out = page.evaluate(DRAW, [ESM, state])
     return base64.b64decode(out["url"].split(",", 1)[1]), out
 
 

@@ -7,7 +7,7 @@ and a read-out. Each block is pre-norm, with both sub-layers on a residual path:
     X = X + mlp(layer_norm_2(X))
 
 :func:`block_forward` is the only place a block is written, and :func:`decoder_forward` the only
-place the blocks are stacked. Notebook 06's language model (:mod:`attention_kit.learn.tiny_lm`)
+place the blocks are stacked. Notebook 06's language model (:mod:`attention_kit.decoder.tiny_lm`)
 trains through them and generates through them with and without a KV cache; notebook 07's
 random-weight decoder (:class:`attention_kit.TinyDecoder`) runs through them too. What differs is
 an argument, never a copy:
@@ -37,15 +37,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError, ShapeError, as_float_array
-from ..long.alibi import alibi_bias, alibi_slopes
-from ..long.rope import rope
+from ..learn import layers as L
+from ..learn.backward import multi_head_backward
 from ..mechanism.masks import causal_mask
 from ..mechanism.multi_head_attention import MultiHeadParams, multi_head_forward
 from ..mechanism.positions import sinusoidal_positions
+from ..relative.alibi import alibi_bias, alibi_slopes
+from ..relative.rope import rope, rope_rotation
 from ..scale.grouped_query import GroupedQueryParams, grouped_query_attention
 from ..scale.sliding_window import sliding_window_mask
-from . import layers as L
-from .backward import multi_head_backward
 
 __all__ = ["POSITIONS", "attention_params", "n_layers_of", "block_forward", "block_backward",
            "decoder_forward", "decoder_backward"]
@@ -120,7 +120,7 @@ def _attention(A: np.ndarray, p, mask, cache, count, replace=None, pos=None, rot
     else:
         n_k = A.shape[-2]
         bias = None if slopes is None else alibi_bias(slopes, n_k, positions_q=pos, positions_k=pos)  # (h, n, n)
-        out, w, saved = multi_head_forward(A, A, p, mask, rope=pos if rotate else None, bias=bias)
+        out, w, saved = multi_head_forward(A, A, p, mask, rotation=rope_rotation(pos) if rotate else None, bias=bias)
         if replace:
             concat = saved.concat.copy()  # (..., n, h*d_v): the heads side by side
             for head, vec in replace.items():

@@ -25,12 +25,14 @@ that converts Meta's Llama weights does this); notebook 09 shows it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..errors import ParameterError, ShapeError, as_float_array, check_finite
 from ..mechanism.positions import position_frequencies
 
-__all__ = ["rope_frequencies", "rope", "rope_backward"]
+__all__ = ["rope_frequencies", "rope", "rope_backward", "RopeRotation", "rope_rotation"]
 
 
 def rope_frequencies(d_head: int, *, base: float = 10000.0) -> np.ndarray:
@@ -117,3 +119,28 @@ def rope_backward(grad, positions=None, *, base: float = 10000.0) -> np.ndarray:
     p = _positions(positions, g.shape[-2])
     theta = rope_frequencies(g.shape[-1], base=base)
     return _rotate(g, -p[:, None] * theta[None, :])
+
+
+@dataclass(frozen=True)
+class RopeRotation:
+    """RoPE as the one multi-head forward takes it: ``multi_head_forward(..., rotation=...)`` turns
+    every head's queries at ``positions_q`` and keys at ``positions_k`` (None: 0, 1, ..., n - 1), and
+    its backward turns their gradients back. Make one with :func:`rope_rotation`."""
+
+    positions_q: np.ndarray | None = None
+    positions_k: np.ndarray | None = None
+    base: float = 10000.0
+
+    def forward(self, Q, K):
+        """``(rope(Q, positions_q), rope(K, positions_k))``, Q and K of shape (..., h, n, d_head)."""
+        return rope(Q, self.positions_q, base=self.base), rope(K, self.positions_k, base=self.base)
+
+    def backward(self, dQ, dK):
+        """The gradients of the unrotated queries and keys, from those of the rotated ones."""
+        return rope_backward(dQ, self.positions_q, base=self.base), rope_backward(dK, self.positions_k, base=self.base)
+
+
+def rope_rotation(positions=None, positions_k=None, *, base: float = 10000.0) -> RopeRotation:
+    """RoPE for :func:`attention_kit.multi_head_forward`'s ``rotation=``: the queries at ``positions``
+    and the keys at ``positions_k`` (the same positions when None, as in self-attention)."""
+    return RopeRotation(positions, positions if positions_k is None else positions_k, base)

@@ -6,7 +6,7 @@ Nothing here is trained: the point is the cost of generating one token at a time
 an embedding table ``E`` (vocab, d_model) plus sinusoidal positions, ``n_layers`` residual layers
 of causal grouped-query attention (:mod:`.grouped_query`), and logits ``h W_out`` with a random
 unembedding ``W_out`` (d_model, vocab); the next token is the argmax. The layers are
-:mod:`attention_kit.learn.block`'s blocks, with attention only. :meth:`TinyDecoder.generate` runs it two ways:
+:mod:`attention_kit.decoder.block`'s blocks, with attention only. :meth:`TinyDecoder.generate` runs it two ways:
 
 * ``cache=False``: every step runs the whole prefix through every layer (what a forward pass
   does), ``O(n d^2 + n^2 d)`` multiply-adds for the n-th token;
@@ -27,9 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError, check_count
-from ..learn.block import decoder_forward
-from .grouped_query import init_grouped_query
-from .kvcache import KVCache
+from ..scale.grouped_query import init_grouped_query
+from ..scale.kvcache import KVCache
+from .block import decoder_forward
 
 __all__ = ["DecoderConfig", "TinyDecoder"]
 
@@ -53,7 +53,7 @@ class DecoderConfig:
 class TinyDecoder:
     """A random-weight causal decoder: embeddings, grouped-query attention layers, logits.
 
-    It runs through :func:`attention_kit.learn.block.decoder_forward`, the same decoder as
+    It runs through :func:`attention_kit.decoder.block.decoder_forward`, the same decoder as
     notebook 06's language model, with attention-only blocks (no layer norms, no MLP).
 
     Parameters

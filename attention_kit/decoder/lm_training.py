@@ -17,9 +17,9 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..errors import ParameterError, check_count
-from .corpus import Vocab, load_rhymes, tokenize
-from .layers import cross_entropy
-from .optim import Adam
+from ..learn.corpus import Vocab, load_rhymes, tokenize
+from ..learn.layers import cross_entropy
+from ..learn.optim import Adam
 from .tiny_lm import TinyLMConfig, lm_forward, lm_loss_and_grads
 
 __all__ = ["rhyme_stream", "LMData", "make_lm_data", "evaluate", "train_lm"]

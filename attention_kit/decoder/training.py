@@ -1,6 +1,6 @@
-"""Notebooks 08 and 09: one training loop for any decoder of :mod:`attention_kit.learn.block`.
+"""Notebooks 08 and 09: one training loop for any decoder of :mod:`attention_kit.decoder.block`.
 
-Notebook 06 trains its language model with :func:`~attention_kit.learn.lm_training.train_lm`, on
+Notebook 06 trains its language model with :func:`~attention_kit.decoder.lm_training.train_lm`, on
 windows of the rhymes. From notebook 08 on, models are trained on tasks that make a fresh batch at
 every step (repeated random sequences, a bigram task, long-range copies), so the loop takes a
 **batch function** instead of a data set::
@@ -11,9 +11,9 @@ every step (repeated random sequences, a bigram task, long-range copies), so the
 
     log = train_decoder(params, batch, steps=400, lr=3e-3, seed=0, positions="learned")
 
-Each step is one forward through :func:`~attention_kit.learn.block.decoder_forward` (the keyword
+Each step is one forward through :func:`~attention_kit.decoder.block.decoder_forward` (the keyword
 arguments the loop does not know go to it: ``positions=``, ``window=``, ...), the cross-entropy,
-:func:`~attention_kit.learn.block.decoder_backward` and an Adam step, in place on ``params``.
+:func:`~attention_kit.decoder.block.decoder_backward` and an Adam step, in place on ``params``.
 The loop records the loss of every step and, if asked, copies of the parameters along the way
 (snapshots: how a mechanism appears during training, without training again).
 """
@@ -26,9 +26,9 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..errors import ParameterError, check_count
+from ..learn.layers import cross_entropy
+from ..learn.optim import Adam
 from .block import decoder_backward, decoder_forward
-from .layers import cross_entropy
-from .optim import Adam
 
 __all__ = ["TrainingLog", "decoder_loss_and_grads", "train_decoder"]
 
@@ -59,7 +59,7 @@ def decoder_loss_and_grads(params: dict, ids, targets, **forward) -> tuple[float
     """Mean cross-entropy of the next token and the gradient of every parameter.
 
     ``targets`` (batch, n) holds the next token at each position, ``-1`` where nothing counts;
-    ``forward`` goes to :func:`~attention_kit.learn.block.decoder_forward`.
+    ``forward`` goes to :func:`~attention_kit.decoder.block.decoder_forward`.
     """
     logits, saved = decoder_forward(params, ids, **forward)  # (B, n, V)
     loss, dlogits = cross_entropy(logits, targets)
@@ -74,7 +74,7 @@ def train_decoder(params: dict, batch, *, steps: int, lr: float = 3e-3, seed: in
     Parameters
     ----------
     params : dict
-        A decoder's parameters (:mod:`attention_kit.learn.block`'s names).
+        A decoder's parameters (:mod:`attention_kit.decoder.block`'s names).
     batch : callable
         ``batch(rng) -> (ids, targets)``, both int arrays of shape (batch, n); ``rng`` is a numpy
         Generator made from ``seed``, so the same seed gives the same batches.
@@ -91,7 +91,7 @@ def train_decoder(params: dict, batch, *, steps: int, lr: float = 3e-3, seed: in
     optimizer : Adam, optional
         To continue a run with its moments; by default a fresh ``Adam(lr)``.
     **forward
-        Passed to :func:`~attention_kit.learn.block.decoder_forward` (``positions="learned"``, ...).
+        Passed to :func:`~attention_kit.decoder.block.decoder_forward` (``positions="learned"``, ...).
 
     Returns
     -------

@@ -6,7 +6,7 @@ and on a residual path), a final layer norm and the projection to the vocabulary
 
 Parameters are a flat dict ``{name: ndarray}`` (:mod:`attention_kit.learn.params`: what
 ``optim.Adam`` updates in place and what ``save_params`` writes). The model itself is
-:func:`attention_kit.learn.block.decoder_forward`, the one decoder of the course; this module gives
+:func:`attention_kit.decoder.block.decoder_forward`, the one decoder of the course; this module gives
 it its sizes, checks what a learner passes in, and generates text with it.
 """
 
@@ -18,10 +18,10 @@ from importlib import resources
 import numpy as np
 
 from ..errors import ParameterError, ShapeError, check_count, check_positive
+from ..learn.layers import cross_entropy
+from ..learn.params import load_params
 from ..scale.kvcache import KVCache
 from .block import POSITIONS, attention_params, decoder_backward, decoder_forward
-from .layers import cross_entropy
-from .params import load_params
 
 __all__ = ["TinyLMConfig", "init_tiny_lm", "lm_forward", "lm_backward", "lm_loss_and_grads",
            "attention_params", "head_weights", "next_token_probs", "generate", "generate_with_cache",
@@ -31,7 +31,7 @@ __all__ = ["TinyLMConfig", "init_tiny_lm", "lm_forward", "lm_backward", "lm_loss
 @dataclass(frozen=True)
 class TinyLMConfig:
     """Sizes of the model. ``context`` is the longest sequence it reads (the window it was trained
-    on); ``positions`` is its position scheme (:data:`attention_kit.learn.block.POSITIONS`)."""
+    on); ``positions`` is its position scheme (:data:`attention_kit.decoder.block.POSITIONS`)."""
 
     vocab_size: int
     d_model: int = 32
@@ -218,4 +218,4 @@ def load_pretrained() -> tuple[dict, TinyLMConfig, dict]:
     """The weights shipped in the package (``attention_kit/data/tiny_lm.npz``, made by
     ``tools/train_tiny_lm.py``)."""
     with resources.as_file(resources.files("attention_kit").joinpath("data/tiny_lm.npz")) as f:
-        return load_params(f)
+        return load_params(f, TinyLMConfig)
