@@ -35,7 +35,7 @@ import nbformat
 
 from ..check import registry
 from . import COULD_NOT_RUN, MISSING, SOLUTION, ExerciseGrade, NotebookGrade
-from .in_kernel import setup_cell
+from .in_kernel import ready_reply, replaced_names, replaced_note, setup_cell
 from .kernel import KERNEL_NAME, write_kernel_spec
 from .remote import Link, check_notebook
 from .solutions import copied_exercises
@@ -161,14 +161,9 @@ class _Run:
         except DeadKernelError:
             self.died = self.killed is None
             return False
-        lines = [line for o in outputs if o.get("output_type") == "stream"
-                 for line in str(o.get("text", "")).splitlines() if line.startswith(nonce + " ")]
-        ready = bool(lines)
-        try:
-            replaced = json.loads(lines[0][len(nonce) + 1:]).get("replaced", []) if lines else []
-            self.replaced = [str(name)[:60] for name in replaced][:40]
-        except (ValueError, AttributeError, TypeError):
-            pass
+        reply = ready_reply(outputs, nonce)
+        ready = reply is not None
+        self.replaced = replaced_names(reply)
         if not ready:
             self.setup_failed = True
         return ready
@@ -411,11 +406,7 @@ def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Pa
         grade.exercises, notes = _grades(run, nb_entry, verdicts, limits)
         grade.notes.extend(notes)
         if run.replaced:
-            grade.notes.append(
-                f"the notebook replaced {', '.join(run.replaced[:8])}"
-                + (f" and {len(run.replaced) - 8} more" if len(run.replaced) > 8 else "")
-                + " with code of its own; the grade is not affected (the answers were checked with "
-                  "the grader's own numpy), but you may want to ask why")
+            grade.notes.append(replaced_note(run.replaced))
         _mark_copies(grade, copied)
     except Exception as exc:  # the grader's own failure on this notebook: a clear row, not a crash
         grade.exercises = _all_could_not_run(nb_entry, f"the grader failed on this notebook: "

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from . import wire
 
-__all__ = ["setup_cell", "request_cell", "serve"]
+__all__ = ["setup_cell", "request_cell", "serve", "ready_reply", "replaced_names", "replaced_note"]
 
 _SETUP = '''\
 def __attention_kit_setup__():
@@ -172,6 +172,35 @@ def replaced_library_functions() -> list[str]:
             if bad:
                 out.append(f"{short}.{attr}")
     return sorted(out)
+
+
+def ready_reply(outputs: list, nonce: str) -> dict | None:
+    """The grader's side: the reply to the setup cell's ``ready`` (None when the kernel sent none)."""
+    for out in outputs:
+        if out.get("output_type") != "stream":
+            continue
+        for line in str(out.get("text", "")).splitlines():
+            if line.startswith(nonce + " "):
+                try:
+                    reply = json.loads(line[len(nonce) + 1:])
+                except ValueError:
+                    return {}
+                return reply if isinstance(reply, dict) else {}
+    return None
+
+
+def replaced_names(reply: dict | None) -> list[str]:
+    """The grader's side: the numpy functions the ``ready`` reply says the notebook replaced."""
+    names = (reply or {}).get("replaced", [])
+    return [str(n)[:60] for n in names][:40] if isinstance(names, list) else []
+
+
+def replaced_note(names: list[str]) -> str:
+    """The note for the teacher on a notebook that replaced numpy functions."""
+    more = f" and {len(names) - 8} more" if len(names) > 8 else ""
+    return (f"the notebook replaced {', '.join(names[:8])}{more} with code of its own; the grade is "
+            "not affected (the answers were checked with the grader's own numpy), but you may want "
+            "to ask why")
 
 
 def _short(dotted: str) -> str:
