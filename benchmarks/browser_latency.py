@@ -191,6 +191,10 @@ def _learner_main(args, notebooks) -> int:
         if args.order == "both":
             runs.setdefault("in a row", []).extend(
                 every_control.run([nb], args.presses, baseline=False))
+        if args.json:  # what is measured so far, in case the run is cut short
+            import json
+
+            args.json.write_text(json.dumps(runs, indent=1))
         print(f"  {time.strftime('%H:%M:%S')} {nb.name} done, load "
               + "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg()), file=sys.stderr, flush=True)
     for line in summary_orders(runs):
