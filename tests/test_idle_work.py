@@ -133,3 +133,29 @@ def test_a_scene_shown_while_it_is_being_prepared_is_drawn_by_the_press():
     prepared.controls["n_heads"].value = 2
     prepared.controls["n_heads"].value = key
     assert prepared.png() == plain.png()
+
+
+def test_04_a_seed_mask_or_token_that_rescales_the_bars_redraws_them_not_the_whole_figure():
+    import io
+
+    from PIL import Image
+
+    from attention_kit.widgets import MaskExplorer
+
+    def pixels(png):
+        return np.asarray(Image.open(io.BytesIO(bytes(png))).convert("RGB"), dtype=int)
+
+    padded = ["the", "cat", "sat", "on", "the", "mat", "<pad>", "<pad>"]
+    ex = MaskExplorer(padded, mask="causal", token=2, nudge=1.0)
+    full, limits = ex.live.full_renders, set()
+    steps = [("seed", s) for s in range(1, 13)] + [("mask", m) for m in MaskExplorer.MASKS] + \
+        [("token", t) for t in (0, 5, 3)] + [("positions", True), ("nudge", -1.5)]
+    for name, value in steps:
+        ex.controls[name].value = value
+        limits.add(ex._ax_b.get_xlim()[1])
+        fast = pixels(ex.live.value)
+        ex.live.invalidate()  # what a full redraw draws: the same picture
+        np.testing.assert_array_equal(fast, pixels(ex.live.render()))
+        ex.live.full_renders -= 1  # (the redraw forced here)
+    assert len(limits) > 1  # the bars' scale did change on the way...
+    assert ex.live.full_renders == full  # ...and no step redrew the figure's background

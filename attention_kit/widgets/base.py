@@ -287,8 +287,10 @@ class Explorer(widgets.VBox):
         dynamic = {id(a) for a in moving}  # a title redrawn every time: not background
         layout = tuple(self._layout_title(ax) if id(ax.title) in dynamic else ax.get_title()
                        for ax in plain)
+        # (an axis drawn with the moving artists: its range is not part of the background)
         background = tuple((None if id(ax.title) in dynamic else ax.get_title(),
-                            ax.get_xlim(), ax.get_ylim(),
+                            None if id(ax.xaxis) in dynamic else ax.get_xlim(),
+                            None if id(ax.yaxis) in dynamic else ax.get_ylim(),
                             tuple(im.get_clim() for im in ax.images)) for ax in plain)
         return layout, background
 
