@@ -159,3 +159,24 @@ def test_04_a_seed_mask_or_token_that_rescales_the_bars_redraws_them_not_the_who
         ex.live.full_renders -= 1  # (the redraw forced here)
     assert len(limits) > 1  # the bars' scale did change on the way...
     assert ex.live.full_renders == full  # ...and no step redrew the figure's background
+
+
+def test_03_a_seed_that_rescales_the_output_bars_redraws_them_not_the_whole_figure():
+    import io
+
+    from PIL import Image
+
+    def pixels(png):
+        return np.asarray(Image.open(io.BytesIO(bytes(png))).convert("RGB"), dtype=int)
+
+    tokens = "the cat sat on the mat and purred".split()
+    ex = MultiHeadExplorer(np.random.default_rng(0).normal(0, 1, (8, 8)), tokens, n_heads=2)
+    full, limits = ex.live.full_renders, set()
+    for seed in range(1, 16):
+        ex.controls["seed"].value = seed
+        limits.add(ex._ax_out.get_xlim())
+        fast = pixels(ex.live.value)
+        ex.live.invalidate()  # what a full redraw draws: the same picture
+        np.testing.assert_array_equal(fast, pixels(ex.live.render()))
+        ex.live.full_renders -= 1
+    assert len(limits) > 1 and ex.live.full_renders == full
