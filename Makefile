@@ -170,13 +170,10 @@ reset: $(BASE)
 	    *) git checkout -- $(NB) && echo "reset $(NB)" ;; \
 	esac
 
+# The benchmarks (benchmarks/run.py): the list of what each measures, then each in turn; or one:
+#   make bench NAME=list | make bench NAME=learner-order ARGS="notebooks/04_masks_and_positions.ipynb"
 bench: $(TESTS)
-	$(BIN)/python benchmarks/attention_speed.py
-	$(BIN)/python benchmarks/widget_latency.py
-	$(BIN)/python benchmarks/browser_latency.py
-	$(BIN)/python benchmarks/attention_at_scale.py --cpu-time
-	$(BIN)/python benchmarks/grade_speed.py
-	$(BIN)/python benchmarks/train_speed.py
+	$(BIN)/python benchmarks/run.py $(NAME) $(ARGS)
 
 # Retrain notebook 08's four models and rewrite attention_kit/data/heads_*.npz (about a minute)
 heads: $(BASE)

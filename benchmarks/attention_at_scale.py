@@ -27,7 +27,7 @@ import os
 import time
 import tracemalloc
 
-from _cpu_time import single_thread_blas
+from cpu_time import single_thread_blas
 
 D, BLOCK = 64, 64
 

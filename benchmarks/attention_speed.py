@@ -32,7 +32,7 @@ import argparse
 import os
 import time
 
-from _cpu_time import single_thread_blas
+from cpu_time import single_thread_blas
 
 D_MODEL, HEADS = 512, 8
 

@@ -120,12 +120,116 @@ def summary_every_control(rows: list[dict]) -> list[str]:
     return lines
 
 
+def _pixels(rows: list[dict]) -> list[float]:
+    return [v for r in rows if not r.get("error") and r["notebook"] != ls.BASELINE_NAME
+            for v in ls.stage_values(r, "to pixels")]
+
+
+def _cell(values: list[float]) -> str:
+    if not values:
+        return f"{'-':>7s} {'-':>6s} {'-':>4s}"
+    return f"{statistics.median(values):7.1f} {ls.percentile(values, 95):6.1f} {len(values):4d}"
+
+
+def summary_orders(runs: dict[str, list[dict]]) -> list[str]:
+    """Per notebook and overall: median, p95 and presses to changed pixels, one column group per
+    run (in a row, a learner's order, before / after)."""
+    names = list(runs)
+    lines = [f"{'notebook':28s} " + " ".join(f"{n[:20]:>19s}" for n in names),
+             f"{'':28s} " + " ".join(f"{'median':>7s} {'p95':>6s} {'n':>4s}" for _ in names)]
+    notebooks = sorted({r["notebook"] for rows in runs.values() for r in rows} - {ls.BASELINE_NAME})
+    for nb in notebooks:
+        cells = [_cell(_pixels([r for r in runs[n] if r["notebook"] == nb])) for n in names]
+        loads = [r["load"] for n in names for r in runs[n] if r["notebook"] == nb]
+        load = f"{min(a for a, _ in loads):.1f}-{max(b for _, b in loads):.1f}" if loads else ""
+        lines.append(f"{nb.removesuffix('.ipynb')[:28]:28s} " + " ".join(cells) + f"  load {load}")
+    lines.append(f"{'all presses':28s} " + " ".join(_cell(_pixels(runs[n])) for n in names))
+    return lines
+
+
+def summary_learner(rows: list[dict]) -> list[str]:
+    """Per control in a learner's order: median, p95, max to changed pixels, presses, no change,
+    and the control pressed before its slowest press."""
+    lines = [f"{'notebook / control':52s} {'median':>7s} {'p95':>6s} {'max':>6s} {'n':>3s} "
+             f"{'none':>4s}  slowest after"]
+    for r in rows:
+        px = [(p["pixels"] - p["key"], p.get("after")) for p in r["presses"] if "pixels" in p]
+        name = f"{ls.short_name(r)} ({r.get('kind', '?')})"
+        if not px:
+            lines.append(f"{name[:52]:52s} {'':>7s} {'':>6s} {'':>6s} {0:3d} {r['missed']:4d}")
+            continue
+        v = [a for a, _ in px]
+        slow = max(px, key=lambda t: t[0])
+        lines.append(f"{name[:52]:52s} {statistics.median(v):7.1f} {ls.percentile(v, 95):6.1f} "
+                     f"{max(v):6.0f} {len(v):3d} {r['missed']:4d}  {slow[1] or '(first)'}")
+    return lines
+
+
+def _learner_main(args, notebooks) -> int:
+    import every_control
+
+    print(f"every control -> changed pixels in JupyterLab, ms: a learner's order ({args.rounds} "
+          f"presses per control, mixed, seed {args.seed}, pauses 0-3 s, from Run All)"
+          + (" and in a row" if args.order == "both" else "")
+          + f"; {os.cpu_count()} cores; load average " + "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
+          + f" at the start, {time.strftime('%Y-%m-%d %H:%M:%S')}")
+    runs: dict[str, list[dict]] = {}
+    for nb in notebooks:  # notebook by notebook, so that each run sees the same minutes' load
+        if args.compare:
+            saved = os.environ.get("PYTHONPATH")
+            os.environ["PYTHONPATH"] = str(args.compare.resolve())  # (the server and its kernels)
+            try:
+                runs.setdefault("learner, before", []).extend(
+                    every_control.run_learner([nb], args.rounds, args.seed))
+            finally:
+                if saved is None:
+                    os.environ.pop("PYTHONPATH", None)
+                else:
+                    os.environ["PYTHONPATH"] = saved
+        runs.setdefault("learner" + (", after" if args.compare else ""), []).extend(
+            every_control.run_learner([nb], args.rounds, args.seed))
+        if args.order == "both":
+            runs.setdefault("in a row", []).extend(
+                every_control.run([nb], args.presses, baseline=False))
+        if args.json:  # what is measured so far, in case the run is cut short
+            import json
+
+            args.json.write_text(json.dumps(runs, indent=1))
+        print(f"  {time.strftime('%H:%M:%S')} {nb.name} done, load "
+              + "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg()), file=sys.stderr, flush=True)
+    for line in summary_orders(runs):
+        print("  " + line)
+    for name, rows in runs.items():
+        if name.startswith("learner"):
+            print(f"  per control, {name}:")
+            for line in summary_learner(rows):
+                print("    " + line)
+    print(f"  targets: median <= {TARGET_MEDIAN:.0f} ms, p95 <= {TARGET_P95:.0f} ms; load average "
+          + "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg()) + " at the end")
+    if args.json:
+        import json
+
+        args.json.write_text(json.dumps(runs, indent=1))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = ls.common_arguments(__doc__)
     parser.add_argument("--stages", action="store_true", help="also print the stage breakdown")
     parser.add_argument("--first", action="store_true",
                         help="the earlier measurement: only the first --sliders controls of the "
                              "first explorer, timed to the ak-frame's paint")
+    parser.add_argument("--order", choices=("row", "learner", "both"), default="row",
+                        help="row: each control pressed --presses times in a row (default); "
+                             "learner: every control in a mixed, seeded random order with 0-3 s "
+                             "pauses, right after Run All; both: the two, per notebook, same run")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="learner's order: presses of each control (default 2)")
+    parser.add_argument("--seed", type=int, default=0, help="learner's order: the order's seed")
+    parser.add_argument("--compare", metavar="DIR", type=Path,
+                        help="also run the learner's order with the attention_kit in DIR first on "
+                             "the kernel's path (e.g. `git archive main attention_kit | tar -x -C "
+                             "DIR`), notebook by notebook in the same run: before / after")
     parser.set_defaults(presses=None)  # 6 per control, 20 with --first
     args = parser.parse_args(argv)
     args.presses = args.presses or (20 if args.first else 6)
@@ -137,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     if not notebooks:
         print("browser_latency: no notebooks")
         return 0
+    if args.order != "row" and not args.first:
+        return _learner_main(args, notebooks)
     if not args.first:
         import every_control
 

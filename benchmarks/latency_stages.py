@@ -50,90 +50,28 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
-import jlab  # noqa: E402
-
-BASELINE_NAME = "00_interact_baseline.ipynb"
-BASELINE_CELLS = [
-    """\
-%matplotlib inline
-import numpy as np
-import matplotlib.pyplot as plt
-from ipywidgets import interact, FloatSlider
-import attention_kit as ak
-from attention_kit.plotting import heatmap
-
-rng = np.random.default_rng(0)
-tokens = "the cat sat on the mat and purred".split()
-X2 = rng.normal(0, 1, (8, 2))  # 8 tokens in 2-D""",
-    """\
-def naive(v=0.0):
-    X = X2.copy()
-    X[0, 0] = v
-    _, W = ak.self_attention(X, np.eye(2), np.eye(2), np.eye(2))  # (8, 8)
-    fig, ax = plt.subplots(figsize=(6, 5), layout="constrained")
-    heatmap(W, query_labels=tokens, key_labels=tokens, ax=ax, title="self-attention weights")
-    plt.show()
-
-interact(naive, v=FloatSlider(value=0.0, min=-2, max=2, step=0.05));""",
-]
-
-from latency_probes import (  # noqa: E402
-    JS_EXECUTE,
-    JS_INSTALL,
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import (  # noqa: E402  (the shared loop, presses and stamps)
+    BASELINE_NAME,
     KERNEL_FETCH,
     KERNEL_RESET,
-    KERNEL_SETUP,
+    STAGES,
+    attach_kernel,
+    each_notebook,
+    install_probes,
+    jlab,
+    kernel_execute,
+    open_sections,
+    percentile,
+    press,
+    short_name,
+    stage_values,
 )
 
 BURST_SIZE, BURST_EVERY_MS = 10, 30  # a held arrow key repeats about every 30 ms
-
-KERNEL_STAGES = ("callback", "computed", "drawn", "rendered", "encoded", "sent")
-STAGES = (  # (name, from stamp, to stamp)
-    ("key -> send", "key", "send"),
-    ("to kernel", "send", "arrived"),
-    ("dispatch", "arrived", "callback"),
-    ("compute", "callback", "computed"),
-    ("artists", "computed", "drawn"),
-    ("render", "drawn", "rendered"),
-    ("encode", "rendered", "encoded"),
-    ("send back", "encoded", "sent"),
-    ("to page", "sent", "recv"),
-    ("to picture", "recv", "src"),
-    ("decode", "src", "load"),
-    ("frame", "load", "frame"),
-    ("paint", "frame", "painted"),
-    ("round trip", "send", "recv"),
-    ("to frame", "key", "frame"),
-    ("total", "key", "painted"),
-    ("to ak-frame", "key", "akframe"),  # every_control.py: the first "ak-frame" after the press
-    ("to pixels", "key", "pixels"),  # every_control.py: the first frame with changed pixels
-)
-
-
-def kernel_execute(page, code: str, expr: str | None = None):
-    out = page.evaluate(JS_EXECUTE, [code, expr])
-    if "error" in out:
-        raise RuntimeError(f"kernel: {out['error']}")
-    return out.get("value")
-
-
-def write_baseline(directory: Path) -> Path:
-    """The naive interact notebook (two code cells) in ``directory``."""
-    nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {},
-                     "outputs": [], "source": src} for i, src in enumerate(BASELINE_CELLS)],
-          "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python",
-                                      "name": "python3"}},
-          "nbformat": 4, "nbformat_minor": 5}
-    path = directory / BASELINE_NAME
-    path.write_text(json.dumps(nb, indent=1))
-    return path
-
 
 def _control_label(handle) -> str:
     """A control's name as the page shows it: a slider's or menu's label, a button's text."""
@@ -146,58 +84,33 @@ def _control_label(handle) -> str:
         return "?"
 
 
-#: The controls tried, in order, and what moves them: a slider's handle (the keys arrow right /
-#: left), a menu (the next / previous entry chosen, "+1" / "-1"), a button (Enter, e.g. the
-#: trainer's Step).
-CONTROLS = ((".jupyter-widgets [role=slider]", ("ArrowRight", "ArrowLeft")),
-            (".jupyter-widgets select", ("+1", "-1")),
-            (".jupyter-widgets button", ("Enter", "Enter")))
-
-# A menu entry chosen as a person does with the mouse (headless Chromium's closed <select> does not
-# follow arrow keys): the press record starts as for a key, then the select changes.
-JS_CHOOSE = """
-(h, step) => {
-  const now = performance.timeOrigin + performance.now();
-  const st = window.__st;
-  if (st) { st.cur = {key: now}; st.keys.push(now); }
-  h.selectedIndex = Math.max(0, Math.min(h.options.length - 1, h.selectedIndex + step));
-  h.dispatchEvent(new Event('change', {bubbles: true}));
-}
-"""
+#: The controls tried, in order (each pressed by harness.press: a slider's arrow keys, a menu's
+#: next / previous entry, a button's Enter, e.g. the trainer's Step).
+CONTROLS = ((".jupyter-widgets [role=slider]", "slider"), (".jupyter-widgets select", "menu"),
+            (".jupyter-widgets button", "button"))
 
 
-def _act(page, handle, key: str) -> None:
-    """Press ``key`` on the focused control, or choose the menu entry ``key`` ("+1", "-1") away."""
-    if key in ("+1", "-1"):
-        handle.evaluate(JS_CHOOSE, int(key))
-    else:
-        page.keyboard.press(key)
+def _act(page, handle, key: tuple[str, bool]) -> None:
+    """One press of a control: ``key`` is (kind, forward)."""
+    press(page, key[0], handle, key[1])
 
 
 def _redrawing_controls(page, cell, limit: int) -> list:
     """The first ``limit`` enabled, visible controls whose key press changes the picture: sliders
     first; menus, then buttons, for a widget without sliders that redraw it (05, 06)."""
     chosen = []
-    for selector, (right, left) in CONTROLS:
+    for selector, kind in CONTROLS:
+        right, left = (kind, True), (kind, False)
         for handle in cell.locator(selector).all():
             if len(chosen) >= limit:
                 return chosen
             if not handle.is_visible() or handle.evaluate(
                     "h => !!h.closest('[disabled]') || !!h.disabled"):
                 continue
-            first, back = right, left
-            if selector.endswith("[role=slider]"):
-                now, top = handle.get_attribute("aria-valuenow"), handle.get_attribute("aria-valuemax")
-                if now is not None and now == top:
-                    first, back = left, right
-            elif selector.endswith("select"):
-                at = handle.evaluate("h => [h.selectedIndex, h.options.length]")
-                if at[1] < 2:
-                    continue
-                if at[0] == at[1] - 1:
-                    first, back = left, right
+            first, back = right, left  # (press turns at either end of a range or a menu)
+            if kind == "menu" and handle.evaluate("h => h.options.length") < 2:
+                continue
             before = jlab.image_srcs(cell)
-            handle.focus()
             _act(page, handle, first)
             if jlab.wait_image_change(page, cell, before, timeout=3.0) is not None:
                 chosen.append((handle, first, back))
@@ -208,7 +121,7 @@ def _redrawing_controls(page, cell, limit: int) -> list:
     return chosen
 
 
-def _press(page, handle, keys: tuple[str, str], presses: int, gap_ms: int) -> tuple[list, int]:
+def _press(page, handle, keys: tuple[tuple, tuple], presses: int, gap_ms: int) -> tuple[list, int]:
     """Press the keys alternately; the stamps of each press that reached a new picture."""
     page.evaluate("() => { window.__st.done = []; window.__st.cur = null; }")
     handle.focus()
@@ -225,7 +138,7 @@ def _press(page, handle, keys: tuple[str, str], presses: int, gap_ms: int) -> tu
     return page.evaluate("() => window.__st.done"), missed
 
 
-def _bursts(page, handle, keys: tuple[str, str], bursts: int, size: int, every_ms: int,
+def _bursts(page, handle, keys: tuple[tuple, tuple], bursts: int, size: int, every_ms: int,
             settle_ms: int = 1500) -> list[dict]:
     """Bursts of ``size`` presses ``every_ms`` apart (a held key, a quick drag): how many pictures
     the kernel drew, and the time from the last key press to the last picture painted."""
@@ -246,19 +159,6 @@ def _bursts(page, handle, keys: tuple[str, str], bursts: int, size: int, every_m
                     "kernel_pictures": len(fetched["trace"]),
                     "last_key_to_picture": (after[-1] - last) if after else None})
     return out
-
-
-def _attach_kernel(presses: list[dict], trace: list[dict], arrivals: list[float]) -> None:
-    """Give each press the kernel stamps of the first refresh (and comm arrival) after its key."""
-    for i, p in enumerate(presses):
-        end = presses[i + 1]["key"] if i + 1 < len(presses) else float("inf")
-        refresh = next((r for r in trace if p["key"] <= r.get("callback", -1) < end), None)
-        if refresh is not None:
-            p.update({k: refresh[k] for k in KERNEL_STAGES if k in refresh})
-            p["full"] = refresh.get("full")
-            arrived = [t for t in arrivals if p.get("send", p["key"]) <= t <= refresh["callback"]]
-            if arrived:
-                p["arrived"] = arrived[-1]
 
 
 TRACE_EVENTS = ("EventDispatch", "FunctionCall", "TimerFire", "UpdateLayoutTree", "Layout",
@@ -286,13 +186,7 @@ def measure(page, server, notebook: Path, presses: int, sliders: int, gap_ms: in
             trace: bool = False, bursts: int = 0) -> list[dict]:
     """One row per slider: its label, the stamps of every press, misses, load averages (and,
     with ``trace``, a Chromium trace summary of the first slider's presses)."""
-    jlab.open_notebook(page, server, notebook.name)
-    jlab.run_all_cells(page)
-    cells = jlab.wait_widgets_rendered(page)
-    interactive = [c for c in cells if c.is_interactive or (
-        notebook.name == BASELINE_NAME and c.widget_outputs)]
-    if not interactive:
-        raise RuntimeError(f"{notebook.name}: no interactive section")
+    interactive = open_sections(page, server, notebook)
     for c in interactive:  # the first section with a control that redraws its picture
         cell = jlab.cell_locator(page, c.index)
         cell.evaluate("el => el.scrollIntoView({block: 'start'})")
@@ -303,8 +197,7 @@ def measure(page, server, notebook: Path, presses: int, sliders: int, gap_ms: in
     else:
         raise RuntimeError(f"{notebook.name}: no control in cells {[c.index for c in interactive]} "
                            "redraws the picture")
-    kernel_execute(page, KERNEL_SETUP)
-    page.evaluate(JS_INSTALL, jlab.cell_selector(page, c.index))
+    install_probes(page, c.index)
     page.wait_for_timeout(500)
     rows = []
     for handle, first, back in chosen:
@@ -317,8 +210,8 @@ def measure(page, server, notebook: Path, presses: int, sliders: int, gap_ms: in
         done, missed = _press(page, handle, (first, back), presses, gap_ms)
         summary = summarize_trace(page.context.browser.stop_tracing(), presses) if tracing else None
         fetched = json.loads(ast.literal_eval(kernel_execute(page, "", KERNEL_FETCH)))
-        _attach_kernel(done, fetched["trace"], fetched["arrivals"])
-        held = first not in ("+1", "-1")  # a menu has no held key
+        attach_kernel(done, fetched["trace"], fetched["arrivals"])
+        held = first[0] != "menu"  # a menu has no held key
         burst = _bursts(page, handle, (first, back), bursts, BURST_SIZE, BURST_EVERY_MS) \
             if bursts and not rows and held else None
         rows.append({"notebook": notebook.name, "cell": c.index, "slider": _control_label(handle),
@@ -327,65 +220,11 @@ def measure(page, server, notebook: Path, presses: int, sliders: int, gap_ms: in
     return rows
 
 
-def each_notebook(notebooks: list[Path], baseline: bool, measure_one) -> list[dict]:
-    """The loop both benchmarks share: one JupyterLab and one Chromium for all the notebooks (and
-    the interact baseline, written to a temporary folder); for each, a fresh page and
-    ``measure_one(page, server, notebook)``'s rows, or one row with the error; then its kernel
-    is shut down."""
-    from playwright.sync_api import sync_playwright
-
-    chromium = jlab.find_chromium()
-    if chromium is None:
-        raise RuntimeError("no Chromium at /usr/bin/chromium (apt-get install -y chromium)")
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="attn-latency-") as tmp:
-        extra = [write_baseline(Path(tmp))] if baseline else []
-        with jlab.LabServer(list(notebooks) + extra) as server, sync_playwright() as pw:
-            browser = jlab.launch_browser(pw, chromium)
-            try:
-                for nb in list(notebooks) + extra:
-                    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                    try:
-                        rows += measure_one(page, server, nb)
-                    except Exception as exc:  # noqa: BLE001 (a notebook that fails is reported)
-                        rows.append({"notebook": nb.name, "slider": "-", "presses": [],
-                                     "missed": 0, "load": (os.getloadavg()[0],) * 2,
-                                     "error": str(exc)})
-                    finally:
-                        page.close()
-                    server.shutdown_kernels()
-            finally:
-                browser.close()
-    return rows
-
-
 def run(notebooks: list[Path], presses: int, sliders: int, baseline: bool = True,
         gap_ms: int = 250, trace: bool = False, bursts: int = 0) -> list[dict]:
     """Measure every notebook (and the interact baseline) in one JupyterLab; rows as measure()."""
     return each_notebook(notebooks, baseline, lambda page, server, nb: measure(
         page, server, nb, presses, 1 if nb.name == BASELINE_NAME else sliders, gap_ms, trace, bursts))
-
-
-def percentile(xs: list[float], q: float) -> float:
-    """The q-th percentile (linear interpolation, as numpy's default)."""
-    xs = sorted(xs)
-    if not xs:
-        return float("nan")
-    pos = (len(xs) - 1) * q / 100.0
-    lo = int(pos)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
-
-
-def stage_values(row: dict, name: str) -> list[float]:
-    a, b = next((a, b) for n, a, b in STAGES if n == name)
-    return [p[b] - p[a] for p in row["presses"] if a in p and b in p]
-
-
-def short_name(row: dict) -> str:
-    nb = row["notebook"].removesuffix(".ipynb")
-    return ("interact baseline" if row["notebook"] == BASELINE_NAME else nb[:18]) + \
-        f" / {row['slider']}"
 
 
 def print_stages(rows: list[dict]) -> None:

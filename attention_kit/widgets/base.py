@@ -13,6 +13,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .editor import VectorEditor
+from .idle import IDLE
 from .live_figure import LiveFigure, picture_first
 from .messages import MessageLabel, friendly
 
@@ -94,6 +95,7 @@ class Explorer(widgets.VBox):
 
     def _update(self) -> bool:
         t0, c0 = time.perf_counter(), time.process_time()
+        IDLE.pressed()  # idle work waits until the controls are still again
         self.live.stamp("callback")
         try:
             with np.errstate(all="ignore"):  # overflow becomes a NonFiniteError message instead
@@ -207,56 +209,88 @@ class Explorer(widgets.VBox):
     def prepare_scenes(self, limit: int | None = None) -> int:
         """Build, lay out and render the figures of the other choices of the explorer's menus
         now, without showing them, so that the first press of such a control costs no more than
-        the next ones. Returns how many were prepared. The page calls this in the kernel's idle
-        time after it shows the explorer (one figure at a time); nothing is sent to the page."""
+        the next ones. Returns how many were prepared; nothing is sent to the page. The page has
+        this done in the kernel's idle time, in small steps (:meth:`preparation`)."""
+        steps = self.preparation(limit)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as end:
+                return end.value
+
+    def preparation(self, limit: int | None = None):
+        """:meth:`prepare_scenes` as a generator of small steps (issue 36): one step builds a
+        scene (and shows the one the page shows again), one lays it out, one draws each of its
+        panels, one encodes its background. A press handled between two steps finds the explorer
+        as the page shows it; a scene the press shows meanwhile is drawn by the press. Returns
+        (as its StopIteration's value) how many scenes it built."""
         done = 0
-        # at most as many as are kept (the first choices first), so that preparing never drops
-        # a figure it prepared before
-        for key, state in self._scene_choices()[:self.MAX_SCENES - 1]:
-            if limit is not None and done >= limit:
-                break
-            if key in self.__dict__.get("_scenes", {}):
-                continue
+        scenes = self.__dict__.setdefault("_scenes", {})
+        tried: set = set()
+        while limit is None or done < limit:
+            # asked again for each scene: a press between two steps may have changed the states;
+            # at most as many as are kept (the first choices first), so that preparing never
+            # drops a figure it prepared before
             shown = self.__dict__.get("_scene_key")
+            todo = [(key, state) for key, state in self._scene_choices()[:self.MAX_SCENES - 1]
+                    if key not in scenes and key != shown and key not in tried]
+            if not todo:
+                break
+            key, state = todo[0]
+            tried.add(key)
             try:
                 self._draw(state)  # builds the scene and draws its artists
-                self.live._draw_background()  # its layout and background, in the kernel only
-                self._last_layout, self._last_background = self._signatures()
+                figure = self.figure
             finally:
                 if self.state and self.__dict__.get("_scene_key") != shown:
                     self._draw(self.state)  # back to the scene the page shows, as it was
             done += 1
+            if figure is self.figure:  # (no state yet: the new scene stays shown)
+                self.live._draw_background()
+                self._last_layout, self._last_background = self._signatures()
+                continue
+            yield
+            steps = self.live.background_steps(figure)
+            while True:
+                try:
+                    what = next(steps)
+                except StopIteration:
+                    break
+                entry = scenes.get(key)
+                if what is not None and entry is not None and entry[0] is figure:
+                    # laid out: its signatures now, so that a press that shows it before its
+                    # background is drawn does not lay it out again
+                    scenes[key] = (figure, entry[1], *self._signatures(figure, what[1]))
+                yield
         return done
 
     def _prepare_when_idle(self) -> None:
-        """Prepare the other scenes one at a time, each when the kernel has been idle for 0.3 s."""
+        """Queue the preparation of the other scenes as idle work (``widgets.idle.IDLE``): small
+        steps, run while the controls are still."""
         import asyncio
 
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
+        IDLE.add(self.preparation(), loop)
 
-        def one():
-            try:
-                if self.prepare_scenes(limit=1):
-                    loop.call_later(0.3, one)
-            except Exception:  # noqa: BLE001 (a preparation that fails only costs the speed-up)
-                pass
-
-        loop.call_later(0.3, one)
-
-    def _signatures(self) -> tuple[tuple, tuple]:
+    def _signatures(self, figure: Figure | None = None, dynamic=None) -> tuple[tuple, tuple]:
         """What decides a new layout (one entry per panel: its title; for a title redrawn on every
         change, only its number of lines while it fits over its panel) and a new background (the
-        static titles, the axis ranges, the colour scales)."""
-        axes = [ax for ax in self.figure.get_axes() if ax.get_visible()]
+        static titles, the axis ranges, the colour scales). Of the figure shown, or of ``figure``
+        with its moving artists ``dynamic`` (a scene prepared in idle time)."""
+        figure = self.figure if figure is None else figure
+        axes = [ax for ax in figure.get_axes() if ax.get_visible()]
         plain = [ax for ax in axes if not hasattr(ax, "_colorbar")]
-        dynamic = {id(a) for a in self.live.dynamic}  # a title redrawn every time: not background
+        moving = self.live.dynamic if dynamic is None else dynamic
+        dynamic = {id(a) for a in moving}  # a title redrawn every time: not background
         layout = tuple(self._layout_title(ax) if id(ax.title) in dynamic else ax.get_title()
                        for ax in plain)
+        # (an axis drawn with the moving artists: its range is not part of the background)
         background = tuple((None if id(ax.title) in dynamic else ax.get_title(),
-                            ax.get_xlim(), ax.get_ylim(),
+                            None if id(ax.xaxis) in dynamic else ax.get_xlim(),
+                            None if id(ax.yaxis) in dynamic else ax.get_ylim(),
                             tuple(im.get_clim() for im in ax.images)) for ax in plain)
         return layout, background
 
@@ -269,7 +303,7 @@ class Explorer(widgets.VBox):
         cache = self.__dict__.setdefault("_title_fits", {})
         key = (id(ax), text, tuple(ax.get_position().bounds))
         if key not in cache:
-            renderer = self.live._renderer()
+            renderer = ax.figure.canvas.get_renderer()
             fits = not text or \
                 title.get_window_extent(renderer).width <= ax.get_window_extent(renderer).width
             if len(cache) > 256:

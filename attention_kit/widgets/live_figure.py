@@ -62,6 +62,14 @@ def _cached_draw_text(renderer, original, gc, x, y, s, prop, angle, ismath=False
     renderer._renderer.draw_text_image(img, round(x + xo), round(y + yo) + 1, 0, gc)
 
 
+def _text_cached(renderer):
+    """``renderer`` (a figure's Agg renderer) drawing text through the cache of ``_cached_draw_text``."""
+    if not getattr(renderer, "_ak_cached_text", False):
+        renderer.draw_text = partial(_cached_draw_text, renderer, renderer.draw_text)
+        renderer._ak_cached_text = True
+    return renderer
+
+
 NO_OPS = '{"fonts":[],"ops":[]}'
 
 
@@ -206,11 +214,7 @@ class LiveFigure(anywidget.AnyWidget):
         self._background = None
 
     def _renderer(self):
-        r = self.figure.canvas.get_renderer()
-        if not getattr(r, "_ak_cached_text", False):
-            r.draw_text = partial(_cached_draw_text, r, r.draw_text)
-            r._ak_cached_text = True
-        return r
+        return _text_cached(self.figure.canvas.get_renderer())
 
     def _draw_background(self) -> bool:
         """Render the background (everything but the dynamic artists) if it is out of date.
@@ -230,6 +234,52 @@ class LiveFigure(anywidget.AnyWidget):
             self._background_url = _data_url(encode_png(np.asarray(fig.canvas.buffer_rgba())))
         self.full_renders += 1
         return True
+
+    def background_steps(self, figure: Figure):
+        """Lay out and render the background of ``figure``, a figure :meth:`show` keeps (not the
+        one shown), in small steps: a generator that yields after the layout and after each panel,
+        so that the kernel handles a press between two steps instead of after the whole render
+        (``Explorer.prepare_scenes``, in idle time). Nothing is sent. The step after the layout
+        yields ``("laid out", moving artists)``, the others None. It stops early when the figure
+        is shown, forgotten or rendered meanwhile; at the end it returns the figure's moving
+        artists (None when it stopped early)."""
+        def pending():
+            kept = self._kept.get(id(figure))
+            ok = kept is not None and kept[0] is figure and figure is not self.figure and kept[2] is None
+            return kept if ok else None
+
+        kept = pending()
+        if kept is None or not kept[4]:  # (a figure without moving artists is sent whole each time)
+            return None
+        dynamic = kept[4]
+        if not kept[1]:
+            engine = figure.get_layout_engine()
+            if engine is not None:
+                engine.execute(figure)
+            figure.set_layout_engine("none")
+            self._kept[id(figure)] = (figure, True, None, None, dynamic)
+            yield "laid out", tuple(dynamic)
+        renderer = _text_cached(figure.canvas.get_renderer())
+        for a in dynamic:
+            a.set_animated(True)  # the background is drawn without them
+        # what FigureCanvasAgg.draw does (the layout is done), one panel at a time
+        if pending() is None:
+            return None
+        renderer.clear()
+        figure.patch.draw(renderer)
+        for artist in figure._get_draw_artists(renderer):
+            yield
+            if pending() is None:
+                return None
+            artist.draw(renderer)
+        figure.stale = False
+        yield
+        if pending() is None:
+            return None
+        url = _data_url(encode_png(np.asarray(figure.canvas.buffer_rgba())))
+        self._kept[id(figure)] = (figure, True, figure.canvas.copy_from_bbox(figure.bbox), url, dynamic)
+        self.full_renders += 1
+        return tuple(dynamic)
 
     def render(self) -> bytes:
         """Draw the whole figure with Agg (incrementally when possible) and return it as PNG."""

@@ -112,8 +112,11 @@ class MaskExplorer(Explorer):
         dynamic = [self._hm.image, self._hm.grid] + ([self._hm.text_batch] if self._hm.text_batch else [])
         # the titles name the mask and the edited token: redrawn on each change, not part of the
         # background (a new mask or token was a full redraw, 90 - 110 ms in-process)
+        # the bars' x axis (ticks, numbers, label) too: a seed, mask or token that changes the
+        # bars' scale redraws it with the bars, not the whole figure (issue 36: such a step was a
+        # full render, ~8x a nudge step in-process, and a press that came meanwhile waited for it)
         self.live.set_dynamic(dynamic + list(self._bars) + list(self._bar_texts)
-                              + [self._hm.ax.title, self._ax_b.title])
+                              + [self._hm.ax.title, self._ax_b.title, self._ax_b.xaxis])
         self.update()
 
     def _top_controls(self):

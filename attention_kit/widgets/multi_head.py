@@ -174,8 +174,10 @@ class MultiHeadExplorer(Explorer):
         dynamic = []
         for hm in self._hms:
             dynamic += [hm.image, hm.grid] + ([hm.text_batch] if hm.text_batch else [])
-        # the title names the token being edited: redrawn with the bars, not part of the background
-        self.live.set_dynamic(dynamic + [*self._bars0, *self._bars1, ax.title])
+        # the title names the token being edited: redrawn with the bars, not part of the background;
+        # so is the bars' x axis, whose range follows the seed (issue 36: 5 of 15 seed steps
+        # re-rendered the whole figure for it)
+        self.live.set_dynamic(dynamic + [*self._bars0, *self._bars1, ax.title, ax.xaxis])
         self.live.relayout()
 
     def _draw(self, st: dict) -> None:

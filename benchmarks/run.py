@@ -1,0 +1,87 @@
+"""The course's benchmarks, one entry point (``make bench``): what each one measures, and runs it.
+
+    make bench                       # the list, then every benchmark in turn
+    make bench NAME=list             # only the list
+    make bench NAME=learner-order    # one benchmark (its name from the list)
+    make bench NAME=learner-order ARGS="--rounds 3 notebooks/04_masks_and_positions.ipynb"
+
+Every benchmark prints the machine's load average beside its figures: on a shared machine compare
+figures within one run (ratios, same-run columns), not across runs. Speed is reported here, never
+asserted in the tests.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+#: name -> (script and its default arguments, what it measures)
+BENCHMARKS: dict[str, tuple[list[str], str]] = {
+    "attention-speed": (["attention_speed.py", "--cpu-time"],
+                        "multi-head and scaled dot-product attention against the bare matrix "
+                        "products they need (the BLAS floor), d_model 512, 8 heads"),
+    "attention-at-scale": (["attention_at_scale.py", "--cpu-time"],
+                           "notebook 07: memory and time of plain vs tiled attention, cost per "
+                           "generated token with and without a KV cache"),
+    "train-speed": (["train_speed.py"],
+                    "one training step of notebook 06's tiny LM and notebook 05's head (and the "
+                    "same LM in PyTorch when it is installed, as a ratio)"),
+    "grade-speed": (["grade_speed.py"],
+                    "make grade on a class of 30 learners x every notebook, and one notebook "
+                    "against a plain nbconvert run"),
+    "widget-latency": (["widget_latency.py"],
+                       "in a kernel, no page: a slider's comm message -> the new picture leaving "
+                       "the kernel, for four explorers and the naive interact baseline"),
+    "every-control": (["browser_latency.py"],
+                      "JupyterLab in headless Chromium: every control of every explorer pressed "
+                      "6 times in a row, key press -> changed pixels (median, p95 per control)"),
+    "learner-order": (["browser_latency.py", "--order", "both"],
+                      "JupyterLab in headless Chromium: every control of every notebook in a "
+                      "learner's order (mixed, seeded, 0-3 s pauses, right after Run All) beside "
+                      "the in-a-row order; median and p95 per control, notebook and overall "
+                      "(--compare DIR: the same with another attention_kit, before / after)"),
+    "latency-stages": (["latency_stages.py"],
+                       "JupyterLab in headless Chromium: one slider press split into its stages "
+                       "(page, server, kernel dispatch, compute, render, encode, back, paint)"),
+}
+
+
+def describe() -> str:
+    width = max(map(len, BENCHMARKS))
+    lines = ["benchmarks (make bench NAME=<name> [ARGS=...]):"]
+    for name, (cmd, what) in BENCHMARKS.items():
+        lines.append(f"  {name:{width}s}  {what}")
+        lines.append(f"  {'':{width}s}  (python benchmarks/{' '.join(cmd)})")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    name, extra = (argv[0], argv[1:]) if argv else ("all", [])
+    if name in ("list", "-h", "--help"):
+        print(__doc__.strip().splitlines()[0])
+        print(describe())
+        return 0
+    if name != "all" and name not in BENCHMARKS:
+        print(f"no benchmark named {name!r}\n{describe()}", file=sys.stderr)
+        return 2
+    names = list(BENCHMARKS) if name == "all" else [name]
+    if name == "all":
+        print(describe())
+    failed = []
+    for n in names:
+        cmd, what = BENCHMARKS[n]
+        print(f"\n== {n}: {what}", flush=True)
+        rc = subprocess.call([sys.executable, str(HERE / cmd[0]), *cmd[1:], *extra])
+        if rc:
+            failed.append(n)
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,182 @@
+"""Idle work never holds a press up for a whole preparation (issue 36): an explorer prepares the
+scenes of its menus in small steps (a build, a layout, one panel, the PNG), the kernel's queue runs
+one step per turn and only while the controls are still, and a press between two steps finds the
+explorer as the page shows it. Checked by counting steps and comparing pictures, never by timing."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attention_kit.widgets import MultiHeadExplorer
+from attention_kit.widgets.idle import IdleWork
+
+X8 = np.random.default_rng(0).normal(size=(5, 8))
+TOKENS = list("abcde")
+
+
+class FakeLoop:
+    """call_later without an event loop: the callbacks wait until the test runs them."""
+
+    def __init__(self, clock):
+        self.clock, self.timers = clock, []
+
+    def call_later(self, delay, callback):
+        self.timers.append((self.clock.now + delay, callback))
+        return object()
+
+    def run_due(self) -> int:
+        due = [t for t in self.timers if t[0] <= self.clock.now]
+        self.timers = [t for t in self.timers if t[0] > self.clock.now]
+        for _, callback in due:
+            callback()
+        return len(due)
+
+
+class Clock:
+    now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def counting(n, log):
+    for i in range(n):
+        log.append(i)
+        yield
+
+
+def test_the_queue_runs_one_step_per_turn_and_waits_for_still_controls():
+    clock = Clock()
+    loop = FakeLoop(clock)
+    idle = IdleWork(quiet=0.3, gap=0.01, clock=clock)
+    log = []
+    idle.add(counting(5, log), loop)
+    assert log == [] and loop.run_due() == 0  # nothing before the controls have been still
+    clock.now += 0.3
+    loop.run_due()
+    assert log == [0]  # one step per turn
+    clock.now += 0.01
+    loop.run_due()
+    assert log == [0, 1]
+    idle.pressed()  # a press: the next turn runs no step...
+    clock.now += 0.01
+    loop.run_due()
+    assert log == [0, 1]
+    clock.now += 0.3  # ...until the controls are still again
+    loop.run_due()
+    assert log == [0, 1, 2]
+    assert idle.run_all() == 2 and log == [0, 1, 2, 3, 4] and idle.pending == 0
+
+
+def test_a_failing_job_is_dropped_and_the_next_one_runs():
+    def broken():
+        yield
+        raise RuntimeError("no figure")
+
+    idle = IdleWork()
+    log = []
+    idle.add(broken())
+    idle.add(counting(2, log))
+    assert idle.run_all() == 3 and log == [0, 1]
+
+
+def test_preparation_yields_between_a_build_the_layout_each_panel_and_the_png():
+    ex = MultiHeadExplorer(X8, TOKENS, n_heads=2)
+    shown, frame = ex.figure, ex.live.frame
+    steps = ex.preparation(limit=1)  # the likeliest other choice first
+    next(steps)  # its build
+    assert ex.figure is shown and ex.live.figure is shown  # the page's scene is back at once
+    (key, (figure, *_)), = ex._scenes.items()
+    assert figure is not shown
+    rest = sum(1 for _ in steps)
+    panels = len(figure.axes)
+    assert rest >= panels + 1  # the layout, then one step per panel (and the PNG)
+    assert ex.live.frame == frame  # nothing was sent
+
+
+def test_a_press_between_two_steps_is_drawn_at_once_and_the_scenes_come_out_as_if_prepared_whole():
+    sliced = MultiHeadExplorer(X8, TOKENS, n_heads=2)
+    whole = MultiHeadExplorer(X8, TOKENS, n_heads=2)  # the same history, each scene prepared at once
+    steps = sliced.preparation()
+    for _ in range(3):  # a build, the layout, a panel of the first scene
+        next(steps)
+    assert whole.prepare_scenes(limit=1) == 1
+    frame = sliced.live.frame
+    sliced.controls["seed"].value = 3  # a press in the middle of the preparation...
+    whole.controls["seed"].value = 3
+    assert sliced.live.frame == frame + 1  # ...is drawn now, not after the preparation
+    assert sliced.png() == whole.png()
+    for _ in steps:
+        pass
+    assert whole.prepare_scenes() == 2
+    for h in (4, 8, 1, 2):
+        full = sliced.live.full_renders
+        sliced.controls["n_heads"].value = h
+        whole.controls["n_heads"].value = h
+        assert sliced.live.full_renders == full  # prepared: no render on the press
+        # (a prepared scene keeps a colour scale that still fits, as before: the same picture
+        # as a scene prepared whole, not always as a fresh explorer's)
+        assert sliced.png() == whole.png()
+
+
+def test_a_scene_shown_while_it_is_being_prepared_is_drawn_by_the_press():
+    prepared = MultiHeadExplorer(X8, TOKENS, n_heads=2)
+    plain = MultiHeadExplorer(X8, TOKENS, n_heads=2)
+    steps = prepared.preparation(limit=1)
+    next(steps)
+    next(steps)  # built and laid out, its panels not drawn yet
+    (key,) = prepared._scenes
+    prepared.controls["n_heads"].value = key
+    plain.controls["n_heads"].value = key
+    assert prepared.png() == plain.png()
+    assert sum(1 for _ in steps) <= 1  # the preparation of that scene stops
+    prepared.controls["n_heads"].value = 2
+    prepared.controls["n_heads"].value = key
+    assert prepared.png() == plain.png()
+
+
+def test_04_a_seed_mask_or_token_that_rescales_the_bars_redraws_them_not_the_whole_figure():
+    import io
+
+    from PIL import Image
+
+    from attention_kit.widgets import MaskExplorer
+
+    def pixels(png):
+        return np.asarray(Image.open(io.BytesIO(bytes(png))).convert("RGB"), dtype=int)
+
+    padded = ["the", "cat", "sat", "on", "the", "mat", "<pad>", "<pad>"]
+    ex = MaskExplorer(padded, mask="causal", token=2, nudge=1.0)
+    full, limits = ex.live.full_renders, set()
+    steps = [("seed", s) for s in range(1, 13)] + [("mask", m) for m in MaskExplorer.MASKS] + \
+        [("token", t) for t in (0, 5, 3)] + [("positions", True), ("nudge", -1.5)]
+    for name, value in steps:
+        ex.controls[name].value = value
+        limits.add(ex._ax_b.get_xlim()[1])
+        fast = pixels(ex.live.value)
+        ex.live.invalidate()  # what a full redraw draws: the same picture
+        np.testing.assert_array_equal(fast, pixels(ex.live.render()))
+        ex.live.full_renders -= 1  # (the redraw forced here)
+    assert len(limits) > 1  # the bars' scale did change on the way...
+    assert ex.live.full_renders == full  # ...and no step redrew the figure's background
+
+
+def test_03_a_seed_that_rescales_the_output_bars_redraws_them_not_the_whole_figure():
+    import io
+
+    from PIL import Image
+
+    def pixels(png):
+        return np.asarray(Image.open(io.BytesIO(bytes(png))).convert("RGB"), dtype=int)
+
+    tokens = "the cat sat on the mat and purred".split()
+    ex = MultiHeadExplorer(np.random.default_rng(0).normal(0, 1, (8, 8)), tokens, n_heads=2)
+    full, limits = ex.live.full_renders, set()
+    for seed in range(1, 16):
+        ex.controls["seed"].value = seed
+        limits.add(ex._ax_out.get_xlim())
+        fast = pixels(ex.live.value)
+        ex.live.invalidate()  # what a full redraw draws: the same picture
+        np.testing.assert_array_equal(fast, pixels(ex.live.render()))
+        ex.live.full_renders -= 1
+    assert len(limits) > 1 and ex.live.full_renders == full
