@@ -222,7 +222,7 @@ def _operate(page, focus: dict, memo: dict) -> str | None:
         if before is None or before == focus["value"]:
             return None
         kb.press("Control+a")
-        kb.type(before)
+        kb.type(before.replace("\u2212", "-"))  # (the readout writes a minus as U+2212)
         kb.press("Enter")
         return f"typed {before!r}, Enter"
     if kind == "select":
