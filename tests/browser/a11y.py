@@ -226,6 +226,8 @@ def _operate(page, focus: dict, memo: dict) -> str | None:
         kb.press("Enter")
         return f"typed {before!r}, Enter"
     if kind == "select":
+        if focus["options"] <= 1:  # (06's one layer: nothing to choose)
+            return None
         down = focus["selected"] < focus["options"] - 1
         kb.press("ArrowDown" if down else "ArrowUp")
         return "ArrowDown" if down else "ArrowUp"
