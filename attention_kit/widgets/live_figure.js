@@ -116,6 +116,12 @@ function sliderName(node) {
 }
 
 function nameControls(root) {
+  // ipywidgets makes a SelectionSlider's readout editable but reads nothing typed into it: there it
+  // is a plain label, out of the Tab order (the handle's arrow keys choose); the explorer marks
+  // such sliders with the class ak-choice-slider
+  for (const ro of root.querySelectorAll('.ak-choice-slider .widget-readout[contenteditable="true"]')) {
+    ro.setAttribute("contenteditable", "false");
+  }
   for (const control of root.querySelectorAll(CONTROLS)) {
     if (!control.hasAttribute("data-lm-suppress-shortcuts")) control.setAttribute("data-lm-suppress-shortcuts", "true");
   }
@@ -125,7 +131,7 @@ function nameControls(root) {
     if (handle.getAttribute("aria-label") || handle.getAttribute("aria-labelledby")) continue;
     handle.setAttribute("aria-label", sliderName(handle));
   }
-  for (const ro of root.querySelectorAll(".widget-readout[contenteditable]")) {
+  for (const ro of root.querySelectorAll('.widget-readout[contenteditable="true"]')) {
     if (ro.getAttribute("aria-label")) continue;
     ro.setAttribute("role", "textbox");
     ro.setAttribute("aria-label", sliderName(ro) + " value");
@@ -175,7 +181,7 @@ function watchControls(el) {
     observer = new MutationObserver(() => {
       if (!queued) { queued = true; requestAnimationFrame(run); }
     });
-    observer.observe(root, { childList: true, subtree: true, attributes: true, attributeFilter: ["disabled", "title"] });
+    observer.observe(root, { childList: true, subtree: true, attributes: true, attributeFilter: ["disabled", "title", "contenteditable"] });
   }
   attach();
   return () => {
