@@ -217,14 +217,19 @@ def _operate(page, focus: dict, memo: dict) -> str | None:
         up = focus["now"] is None or focus["max"] is None or float(focus["now"]) < float(focus["max"])
         kb.press("ArrowRight" if up else "ArrowLeft")
         return "ArrowRight" if up else "ArrowLeft"
-    if kind == "readout":
-        before = memo.pop("readout", None)
-        if before is None or before == focus["value"]:
+    if kind == "readout":  # one more step the way the arrow key went, typed (not back: a reset
+        before = memo.pop("readout", None)  # button after the sliders must still have work to do)
+        try:
+            v0, v1 = (float(t.replace("\u2212", "-")) for t in (before, focus["value"]))
+        except (AttributeError, TypeError, ValueError):
             return None
+        if v0 == v1:
+            return None
+        text = f"{v1 + (v1 - v0):.6g}"
         kb.press("Control+a")
-        kb.type(before.replace("\u2212", "-"))  # (the readout writes a minus as U+2212)
+        kb.type(text)
         kb.press("Enter")
-        return f"typed {before!r}, Enter"
+        return f"typed {text!r}, Enter"
     if kind == "select":
         if focus["options"] <= 1:  # (06's one layer: nothing to choose)
             return None
@@ -247,7 +252,7 @@ def _operate(page, focus: dict, memo: dict) -> str | None:
 def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
     """From explorer ``n``'s first control, Tab through every control of the explorer and operate
     each with its keys (a slider: ArrowRight, or ArrowLeft at its end; its value box: the value
-    before, typed, Enter; a menu: ArrowDown/ArrowUp; a checkbox: Space; a button: Enter; a text
+    one more step, typed, Enter; a menu: ArrowDown/ArrowUp; a checkbox: Space; a button: Enter; a text
     box: new text, Enter), checking that the picture and the description change. Returns
     ``{"controls", "reached", "operated", "disabled", "order_ok", "unreached", "failures", "log"}``."""
     out = {"controls": 0, "reached": 0, "operated": 0, "disabled": 0, "order_ok": True,
