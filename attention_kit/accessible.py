@@ -46,14 +46,16 @@ def describe_figure(fig):
     return describe(fig)
 
 
-def _alt(desc) -> str:
-    text = desc.text
+def _alt(desc, prefix: str = "") -> str:
+    text = prefix + desc.text
     return text if len(text) <= MAX_ALT else text[:MAX_ALT - 40].rsplit(" ", 1)[0] + \
         " … (the rest under “Describe this figure”)."
 
 
-def figure_html(fig, png_b64: str, metadata: dict | None = None) -> str:
-    """The HTML of one figure: the PNG with its ``alt``, then the collapsed description."""
+def figure_html(fig, png_b64: str, metadata: dict | None = None, *, prefix: str = "",
+                open_details: bool | None = None) -> str:
+    """The HTML of one figure: the PNG with its ``alt`` (``prefix`` first), then the collapsed
+    description (expanded when ``open_details``; None: as :func:`describe_figures` set it)."""
     from .plotting.describe import Description, describe_figure
 
     try:
@@ -66,9 +68,10 @@ def figure_html(fig, png_b64: str, metadata: dict | None = None) -> str:
         size += f' width="{int(md["width"])}"'
     if isinstance(md.get("height"), (int, float)):
         size += f' height="{int(md["height"])}"'
-    img = (f'<img src="data:image/png;base64,{png_b64}"{size} alt="{html.escape(_alt(desc), quote=True)}" '
+    img = (f'<img src="data:image/png;base64,{png_b64}"{size} alt="{html.escape(_alt(desc, prefix), quote=True)}" '
            'style="max-width:100%">')
-    return f'<div class="ak-figure">{img}{desc.html(open_details=_settings["open"])}</div>'
+    opened = _settings["open"] if open_details is None else open_details
+    return f'<div class="ak-figure">{img}{desc.html(open_details=opened)}</div>'
 
 
 def _show(fig) -> bool:

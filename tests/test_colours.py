@@ -60,3 +60,48 @@ def test_cell_values_contrast_with_every_cell_colour(cmap):
     white = y < WHITE_TEXT_BELOW
     contrast = np.where(white, 1.05 / (y + 0.05), (y + 0.05) / 0.05)
     assert contrast.min() >= 4.5
+
+
+# ---------------------------------------------------------------------------------------------
+# Colour is never the only carrier: what the explorers tell apart by colour, they also tell
+# apart by a shape (issue 34).
+# ---------------------------------------------------------------------------------------------
+
+
+def test_the_tiling_grid_marks_each_status_with_a_shape_as_well_as_a_colour():
+    from attention_kit.widgets import TilingStepper
+    from attention_kit.widgets.tiling import CURRENT, DONE, MASKED, SKIPPED, STATUS_MARKS
+
+    shapes = [m[0] for m in STATUS_MARKS if m is not None]
+    assert len(set(shapes)) == len(shapes) == 4  # computed, this step, skipped, masked
+    ex = TilingStepper(causal=True, step=7)
+    status = ex.state["status"]
+    for k in (DONE, CURRENT, SKIPPED, MASKED):
+        rows, cols = np.nonzero(status == k)
+        assert rows.size, f"status {k} is not in this picture"
+        mark = ex._marks[k]
+        assert mark.get_marker() == STATUS_MARKS[k][0]
+        assert sorted(zip(mark.get_ydata(), mark.get_xdata(), strict=True)) == sorted(
+            zip(rows, cols, strict=True)), f"status {k}: the marks are not on its cells"
+        assert mark in ex.live.dynamic  # drawn with every step
+    ex.controls["causal"].value = False
+    assert not len(ex._marks[MASKED].get_xdata())  # no mask, no masked marks
+
+
+def test_self_attention_pairs_x_i_and_y_i_by_tip_shape_as_well_as_colour():
+    from attention_kit.widgets import SelfAttentionExplorer
+
+    ex = SelfAttentionExplorer(np.array([[0.1, 0.5], [0.3, 0.4], [0.8, 0.0]]))
+    xs, ys = ex._arr_x.tips, ex._arr_y.tips
+    assert [t.get_marker() for t in xs] == [t.get_marker() for t in ys]
+    assert len({t.get_marker() for t in xs}) == 3  # each pair its own shape
+    for tips, pts in ((xs, ex.state["X"]), (ys, ex.state["outputs"])):
+        np.testing.assert_allclose([[t.get_xdata()[0], t.get_ydata()[0]] for t in tips], pts)
+
+
+def test_rope_query_and_key_differ_by_line_and_tip_as_well_as_colour():
+    from attention_kit.widgets import RopeExplorer
+
+    ex = RopeExplorer()
+    assert ex._q_line.get_linestyle() != ex._k_line.get_linestyle()
+    assert ex._q_tip.get_marker() != ex._k_tip.get_marker()

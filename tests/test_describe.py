@@ -145,3 +145,46 @@ def test_mathtext_is_read_as_words_and_rounding_noise_as_zero():
     desc = describe_figure(fig)
     plt.close(fig)
     assert "bar heights 3.2, 0, 0.5." in desc.facts
+
+
+def test_a_plain_imshow_of_weights_is_described_like_a_heatmap_with_its_table():
+    """A notebook's own ``imshow`` of attention weights (08's heads, issue 34): each row's largest
+    weight and its column, the blank cells, and the full matrix one step away."""
+    from matplotlib.figure import Figure
+
+    from attention_kit.plotting.describe import describe_figure
+
+    w = np.array([[1.0, np.nan, np.nan], [0.25, 0.75, np.nan], [0.5, 0.2, 0.3]])
+    fig = Figure()
+    ax = fig.add_subplot()
+    ax.imshow(w)
+    ax.set_xticks(range(3), ["a", "b", "c"])
+    ax.set_yticks(range(3), ["a", "b", "c"])
+    d = describe_figure(fig)
+    assert "heatmap of attention weights, 3 queries" in d.summary.lower()
+    assert "Query a: largest weight 1.00 on key a." in d.facts
+    assert "Query b: largest weight 0.75 on key b." in d.facts
+    assert "Query c: largest weight 0.50 on key a." in d.facts
+    assert any(f.startswith("Masked (blank)") for f in d.facts)
+    assert len(d.tables) == 1 and "<th scope=\"row\">b</th><td>0.25</td><td>0.75</td><td>masked</td>" in d.tables[0]
+
+
+def test_a_plain_imshow_of_other_values_gets_its_range_and_a_table_named_by_its_axes():
+    from matplotlib.figure import Figure
+
+    from attention_kit.plotting.describe import describe_figure
+
+    v = np.arange(12.0).reshape(3, 4) - 5  # (3, 4), not weights
+    fig = Figure()
+    ax = fig.add_subplot()
+    ax.imshow(v)
+    ax.set_xlabel("feature")
+    ax.set_ylabel("position")
+    d = describe_figure(fig)
+    assert "an image of 3 by 4 cells" in d.summary.lower()
+    assert "Image values from -5 to 6." in d.facts
+    assert "positions are rows, features are columns" in d.tables[0]
+    assert "<th scope=\"row\">2</th><td>3.00</td><td>4.00</td><td>5.00</td><td>6.00</td>" in d.tables[0]
+    big = Figure().add_subplot()
+    big.imshow(np.zeros((64, 64)))  # 4096 cells: range only
+    assert not describe_figure(big.figure).tables

@@ -69,3 +69,21 @@ def test_no_highlight(model):
     p, cfg, vocab = model
     hv = HeadView(p, cfg, vocab, token=None)
     assert hv.state["token"] == -1
+
+
+def test_the_description_says_which_query_is_highlighted(model):
+    """The highlighted query is shown by a frame, bold type and strong lines; the description
+    (what a screen reader is told) says it in words and follows the query menu (issue 34)."""
+    view = HeadView(*model, context="humpty dumpty sat on")
+    view.live.describe()
+    first = view.live.description.split("\n")[1]
+    assert first.startswith("Highlighted query 4 “on”")
+    view.controls["token"].value = 1
+    view.live.describe()
+    w = view.state["weights"][1]
+    j = int(np.argmax(w))
+    assert (f"Highlighted query 2 “dumpty” (framed row, bold word, its lines drawn strong): largest "
+            f"weight {w[j]:.2f} on key {j + 1} “{view.tokens[j]}”.") in view.live.description.split("\n")
+    view.controls["token"].value = -1
+    view.live.describe()
+    assert "No query highlighted" in view.live.description

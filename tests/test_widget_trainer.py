@@ -130,7 +130,7 @@ def test_bad_constructor_arguments():
 def test_static_picture_where_no_kernel_runs(lab):
     data = lab._repr_mimebundle_()
     assert data["text/plain"].startswith("AttentionTrainer (interactive")
-    assert data["image/png"]
+    assert '<img src="data:image/png;base64,' in data["text/html"] and ' alt="A still picture' in data["text/html"]
 
 
 def test_monitor_follows_the_trainer():

@@ -2,7 +2,9 @@
 attention_kit and against plain numpy written out here."""
 
 import base64
+import html
 import io
+import re
 
 import matplotlib
 
@@ -335,7 +337,7 @@ def test_multi_head_explorer_follows_sliders_and_heads():
     np.testing.assert_allclose(ex._hms[7].image.get_array(), ex.state["weights"][7])
     data = ex._repr_mimebundle_()
     assert data["text/plain"] == "MultiHeadExplorer (interactive: run in JupyterLab to use the controls)"
-    assert_not_blank(base64.b64decode(data["image/png"]))
+    assert_not_blank(still_png(data))
     ex.reset()
     np.testing.assert_allclose(ex.state["output"], ex.state["output_initial"])
 
@@ -371,14 +373,30 @@ def test_every_explorer_renders_a_non_blank_png(all_explorers):
         assert_not_blank(ex.live.value)
 
 
-def test_mimebundle_has_widget_png_and_fixed_text(all_explorers):
+def still_png(data: dict) -> bytes:
+    """The PNG of an explorer's still picture (its ``text/html``: an ``<img>`` with an alt)."""
+    m = re.search(r'<img src="data:image/png;base64,([^"]+)"', data["text/html"])
+    assert m, "the still picture is not an <img> with a PNG"
+    return base64.b64decode(m.group(1))
+
+
+def test_mimebundle_has_widget_still_picture_with_alt_and_fixed_text(all_explorers):
+    """Where no kernel runs (GitHub, nbviewer), the explorer is a still picture whose alt says
+    what it shows (issue 34): the figure's own description, after a word that it is a still."""
+    from attention_kit.plotting.describe import describe_figure
+
     for ex in all_explorers:
         data = ex._repr_mimebundle_()
         name = type(ex).__name__
         assert data["text/plain"] == f"{name} (interactive: run in JupyterLab to use the controls)"
         assert "application/vnd.jupyter.widget-view+json" in data
-        assert set(data) == {"text/plain", "image/png", "application/vnd.jupyter.widget-view+json"}
-        assert_not_blank(base64.b64decode(data["image/png"]))
+        assert set(data) == {"text/plain", "text/html", "application/vnd.jupyter.widget-view+json"}
+        assert_not_blank(still_png(data))
+        alt = html.unescape(re.search(r'alt="([^"]*)"', data["text/html"]).group(1))
+        assert alt.startswith(ex.STILL)
+        summary = describe_figure(ex.figure, tables=False).summary
+        assert summary and summary in alt, (name, alt)
+        assert "Describe this figure" in data["text/html"]
 
 
 def test_figures_are_not_registered_with_pyplot():

@@ -182,9 +182,10 @@ def _short_list(labels: list[str], limit: int = 10) -> str:
 
 
 def heatmap_table(weights, *, mask=None, query_labels=None, key_labels=None, fmt: str = "{:.2f}",
-                  caption: str = "attention weights") -> str:
+                  caption: str = "attention weights", rows: str = "query", cols: str = "key") -> str:
     """The full matrix as an HTML table: a header row of keys, one row per query (``<th scope>``)
-    so that a screen reader says which query and key each number belongs to."""
+    so that a screen reader says which query and key each number belongs to (``rows``/``cols``:
+    what the rows and columns are, for a matrix that is not attention)."""
     a = np.asarray(weights, dtype=float)
     if a.ndim == 1:
         a = a[None, :]
@@ -192,8 +193,10 @@ def heatmap_table(weights, *, mask=None, query_labels=None, key_labels=None, fmt
     m = None if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), a.shape)
     ql, kl = _labels(query_labels, n_q), _labels(key_labels, n_k)
     e = html.escape
-    out = [f"<table class=\"ak-describe-table\"><caption>{e(caption)}: queries are rows, keys are "
-           "columns</caption><thead><tr><th scope=\"col\">query \\ key</th>"]
+    plural = {"query": "queries"}
+    out = [f"<table class=\"ak-describe-table\"><caption>{e(caption)}: {e(plural.get(rows, rows + 's'))} "
+           f"are rows, {e(plural.get(cols, cols + 's'))} are columns</caption><thead><tr>"
+           f"<th scope=\"col\">{e(rows)} \\ {e(cols)}</th>"]
     out += [f"<th scope=\"col\">{e(k)}</th>" for k in kl]
     out.append("</tr></thead><tbody>")
     for i in range(n_q):
@@ -297,6 +300,7 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
         return describe_heatmap(np.ma.getdata(data), mask=mask, query_labels=art.query_labels,
                                 key_labels=art.key_labels, kind=art.kind, title=title or None,
                                 fmt=art.fmt, tables=tables)
+    want_tables = tables
     facts: list[str] = []
     tables: list[str] = []
     kinds: list[str] = []
@@ -334,12 +338,11 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
         facts.append(f"{label + ': ' if label and not label.startswith('_') else ''}bar heights "
                      + ", ".join(hs) + (" …" if len(patches) > 16 else "") + ".")
     for im in ax.get_images():
-        arr = np.asarray(im.get_array(), dtype=float)
-        if arr.ndim == 2 and arr.size:
-            kinds.append(f"an image of {arr.shape[0]} by {arr.shape[1]} cells")
-            fin = arr[np.isfinite(arr)]
-            if fin.size:
-                facts.append(f"Image values from {_fmt(fin.min())} to {_fmt(fin.max())}.")
+        d = _describe_image(ax, im, tables=want_tables)
+        if d is not None:
+            kinds.append(d.summary)
+            facts += d.facts
+            tables += d.tables
     colls = [c for c in ax.collections if c.get_visible() and hasattr(c, "get_offsets")
              and type(c).__name__ == "PathCollection"]
     for c in colls:
@@ -365,6 +368,59 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
     if texts and len(texts) <= 12 and not getattr(ax, "_ak_vectors", None):
         facts.append("Labels in the plot: " + "; ".join(texts) + ".")
     return Description(summary[0].upper() + summary[1:] if summary else summary, facts, tables)
+
+
+#: A plain image (``imshow`` in a notebook cell) with at most this many cells gets its full table.
+MAX_TABLE_CELLS = 2048
+
+
+def _cell_labels(ax, n: int, axis: str) -> list[str] | None:
+    """The tick labels of an image's rows (``axis="y"``) or columns when there is one tick per
+    cell at 0, 1, ..., n - 1; else None (the cells are numbered)."""
+    ticks = ax.get_yticks() if axis == "y" else ax.get_xticks()
+    labels = ax.get_yticklabels() if axis == "y" else ax.get_xticklabels()
+    if len(ticks) != n or not np.allclose(ticks, np.arange(n)):
+        return None
+    words = [plain(t.get_text()) for t in labels]
+    return words if all(words) else None
+
+
+def _describe_image(ax, im, *, tables: bool) -> Description | None:
+    """A plain 2-D image (``imshow`` in a notebook's own cell) in words. When it holds attention
+    weights (every value in [0, 1], every row summing to 1 over its shown cells) it is described
+    like a heatmap: each row's largest weight and the column it goes to, the blank (masked) cells;
+    else its size and range. Either way, up to MAX_TABLE_CELLS cells, its full matrix as a table
+    (rows and columns named by the axis labels, or by the tick labels of each cell)."""
+    raw = im.get_array()
+    arr = np.asarray(np.ma.getdata(raw), dtype=float)
+    if arr.ndim != 2 or not arr.size:
+        return None
+    ok = np.isfinite(arr) & ~np.ma.getmaskarray(raw)
+    n_r, n_c = arr.shape
+    rl, cl = _cell_labels(ax, n_r, "y"), _cell_labels(ax, n_c, "x")
+    vals = arr[ok]
+    rows_ok = ok.any(axis=1)
+    weights = bool(vals.size and vals.min() >= -1e-9 and vals.max() <= 1 + 1e-9 and np.allclose(
+        np.where(ok, arr, 0.0).sum(axis=1)[rows_ok], 1.0, atol=0.02))
+    if weights:
+        d = describe_heatmap(arr, mask=None if ok.all() else ok, query_labels=rl, key_labels=cl,
+                             tables=tables and arr.size <= MAX_TABLE_CELLS)
+        return Description(d.summary.rstrip("."), [f.replace("(drawn hatched, marked —)", "(blank)")
+                                                   for f in d.facts], d.tables)
+    facts = []
+    if vals.size:
+        facts.append(f"Image values from {_fmt(vals.min())} to {_fmt(vals.max())}.")
+    if not ok.all():
+        facts.append(f"{int((~ok).sum())} of {arr.size} cells are blank (masked).")
+    out = []
+    if tables and arr.size <= MAX_TABLE_CELLS:
+        rows, cols = plain(ax.get_ylabel()) or "row", plain(ax.get_xlabel()) or "column"
+        scale = float(np.abs(vals).max()) if vals.size else 0.0
+        digits = 2 if scale < 100 else 0
+        out.append(heatmap_table(np.where(ok, arr, np.nan), mask=None if ok.all() else ok,
+                                 query_labels=rl, key_labels=cl, fmt="{:.%df}" % digits,
+                                 caption=_axes_title(ax) or "image values", rows=rows, cols=cols))
+    return Description(f"an image of {n_r} by {n_c} cells", facts, out)
 
 
 def describe_figure(fig, *, tables: bool = True) -> Description:

@@ -15,7 +15,11 @@ from matplotlib.patches import FancyArrowPatch
 from .colours import OKABE_ITO
 from .fast_artists import add_fast_text
 
-__all__ = ["VectorArtists", "plot_vectors", "update_vectors"]
+__all__ = ["TIP_MARKERS", "VectorArtists", "plot_vectors", "update_vectors"]
+
+#: Tip shapes, one per vector (``plot_vectors(..., markers=True)``): a second carrier beside the
+#: colour, so that x_i and y_i drawn in the same colour also share a shape (issue 34).
+TIP_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
 class VectorArtists(list):
@@ -26,12 +30,14 @@ class VectorArtists(list):
     arrows : list of FancyArrowPatch
     labels : list of Text (empty when no labels were given)
     origin : ndarray, shape (2,)
+    tips : list of Line2D (a marker at each tip; empty unless ``markers`` was given)
     """
 
-    def __init__(self, arrows, labels, origin):
-        super().__init__(list(arrows) + list(labels))
+    def __init__(self, arrows, labels, origin, tips=()):
+        super().__init__(list(arrows) + list(labels) + list(tips))
         self.arrows = list(arrows)
         self.labels = list(labels)
+        self.tips = list(tips)
         self.origin = np.asarray(origin, dtype=float)
 
 
@@ -66,6 +72,7 @@ def plot_vectors(
     labels: Sequence[str] | None = None,
     color=None,
     origin=None,
+    markers=None,
     **kw,
 ) -> VectorArtists:
     """Draw 2-D vectors as arrows from ``origin``, each labelled at its tip.
@@ -81,6 +88,9 @@ def plot_vectors(
         Default: the Okabe-Ito palette, one colour per vector.
     origin : array_like, shape (2,), optional
         Where every arrow starts (default (0, 0)).
+    markers : True or sequence of m matplotlib markers, optional
+        A shape at each tip (True: :data:`TIP_MARKERS` in order), so that vectors told apart by
+        colour are told apart by shape too.
     **kw
         Passed to ``FancyArrowPatch`` (e.g. ``linestyle="--"``, ``linewidth=3``, ``alpha``).
 
@@ -123,10 +133,17 @@ def plot_vectors(
             p = spots[i]
             texts.append(add_fast_text(ax, p[0], p[1], str(labels[i]), color=colors[i], fontsize=fontsize,
                                    ha="center", va="center", zorder=4, fontweight="bold"))
+    tips = []
+    if markers is not None:
+        shapes = [TIP_MARKERS[i % len(TIP_MARKERS)] for i in range(m)] if markers is True else list(markers)
+        for i in range(m):
+            tips.append(ax.plot([o[0] + v[i, 0]], [o[1] + v[i, 1]], linestyle="none", marker=shapes[i],
+                                markersize=6, markerfacecolor="white", markeredgecolor=colors[i],
+                                markeredgewidth=1.6, zorder=5)[0])
     pts = np.vstack([o[None], o + v])
     ax.update_datalim(pts)
     ax.autoscale_view()
-    art = VectorArtists(arrows, texts, o)
+    art = VectorArtists(arrows, texts, o, tips)
     ax.__dict__.setdefault("_ak_vectors", []).append(art)  # what describe_figure reads
     return art
 
@@ -153,5 +170,7 @@ def update_vectors(artists: VectorArtists, vectors, *, span: float | None = None
                                          for i in range(len(v))]), nchars, span)
     for i, arr in enumerate(artists.arrows):
         arr.set_positions(tuple(o), tuple(o + v[i]))
+        if artists.tips:
+            artists.tips[i].set_data([o[0] + v[i, 0]], [o[1] + v[i, 1]])
         if artists.labels:
             artists.labels[i].set_position(tuple(spots[i]))

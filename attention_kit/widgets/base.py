@@ -315,13 +315,22 @@ class Explorer(widgets.VBox):
         """The current figure as PNG bytes."""
         return self.live.render()
 
+    #: How the still picture's text alternative starts (where no kernel runs, e.g. on GitHub).
+    STILL = "A still picture of the explorer (run the notebook to use its controls): "
+
     def _repr_mimebundle_(self, **kwargs):
+        """The widget, and where no kernel runs (GitHub, nbviewer, an HTML export) its current
+        picture as HTML: the PNG in an ``<img>`` whose ``alt`` says what it shows, with the
+        description one step away (:func:`attention_kit.accessible.figure_html`)."""
+        from ..accessible import figure_html
+
         data = dict(super()._repr_mimebundle_(**kwargs) or {})
         data["text/plain"] = self._PLAIN
         try:
-            data["image/png"] = base64.b64encode(self.png()).decode("ascii")
+            png = base64.b64encode(self.png()).decode("ascii")
         except Exception:
-            pass
+            return data
+        data["text/html"] = figure_html(self.figure, png, prefix=self.STILL)
         return data
 
     def _compute(self) -> dict:

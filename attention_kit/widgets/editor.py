@@ -53,14 +53,16 @@ class VectorEditor(widgets.VBox):
                 raise ValueError(f"vector {name!r} must hold finite numbers, got {v!r}")
             self._vals[name] = arr.copy()
             text = widgets.Text(value=format_vector(arr), continuous_update=False,
-                                placeholder="e.g. 0.1, 0.5", layout=widgets.Layout(width="150px"))
+                                placeholder="e.g. 0.1, 0.5", layout=widgets.Layout(width="150px"),
+                                tooltip=f"vector {name}")  # its name for a screen reader, too
             text.observe(partial(self._text_changed, name), names="value")
             sliders = []
             for i, x in enumerate(arr):
                 s = widgets.FloatSlider(
                     value=float(x), min=builtins_min(lo, float(x)), max=builtins_max(hi, float(x)),
                     step=step, description=f"[{i}]", readout_format=".2f", continuous_update=True,
-                    layout=widgets.Layout(width="230px"), style={"description_width": "28px"})
+                    layout=widgets.Layout(width="230px"), style={"description_width": "28px"},
+                    tooltip=f"{name}[{i}]")  # which vector's "[i]" (live_figure.js names it so)
                 s.observe(partial(self._slider_changed, name, i), names="value")
                 sliders.append(s)
             msg = MessageLabel()

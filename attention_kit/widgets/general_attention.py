@@ -85,9 +85,10 @@ class AttentionExplorer(Explorer):
             "p": widgets.FloatSlider(value=(n - 1) / 2 if p is None else p, min=0, max=max(n - 1, 0),
                                      step=0.1, description="p (centre)", readout_format=".1f",
                                      style={"description_width": "initial"}),
-            "seed": widgets.IntSlider(value=seed, min=0, max=50, description="seed"),
+            # (the checkbox before the seed it turns on: Tab reaches them in this order)
             "sample": widgets.Checkbox(value=False, description="hard: sample (else argmax)",
                                        indent=False),
+            "seed": widgets.IntSlider(value=seed, min=0, max=50, description="seed"),
         }
         fig = Figure(figsize=(10.5, 4.2), layout="constrained")
         self._build_figure(fig)

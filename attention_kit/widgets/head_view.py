@@ -79,6 +79,7 @@ class HeadView(Explorer):
         self.known = widgets.HTML(value="", layout=widgets.Layout(display="none", max_width="900px"))
         fig = Figure(figsize=(11.5, 4.6), layout="constrained")
         self._assemble(controls, None, fig, dpi=72)
+        self.live.describe_extra = self._highlight_words
         self.children = (widgets.VBox([self.text, self.known]), *self.children)
         self._place_scenes(self._template())  # every context's panels go where the widest one's do
         self.update()
@@ -138,6 +139,20 @@ class HeadView(Explorer):
 
     def _signatures(self) -> tuple[tuple, tuple]:
         return (), ()  # the axes have fixed places; a new context lays them out again
+
+    def _highlight_words(self) -> list[str]:
+        """The query menu's choice in words (the picture shows it by a frame, bold type and
+        fainter lines for the other queries): the explorer's description says it first."""
+        st = self.state
+        if not st:
+            return []
+        sel = int(st["token"])
+        if sel < 0:
+            return ["No query highlighted: every query's lines are drawn alike."]
+        w = st["weights"][sel]
+        j = int(np.argmax(w))
+        return [f"Highlighted query {sel + 1} “{st['tokens'][sel]}” (framed row, bold word, its lines "
+                f"drawn strong): largest weight {w[j]:.2f} on key {j + 1} “{st['tokens'][j]}”."]
 
     # -- compute and draw ----------------------------------------------------------------------
     def _compute(self) -> dict:

@@ -212,6 +212,7 @@ class PhaseChangeViewer(Explorer):
         controls = {"step": widgets.SelectionSlider(options=[int(s) for s in steps], value=int(step),
                                                     description="step", continuous_update=True,
                                                     layout=widgets.Layout(width="520px"))}
+        controls["step"].add_class("ak-choice-slider")  # its readout is not a text box (live_figure.js)
         fig = Figure(figsize=(11, 5.4), layout="constrained")
         self._build(fig)
         self._assemble(controls, None, fig, dpi=72)

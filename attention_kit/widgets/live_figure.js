@@ -87,7 +87,12 @@ function drawOp(ctx, op, fonts) {
 // from the same figure (attention_kit.plotting.describe) goes to a polite live region, at most once
 // per ANNOUNCE_MS (the last text wins), so that dragging a slider does not flood a screen reader.
 // The explorer's controls get accessible names: ipywidgets' slider handles (role="slider") are not
-// tied to their description label, so each is labelled by it here.
+// tied to their description label, so each is labelled by it here (or by the widget's tooltip,
+// which the vector editor sets to say which vector a "[0]" slider belongs to).
+// Keys pressed on a control are the control's: each gets data-lm-suppress-shortcuts, which tells
+// the application's shortcut handler (Lumino's CommandRegistry, in JupyterLab and Notebook 7)
+// to leave the event alone, so that Notebook 7's command-mode arrow keys do not take ArrowRight
+// from a slider.
 const ANNOUNCE_MS = 500;
 const SR_ONLY = "position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;" +
   "clip:rect(0,0,0,0);white-space:nowrap;border:0;";
@@ -100,22 +105,36 @@ function textOf(node) {
   return node ? (node.textContent || "").replace(/\s+/g, " ").trim() : "";
 }
 
+const CONTROLS = 'select, input, textarea, button, [role="slider"], [contenteditable="true"]';
+
+function sliderName(node) {
+  // a widget's tooltip (ipywidgets puts it on the description label) names it when set, else its label
+  const widget = node.closest(".widget-slider, .jupyter-widgets");
+  const label = widget && widget.querySelector(".widget-label");
+  const tip = label && label.getAttribute("title");  // ("null" when no tooltip was set)
+  return (tip && tip !== "null" ? tip : "") || textOf(label) || (widget && widget.getAttribute("title")) || "slider";
+}
+
 function nameControls(root) {
+  // ipywidgets makes a SelectionSlider's readout editable but reads nothing typed into it: there it
+  // is a plain label, out of the Tab order (the handle's arrow keys choose); the explorer marks
+  // such sliders with the class ak-choice-slider
+  for (const ro of root.querySelectorAll('.ak-choice-slider .widget-readout[contenteditable="true"]')) {
+    ro.setAttribute("contenteditable", "false");
+  }
+  for (const control of root.querySelectorAll(CONTROLS)) {
+    if (!control.hasAttribute("data-lm-suppress-shortcuts")) control.setAttribute("data-lm-suppress-shortcuts", "true");
+  }
   for (const handle of root.querySelectorAll('[role="slider"]')) {
     const off = !!handle.closest("[disabled]");  // a disabled slider says so
     if (handle.getAttribute("aria-disabled") !== String(off)) handle.setAttribute("aria-disabled", String(off));
     if (handle.getAttribute("aria-label") || handle.getAttribute("aria-labelledby")) continue;
-    const widget = handle.closest(".widget-slider, .jupyter-widgets");
-    const label = widget && widget.querySelector(".widget-label");
-    const name = textOf(label) || (widget && widget.getAttribute("title")) || "slider";
-    handle.setAttribute("aria-label", name);
+    handle.setAttribute("aria-label", sliderName(handle));
   }
-  for (const ro of root.querySelectorAll(".widget-readout[contenteditable]")) {
+  for (const ro of root.querySelectorAll('.widget-readout[contenteditable="true"]')) {
     if (ro.getAttribute("aria-label")) continue;
-    const widget = ro.closest(".widget-slider, .jupyter-widgets");
-    const label = widget && widget.querySelector(".widget-label");
     ro.setAttribute("role", "textbox");
-    ro.setAttribute("aria-label", (textOf(label) || "slider") + " value");
+    ro.setAttribute("aria-label", sliderName(ro) + " value");
   }
   for (const field of root.querySelectorAll("select, input, textarea, button")) {
     if (field.getAttribute("aria-label") || field.getAttribute("aria-labelledby")) continue;
@@ -162,7 +181,7 @@ function watchControls(el) {
     observer = new MutationObserver(() => {
       if (!queued) { queued = true; requestAnimationFrame(run); }
     });
-    observer.observe(root, { childList: true, subtree: true, attributes: true, attributeFilter: ["disabled"] });
+    observer.observe(root, { childList: true, subtree: true, attributes: true, attributeFilter: ["disabled", "title", "contenteditable"] });
   }
   attach();
   return () => {

@@ -334,6 +334,10 @@ class LiveFigure(anywidget.AnyWidget):
         self._stamps = {}
         self._describe_soon()
 
+    #: An explorer's own facts for the description, before the figure's (a callable returning a
+    #: list of sentences, e.g. which query a frame highlights), or None.
+    describe_extra = None
+
     #: The kernel writes an explorer's description at most this often (seconds) while a control
     #: is held down; the last picture's words always follow (the page reads at most one text per 0.5 s).
     DESCRIBE_EVERY = 0.25
@@ -373,6 +377,12 @@ class LiveFigure(anywidget.AnyWidget):
         except Exception:  # noqa: BLE001 - a figure without words still works
             return
         text = d.lines
+        if self.describe_extra is not None:
+            try:
+                extra = [str(f) for f in self.describe_extra()]
+            except Exception:  # noqa: BLE001 - the figure's own words are still said
+                extra = []
+            text = "\n".join([d.summary, *extra, *d.facts]).strip()
         with self.hold_sync():
             if d.summary != self.summary:
                 self.summary = d.summary

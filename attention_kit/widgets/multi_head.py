@@ -92,8 +92,9 @@ class MultiHeadExplorer(Explorer):
 
     def _top_controls(self):
         c = self.controls
-        first = widgets.HBox([c["n_heads"], c["seed"], c["token"], self.reset_button])
-        sliders = widgets.HBox([c[f"dim{j}"] for j in range(self.d)],
+        first = widgets.HBox([c["n_heads"], c["seed"], c["token"]])
+        # the reset after the sliders it undoes (the order Tab reaches them in)
+        sliders = widgets.HBox([*(c[f"dim{j}"] for j in range(self.d)), self.reset_button],
                                layout=widgets.Layout(flex_flow="row wrap"))
         return [widgets.VBox([first, sliders])]
 

@@ -98,9 +98,10 @@ class RopeExplorer(Explorer):
         (self._trail,) = ax_p.plot([], [], "o", color="#bbbbbb", markersize=3, zorder=1,
                                    label="the key at positions 0, 1, 2, ...")
         (self._q_line,) = ax_p.plot([], [], "-", color=OKABE_ITO[0], linewidth=2.5, label="query at m")
-        (self._k_line,) = ax_p.plot([], [], "-", color=OKABE_ITO[1], linewidth=2.5, label="key at n")
+        # the key differs from the query by line and tip shape as well as by colour (issue 34)
+        (self._k_line,) = ax_p.plot([], [], "--", color=OKABE_ITO[1], linewidth=2.5, label="key at n")
         (self._q_tip,) = ax_p.plot([], [], "o", color=OKABE_ITO[0], markersize=7)
-        (self._k_tip,) = ax_p.plot([], [], "o", color=OKABE_ITO[1], markersize=7)
+        (self._k_tip,) = ax_p.plot([], [], "s", color=OKABE_ITO[1], markersize=7)
         ax_p.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=8, ncol=2, frameon=False)
         pos = np.arange(self.top + 1)
         (self._curve,) = ax_s.plot(pos, np.zeros_like(pos, dtype=float), "-", color=OKABE_ITO[2],

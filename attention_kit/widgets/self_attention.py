@@ -94,13 +94,15 @@ class SelfAttentionExplorer(Explorer):
         self._ax_p = axes[2] if d == 2 else None
         if self._ax_p is not None:
             colors = [OKABE_ITO[i % len(OKABE_ITO)] for i in range(n)]
-            plane(self._ax_p, "inputs (solid), outputs (dashed):\nthe same colour for x_i and y_i")
+            plane(self._ax_p, "inputs (solid), outputs (dashed):\nthe same colour and tip for x_i and y_i")
             self._ax_p.yaxis.tick_right()  # ticks and label on the right, away from the colour bar's label
             self._ax_p.yaxis.set_label_position("right")
-            self._arr_x = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=self.labels, color=colors)
-            # outputs sit close together near the middle: labels would pile up, the colour pairs them
+            self._arr_x = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=self.labels, color=colors,
+                                       markers=True)
+            # outputs sit close together near the middle: labels would pile up, the colour and the
+            # tip's shape pair them (colour is never the only carrier)
             self._arr_y = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=[""] * n,
-                                       color=colors, linestyle="--")
+                                       color=colors, linestyle="--", markers=True)
 
     def _scene_choices(self) -> list:
         other = not self.controls["learned"].value

@@ -8,6 +8,7 @@ import numpy as np
 from matplotlib.collections import LineCollection
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
+from matplotlib.legend_handler import HandlerTuple
 from matplotlib.patches import Patch, Rectangle
 
 from ..mechanism import attention as _attention
@@ -23,6 +24,9 @@ __all__ = ["TilingStepper"]
 TODO, DONE, CURRENT, SKIPPED, MASKED = range(5)
 STATUS_COLORS = ("#ffffff", "#9ecae1", OKABE_ITO[1], "#8c8c8c", "#ececec")
 STATUS_NAMES = ("not yet", "computed", "this step", "skipped tile", "masked pair (-inf)")
+#: Each status also has a mark in its cells (colour is never the only carrier, issue 34):
+#: matplotlib marker, size, colour; "not yet" is blank.
+STATUS_MARKS = (None, (".", 5, "#08306b"), ("*", 9, "#000000"), ("x", 5, "#ffffff"), ("_", 6, "#555555"))
 
 
 def _steady_ylim(ax, lo: float, hi: float, *, symmetric: bool = False) -> None:
@@ -126,7 +130,7 @@ class TilingStepper(Explorer):
         # Only what a step changes is redrawn; axes, ticks and legends stay in the cached background.
         # The titles change with every step, but always have two lines: they are drawn as dynamic
         # artists too, and do not trigger a new layout (see _signatures).
-        self.live.set_dynamic([self._grid, self._tiles, self._row_box, self._m_line, self._m_final,
+        self.live.set_dynamic([self._grid, *self._marks.values(), self._tiles, self._row_box, self._m_line, self._m_final,
                                self._l_line, self._l_final, *self._bars, self._exact,
                                self._ax_g.title, self._ax_m.title, self._ax_o.title])
         self.update()
@@ -173,13 +177,17 @@ class TilingStepper(Explorer):
         ax_g.add_collection(self._tiles)
         self._row_box = Rectangle((-0.5, -0.5), n, 1, fill=False, edgecolor=OKABE_ITO[3], linewidth=2.4)
         ax_g.add_patch(self._row_box)
+        self._marks = {k: ax_g.plot([], [], linestyle="none", marker=mark[0], markersize=mark[1],
+                                    color=mark[2], markeredgewidth=1.2)[0]
+                       for k, mark in enumerate(STATUS_MARKS) if mark is not None}
         ax_g.set_xticks(range(n))
         ax_g.set_yticks(range(n))
         ax_g.tick_params(length=0, labelsize=8)
         ax_g.set_xlabel("key j")
         ax_g.set_ylabel("query i")
-        ax_g.legend(handles=[Patch(facecolor=c, edgecolor="#666666", label=t)
-                             for c, t in zip(STATUS_COLORS[1:], STATUS_NAMES[1:], strict=True)],
+        ax_g.legend(handles=[(Patch(facecolor=c, edgecolor="#666666"), self._marks[k])
+                             for k, c in enumerate(STATUS_COLORS) if k],
+                    labels=list(STATUS_NAMES[1:]), handler_map={tuple: HandlerTuple(ndivide=1)},
                     loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=8, frameon=False)
         self._ax_g = ax_g
         ax_m, ax_l = fig.add_subplot(gs[0, 1]), fig.add_subplot(gs[1, 1])
@@ -253,6 +261,9 @@ class TilingStepper(Explorer):
     def _draw(self, st: dict) -> None:
         n, (bq, bk), r, s = self.n, st["blocks"], st["row"], st["step"]
         self._grid.set_data(st["status"])
+        for k, mark in self._marks.items():
+            rows, cols = np.nonzero(st["status"] == k)
+            mark.set_data(cols, rows)
         lines = [[(-0.5, y - 0.5), (n - 0.5, y - 0.5)] for y in range(bq, n, bq)]
         lines += [[(x - 0.5, -0.5), (x - 0.5, n - 0.5)] for x in range(bk, n, bk)]
         self._tiles.set_segments(lines)

@@ -8,6 +8,7 @@ The engine is axe-core as shipped in the ``axe-playwright-python`` package (no d
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -104,3 +105,220 @@ def audit(notebook: Path) -> dict:
 if __name__ == "__main__":
     for arg in sys.argv[1:]:
         print(json.dumps(audit(Path(arg))), flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The keyboard pass (issue 34): every control of every explorer, reached with Tab and operated
+# with the keys a learner expects; the picture and the description must change each time.
+# ---------------------------------------------------------------------------------------------
+#: What can take the keyboard in an explorer's output (ipywidgets' slider handles are divs with
+#: role="slider"; a slider's value readout is a contenteditable div).
+CONTROLS = 'select, input, textarea, button, [role="slider"], [contenteditable="true"]'
+
+_JS_START = """([n, sel]) => {
+    document.querySelectorAll('[data-ak-keys]').forEach(x => delete x.dataset.akKeys);
+    const c = [...document.querySelectorAll('[data-ak-audit] canvas.ak-live-figure')][n];
+    if (!c) return false;
+    const area = c.closest('.jp-OutputArea-output');
+    area.dataset.akKeys = '1';
+    const first = area.querySelector(sel);
+    if (!first) return false;
+    first.focus();
+    return document.activeElement === first;
+}"""
+
+# What has the focus: its kind, name, state, and its place among the explorer's controls.
+_JS_FOCUSED = """(sel) => {
+    const a = document.activeElement;
+    const area = document.querySelector('[data-ak-keys]');
+    if (!(a && area && area.contains(a))) return {inside: false, tag: a ? a.tagName : null};
+    const all = [...area.querySelectorAll(sel)];
+    const text = (n) => n ? (n.textContent || '').replace(/\\s+/g, ' ').trim() : '';
+    const role = a.getAttribute('role');
+    const kind = role === 'slider' ? 'slider' : a.isContentEditable ? 'readout'
+        : a.tagName === 'SELECT' ? 'select' : a.tagName === 'BUTTON' ? 'button'
+        : a.tagName === 'TEXTAREA' ? 'text' : a.type === 'checkbox' ? 'checkbox'
+        : (a.type === 'button' || a.type === 'submit') ? 'button' : 'text';
+    const forLabel = a.id ? area.querySelector(`label[for="${CSS.escape(a.id)}"]`) : null;
+    const name = a.getAttribute('aria-label') || text(forLabel) || text(a.closest('label')) ||
+        (kind === 'button' ? text(a) : '');
+    const widget = a.closest('.widget-slider');
+    const readout = widget ? widget.querySelector('.widget-readout') : null;
+    return {inside: true, index: all.indexOf(a), kind, name,
+            disabled: !!(a.disabled || a.closest('[disabled]') || a.getAttribute('aria-disabled') === 'true'),
+            now: a.getAttribute('aria-valuenow'), max: a.getAttribute('aria-valuemax'),
+            selected: a.tagName === 'SELECT' ? a.selectedIndex : null,
+            options: a.tagName === 'SELECT' ? a.options.length : null,
+            value: kind === 'readout' ? text(a) : (a.value === undefined ? null : String(a.value)),
+            readout: readout ? text(readout) : null};
+}"""
+
+# The controls a keyboard user should be able to reach: enabled, shown, in the Tab order.
+_JS_TABBABLE = """(sel) => {
+    const area = document.querySelector('[data-ak-keys]');
+    return [...area.querySelectorAll(sel)].map((e, i) => ({i, ok: e.tabIndex >= 0 && !e.disabled &&
+        e.getAttribute('aria-disabled') !== 'true' && !e.closest('[disabled]') && e.getClientRects().length > 0}))
+        .filter(x => x.ok).map(x => x.i);
+}"""
+
+_JS_PICTURE = """() => {
+    const area = document.querySelector('[data-ak-keys]');
+    const c = area.querySelector('canvas.ak-live-figure');
+    return {frame: c.dataset.frame, label: c.getAttribute('aria-label') || '',
+            full: (area.querySelector('.ak-description') || {}).textContent || '',
+            live: (area.querySelector('[aria-live="polite"]') || {}).textContent || ''};
+}"""
+
+_JS_REFOCUS = """([sel, i]) => {
+    const area = document.querySelector('[data-ak-keys]');
+    const e = area.querySelectorAll(sel)[i];
+    if (e) e.focus();
+    return !!e && document.activeElement === e;
+}"""
+
+_NUMBER = re.compile(r"^\s*-?\d+(\.\d*)?([eE][-+]?\d+)?\s*$")
+
+
+def explorer_count(page) -> int:
+    """How many explorers (live figures) the notebook in front shows."""
+    _mark_front(page)
+    return page.evaluate("() => document.querySelectorAll('[data-ak-audit] canvas.ak-live-figure').length")
+
+
+def _new_text(value: str) -> str:
+    """Something else to type into a text box that holds ``value``: the vector nudged, a number
+    halved, or the words in another order."""
+    if jlab.VECTOR_TEXT.match(value):
+        return jlab.nudged_vector(value)
+    if _NUMBER.match(value):
+        return f"{float(value) / 2:g}"
+    words = value.split()
+    other = words[::-1] if words[::-1] != words else words[1:] + words[:1]
+    return " ".join(other)
+
+
+def _settle(page, *, quiet_ms: int = 400, timeout_ms: int = 30000) -> None:
+    """Wait until the explorer's picture has not changed for ``quiet_ms`` (a button that trains
+    for 100 steps draws several pictures)."""
+    page.wait_for_function("""([q]) => {
+        const c = document.querySelector('[data-ak-keys] canvas.ak-live-figure');
+        const now = performance.now();
+        if (c.dataset.seenFrame !== c.dataset.frame) { c.dataset.seenFrame = c.dataset.frame; c.dataset.seenAt = now; }
+        return now - Number(c.dataset.seenAt) >= q;
+    }""", arg=[quiet_ms], timeout=timeout_ms, polling=100)
+
+
+def _operate(page, focus: dict, memo: dict) -> str | None:
+    """Press the keys a learner presses on the focused control; returns what was done (or None
+    when there is nothing to do with it)."""
+    kind = focus["kind"]
+    kb = page.keyboard
+    if kind == "slider":
+        up = focus["now"] is None or focus["max"] is None or float(focus["now"]) < float(focus["max"])
+        kb.press("ArrowRight" if up else "ArrowLeft")
+        return "ArrowRight" if up else "ArrowLeft"
+    if kind == "readout":  # one more step the way the arrow key went, typed (not back: a reset
+        before = memo.pop("readout", None)  # button after the sliders must still have work to do)
+        try:
+            v0, v1 = (float(t.replace("\u2212", "-")) for t in (before, focus["value"]))
+        except (AttributeError, TypeError, ValueError):
+            return None
+        if v0 == v1:
+            return None
+        text = f"{v1 + (v1 - v0):.6g}"
+        kb.press("Control+a")
+        kb.type(text)
+        kb.press("Enter")
+        return f"typed {text!r}, Enter"
+    if kind == "select":
+        if focus["options"] <= 1:  # (06's one layer: nothing to choose)
+            return None
+        down = focus["selected"] < focus["options"] - 1
+        kb.press("ArrowDown" if down else "ArrowUp")
+        return "ArrowDown" if down else "ArrowUp"
+    if kind == "checkbox":
+        kb.press("Space")
+        return "Space"
+    if kind == "button":
+        kb.press("Enter")
+        return "Enter"
+    text = _new_text(focus["value"] or "")
+    kb.press("Control+a")
+    kb.type(text)
+    kb.press("Enter")
+    return f"typed {text!r}, Enter"
+
+
+def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
+    """From explorer ``n``'s first control, Tab through every control of the explorer and operate
+    each with its keys (a slider: ArrowRight, or ArrowLeft at its end; its value box: the value
+    one more step, typed, Enter; a menu: ArrowDown/ArrowUp; a checkbox: Space; a button: Enter; a text
+    box: new text, Enter), checking that the picture and the description change. Returns
+    ``{"controls", "reached", "operated", "disabled", "order_ok", "unreached", "failures", "log"}``."""
+    out = {"controls": 0, "reached": 0, "operated": 0, "disabled": 0, "order_ok": True,
+           "unreached": [], "failures": [], "log": []}
+    if not page.evaluate(_JS_START, [n, CONTROLS]):
+        return out
+    _settle(page)
+    seen: list[int] = []
+    memo: dict = {}
+    for _ in range(max_tabs):
+        focus = page.evaluate(_JS_FOCUSED, CONTROLS)
+        if not focus["inside"] or focus["index"] in seen:
+            break
+        seen.append(focus["index"])
+        where = f"{focus['kind']} {focus['name']!r}"
+        if not focus["name"].strip():
+            out["failures"].append(f"{where} (control {focus['index']}) has no accessible name")
+        if focus["disabled"]:
+            out["disabled"] += 1
+            out["log"].append(f"{where}: disabled, skipped")
+        else:
+            _settle(page)
+            before = page.evaluate(_JS_PICTURE)
+            if focus["kind"] == "slider":  # typed back into its value box, which Tab reaches next
+                memo["readout"] = focus["readout"]
+            tries = 3 if focus["kind"] == "slider" else 1
+            done = after = None
+            for _try in range(tries):
+                done = _operate(page, focus, memo)
+                if done is None:
+                    break
+                try:
+                    page.wait_for_function(
+                        """(f) => document.querySelector('[data-ak-keys] canvas.ak-live-figure').dataset.frame !== f""",
+                        arg=before["frame"], timeout=15000)
+                    page.wait_for_function(
+                        """(d) => ((document.querySelector('[data-ak-keys] .ak-description') || {}).textContent || '') !== d""",
+                        arg=before["full"], timeout=5000)
+                except Exception:  # playwright's TimeoutError: judged below
+                    pass
+                after = page.evaluate(_JS_PICTURE)
+                if after["frame"] != before["frame"] and after["full"] != before["full"]:
+                    break
+                if focus["kind"] == "slider":  # a step that changes no shown number: one more
+                    focus = page.evaluate(_JS_FOCUSED, CONTROLS)
+            if done is None:
+                out["log"].append(f"{where}: nothing to do")
+            else:
+                out["log"].append(f"{where}: {done}")
+                if after["frame"] == before["frame"]:
+                    out["failures"].append(f"{where}: {done} drew no new picture")
+                elif after["full"] == before["full"]:
+                    out["failures"].append(f"{where}: {done} changed the picture, not its description")
+                elif not after["live"]:
+                    out["failures"].append(f"{where}: nothing was put in the live region")
+                else:
+                    out["operated"] += 1
+            now = page.evaluate(_JS_FOCUSED, CONTROLS)
+            if not now["inside"]:  # the control was drawn anew and lost the focus
+                out["failures"].append(f"{where}: the focus left the explorer after {done}")
+                page.evaluate(_JS_REFOCUS, [CONTROLS, focus["index"]])
+        page.keyboard.press("Tab")
+    # (a control that a checkbox or menu turned on counts too; one it turned off does not)
+    tabbable = set(page.evaluate(_JS_TABBABLE, CONTROLS))
+    out["controls"] = len(tabbable | set(seen))
+    out["reached"] = len(seen)
+    out["order_ok"] = seen == sorted(seen)
+    out["unreached"] = sorted(tabbable - set(seen))
+    return out

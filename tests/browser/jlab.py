@@ -78,7 +78,11 @@ class LabServer:
 
     def __init__(self, notebooks: list[Path], *, python: str = sys.executable,
                  startup_timeout: float = 60.0, extra_args: tuple[str, ...] = (),
-                 disabled_extensions: tuple[str, ...] = (), folder: Path | None = None):
+                 disabled_extensions: tuple[str, ...] = (), folder: Path | None = None,
+                 app: str = "lab"):
+        if app not in ("lab", "notebook"):
+            raise ValueError(f"app = {app!r}: 'lab' (JupyterLab) or 'notebook' (Jupyter Notebook 7)")
+        self.app = app  # which front end the server serves
         self.sources = [Path(p) for p in notebooks]
         self.folder = None if folder is None else Path(folder)  # served whole (make student's output)
         self.python = python
@@ -116,8 +120,11 @@ class LabServer:
                 {"disabledExtensions": {name: True for name in self.disabled_extensions}}))
         env.pop("MPLBACKEND", None)  # the kernel uses the inline backend, as for a learner
         env["JUPYTER_PLATFORM_DIRS"] = "1"
+        # Notebook 7 is a JupyterLab-based app of its own (JupyterNotebookApp), with the same
+        # settings directories but not LabApp's update check or extension manager
+        cls = "LabApp" if self.app == "lab" else "JupyterNotebookApp"
         cmd = [
-            self.python, "-m", "jupyterlab",
+            self.python, "-m", "jupyterlab" if self.app == "lab" else "notebook",
             "--no-browser",
             "--ServerApp.ip=127.0.0.1",
             f"--ServerApp.port={self.port}",
@@ -127,13 +134,14 @@ class LabServer:
             "--ServerApp.open_browser=False",
             "--ServerApp.allow_remote_access=False",
             "--ServerApp.terminals_enabled=False",
-            f"--LabApp.app_settings_dir={app_settings}",
-            f"--LabApp.user_settings_dir={self.tmp / 'user-settings'}",
-            f"--LabApp.workspaces_dir={self.tmp / 'workspaces'}",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-            "--LabApp.expose_app_in_browser=True",
-            "--LabApp.extension_manager=readonly",
+            f"--{cls}.app_settings_dir={app_settings}",
+            f"--{cls}.user_settings_dir={self.tmp / 'user-settings'}",
+            f"--{cls}.workspaces_dir={self.tmp / 'workspaces'}",
+            f"--{cls}.expose_app_in_browser=True",
         ]
+        if self.app == "lab":
+            cmd += ["--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+                    "--LabApp.extension_manager=readonly"]
         if hasattr(os, "geteuid") and os.geteuid() == 0:  # CI runs as root
             cmd.append("--ServerApp.allow_root=True")
         cmd += self.extra_args
@@ -199,6 +207,8 @@ class LabServer:
             pass
 
     def lab_url(self, notebook: str) -> str:
+        if self.app == "notebook":  # Notebook 7: one notebook per browser tab
+            return f"{self.base}/notebooks/{notebook}?token={self.token}"
         # ?reset: start from an empty workspace (no layout restored from an earlier test)
         return f"{self.base}/lab/tree/{notebook}?token={self.token}&reset"
 
@@ -363,6 +373,19 @@ def start_run_all(page) -> None:
     _menu(page, "Run", "Run All Cells")
     page.evaluate("""() => { window.__runAllStart = window.__runAllStart || {};
         window.__runAllStart[window.jupyterapp.shell.currentWidget.id] = performance.now(); }""")
+
+
+def start_run_all_by_command(page) -> None:
+    """start_run_all through the application's commands instead of its menus (the same commands
+    the menu items run): for Jupyter Notebook 7, whose menus are laid out differently."""
+    page.evaluate(_JS_HOOK_IOPUB)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+    page.wait_for_function(
+        """() => window.jupyterapp.shell.currentWidget.content.widgets.every(
+             c => c.model.type !== 'code' || c.model.executionCount === null)""", timeout=10_000)
+    page.evaluate("""() => { window.__runAllStart = window.__runAllStart || {};
+        window.__runAllStart[window.jupyterapp.shell.currentWidget.id] = performance.now();
+        window.jupyterapp.commands.execute('notebook:run-all-cells'); }""")
 
 
 def wait_run_all(page, *, timeout: float = 180.0) -> float:

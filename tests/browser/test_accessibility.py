@@ -5,12 +5,18 @@ After Run All, in each notebook:
 * axe-core (WCAG 2.0/2.1, A and AA) finds no violation in the output areas; what it finds in
   JupyterLab's own chrome is printed apart (not this course's to fix);
 * every figure in the outputs has a text alternative (an ``alt``, or a canvas's ``aria-label``);
-* from the keyboard only: Tab from an explorer's first control reaches a slider, whose accessible
-  name is its label; ArrowRight moves it, the picture changes and so does the description that
-  the page reads out (the polite live region, throttled to one text per 0.5 s).
+* from the keyboard only, in JupyterLab and in Jupyter Notebook 7: Tab from an explorer's first
+  control reaches every control of the explorer, in the order they are shown, each with an
+  accessible name; each is operated with the keys a learner expects (a slider: ArrowRight; its
+  value box: a value typed, Enter; a menu: ArrowDown; a checkbox: Space; a button: Enter; a text
+  box: new text, Enter) and the picture changes, and so does the description that the page reads
+  out (the polite live region, throttled to one text per 0.5 s). A control that is disabled
+  (e.g. a window size while no local alignment is chosen) is skipped and counted.
+  (``a11y.keyboard_pass``)
 
 One notebook at a time while developing:
 ``BROWSER_NOTEBOOKS='notebooks/02_*.ipynb' .venv/bin/python -m pytest -q tests/browser/test_accessibility.py``
+Notebook 7 only: ``-k notebook7``.
 """
 
 from __future__ import annotations
@@ -55,83 +61,67 @@ def _wait_controls_named(page, timeout_ms: int = 15000) -> None:
         pass
 
 
-# In the explorer's output: the first control, and after each Tab what has the focus.
-_FIRST_CONTROL = """(n) => {
-    const canvases = [...document.querySelectorAll('[data-ak-audit] canvas.ak-live-figure')];
-    const canvas = canvases[n];
-    if (!canvas) return false;
-    const area = canvas.closest('.jp-OutputArea-output');
-    const first = area.querySelector('select, input, button, [role="slider"], textarea');
-    if (!first) return false;
-    area.dataset.akKeys = '1';
-    first.focus();
-    return document.activeElement === first;
-}"""
-_FOCUSED = """() => {
-    const a = document.activeElement;
-    const area = document.querySelector('[data-ak-keys]');
-    return {inside: !!(a && area && area.contains(a)), role: a && (a.getAttribute('role') || a.tagName),
-            name: a && (a.getAttribute('aria-label') || ''),
-            disabled: !!(a && (a.closest('[disabled]') || a.getAttribute('aria-disabled') === 'true'))};
-}"""
-_PICTURE = """() => {
-    const area = document.querySelector('[data-ak-keys]');
-    const c = area.querySelector('canvas.ak-live-figure');
-    return {frame: c.dataset.frame, label: c.getAttribute('aria-label') || '',
-            full: (area.querySelector('.ak-description') || {}).textContent || '',
-            live: (area.querySelector('[aria-live="polite"]') || {}).textContent || ''};
-}"""
-
-
-def _explorers(page) -> int:
-    a11y._mark_front(page)
-    return page.evaluate("() => document.querySelectorAll('[data-ak-audit] canvas.ak-live-figure').length")
+def _keyboard_pass(page, notebook, front_end: str) -> None:
+    """Every control of every explorer of the notebook in front, from the keyboard (see
+    ``a11y.keyboard_pass``); prints what it reached and did, fails on what did not work."""
+    n = a11y.explorer_count(page)
+    if n == 0:
+        pytest.skip(f"{notebook.name} has no explorer")
+    problems, operated = [], 0
+    for k in range(n):
+        r = a11y.keyboard_pass(page, k)
+        print(f"{front_end} {notebook.name} explorer {k + 1}/{n}: {r['controls']} controls, "
+              f"{r['reached']} reached by Tab, {r['operated']} operated from the keyboard, "
+              f"{r['disabled']} disabled (skipped)")
+        for line in r["log"]:
+            print("    " + line)
+        if not r["controls"]:
+            continue  # a picture without controls (05's training monitor)
+        operated += r["operated"]
+        if r["unreached"]:
+            problems.append(f"explorer {k + 1}: controls {r['unreached']} are not reached by Tab")
+        if not r["order_ok"]:
+            problems.append(f"explorer {k + 1}: Tab does not follow the order the controls are shown in")
+        problems += [f"explorer {k + 1}: {f}" for f in r["failures"]]
+    assert not problems, f"{front_end}, {notebook.name}:\n  " + "\n  ".join(problems)
+    assert operated, f"no control of {notebook.name}'s explorers could be operated from the keyboard"
 
 
 @pytest.mark.parametrize("notebook", jlab.course_notebooks(), ids=lambda p: p.stem)
-def test_a_slider_is_reached_by_tab_and_moved_by_arrows_and_the_description_follows(notebook, page):
+def test_every_control_of_every_explorer_works_from_the_keyboard_in_jupyterlab(notebook, page):
     jlab.activate(page, notebook.name)
     jlab.wait_widgets_rendered(page)
     _wait_controls_named(page)
-    n = _explorers(page)
-    if n == 0:
-        pytest.skip(f"{notebook.name} has no explorer")
-    moved = sliders = 0
-    for k in range(n):
-        page.evaluate("() => document.querySelectorAll('[data-ak-keys]').forEach(n => delete n.dataset.akKeys)")
-        if not page.evaluate(_FIRST_CONTROL, k):
-            continue
-        focus = page.evaluate(_FOCUSED)
-        for _ in range(40):  # Tab, as a keyboard user does, until a slider has the focus
-            if (focus["role"] == "slider" and not focus["disabled"]) or not focus["inside"]:
-                break
-            page.keyboard.press("Tab")
-            focus = page.evaluate(_FOCUSED)
-        if focus["role"] != "slider" or focus["disabled"] or not focus["inside"]:
-            continue  # this explorer has no slider (a stepper's buttons)
-        sliders += 1
-        assert focus["name"].strip(), "the slider reached by Tab has no accessible name"
-        before = page.evaluate(_PICTURE)
-        assert before["label"], "the explorer's canvas has no aria-label"
-        assert before["full"], "the explorer's canvas has no description"
-        after = before
-        for _ in range(3):  # a step that changes no shown number (a seed's twin) is allowed once or twice
-            page.keyboard.press("ArrowRight")
-            try:
-                page.wait_for_function(
-                    """(f) => { const c = document.querySelector('[data-ak-keys] canvas.ak-live-figure');
-                               return c.dataset.frame !== f; }""", arg=before["frame"], timeout=5000)
-            except Exception:
-                page.keyboard.press("ArrowLeft")
-                continue
-            page.wait_for_timeout(800)  # the throttled description (at most one per 0.5 s)
-            after = page.evaluate(_PICTURE)
-            if after["full"] != before["full"]:
-                break
-        assert after["frame"] != before["frame"], f"ArrowRight on slider {focus['name']!r} drew no new picture"
-        assert after["full"] != before["full"], f"the description did not follow slider {focus['name']!r}"
-        assert after["live"], "nothing was put in the live region"
-        moved += 1
-    if not sliders:  # 06's head view: menus and a text box only
-        pytest.skip(f"{notebook.name}'s explorers have no slider to move")
-    assert moved, f"no explorer slider of {notebook.name} could be reached and moved from the keyboard"
+    _keyboard_pass(page, notebook, "JupyterLab")
+
+
+@pytest.fixture(scope="module")
+def notebook7():
+    """Jupyter Notebook 7 (the ``notebook`` package), serving the course's notebooks."""
+    pytest.importorskip("notebook", reason="Jupyter Notebook 7 is not installed (pip install -e '.[test]')")
+    with jlab.LabServer(jlab.course_notebooks(), app="notebook") as server:
+        yield server
+
+
+@pytest.mark.parametrize("notebook", jlab.course_notebooks(), ids=lambda p: p.stem)
+def test_every_control_of_every_explorer_works_from_the_keyboard_in_notebook7(notebook, browser, notebook7):
+    """The same pass in Notebook 7, whose command mode takes the arrow keys for moving between
+    cells unless the control says they are its own (live_figure.js: data-lm-suppress-shortcuts).
+    One notebook at a time (two cores): its own browser tab, its kernel stopped after."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    try:
+        page.goto(notebook7.lab_url(notebook.name))
+        page.wait_for_function(
+            """(p) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+                        return !!(w && w.context && w.context.path === p); }""",
+            arg=notebook.name, timeout=120_000)
+        jlab.wait_for_notebook(page)
+        jlab.start_run_all_by_command(page)
+        jlab.wait_run_all(page, timeout=400)
+        jlab.wait_widgets_rendered(page)
+        _wait_controls_named(page)
+        _keyboard_pass(page, notebook, "Notebook 7")
+    finally:
+        context.close()
+        notebook7.shutdown_kernels(notebook.name)
