@@ -65,3 +65,29 @@ def test_no_stored_output_prints_rounding_noise(path):
 ])
 def test_the_rule_itself(line, noisy):
     assert bool(noisy_lines(line)) is noisy
+
+
+_IMG = re.compile(r"<img\b[^>]*>")
+_ALT = re.compile(r'\balt="([^"]*)"')
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_stored_picture_has_a_text_alternative(path):
+    """What GitHub, nbviewer and a notebook not yet run show: every stored picture is an <img>
+    with alt text that says something (issue 34; a merge once left a bare PNG in 07)."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    bare, unnamed = [], []
+    for k, cell in enumerate(nb["cells"]):
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "image/png" in data and "text/html" not in data:
+                bare.append(k)
+            html = data.get("text/html", "")
+            html = "".join(html) if isinstance(html, list) else html
+            for img in _IMG.findall(html):
+                alt = _ALT.search(img)
+                text = alt.group(1).strip() if alt else ""
+                if len(text) < 20 or "no description could be made" in text:
+                    unnamed.append(k)
+    assert not bare, f"{path.name}: cells {bare} store a bare PNG (no alt): re-run make notebooks"
+    assert not unnamed, f"{path.name}: cells {unnamed} store a picture without a text alternative"
