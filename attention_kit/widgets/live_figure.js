@@ -128,6 +128,11 @@ function nameControls(root) {
   for (const handle of root.querySelectorAll('[role="slider"]')) {
     const off = !!handle.closest("[disabled]");  // a disabled slider says so
     if (handle.getAttribute("aria-disabled") !== String(off)) handle.setAttribute("aria-disabled", String(off));
+    // the value a screen reader says is the one the learner sees: the readout's text. (noUiSlider's
+    // own text is the raw position: a log slider's exponent, or 0.3999999999999999.)
+    const box = handle.closest(".widget-slider");
+    const shown = textOf(box && box.querySelector(".widget-readout"));
+    if (shown && handle.getAttribute("aria-valuetext") !== shown) handle.setAttribute("aria-valuetext", shown);
     if (handle.getAttribute("aria-label") || handle.getAttribute("aria-labelledby")) continue;
     handle.setAttribute("aria-label", sliderName(handle));
   }

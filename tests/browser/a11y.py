@@ -147,6 +147,7 @@ _JS_FOCUSED = """(sel) => {
     return {inside: true, index: all.indexOf(a), kind, name,
             disabled: !!(a.disabled || a.closest('[disabled]') || a.getAttribute('aria-disabled') === 'true'),
             now: a.getAttribute('aria-valuenow'), max: a.getAttribute('aria-valuemax'),
+            valuetext: a.getAttribute('aria-valuetext'),
             selected: a.tagName === 'SELECT' ? a.selectedIndex : null,
             options: a.tagName === 'SELECT' ? a.options.length : null,
             value: kind === 'readout' ? text(a) : (a.value === undefined ? null : String(a.value)),
@@ -174,6 +175,12 @@ _JS_REFOCUS = """([sel, i]) => {
     const e = area.querySelectorAll(sel)[i];
     if (e) e.focus();
     return !!e && document.activeElement === e;
+}"""
+
+_JS_SAYS_SHOWN = """() => {
+    const a = document.activeElement;
+    const r = a && a.closest('.widget-slider') && a.closest('.widget-slider').querySelector('.widget-readout');
+    return !r || a.getAttribute('aria-valuetext') === (r.textContent || '').replace(/\\s+/g, ' ').trim();
 }"""
 
 _NUMBER = re.compile(r"^\s*-?\d+(\.\d*)?([eE][-+]?\d+)?\s*$")
@@ -311,6 +318,15 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
                 else:
                     out["operated"] += 1
             now = page.evaluate(_JS_FOCUSED, CONTROLS)
+            if focus["kind"] == "slider" and now["inside"] and now["readout"]:
+                try:  # the value read out is the one shown (set a frame after the readout changes)
+                    page.wait_for_function(_JS_SAYS_SHOWN, timeout=3000)
+                except Exception:  # playwright's TimeoutError: judged below
+                    pass
+                now = page.evaluate(_JS_FOCUSED, CONTROLS)
+                if now["valuetext"] != now["readout"]:
+                    out["failures"].append(f"{where}: a screen reader says {now['valuetext']!r} "
+                                           f"where the slider shows {now['readout']!r}")
             if not now["inside"]:  # the control was drawn anew and lost the focus
                 out["failures"].append(f"{where}: the focus left the explorer after {done}")
                 page.evaluate(_JS_REFOCUS, [CONTROLS, focus["index"]])
