@@ -23,7 +23,7 @@ from attention_kit.widgets import (
     MaskExplorer,
     SelfAttentionExplorer,
 )
-from attention_kit.widgets.base import nice_limit
+from attention_kit.widgets.axes import nice_limit
 from attention_kit.widgets.draw_ops import Unsupported, record_ops
 
 TOKENS = "the cat sat on the mat and purred".split()

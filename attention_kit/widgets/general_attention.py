@@ -12,7 +12,8 @@ from ..mechanism import attention as _attention
 from ..mechanism import scores as _scores
 from ..plotting import OKABE_ITO, plot_vectors, update_vectors
 from ..plotting.fast_artists import add_fast_text
-from .base import Explorer, nice_limit, plane, steady_limits
+from .axes import nice_limit, plane, steady_limits
+from .base import Explorer
 from .editor import VectorEditor
 from .messages import CONTEXT_COLOR
 

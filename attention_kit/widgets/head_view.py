@@ -19,7 +19,8 @@ from matplotlib.patches import Rectangle
 from ..decoder.tiny_lm import TinyLMConfig, head_weights, next_token_probs
 from ..learn.corpus import UnknownWordError, Vocab
 from ..plotting import OKABE_ITO, WEIGHTS_CMAP, heatmap, update_heatmap
-from .base import Explorer, widest_first
+from .axes import widest_first
+from .base import Explorer
 
 __all__ = ["HeadView"]
 

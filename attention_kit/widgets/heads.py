@@ -18,7 +18,8 @@ from ..heads.model import run
 from ..heads.tasks import BACKCOPY_NAMES, LETTERS
 from ..heads.trained import RECIPES, load_trained
 from ..plotting import OKABE_ITO, WEIGHTS_CMAP, heatmap, update_heatmap
-from .base import Explorer, widest_first
+from .axes import widest_first
+from .base import Explorer
 from .parsing import parse_tokens
 
 __all__ = ["HeadExplorer", "PhaseChangeViewer", "SCORES"]

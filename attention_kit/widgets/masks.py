@@ -12,7 +12,8 @@ from ..mechanism import masks as _masks
 from ..mechanism import positions as _positions
 from ..plotting import OKABE_ITO, heatmap, update_heatmap
 from ..plotting.fast_artists import add_fast_text
-from .base import Explorer, nice_limit, random_projections
+from .axes import nice_limit, random_projections
+from .base import Explorer
 
 __all__ = ["MaskExplorer"]
 

@@ -9,7 +9,8 @@ from matplotlib.figure import Figure
 
 from ..mechanism import multi_head_attention as _multihead
 from ..plotting import OKABE_ITO, head_grid, update_heatmap
-from .base import Explorer, nice_limit, steady_limits
+from .axes import nice_limit, steady_limits
+from .base import Explorer
 
 __all__ = ["MultiHeadExplorer"]
 

@@ -9,7 +9,8 @@ from matplotlib.figure import Figure
 
 from ..plotting import OKABE_ITO
 from ..relative import rope as _rope
-from .base import Explorer, plane
+from .axes import plane
+from .base import Explorer
 
 __all__ = ["RopeExplorer"]
 

@@ -10,7 +10,8 @@ from matplotlib.figure import Figure
 from ..mechanism import attention as _attention
 from ..mechanism import scores as _scores
 from ..plotting import OKABE_ITO, heatmap, plot_vectors, update_heatmap, update_vectors
-from .base import Explorer, plane, random_projections, steady_box
+from .axes import plane, random_projections, steady_box
+from .base import Explorer
 from .editor import VectorEditor
 
 __all__ = ["SelfAttentionExplorer"]
