@@ -91,3 +91,20 @@ def test_every_stored_picture_has_a_text_alternative(path):
                     unnamed.append(k)
     assert not bare, f"{path.name}: cells {bare} store a bare PNG (no alt): re-run make notebooks"
     assert not unnamed, f"{path.name}: cells {unnamed} store a picture without a text alternative"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_code_cell_compiles_without_a_warning(path):
+    """An invalid escape ("$e_1 \\dots$" in a plain string) is silent on Python 3.11 and a
+    SyntaxWarning in the learner's notebook on 3.12 and later (the lock's other Pythons)."""
+    import warnings
+
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for k, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"])
+        source = "\n".join(ln for ln in source.splitlines() if not ln.lstrip().startswith(("%", "!")))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            compile(source, f"{path.name} cell {k}", "exec")
