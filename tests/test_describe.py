@@ -188,3 +188,28 @@ def test_a_plain_imshow_of_other_values_gets_its_range_and_a_table_named_by_its_
     big = Figure().add_subplot()
     big.imshow(np.zeros((64, 64)))  # 4096 cells: range only
     assert not describe_figure(big.figure).tables
+
+
+def test_bars_are_named_by_their_tick_labels_and_their_printed_numbers_are_not_read_twice():
+    """Review 2026-11-26: 06's next-word bars said heights, not words, and read each number twice."""
+    fig, ax = plt.subplots()
+    y, p = np.arange(3), [0.99, 0.0046, 0.002]
+    ax.barh(y, p)
+    ax.set_yticks(y, ["tuffet", "wall", "a"])
+    for yi, pi in zip(y, p, strict=True):
+        ax.text(pi, yi, f"{pi:.2f}")  # the number drawn on the bar
+    ax.text(0.5, 0.5, "a note")
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert "Bars: tuffet 0.99, wall 0.0046, a 0.002." in desc.facts
+    assert "Labels in the plot: a note." in desc.facts
+    assert "0.99" not in " ".join(f for f in desc.facts if f.startswith("Labels"))
+    fig, ax = plt.subplots()  # grouped bars (01's score functions): each group by its tick label
+    x = np.arange(3)
+    for j in range(2):
+        ax.bar(x + (j - 0.5) * 0.3, [1.0 + j, -2.0, 0.5], width=0.3, label=f"k{j + 1}")
+    ax.set_xticks(x, ["additive", "scaled\ndot", "dot"])
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert "k1: additive 1, scaled dot -2, dot 0.5." in desc.facts
+    assert "k2: additive 2, scaled dot -2, dot 0.5." in desc.facts

@@ -325,6 +325,7 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
             facts.append(_curve_facts(name, x, y, log_y))
         if len(lines) > 8:
             facts.append(f"({len(lines) - 8} more curves.)")
+    bar_values: list[float] = []
     for bars in getattr(ax, "containers", []):
         patches = [p for p in bars if hasattr(p, "get_height")]
         if not patches:
@@ -333,10 +334,17 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
         label = plain(bars.get_label() or "")
         across = getattr(bars, "orientation", "vertical") == "horizontal"
         sizes = np.array([p.get_width() if across else p.get_height() for p in patches], dtype=float)
+        bar_values += [float(v) for v in sizes if np.isfinite(v)]
         top = float(np.max(np.abs(sizes[np.isfinite(sizes)]), initial=0.0))
         hs = [_fmt(h, top) for h in sizes[:16]]
-        facts.append(f"{label + ': ' if label and not label.startswith('_') else ''}bar heights "
-                     + ", ".join(hs) + (" …" if len(patches) > 16 else "") + ".")
+        names = _bar_names(ax, patches, across)
+        named = label and not label.startswith("_")
+        if names is not None:
+            facts.append(f"{label + ': ' if named else 'Bars: '}"
+                         + ", ".join(f"{n} {h}" for n, h in zip(names[:16], hs, strict=True)) + (" …" if len(patches) > 16 else "") + ".")
+        else:
+            facts.append(f"{label + ': ' if named else ''}bar heights "
+                         + ", ".join(hs) + (" …" if len(patches) > 16 else "") + ".")
     for im in ax.get_images():
         d = _describe_image(ax, im, tables=want_tables)
         if d is not None:
@@ -365,9 +373,49 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
     what = _listing(kinds) if kinds else "a plot"
     summary = (f"{title}: " if title else "") + what + (f" ({'; '.join(axes_words)})" if axes_words else "") + "."
     texts = [plain(t.get_text()) for t in ax.texts if t.get_visible() and t.get_text().strip()]
+    texts = [t for t in texts if not _is_bar_number(t, bar_values)]  # a bar's number drawn on it: said above
     if texts and len(texts) <= 12 and not getattr(ax, "_ak_vectors", None):
         facts.append("Labels in the plot: " + "; ".join(texts) + ".")
     return Description(summary[0].upper() + summary[1:] if summary else summary, facts, tables)
+
+
+
+def _bar_names(ax, patches, across: bool) -> list[str] | None:
+    """Which bar is which: the category tick label nearest each bar's centre (x tick labels for
+    vertical bars, y for horizontal), or None when the ticks carry no text labels (numbers only)."""
+    axis = ax.yaxis if across else ax.xaxis
+    ticks = np.asarray(axis.get_majorticklocs(), dtype=float)
+    words = [plain(t.get_text()) for t in axis.get_majorticklabels()]
+    if not len(ticks) or len(words) != len(ticks) or not any(w and not _is_number(w) for w in words):
+        return None
+    gap = float(np.min(np.diff(np.sort(ticks)))) if len(ticks) > 1 else np.inf
+    out = []
+    for p in patches:
+        c = p.get_y() + p.get_height() / 2 if across else p.get_x() + p.get_width() / 2
+        k = int(np.argmin(np.abs(ticks - c)))
+        if abs(ticks[k] - c) >= gap / 2 or not words[k]:
+            return None
+        out.append(words[k])
+    return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace("−", "-").rstrip("%"))
+    except ValueError:
+        return False
+    return True
+
+
+def _is_bar_number(text: str, values: list[float]) -> bool:
+    """True when ``text`` is only a number and is one of the bars' values as printed."""
+    if not values or not _is_number(text):
+        return False
+    t = text.replace("−", "-")
+    x = float(t.rstrip("%"))
+    decimals = len(t.split(".")[1].rstrip("%")) if "." in t else 0
+    tol = 0.5 * 10.0 ** -decimals + 1e-12
+    return any(abs(x - v) <= tol or (t.endswith("%") and abs(x - 100 * v) <= tol) for v in values)
 
 
 #: A plain image (``imshow`` in a notebook cell) with at most this many cells gets its full table.
