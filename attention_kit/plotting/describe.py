@@ -23,8 +23,6 @@ import numpy as np
 __all__ = ["Description", "describe_figure", "describe_heatmap", "describe_vectors",
            "describe_axes", "heatmap_table"]
 
-#: A query row whose largest weights are closer than this are reported as a tie.
-TIE = 0.005
 #: At most this many rows are itemised in a heatmap's facts (the table always has every row).
 MAX_ROWS = 12
 
@@ -116,8 +114,9 @@ def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None
     Returns
     -------
     Description
-        The facts name, for each query, its largest weight and the key it goes to (all tied keys
-        when the largest weights are within 0.005), the masked cells and the range of the values.
+        The facts name, for each query, its largest weight and the key it goes to (every key
+        whose value, as printed with ``fmt``, equals the largest as printed: "tied" only when
+        the printed numbers are equal), the masked cells and the range of the values.
     """
     a = np.asarray(weights, dtype=float)
     if a.ndim == 1:
@@ -141,7 +140,8 @@ def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None
             continue
         row = np.where(ok, a[i], -np.inf)
         best = float(row.max())
-        top = [j for j in range(n_k) if ok[j] and row[j] >= best - TIE]
+        shown_best = fmt.format(best)  # ties as printed: the words never contradict the numbers
+        top = [j for j in range(n_k) if ok[j] and fmt.format(row[j]) == shown_best]
         word = "weight" if kind == "weights" else "score"
         if len(top) == 1:
             facts.append(f"Query {ql[i]}: largest {word} {fmt.format(best)} on key {kl[top[0]]}.")
