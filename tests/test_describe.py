@@ -160,6 +160,8 @@ def test_a_plain_imshow_of_weights_is_described_like_a_heatmap_with_its_table():
     ax.imshow(w)
     ax.set_xticks(range(3), ["a", "b", "c"])
     ax.set_yticks(range(3), ["a", "b", "c"])
+    fig.supxlabel("keys")  # 08's heads: the figure's common labels say what rows and columns are
+    fig.supylabel("queries")
     d = describe_figure(fig)
     assert "heatmap of attention weights, 3 queries" in d.summary.lower()
     assert "Query a: largest weight 1.00 on key a." in d.facts
@@ -183,7 +185,7 @@ def test_a_plain_imshow_of_other_values_gets_its_range_and_a_table_named_by_its_
     d = describe_figure(fig)
     assert "an image of 3 by 4 cells" in d.summary.lower()
     assert "Image values from -5 to 6." in d.facts
-    assert "positions are rows, features are columns" in d.tables[0]
+    assert "one row per position, one column per feature" in d.tables[0]
     assert "<th scope=\"row\">2</th><td>3.00</td><td>4.00</td><td>5.00</td><td>6.00</td>" in d.tables[0]
     big = Figure().add_subplot()
     big.imshow(np.zeros((64, 64)))  # 4096 cells: range only
@@ -223,3 +225,36 @@ def test_ties_are_judged_on_the_printed_numbers():
                   [0.2502, 0.2498, 0.25]])  # all print 0.25
     d = describe_heatmap(w, query_labels=["a", "b", "c"], key_labels=["x", "y", "z"])
     assert _largest(d) == {"a": (0.34, ["x", "y"]), "b": (0.35, ["x"]), "c": (0.25, ["x", "y", "z"])}
+
+
+def test_rows_are_named_by_the_axis_label_and_cells_by_what_the_figure_says_dash_means():
+    """Review 2026-11-26: 01's rows are score functions and alignments, not queries, and its hard
+    and local alignments' exact zeros (drawn "—", the label says "— = exactly 0") are not masked."""
+    w = np.array([[0.5, 0.5, 0.0], [0.0, 1.0, 0.0]])
+    fig, ax = plt.subplots()
+    heatmap(w, query_labels=["soft, T = 1", "hard"], key_labels=["k1", "k2", "k3"], ax=ax, mask=w != 0)
+    ax.set_xlabel("key (position s = 0 … 2);  — = exactly 0")
+    ax.set_ylabel("alignment")
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert "2 alignments (rows, top to bottom: soft, T = 1; hard) by 3 keys" in desc.summary
+    assert "Alignment soft, T = 1: largest weight 0.50, tied on keys k1 and k2." in desc.facts
+    assert "Alignment hard: largest weight 1.00 on key k2." in desc.facts
+    assert ("Exactly 0 (drawn hatched, marked —): alignment soft, T = 1 to key k3, alignment hard to key k1 "
+            "and alignment hard to key k3.") in desc.facts
+    assert not any("asked" in f or "quer" in f for f in desc.facts)
+    assert "one row per alignment, one column per key" in desc.tables[0]
+    assert "<td>exactly 0</td>" in desc.tables[0] and "masked" not in desc.tables[0]
+    fig, ax = plt.subplots()  # 03: the author blanked the y label; the rows are heads, not queries
+    heatmap(np.array([[0.5, 0.5], [1.0, 0.0], [0.0, 1.0]]), query_labels=["one head", "head 1", "head 2"], ax=ax)
+    ax.set_ylabel("")
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert "3 rows (top to bottom: one head, head 1, head 2) by 2 keys" in desc.summary
+    assert "Row head 1: largest weight 1.00 on key 0." in desc.facts
+    fig, ax = plt.subplots()  # the package's heatmap says queries and keys; the mask is masked
+    heatmap(np.array([[1.0, 0.0], [0.5, 0.5]]), mask=np.array([[True, False], [True, True]]), ax=ax)
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert "Query 0: largest weight 1.00 on key 0." in desc.facts
+    assert "Masked (drawn hatched, marked —): query 0 to key 1." in desc.facts

@@ -44,6 +44,8 @@ class Description:
     summary: str
     facts: list[str] = field(default_factory=list)
     tables: list[str] = field(default_factory=list)
+    #: facts starting with one of these read on after a panel's name ("Panel 1, query a: …")
+    joined: tuple = ("Query", "Values", "Masked")
 
     @property
     def text(self) -> str:
@@ -95,7 +97,8 @@ def _listing(items: list[str]) -> str:
 
 def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None,
                      key_labels: Sequence | None = None, kind: str = "weights",
-                     title: str | None = None, fmt: str = "{:.2f}", tables: bool = True) -> Description:
+                     title: str | None = None, fmt: str = "{:.2f}", tables: bool = True,
+                     rows: str = "query", cols: str = "key", masked: str = "masked") -> Description:
     """Describe an attention matrix drawn as a heatmap (queries are rows, keys are columns).
 
     Parameters
@@ -110,6 +113,12 @@ def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None
         How a value is written (the heatmap's own format).
     tables : bool
         Also write the full matrix as an HTML table (``Description.tables``).
+    rows, cols : str
+        What a row and a column are, singular ("query", "key"; "score function", "head" when the
+        figure's axis label says so).
+    masked : str
+        What the cells hidden by ``mask`` are (drawn hatched, marked "—"): "masked", or what the
+        figure says "—" means ("exactly 0").
 
     Returns
     -------
@@ -127,8 +136,12 @@ def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None
     ql, kl = _labels(query_labels, n_q), _labels(key_labels, n_k)
     what = "attention weights" if kind == "weights" else "attention scores"
     head = f"{title}: " if title else ""
-    summary = (f"{head}heatmap of {what}, {n_q} {'query' if n_q == 1 else 'queries'} (rows, top to "
-               f"bottom: {_short_list(ql)}) by {n_k} {'key' if n_k == 1 else 'keys'} (columns, left to "
+    rp, cp = _plural(rows), _plural(cols)
+    row_word, col_word = rows[0].upper() + rows[1:], cols
+    along_r = "" if rows == "row" else "rows, "
+    along_c = "" if cols == "column" else "columns, "
+    summary = (f"{head}heatmap of {what}, {n_q} {rows if n_q == 1 else rp} ({along_r}top to "
+               f"bottom: {_short_list(ql)}) by {n_k} {cols if n_k == 1 else cp} ({along_c}left to "
                f"right: {_short_list(kl)}).")
     facts = []
     shown = range(n_q) if n_q <= MAX_ROWS else list(range(MAX_ROWS // 2)) + list(
@@ -136,7 +149,7 @@ def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None
     for i in shown:
         ok = m[i] & np.isfinite(a[i])
         if not ok.any():
-            facts.append(f"Query {ql[i]}: every key is masked.")
+            facts.append(f"{row_word} {ql[i]}: every {col_word} is {masked}.")
             continue
         row = np.where(ok, a[i], -np.inf)
         best = float(row.max())
@@ -144,29 +157,72 @@ def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None
         top = [j for j in range(n_k) if ok[j] and fmt.format(row[j]) == shown_best]
         word = "weight" if kind == "weights" else "score"
         if len(top) == 1:
-            facts.append(f"Query {ql[i]}: largest {word} {fmt.format(best)} on key {kl[top[0]]}.")
+            facts.append(f"{row_word} {ql[i]}: largest {word} {fmt.format(best)} on {col_word} {kl[top[0]]}.")
         else:
-            facts.append(f"Query {ql[i]}: largest {word} {fmt.format(best)}, tied on keys "
+            facts.append(f"{row_word} {ql[i]}: largest {word} {fmt.format(best)}, tied on {cp} "
                          f"{_listing([kl[j] for j in top])}.")
     if n_q > MAX_ROWS:
-        facts.insert(MAX_ROWS // 2, f"({n_q - MAX_ROWS} more queries in the table.)")
-    masked = ~m
-    if masked.any():
-        count = int(masked.sum())
+        more = n_q - MAX_ROWS
+        facts.insert(MAX_ROWS // 2, f"({more} more {rows if more == 1 else rp} in the table.)")
+    masked_word, is_masked = masked, ~m
+    if is_masked.any():
+        count = int(is_masked.sum())
+        said = masked_word[0].upper() + masked_word[1:] + " (drawn hatched, marked —)"
         if count <= 8:
-            cells = _listing([f"query {ql[i]} to key {kl[j]}" for i, j in zip(*np.nonzero(masked), strict=True)])
-            facts.append(f"Masked (drawn hatched, marked —): {cells}.")
-        elif _is_causal(masked):
-            facts.append(f"Masked (drawn hatched, marked —): {count} cells, every key after its "
-                         "query (a causal mask).")
+            cells = _listing([f"{rows} {ql[i]} to {cols} {kl[j]}" for i, j in zip(*np.nonzero(is_masked), strict=True)])
+            facts.append(f"{said}: {cells}.")
+        elif _is_causal(is_masked) and (rows, cols) == ("query", "key"):
+            facts.append(f"{said}: {count} cells, every key after its query (a causal mask).")
         else:
-            facts.append(f"Masked (drawn hatched, marked —): {count} of {a.size} cells.")
+            facts.append(f"{said}: {count} of {a.size} cells.")
     vals = a[m & np.isfinite(a)]
     if vals.size:
         facts.append(f"Values range from {fmt.format(vals.min())} to {fmt.format(vals.max())}.")
     table = [heatmap_table(a, mask=None if mask is None else m, query_labels=ql, key_labels=kl,
-                           fmt=fmt, caption=(title or what))] if tables else []
-    return Description(summary, facts, table)
+                           fmt=fmt, caption=(title or what), rows=rows, cols=cols,
+                           masked=masked_word)] if tables else []
+    return Description(summary, facts, table, joined=(row_word, "Values", masked[0].upper() + masked[1:]))
+
+
+def _plural(noun: str) -> str:
+    """ "query" -> "queries", "score function" -> "score functions" (the last word)."""
+    if noun.endswith("y") and noun[-2:-1] not in tuple("aeiou"):
+        return noun[:-1] + "ies"
+    if noun.endswith(("s", "x", "ch", "sh")):
+        return noun + "es"
+    return noun + "s"
+
+
+def _noun(label: str, default: str) -> str:
+    """What an axis label says its rows or columns are, singular: "queries" -> "query",
+    "score function" -> "score function", "key (position s = 0 … 5); — = exactly 0" -> "key";
+    ``default`` when the label is empty or too long to be a name."""
+    import re
+
+    words = re.split(r"[(;:,]", plain(label), maxsplit=1)[0].strip()
+    if not words or len(words.split()) > 4:
+        return default
+    first = words.split()[0].lower()
+    if first in ("query", "queries"):
+        return "query"
+    if first in ("key", "keys"):
+        return "key"
+    if words.endswith("ies"):
+        return words[:-3] + "y"
+    if words.endswith("s") and not words.endswith("ss"):
+        return words[:-1]
+    return words
+
+
+def _dash_means(*labels: str) -> str | None:
+    """What a figure says its "—" cells are ("— = exactly 0" in a label: "exactly 0"), or None."""
+    import re
+
+    for t in labels:
+        m = re.search(r"—\s*=\s*([^;,()]+)", plain(t or ""))
+        if m and m.group(1).strip():
+            return m.group(1).strip()
+    return None
 
 
 def _is_causal(masked: np.ndarray) -> bool:
@@ -176,13 +232,15 @@ def _is_causal(masked: np.ndarray) -> bool:
 
 
 def _short_list(labels: list[str], limit: int = 10) -> str:
+    sep = "; " if any("," in x for x in labels) else ", "  # "soft, T = 1; soft, T = 4"
     if len(labels) <= limit:
-        return ", ".join(labels)
-    return ", ".join(labels[:limit // 2]) + ", …, " + ", ".join(labels[-(limit // 2):])
+        return sep.join(labels)
+    return sep.join(labels[:limit // 2]) + f"{sep}…{sep}" + sep.join(labels[-(limit // 2):])
 
 
 def heatmap_table(weights, *, mask=None, query_labels=None, key_labels=None, fmt: str = "{:.2f}",
-                  caption: str = "attention weights", rows: str = "query", cols: str = "key") -> str:
+                  caption: str = "attention weights", rows: str = "query", cols: str = "key",
+                  masked: str = "masked") -> str:
     """The full matrix as an HTML table: a header row of keys, one row per query (``<th scope>``)
     so that a screen reader says which query and key each number belongs to (``rows``/``cols``:
     what the rows and columns are, for a matrix that is not attention)."""
@@ -193,16 +251,15 @@ def heatmap_table(weights, *, mask=None, query_labels=None, key_labels=None, fmt
     m = None if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), a.shape)
     ql, kl = _labels(query_labels, n_q), _labels(key_labels, n_k)
     e = html.escape
-    plural = {"query": "queries"}
-    out = [f"<table class=\"ak-describe-table\"><caption>{e(caption)}: {e(plural.get(rows, rows + 's'))} "
-           f"are rows, {e(plural.get(cols, cols + 's'))} are columns</caption><thead><tr>"
+    out = [f"<table class=\"ak-describe-table\"><caption>{e(caption)}: one row per {e(rows)}, "
+           f"one column per {e(cols)}</caption><thead><tr>"
            f"<th scope=\"col\">{e(rows)} \\ {e(cols)}</th>"]
     out += [f"<th scope=\"col\">{e(k)}</th>" for k in kl]
     out.append("</tr></thead><tbody>")
     for i in range(n_q):
         out.append(f"<tr><th scope=\"row\">{e(ql[i])}</th>")
         for j in range(n_k):
-            cell = "masked" if m is not None and not m[i, j] else fmt.format(a[i, j])
+            cell = masked if m is not None and not m[i, j] else fmt.format(a[i, j])
             out.append(f"<td>{e(cell)}</td>")
         out.append("</tr>")
     out.append("</tbody></table>")
@@ -281,6 +338,24 @@ def _fmt(v: float, scale: float = 0.0) -> str:
     return f"{v:.3g}"
 
 
+def _sup(ax, which: str) -> str:
+    fig = ax.figure
+    t = getattr(fig, which, None) if fig is not None else None
+    return t.get_text() if t is not None else ""
+
+
+def _suptitle(ax) -> str:
+    return _sup(ax, "_suptitle")
+
+
+def _axis_nouns(ax) -> tuple[str, str]:
+    """What the rows and columns of a heatmap or image are: the y and x axis labels (or the
+    figure's common ones) say so; "row" and "column" when they are blank."""
+    yl = ax.get_ylabel() or _sup(ax, "_supylabel")
+    xl = ax.get_xlabel() or _sup(ax, "_supxlabel")
+    return _noun(yl, "row"), _noun(xl, "column")
+
+
 def _axes_title(ax) -> str:
     for loc in ("center", "left", "right"):
         t = ax.get_title(loc=loc)
@@ -297,13 +372,17 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
     if art is not None and art.image in ax.images:
         data = art.image.get_array()
         mask = None if not np.ma.is_masked(data) else ~np.ma.getmaskarray(data)
+        rows, cols = _axis_nouns(ax)
         return describe_heatmap(np.ma.getdata(data), mask=mask, query_labels=art.query_labels,
                                 key_labels=art.key_labels, kind=art.kind, title=title or None,
-                                fmt=art.fmt, tables=tables)
+                                fmt=art.fmt, tables=tables, rows=rows, cols=cols,
+                                masked=_dash_means(ax.get_xlabel(), ax.get_ylabel(), title,
+                                                   _suptitle(ax)) or "masked")
     want_tables = tables
     facts: list[str] = []
     tables: list[str] = []
     kinds: list[str] = []
+    joined: tuple = ()
     for va in getattr(ax, "_ak_vectors", []):
         if not va.arrows or va.arrows[0] not in ax.patches:
             continue
@@ -351,6 +430,7 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
             kinds.append(d.summary)
             facts += d.facts
             tables += d.tables
+            joined += d.joined
     colls = [c for c in ax.collections if c.get_visible() and hasattr(c, "get_offsets")
              and type(c).__name__ == "PathCollection"]
     for c in colls:
@@ -376,7 +456,8 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
     texts = [t for t in texts if not _is_bar_number(t, bar_values)]  # a bar's number drawn on it: said above
     if texts and len(texts) <= 12 and not getattr(ax, "_ak_vectors", None):
         facts.append("Labels in the plot: " + "; ".join(texts) + ".")
-    return Description(summary[0].upper() + summary[1:] if summary else summary, facts, tables)
+    return Description(summary[0].upper() + summary[1:] if summary else summary, facts, tables,
+                       joined=joined or Description.joined)
 
 
 
@@ -451,10 +532,11 @@ def _describe_image(ax, im, *, tables: bool) -> Description | None:
     weights = bool(vals.size and vals.min() >= -1e-9 and vals.max() <= 1 + 1e-9 and np.allclose(
         np.where(ok, arr, 0.0).sum(axis=1)[rows_ok], 1.0, atol=0.02))
     if weights:
+        rows, cols = _axis_nouns(ax)
         d = describe_heatmap(arr, mask=None if ok.all() else ok, query_labels=rl, key_labels=cl,
-                             tables=tables and arr.size <= MAX_TABLE_CELLS)
+                             tables=tables and arr.size <= MAX_TABLE_CELLS, rows=rows, cols=cols)
         return Description(d.summary.rstrip("."), [f.replace("(drawn hatched, marked —)", "(blank)")
-                                                   for f in d.facts], d.tables)
+                                                   for f in d.facts], d.tables, joined=d.joined)
     facts = []
     if vals.size:
         facts.append(f"Image values from {_fmt(vals.min())} to {_fmt(vals.max())}.")
@@ -483,7 +565,7 @@ def describe_figure(fig, *, tables: bool = True) -> Description:
     parts = [describe_axes(ax, tables=tables) for ax in axes]
     if len(parts) == 1:
         d = parts[0]
-        return Description(head + d.summary, d.facts, d.tables)
+        return Description(head + d.summary, d.facts, d.tables, joined=d.joined)
     heat = [p for ax, p in zip(axes, parts, strict=True) if getattr(ax, "_ak_heatmap", None) is not None]
     titles = [_axes_title(ax) for ax in axes]
     summary = head + f"A figure of {len(parts)} panels" + (
@@ -493,7 +575,7 @@ def describe_figure(fig, *, tables: bool = True) -> Description:
     facts, tables = [], []
     for k, p in enumerate(parts):
         facts.append(f"Panel {k + 1}: {p.summary}")
-        facts += [f"Panel {k + 1}, {f[0].lower()}{f[1:]}" if f.startswith(("Query", "Values", "Masked"))
+        facts += [f"Panel {k + 1}, {f[0].lower()}{f[1:]}" if f.startswith(tuple(p.joined))
                   else f"Panel {k + 1}: {f}" for f in p.facts]
         tables += p.tables
     return Description(summary, facts, tables)
