@@ -258,3 +258,21 @@ def test_rows_are_named_by_the_axis_label_and_cells_by_what_the_figure_says_dash
     plt.close(fig)
     assert "Query 0: largest weight 1.00 on key 0." in desc.facts
     assert "Masked (drawn hatched, marked —): query 0 to key 1." in desc.facts
+
+
+def test_counts_agree_with_their_nouns_and_large_numbers_are_written_plainly():
+    """Review 2026-11-26: "(1 heatmaps)", "query is are rows", "1e+03" on 02's and 07's log axes."""
+    fig, (a0, a1) = plt.subplots(1, 2)
+    heatmap(np.array([[0.25, 0.75]]), ax=a0, cbar=False)
+    a1.plot([256, 1024, 2048], [0.5, 8.0, 1103.7], label="memory")
+    a1.set_xscale("log")
+    a1.set_yscale("log")
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert desc.summary == "A figure of 2 panels (1 heatmap)."
+    assert "Panel 2: memory: 3 points from x = 256 to 2048; starts at 0.5, ends at 1100; it rises throughout." in desc.facts
+    assert "e+" not in desc.text
+    w = ak.softmax(np.random.default_rng(1).normal(size=(13, 3)), axis=-1)
+    d = describe_heatmap(w)
+    assert "(1 more query in the table.)" in d.facts
+    assert "one row per query, one column per key" in d.tables[0]

@@ -333,7 +333,11 @@ def _fmt(v: float, scale: float = 0.0) -> str:
     v = float(v)
     if v == 0 or abs(v) < 1e-9 * scale:  # rounding noise next to the data's size: 0
         return "0"
-    if abs(v) >= 1000 or abs(v) < 0.01:
+    if abs(v) >= 1000:  # written plainly (1024, 2000, 1100), never "1e+03"
+        if abs(v) >= 1e15:
+            return f"{v:.3g}"
+        return str(int(round(v))) if v == round(v) else str(int(round(v, 2 - int(np.floor(np.log10(abs(v)))))))
+    if abs(v) < 0.01:
         return f"{v:.2g}"
     return f"{v:.3g}"
 
@@ -569,7 +573,7 @@ def describe_figure(fig, *, tables: bool = True) -> Description:
     heat = [p for ax, p in zip(axes, parts, strict=True) if getattr(ax, "_ak_heatmap", None) is not None]
     titles = [_axes_title(ax) for ax in axes]
     summary = head + f"A figure of {len(parts)} panels" + (
-        f" ({len(heat)} heatmaps)" if heat and len(heat) < len(parts) else
+        f" ({len(heat)} {'heatmap' if len(heat) == 1 else 'heatmaps'})" if heat and len(heat) < len(parts) else
         " (heatmaps)" if heat else "") + (
         ": " + "; ".join(t for t in titles if t) if any(titles) else "") + "."
     facts, tables = [], []
