@@ -276,3 +276,27 @@ def test_counts_agree_with_their_nouns_and_large_numbers_are_written_plainly():
     d = describe_heatmap(w)
     assert "(1 more query in the table.)" in d.facts
     assert "one row per query, one column per key" in d.tables[0]
+
+
+def test_inset_axes_reference_lines_and_shaded_bands_are_described():
+    """Review 2026-11-26: 01's inset score bars, 08's shaded drop and 06's reference lines were left out."""
+    fig, ax = plt.subplots()
+    ax.plot([0, 300, 600, 800], [3.0, 2.0, 1.0, 0.9], label="loss")
+    ax.axvspan(300, 600, alpha=0.2, label="the sudden drop")
+    ax.axhline(0.5, label="one layer")
+    ax.axvline(12.5)
+    ax.set_xlabel("training step")
+    ax.set_ylabel("loss")
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert ("Also drawn: one layer: horizontal line at loss 0.5; vertical line at training step 12.5; "
+            "the sudden drop: shaded from training step 300 to 600.") in desc.facts
+    fig, ax1 = plt.subplots()
+    heatmap(np.array([[0.2, 0.8]]), key_labels=["k1", "k2"], ax=ax1, cbar=False)
+    ax0 = ax1.inset_axes([0, 1.2, 1, 0.45], sharex=ax1)
+    ax0.bar([0, 1], [1.5, -0.5])
+    ax0.set_title("the scores")
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert desc.summary == "A figure of 2 panels (1 heatmap): the scores."
+    assert "Panel 2: Bars: k1 1.5, k2 -0.5." in desc.facts

@@ -444,6 +444,9 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
             if len(pts) <= 8:
                 facts.append("Points: " + "; ".join(f"({_fmt(p[0])}, {_fmt(p[1])})" for p in pts) + ".")
     xl, yl = plain(ax.get_xlabel()), plain(ax.get_ylabel())
+    marks = _reference_marks(ax, xl, yl)
+    if marks:
+        facts.append("Also drawn: " + "; ".join(marks) + ".")
     axes_words = []
     if xl:
         axes_words.append(f"x axis: {xl}")
@@ -463,6 +466,43 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
     return Description(summary[0].upper() + summary[1:] if summary else summary, facts, tables,
                        joined=joined or Description.joined)
 
+
+
+def _reference_marks(ax, xl: str, yl: str) -> list[str]:
+    """Lines across the whole plot (``axhline``, ``axvline``) by their value and shaded bands
+    (``axvspan``, ``axhspan``) by their range: "shaded from training step 300 to 600"."""
+    def at(label: str, axis: str) -> str:
+        return f"{label} " if label and len(label.split()) <= 3 else f"{axis} = "
+
+    def named(artist, words: str) -> str:
+        label = plain(artist.get_label() or "")
+        return f"{label}: {words}" if label and not label.startswith("_") else words
+
+    out = []
+    for ln in ax.get_lines():
+        if not ln.get_visible():
+            continue
+        data_x, data_y = ln.get_transform().contains_branch_seperately(ax.transData)
+        if data_x == data_y:
+            continue
+        vals = np.asarray(ln.get_ydata() if data_y else ln.get_xdata(), dtype=float).ravel()
+        if not vals.size or not np.all(vals == vals[0]):
+            continue
+        out.append(named(ln, f"{'horizontal' if data_y else 'vertical'} line at "
+                             f"{at(yl, 'y') if data_y else at(xl, 'x')}{_fmt(vals[0])}"))
+    for p in ax.patches:
+        if not p.get_visible() or not hasattr(p, "get_width"):
+            continue
+        data_x, data_y = p.get_transform().contains_branch_seperately(ax.transData)
+        if data_x == data_y:
+            continue
+        if data_x:
+            lo, hi = sorted((p.get_x(), p.get_x() + p.get_width()))
+            out.append(named(p, f"shaded from {at(xl, 'x')}{_fmt(lo)} to {_fmt(hi)}"))
+        else:
+            lo, hi = sorted((p.get_y(), p.get_y() + p.get_height()))
+            out.append(named(p, f"shaded from {at(yl, 'y')}{_fmt(lo)} to {_fmt(hi)}"))
+    return out[:8]
 
 
 def _bar_names(ax, patches, across: bool) -> list[str] | None:
@@ -560,7 +600,13 @@ def _describe_image(ax, im, *, tables: bool) -> Description | None:
 def describe_figure(fig, *, tables: bool = True) -> Description:
     """Describe every visible panel of a matplotlib ``Figure`` (colour bars are left out: a heatmap
     says its range in words). The summary names the panels; the facts follow panel by panel."""
-    axes = [ax for ax in fig.get_axes() if ax.get_visible() and not hasattr(ax, "_colorbar")
+    def with_insets(ax):
+        yield ax
+        for child in getattr(ax, "child_axes", []):  # inset axes (01's scores above its heatmap)
+            yield from with_insets(child)
+
+    axes = [a for ax in fig.get_axes() for a in with_insets(ax)]
+    axes = [ax for ax in dict.fromkeys(axes) if ax.get_visible() and not hasattr(ax, "_colorbar")
             and ax.get_label() != "<colorbar>"]
     sup = getattr(fig, "_suptitle", None)
     head = plain(sup.get_text()).rstrip(".") + ". " if sup is not None and sup.get_text() else ""
