@@ -289,7 +289,7 @@ def test_inset_axes_reference_lines_and_shaded_bands_are_described():
     ax.set_ylabel("loss")
     desc = describe_figure(fig)
     plt.close(fig)
-    assert ("Also drawn: one layer: horizontal line at loss 0.5; vertical line at training step 12.5; "
+    assert ("Also drawn: one layer: horizontal line at loss = 0.5; vertical line at training step = 12.5; "
             "the sudden drop: shaded from training step 300 to 600.") in desc.facts
     fig, ax1 = plt.subplots()
     heatmap(np.array([[0.2, 0.8]]), key_labels=["k1", "k2"], ax=ax1, cbar=False)
@@ -300,3 +300,11 @@ def test_inset_axes_reference_lines_and_shaded_bands_are_described():
     plt.close(fig)
     assert desc.summary == "A figure of 2 panels (1 heatmap): the scores."
     assert "Panel 2: Bars: k1 1.5, k2 -0.5." in desc.facts
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True)  # 01's explorer: the labels only below
+    top.bar([0, 1], [1.32, -0.6])
+    bottom.bar([0, 1], [0.87, 0.13])
+    bottom.set_xticks([0, 1], ["k1", "k2"])
+    top.tick_params(labelbottom=False)
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert "Panel 1: Bars: k1 1.32, k2 -0.6." in desc.facts and "Panel 2: Bars: k1 0.87, k2 0.13." in desc.facts

@@ -471,8 +471,8 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
 def _reference_marks(ax, xl: str, yl: str) -> list[str]:
     """Lines across the whole plot (``axhline``, ``axvline``) by their value and shaded bands
     (``axvspan``, ``axhspan``) by their range: "shaded from training step 300 to 600"."""
-    def at(label: str, axis: str) -> str:
-        return f"{label} " if label and len(label.split()) <= 3 else f"{axis} = "
+    def at(label: str, axis: str, eq: str = "") -> str:
+        return f"{label}{eq} " if label and len(label.split()) <= 3 else f"{axis} = "
 
     def named(artist, words: str) -> str:
         label = plain(artist.get_label() or "")
@@ -489,7 +489,7 @@ def _reference_marks(ax, xl: str, yl: str) -> list[str]:
         if not vals.size or not np.all(vals == vals[0]):
             continue
         out.append(named(ln, f"{'horizontal' if data_y else 'vertical'} line at "
-                             f"{at(yl, 'y') if data_y else at(xl, 'x')}{_fmt(vals[0])}"))
+                             f"{at(yl, 'y', ' =') if data_y else at(xl, 'x', ' =')}{_fmt(vals[0])}"))
     for p in ax.patches:
         if not p.get_visible() or not hasattr(p, "get_width"):
             continue
@@ -510,7 +510,8 @@ def _bar_names(ax, patches, across: bool) -> list[str] | None:
     vertical bars, y for horizontal), or None when the ticks carry no text labels (numbers only)."""
     axis = ax.yaxis if across else ax.xaxis
     ticks = np.asarray(axis.get_majorticklocs(), dtype=float)
-    words = [plain(t.get_text()) for t in axis.get_majorticklabels()]
+    # the formatter's words, also when this axis hides them (a shared x axis labelled below)
+    words = [plain(t) for t in axis.get_major_formatter().format_ticks(ticks)]
     if not len(ticks) or len(words) != len(ticks) or not any(w and not _is_number(w) for w in words):
         return None
     gap = float(np.min(np.diff(np.sort(ticks)))) if len(ticks) > 1 else np.inf
