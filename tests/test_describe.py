@@ -55,8 +55,8 @@ def test_a_heatmaps_description_names_each_querys_largest_weight_and_the_masked_
         row = np.where(mask[i], w[i], -np.inf)
         assert value == pytest.approx(round(row.max(), 2), abs=1e-9)
         assert ks[int(np.argmax(row))] in keys  # the largest weight's key is named
-        for k in keys:  # and every key named is (within the tie tolerance) the largest
-            assert row[ks.index(k)] >= row.max() - 0.005
+        printed = [f"{v:.2f}" for v in row]  # ties as printed: exactly the keys that print the largest
+        assert sorted(keys) == sorted(ks[j] for j in range(n_k) if mask[i, j] and printed[j] == f"{row.max():.2f}")
     expected = {(qs[i], ks[j]) for i, j in zip(*np.nonzero(~mask), strict=True)}
     if len(expected) <= 8:
         assert _masked(desc) == expected
@@ -160,6 +160,8 @@ def test_a_plain_imshow_of_weights_is_described_like_a_heatmap_with_its_table():
     ax.imshow(w)
     ax.set_xticks(range(3), ["a", "b", "c"])
     ax.set_yticks(range(3), ["a", "b", "c"])
+    fig.supxlabel("keys")  # 08's heads: the figure's common labels say what rows and columns are
+    fig.supylabel("queries")
     d = describe_figure(fig)
     assert "heatmap of attention weights, 3 queries" in d.summary.lower()
     assert "Query a: largest weight 1.00 on key a." in d.facts
@@ -183,8 +185,126 @@ def test_a_plain_imshow_of_other_values_gets_its_range_and_a_table_named_by_its_
     d = describe_figure(fig)
     assert "an image of 3 by 4 cells" in d.summary.lower()
     assert "Image values from -5 to 6." in d.facts
-    assert "positions are rows, features are columns" in d.tables[0]
+    assert "one row per position, one column per feature" in d.tables[0]
     assert "<th scope=\"row\">2</th><td>3.00</td><td>4.00</td><td>5.00</td><td>6.00</td>" in d.tables[0]
     big = Figure().add_subplot()
     big.imshow(np.zeros((64, 64)))  # 4096 cells: range only
     assert not describe_figure(big.figure).tables
+
+
+def test_bars_are_named_by_their_tick_labels_and_their_printed_numbers_are_not_read_twice():
+    """Review 2026-11-26: 06's next-word bars said heights, not words, and read each number twice."""
+    fig, ax = plt.subplots()
+    y, p = np.arange(3), [0.99, 0.0046, 0.002]
+    ax.barh(y, p)
+    ax.set_yticks(y, ["tuffet", "wall", "a"])
+    for yi, pi in zip(y, p, strict=True):
+        ax.text(pi, yi, f"{pi:.2f}")  # the number drawn on the bar
+    ax.text(0.5, 0.5, "a note")
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert "Bars: tuffet 0.99, wall 0.0046, a 0.002." in desc.facts
+    assert "Labels in the plot: a note." in desc.facts
+    assert "0.99" not in " ".join(f for f in desc.facts if f.startswith("Labels"))
+    fig, ax = plt.subplots()  # grouped bars (01's score functions): each group by its tick label
+    x = np.arange(3)
+    for j in range(2):
+        ax.bar(x + (j - 0.5) * 0.3, [1.0 + j, -2.0, 0.5], width=0.3, label=f"k{j + 1}")
+    ax.set_xticks(x, ["additive", "scaled\ndot", "dot"])
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert "k1: additive 1, scaled dot -2, dot 0.5." in desc.facts
+    assert "k2: additive 2, scaled dot -2, dot 0.5." in desc.facts
+
+
+def test_ties_are_judged_on_the_printed_numbers():
+    """Review 2026-11-26: 02's x2 was "tied" where the printed numbers differ by 0.01; a row whose
+    printed values are equal must name every key that prints the largest."""
+    w = np.array([[0.3449, 0.3351, 0.32],     # prints 0.34 and 0.34: tied
+                  [0.3451, 0.3349, 0.32],     # prints 0.35 and 0.33: not tied (raw gap < 0.005)
+                  [0.2502, 0.2498, 0.25]])  # all print 0.25
+    d = describe_heatmap(w, query_labels=["a", "b", "c"], key_labels=["x", "y", "z"])
+    assert _largest(d) == {"a": (0.34, ["x", "y"]), "b": (0.35, ["x"]), "c": (0.25, ["x", "y", "z"])}
+
+
+def test_rows_are_named_by_the_axis_label_and_cells_by_what_the_figure_says_dash_means():
+    """Review 2026-11-26: 01's rows are score functions and alignments, not queries, and its hard
+    and local alignments' exact zeros (drawn "—", the label says "— = exactly 0") are not masked."""
+    w = np.array([[0.5, 0.5, 0.0], [0.0, 1.0, 0.0]])
+    fig, ax = plt.subplots()
+    heatmap(w, query_labels=["soft, T = 1", "hard"], key_labels=["k1", "k2", "k3"], ax=ax, mask=w != 0)
+    ax.set_xlabel("key (position s = 0 … 2);  — = exactly 0")
+    ax.set_ylabel("alignment")
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert "2 alignments (rows, top to bottom: soft, T = 1; hard) by 3 keys" in desc.summary
+    assert "Alignment soft, T = 1: largest weight 0.50, tied on keys k1 and k2." in desc.facts
+    assert "Alignment hard: largest weight 1.00 on key k2." in desc.facts
+    assert ("Exactly 0 (drawn hatched, marked —): alignment soft, T = 1 to key k3, alignment hard to key k1 "
+            "and alignment hard to key k3.") in desc.facts
+    assert not any("asked" in f or "quer" in f for f in desc.facts)
+    assert "one row per alignment, one column per key" in desc.tables[0]
+    assert "<td>exactly 0</td>" in desc.tables[0] and "masked" not in desc.tables[0]
+    fig, ax = plt.subplots()  # 03: the author blanked the y label; the rows are heads, not queries
+    heatmap(np.array([[0.5, 0.5], [1.0, 0.0], [0.0, 1.0]]), query_labels=["one head", "head 1", "head 2"], ax=ax)
+    ax.set_ylabel("")
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert "3 rows (top to bottom: one head, head 1, head 2) by 2 keys" in desc.summary
+    assert "Row head 1: largest weight 1.00 on key 0." in desc.facts
+    fig, ax = plt.subplots()  # the package's heatmap says queries and keys; the mask is masked
+    heatmap(np.array([[1.0, 0.0], [0.5, 0.5]]), mask=np.array([[True, False], [True, True]]), ax=ax)
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert "Query 0: largest weight 1.00 on key 0." in desc.facts
+    assert "Masked (drawn hatched, marked —): query 0 to key 1." in desc.facts
+
+
+def test_counts_agree_with_their_nouns_and_large_numbers_are_written_plainly():
+    """Review 2026-11-26: "(1 heatmaps)", "query is are rows", "1e+03" on 02's and 07's log axes."""
+    fig, (a0, a1) = plt.subplots(1, 2)
+    heatmap(np.array([[0.25, 0.75]]), ax=a0, cbar=False)
+    a1.plot([256, 1024, 2048], [0.5, 8.0, 1103.7], label="memory")
+    a1.set_xscale("log")
+    a1.set_yscale("log")
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert desc.summary == "A figure of 2 panels (1 heatmap)."
+    assert "Panel 2: memory: 3 points from x = 256 to 2048; starts at 0.5, ends at 1100; it rises throughout." in desc.facts
+    assert "e+" not in desc.text
+    w = ak.softmax(np.random.default_rng(1).normal(size=(13, 3)), axis=-1)
+    d = describe_heatmap(w)
+    assert "(1 more query in the table.)" in d.facts
+    assert "one row per query, one column per key" in d.tables[0]
+
+
+def test_inset_axes_reference_lines_and_shaded_bands_are_described():
+    """Review 2026-11-26: 01's inset score bars, 08's shaded drop and 06's reference lines were left out."""
+    fig, ax = plt.subplots()
+    ax.plot([0, 300, 600, 800], [3.0, 2.0, 1.0, 0.9], label="loss")
+    ax.axvspan(300, 600, alpha=0.2, label="the sudden drop")
+    ax.axhline(0.5, label="one layer")
+    ax.axvline(12.5)
+    ax.set_xlabel("training step")
+    ax.set_ylabel("loss")
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert ("Also drawn: one layer: horizontal line at loss = 0.5; vertical line at training step = 12.5; "
+            "the sudden drop: shaded from training step 300 to 600.") in desc.facts
+    fig, ax1 = plt.subplots()
+    heatmap(np.array([[0.2, 0.8]]), key_labels=["k1", "k2"], ax=ax1, cbar=False)
+    ax0 = ax1.inset_axes([0, 1.2, 1, 0.45], sharex=ax1)
+    ax0.bar([0, 1], [1.5, -0.5])
+    ax0.set_title("the scores")
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert desc.summary == "A figure of 2 panels (1 heatmap): the scores."
+    assert "Panel 2: Bars: k1 1.5, k2 -0.5." in desc.facts
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True)  # 01's explorer: the labels only below
+    top.bar([0, 1], [1.32, -0.6])
+    bottom.bar([0, 1], [0.87, 0.13])
+    bottom.set_xticks([0, 1], ["k1", "k2"])
+    top.tick_params(labelbottom=False)
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert "Panel 1: Bars: k1 1.32, k2 -0.6." in desc.facts and "Panel 2: Bars: k1 0.87, k2 0.13." in desc.facts

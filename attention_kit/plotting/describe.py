@@ -23,8 +23,6 @@ import numpy as np
 __all__ = ["Description", "describe_figure", "describe_heatmap", "describe_vectors",
            "describe_axes", "heatmap_table"]
 
-#: A query row whose largest weights are closer than this are reported as a tie.
-TIE = 0.005
 #: At most this many rows are itemised in a heatmap's facts (the table always has every row).
 MAX_ROWS = 12
 
@@ -46,6 +44,8 @@ class Description:
     summary: str
     facts: list[str] = field(default_factory=list)
     tables: list[str] = field(default_factory=list)
+    #: facts starting with one of these read on after a panel's name ("Panel 1, query a: …")
+    joined: tuple = ("Query", "Values", "Masked")
 
     @property
     def text(self) -> str:
@@ -97,7 +97,8 @@ def _listing(items: list[str]) -> str:
 
 def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None,
                      key_labels: Sequence | None = None, kind: str = "weights",
-                     title: str | None = None, fmt: str = "{:.2f}", tables: bool = True) -> Description:
+                     title: str | None = None, fmt: str = "{:.2f}", tables: bool = True,
+                     rows: str = "query", cols: str = "key", masked: str = "masked") -> Description:
     """Describe an attention matrix drawn as a heatmap (queries are rows, keys are columns).
 
     Parameters
@@ -112,12 +113,19 @@ def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None
         How a value is written (the heatmap's own format).
     tables : bool
         Also write the full matrix as an HTML table (``Description.tables``).
+    rows, cols : str
+        What a row and a column are, singular ("query", "key"; "score function", "head" when the
+        figure's axis label says so).
+    masked : str
+        What the cells hidden by ``mask`` are (drawn hatched, marked "—"): "masked", or what the
+        figure says "—" means ("exactly 0").
 
     Returns
     -------
     Description
-        The facts name, for each query, its largest weight and the key it goes to (all tied keys
-        when the largest weights are within 0.005), the masked cells and the range of the values.
+        The facts name, for each query, its largest weight and the key it goes to (every key
+        whose value, as printed with ``fmt``, equals the largest as printed: "tied" only when
+        the printed numbers are equal), the masked cells and the range of the values.
     """
     a = np.asarray(weights, dtype=float)
     if a.ndim == 1:
@@ -128,8 +136,12 @@ def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None
     ql, kl = _labels(query_labels, n_q), _labels(key_labels, n_k)
     what = "attention weights" if kind == "weights" else "attention scores"
     head = f"{title}: " if title else ""
-    summary = (f"{head}heatmap of {what}, {n_q} {'query' if n_q == 1 else 'queries'} (rows, top to "
-               f"bottom: {_short_list(ql)}) by {n_k} {'key' if n_k == 1 else 'keys'} (columns, left to "
+    rp, cp = _plural(rows), _plural(cols)
+    row_word, col_word = rows[0].upper() + rows[1:], cols
+    along_r = "" if rows == "row" else "rows, "
+    along_c = "" if cols == "column" else "columns, "
+    summary = (f"{head}heatmap of {what}, {n_q} {rows if n_q == 1 else rp} ({along_r}top to "
+               f"bottom: {_short_list(ql)}) by {n_k} {cols if n_k == 1 else cp} ({along_c}left to "
                f"right: {_short_list(kl)}).")
     facts = []
     shown = range(n_q) if n_q <= MAX_ROWS else list(range(MAX_ROWS // 2)) + list(
@@ -137,36 +149,80 @@ def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None
     for i in shown:
         ok = m[i] & np.isfinite(a[i])
         if not ok.any():
-            facts.append(f"Query {ql[i]}: every key is masked.")
+            facts.append(f"{row_word} {ql[i]}: every {col_word} is {masked}.")
             continue
         row = np.where(ok, a[i], -np.inf)
         best = float(row.max())
-        top = [j for j in range(n_k) if ok[j] and row[j] >= best - TIE]
+        shown_best = fmt.format(best)  # ties as printed: the words never contradict the numbers
+        top = [j for j in range(n_k) if ok[j] and fmt.format(row[j]) == shown_best]
         word = "weight" if kind == "weights" else "score"
         if len(top) == 1:
-            facts.append(f"Query {ql[i]}: largest {word} {fmt.format(best)} on key {kl[top[0]]}.")
+            facts.append(f"{row_word} {ql[i]}: largest {word} {fmt.format(best)} on {col_word} {kl[top[0]]}.")
         else:
-            facts.append(f"Query {ql[i]}: largest {word} {fmt.format(best)}, tied on keys "
+            facts.append(f"{row_word} {ql[i]}: largest {word} {fmt.format(best)}, tied on {cp} "
                          f"{_listing([kl[j] for j in top])}.")
     if n_q > MAX_ROWS:
-        facts.insert(MAX_ROWS // 2, f"({n_q - MAX_ROWS} more queries in the table.)")
-    masked = ~m
-    if masked.any():
-        count = int(masked.sum())
+        more = n_q - MAX_ROWS
+        facts.insert(MAX_ROWS // 2, f"({more} more {rows if more == 1 else rp} in the table.)")
+    masked_word, is_masked = masked, ~m
+    if is_masked.any():
+        count = int(is_masked.sum())
+        said = masked_word[0].upper() + masked_word[1:] + " (drawn hatched, marked —)"
         if count <= 8:
-            cells = _listing([f"query {ql[i]} to key {kl[j]}" for i, j in zip(*np.nonzero(masked), strict=True)])
-            facts.append(f"Masked (drawn hatched, marked —): {cells}.")
-        elif _is_causal(masked):
-            facts.append(f"Masked (drawn hatched, marked —): {count} cells, every key after its "
-                         "query (a causal mask).")
+            cells = _listing([f"{rows} {ql[i]} to {cols} {kl[j]}" for i, j in zip(*np.nonzero(is_masked), strict=True)])
+            facts.append(f"{said}: {cells}.")
+        elif _is_causal(is_masked) and (rows, cols) == ("query", "key"):
+            facts.append(f"{said}: {count} cells, every key after its query (a causal mask).")
         else:
-            facts.append(f"Masked (drawn hatched, marked —): {count} of {a.size} cells.")
+            facts.append(f"{said}: {count} of {a.size} cells.")
     vals = a[m & np.isfinite(a)]
     if vals.size:
         facts.append(f"Values range from {fmt.format(vals.min())} to {fmt.format(vals.max())}.")
     table = [heatmap_table(a, mask=None if mask is None else m, query_labels=ql, key_labels=kl,
-                           fmt=fmt, caption=(title or what))] if tables else []
-    return Description(summary, facts, table)
+                           fmt=fmt, caption=(title or what), rows=rows, cols=cols,
+                           masked=masked_word)] if tables else []
+    return Description(summary, facts, table, joined=(row_word, "Values", masked[0].upper() + masked[1:]))
+
+
+def _plural(noun: str) -> str:
+    """ "query" -> "queries", "score function" -> "score functions" (the last word)."""
+    if noun.endswith("y") and noun[-2:-1] not in tuple("aeiou"):
+        return noun[:-1] + "ies"
+    if noun.endswith(("s", "x", "ch", "sh")):
+        return noun + "es"
+    return noun + "s"
+
+
+def _noun(label: str, default: str) -> str:
+    """What an axis label says its rows or columns are, singular: "queries" -> "query",
+    "score function" -> "score function", "key (position s = 0 … 5); — = exactly 0" -> "key";
+    ``default`` when the label is empty or too long to be a name."""
+    import re
+
+    words = re.split(r"[(;:,]", plain(label), maxsplit=1)[0].strip()
+    if not words or len(words.split()) > 4:
+        return default
+    first = words.split()[0].lower()
+    if first in ("query", "queries"):
+        return "query"
+    if first in ("key", "keys"):
+        return "key"
+    if words.endswith("ies"):
+        return words[:-3] + "y"
+    if words.endswith("s") and not words.endswith("ss"):
+        return words[:-1]
+    return words
+
+
+def _dash_means(*labels: str) -> str | None:
+    """What a figure says its "—" cells are ("— = exactly 0" in a label: "exactly 0"), or None."""
+    import re
+
+    for t in labels:
+        m = re.search(r"—\s*=\s*([^;,()]+)", plain(t or ""))
+        if m and m.group(1).strip():
+            return m.group(1).strip()
+    return None
 
 
 def _is_causal(masked: np.ndarray) -> bool:
@@ -176,13 +232,15 @@ def _is_causal(masked: np.ndarray) -> bool:
 
 
 def _short_list(labels: list[str], limit: int = 10) -> str:
+    sep = "; " if any("," in x for x in labels) else ", "  # "soft, T = 1; soft, T = 4"
     if len(labels) <= limit:
-        return ", ".join(labels)
-    return ", ".join(labels[:limit // 2]) + ", …, " + ", ".join(labels[-(limit // 2):])
+        return sep.join(labels)
+    return sep.join(labels[:limit // 2]) + f"{sep}…{sep}" + sep.join(labels[-(limit // 2):])
 
 
 def heatmap_table(weights, *, mask=None, query_labels=None, key_labels=None, fmt: str = "{:.2f}",
-                  caption: str = "attention weights", rows: str = "query", cols: str = "key") -> str:
+                  caption: str = "attention weights", rows: str = "query", cols: str = "key",
+                  masked: str = "masked") -> str:
     """The full matrix as an HTML table: a header row of keys, one row per query (``<th scope>``)
     so that a screen reader says which query and key each number belongs to (``rows``/``cols``:
     what the rows and columns are, for a matrix that is not attention)."""
@@ -193,16 +251,15 @@ def heatmap_table(weights, *, mask=None, query_labels=None, key_labels=None, fmt
     m = None if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), a.shape)
     ql, kl = _labels(query_labels, n_q), _labels(key_labels, n_k)
     e = html.escape
-    plural = {"query": "queries"}
-    out = [f"<table class=\"ak-describe-table\"><caption>{e(caption)}: {e(plural.get(rows, rows + 's'))} "
-           f"are rows, {e(plural.get(cols, cols + 's'))} are columns</caption><thead><tr>"
+    out = [f"<table class=\"ak-describe-table\"><caption>{e(caption)}: one row per {e(rows)}, "
+           f"one column per {e(cols)}</caption><thead><tr>"
            f"<th scope=\"col\">{e(rows)} \\ {e(cols)}</th>"]
     out += [f"<th scope=\"col\">{e(k)}</th>" for k in kl]
     out.append("</tr></thead><tbody>")
     for i in range(n_q):
         out.append(f"<tr><th scope=\"row\">{e(ql[i])}</th>")
         for j in range(n_k):
-            cell = "masked" if m is not None and not m[i, j] else fmt.format(a[i, j])
+            cell = masked if m is not None and not m[i, j] else fmt.format(a[i, j])
             out.append(f"<td>{e(cell)}</td>")
         out.append("</tr>")
     out.append("</tbody></table>")
@@ -276,9 +333,31 @@ def _fmt(v: float, scale: float = 0.0) -> str:
     v = float(v)
     if v == 0 or abs(v) < 1e-9 * scale:  # rounding noise next to the data's size: 0
         return "0"
-    if abs(v) >= 1000 or abs(v) < 0.01:
+    if abs(v) >= 1000:  # written plainly (1024, 2000, 1100), never "1e+03"
+        if abs(v) >= 1e15:
+            return f"{v:.3g}"
+        return str(int(round(v))) if v == round(v) else str(int(round(v, 2 - int(np.floor(np.log10(abs(v)))))))
+    if abs(v) < 0.01:
         return f"{v:.2g}"
     return f"{v:.3g}"
+
+
+def _sup(ax, which: str) -> str:
+    fig = ax.figure
+    t = getattr(fig, which, None) if fig is not None else None
+    return t.get_text() if t is not None else ""
+
+
+def _suptitle(ax) -> str:
+    return _sup(ax, "_suptitle")
+
+
+def _axis_nouns(ax) -> tuple[str, str]:
+    """What the rows and columns of a heatmap or image are: the y and x axis labels (or the
+    figure's common ones) say so; "row" and "column" when they are blank."""
+    yl = ax.get_ylabel() or _sup(ax, "_supylabel")
+    xl = ax.get_xlabel() or _sup(ax, "_supxlabel")
+    return _noun(yl, "row"), _noun(xl, "column")
 
 
 def _axes_title(ax) -> str:
@@ -297,13 +376,17 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
     if art is not None and art.image in ax.images:
         data = art.image.get_array()
         mask = None if not np.ma.is_masked(data) else ~np.ma.getmaskarray(data)
+        rows, cols = _axis_nouns(ax)
         return describe_heatmap(np.ma.getdata(data), mask=mask, query_labels=art.query_labels,
                                 key_labels=art.key_labels, kind=art.kind, title=title or None,
-                                fmt=art.fmt, tables=tables)
+                                fmt=art.fmt, tables=tables, rows=rows, cols=cols,
+                                masked=_dash_means(ax.get_xlabel(), ax.get_ylabel(), title,
+                                                   _suptitle(ax)) or "masked")
     want_tables = tables
     facts: list[str] = []
     tables: list[str] = []
     kinds: list[str] = []
+    joined: tuple = ()
     for va in getattr(ax, "_ak_vectors", []):
         if not va.arrows or va.arrows[0] not in ax.patches:
             continue
@@ -325,6 +408,7 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
             facts.append(_curve_facts(name, x, y, log_y))
         if len(lines) > 8:
             facts.append(f"({len(lines) - 8} more curves.)")
+    bar_values: list[float] = []
     for bars in getattr(ax, "containers", []):
         patches = [p for p in bars if hasattr(p, "get_height")]
         if not patches:
@@ -333,16 +417,24 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
         label = plain(bars.get_label() or "")
         across = getattr(bars, "orientation", "vertical") == "horizontal"
         sizes = np.array([p.get_width() if across else p.get_height() for p in patches], dtype=float)
+        bar_values += [float(v) for v in sizes if np.isfinite(v)]
         top = float(np.max(np.abs(sizes[np.isfinite(sizes)]), initial=0.0))
         hs = [_fmt(h, top) for h in sizes[:16]]
-        facts.append(f"{label + ': ' if label and not label.startswith('_') else ''}bar heights "
-                     + ", ".join(hs) + (" …" if len(patches) > 16 else "") + ".")
+        names = _bar_names(ax, patches, across)
+        named = label and not label.startswith("_")
+        if names is not None:
+            facts.append(f"{label + ': ' if named else 'Bars: '}"
+                         + ", ".join(f"{n} {h}" for n, h in zip(names[:16], hs, strict=True)) + (" …" if len(patches) > 16 else "") + ".")
+        else:
+            facts.append(f"{label + ': ' if named else ''}bar heights "
+                         + ", ".join(hs) + (" …" if len(patches) > 16 else "") + ".")
     for im in ax.get_images():
         d = _describe_image(ax, im, tables=want_tables)
         if d is not None:
             kinds.append(d.summary)
             facts += d.facts
             tables += d.tables
+            joined += d.joined
     colls = [c for c in ax.collections if c.get_visible() and hasattr(c, "get_offsets")
              and type(c).__name__ == "PathCollection"]
     for c in colls:
@@ -352,6 +444,9 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
             if len(pts) <= 8:
                 facts.append("Points: " + "; ".join(f"({_fmt(p[0])}, {_fmt(p[1])})" for p in pts) + ".")
     xl, yl = plain(ax.get_xlabel()), plain(ax.get_ylabel())
+    marks = _reference_marks(ax, xl, yl)
+    if marks:
+        facts.append("Also drawn: " + "; ".join(marks) + ".")
     axes_words = []
     if xl:
         axes_words.append(f"x axis: {xl}")
@@ -365,9 +460,88 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
     what = _listing(kinds) if kinds else "a plot"
     summary = (f"{title}: " if title else "") + what + (f" ({'; '.join(axes_words)})" if axes_words else "") + "."
     texts = [plain(t.get_text()) for t in ax.texts if t.get_visible() and t.get_text().strip()]
+    texts = [t for t in texts if not _is_bar_number(t, bar_values)]  # a bar's number drawn on it: said above
     if texts and len(texts) <= 12 and not getattr(ax, "_ak_vectors", None):
         facts.append("Labels in the plot: " + "; ".join(texts) + ".")
-    return Description(summary[0].upper() + summary[1:] if summary else summary, facts, tables)
+    return Description(summary[0].upper() + summary[1:] if summary else summary, facts, tables,
+                       joined=joined or Description.joined)
+
+
+
+def _reference_marks(ax, xl: str, yl: str) -> list[str]:
+    """Lines across the whole plot (``axhline``, ``axvline``) by their value and shaded bands
+    (``axvspan``, ``axhspan``) by their range: "shaded from training step 300 to 600"."""
+    def at(label: str, axis: str, eq: str = "") -> str:
+        return f"{label}{eq} " if label and len(label.split()) <= 3 else f"{axis} = "
+
+    def named(artist, words: str) -> str:
+        label = plain(artist.get_label() or "")
+        return f"{label}: {words}" if label and not label.startswith("_") else words
+
+    out = []
+    for ln in ax.get_lines():
+        if not ln.get_visible():
+            continue
+        data_x, data_y = ln.get_transform().contains_branch_seperately(ax.transData)
+        if data_x == data_y:
+            continue
+        vals = np.asarray(ln.get_ydata() if data_y else ln.get_xdata(), dtype=float).ravel()
+        if not vals.size or not np.all(vals == vals[0]):
+            continue
+        out.append(named(ln, f"{'horizontal' if data_y else 'vertical'} line at "
+                             f"{at(yl, 'y', ' =') if data_y else at(xl, 'x', ' =')}{_fmt(vals[0])}"))
+    for p in ax.patches:
+        if not p.get_visible() or not hasattr(p, "get_width"):
+            continue
+        data_x, data_y = p.get_transform().contains_branch_seperately(ax.transData)
+        if data_x == data_y:
+            continue
+        if data_x:
+            lo, hi = sorted((p.get_x(), p.get_x() + p.get_width()))
+            out.append(named(p, f"shaded from {at(xl, 'x')}{_fmt(lo)} to {_fmt(hi)}"))
+        else:
+            lo, hi = sorted((p.get_y(), p.get_y() + p.get_height()))
+            out.append(named(p, f"shaded from {at(yl, 'y')}{_fmt(lo)} to {_fmt(hi)}"))
+    return out[:8]
+
+
+def _bar_names(ax, patches, across: bool) -> list[str] | None:
+    """Which bar is which: the category tick label nearest each bar's centre (x tick labels for
+    vertical bars, y for horizontal), or None when the ticks carry no text labels (numbers only)."""
+    axis = ax.yaxis if across else ax.xaxis
+    ticks = np.asarray(axis.get_majorticklocs(), dtype=float)
+    # the formatter's words, also when this axis hides them (a shared x axis labelled below)
+    words = [plain(t) for t in axis.get_major_formatter().format_ticks(ticks)]
+    if not len(ticks) or len(words) != len(ticks) or not any(w and not _is_number(w) for w in words):
+        return None
+    gap = float(np.min(np.diff(np.sort(ticks)))) if len(ticks) > 1 else np.inf
+    out = []
+    for p in patches:
+        c = p.get_y() + p.get_height() / 2 if across else p.get_x() + p.get_width() / 2
+        k = int(np.argmin(np.abs(ticks - c)))
+        if abs(ticks[k] - c) >= gap / 2 or not words[k]:
+            return None
+        out.append(words[k])
+    return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace("−", "-").rstrip("%"))
+    except ValueError:
+        return False
+    return True
+
+
+def _is_bar_number(text: str, values: list[float]) -> bool:
+    """True when ``text`` is only a number and is one of the bars' values as printed."""
+    if not values or not _is_number(text):
+        return False
+    t = text.replace("−", "-")
+    x = float(t.rstrip("%"))
+    decimals = len(t.split(".")[1].rstrip("%")) if "." in t else 0
+    tol = 0.5 * 10.0 ** -decimals + 1e-12
+    return any(abs(x - v) <= tol or (t.endswith("%") and abs(x - 100 * v) <= tol) for v in values)
 
 
 #: A plain image (``imshow`` in a notebook cell) with at most this many cells gets its full table.
@@ -403,10 +577,11 @@ def _describe_image(ax, im, *, tables: bool) -> Description | None:
     weights = bool(vals.size and vals.min() >= -1e-9 and vals.max() <= 1 + 1e-9 and np.allclose(
         np.where(ok, arr, 0.0).sum(axis=1)[rows_ok], 1.0, atol=0.02))
     if weights:
+        rows, cols = _axis_nouns(ax)
         d = describe_heatmap(arr, mask=None if ok.all() else ok, query_labels=rl, key_labels=cl,
-                             tables=tables and arr.size <= MAX_TABLE_CELLS)
+                             tables=tables and arr.size <= MAX_TABLE_CELLS, rows=rows, cols=cols)
         return Description(d.summary.rstrip("."), [f.replace("(drawn hatched, marked —)", "(blank)")
-                                                   for f in d.facts], d.tables)
+                                                   for f in d.facts], d.tables, joined=d.joined)
     facts = []
     if vals.size:
         facts.append(f"Image values from {_fmt(vals.min())} to {_fmt(vals.max())}.")
@@ -426,7 +601,13 @@ def _describe_image(ax, im, *, tables: bool) -> Description | None:
 def describe_figure(fig, *, tables: bool = True) -> Description:
     """Describe every visible panel of a matplotlib ``Figure`` (colour bars are left out: a heatmap
     says its range in words). The summary names the panels; the facts follow panel by panel."""
-    axes = [ax for ax in fig.get_axes() if ax.get_visible() and not hasattr(ax, "_colorbar")
+    def with_insets(ax):
+        yield ax
+        for child in getattr(ax, "child_axes", []):  # inset axes (01's scores above its heatmap)
+            yield from with_insets(child)
+
+    axes = [a for ax in fig.get_axes() for a in with_insets(ax)]
+    axes = [ax for ax in dict.fromkeys(axes) if ax.get_visible() and not hasattr(ax, "_colorbar")
             and ax.get_label() != "<colorbar>"]
     sup = getattr(fig, "_suptitle", None)
     head = plain(sup.get_text()).rstrip(".") + ". " if sup is not None and sup.get_text() else ""
@@ -435,17 +616,17 @@ def describe_figure(fig, *, tables: bool = True) -> Description:
     parts = [describe_axes(ax, tables=tables) for ax in axes]
     if len(parts) == 1:
         d = parts[0]
-        return Description(head + d.summary, d.facts, d.tables)
+        return Description(head + d.summary, d.facts, d.tables, joined=d.joined)
     heat = [p for ax, p in zip(axes, parts, strict=True) if getattr(ax, "_ak_heatmap", None) is not None]
     titles = [_axes_title(ax) for ax in axes]
     summary = head + f"A figure of {len(parts)} panels" + (
-        f" ({len(heat)} heatmaps)" if heat and len(heat) < len(parts) else
+        f" ({len(heat)} {'heatmap' if len(heat) == 1 else 'heatmaps'})" if heat and len(heat) < len(parts) else
         " (heatmaps)" if heat else "") + (
         ": " + "; ".join(t for t in titles if t) if any(titles) else "") + "."
     facts, tables = [], []
     for k, p in enumerate(parts):
         facts.append(f"Panel {k + 1}: {p.summary}")
-        facts += [f"Panel {k + 1}, {f[0].lower()}{f[1:]}" if f.startswith(("Query", "Values", "Masked"))
+        facts += [f"Panel {k + 1}, {f[0].lower()}{f[1:]}" if f.startswith(tuple(p.joined))
                   else f"Panel {k + 1}: {f}" for f in p.facts]
         tables += p.tables
     return Description(summary, facts, tables)
