@@ -1,0 +1,239 @@
+"""Text alternatives of a matrix of weights, of vectors and of a curve (the words of
+:mod:`attention_kit.plotting.describe`, which reads them off a figure): a :class:`Description`
+with a summary, the salient facts and the full matrix as a table."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from .words import figure_number, listing, plural, short_list
+
+__all__ = ["Description", "describe_heatmap", "heatmap_table", "describe_vectors", "curve_facts", "MAX_ROWS"]
+
+
+#: At most this many rows are itemised in a heatmap's facts (the table always has every row).
+MAX_ROWS = 12
+
+
+@dataclass
+class Description:
+    """What a figure shows, in words.
+
+    Attributes
+    ----------
+    summary : str
+        One or two sentences: the kind of figure, its axes, its size (an image's ``alt``).
+    facts : list of str
+        The salient facts, one sentence each.
+    tables : list of str
+        HTML tables (the full matrix of each heatmap), for a reader who wants every number.
+    """
+
+    summary: str
+    facts: list[str] = field(default_factory=list)
+    tables: list[str] = field(default_factory=list)
+    #: facts starting with one of these read on after a panel's name ("Panel 1, query a: …")
+    joined: tuple = ("Query", "Values", "Masked")
+
+    @property
+    def text(self) -> str:
+        """Summary and facts as one plain text (an image's ``alt``)."""
+        return " ".join([self.summary, *self.facts]).strip()
+
+    @property
+    def lines(self) -> str:
+        """Summary and facts, one per line (an explorer's description: the page reads out the
+        lines that changed)."""
+        return "\n".join([self.summary, *self.facts]).strip()
+
+    def __str__(self) -> str:
+        return "\n".join([self.summary, *("- " + f for f in self.facts)])
+
+    def html(self, *, open_details: bool = False) -> str:
+        """The facts and tables as HTML: a list, then the tables in a ``<details>`` element."""
+        parts = []
+        if self.facts:
+            parts.append("<ul>" + "".join(f"<li>{html.escape(f)}</li>" for f in self.facts) + "</ul>")
+        for t in self.tables:
+            parts.append(t)
+        body = "".join(parts)
+        if not body:
+            return ""
+        return (f"<details{' open' if open_details else ''} class=\"ak-describe\">"
+                f"<summary>Describe this figure</summary>{body}</details>")
+
+
+def _num(v: float, digits: int = 2) -> str:
+    s = f"{float(v):.{digits}f}"
+    return "0." + "0" * digits if s == "-0." + "0" * digits else s
+
+
+def _labels(labels, n: int) -> list[str]:
+    """Labels as text; a label that repeats (two "the") gets its position: "the (0)", "the (4)"."""
+    if labels is None:
+        return [str(i) for i in range(n)]
+    out = [str(x) for x in labels]
+    repeated = {x for x in out if out.count(x) > 1}
+    return [f"{x} ({i})" if x in repeated else x for i, x in enumerate(out)]
+
+
+def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None,
+                     key_labels: Sequence | None = None, kind: str = "weights",
+                     title: str | None = None, fmt: str = "{:.2f}", tables: bool = True,
+                     rows: str = "query", cols: str = "key", masked: str = "masked") -> Description:
+    """Describe an attention matrix drawn as a heatmap (queries are rows, keys are columns).
+
+    Parameters
+    ----------
+    weights : array_like, shape (n_q, n_k)
+    mask : array_like of bool, optional
+        True means "may attend"; False cells are reported as masked.
+    query_labels, key_labels : sequence, optional
+    kind : {"weights", "scores"}
+    title : str, optional
+    fmt : str
+        How a value is written (the heatmap's own format).
+    tables : bool
+        Also write the full matrix as an HTML table (``Description.tables``).
+    rows, cols : str
+        What a row and a column are, singular ("query", "key"; "score function", "head" when the
+        figure's axis label says so).
+    masked : str
+        What the cells hidden by ``mask`` are (drawn hatched, marked "—"): "masked", or what the
+        figure says "—" means ("exactly 0").
+
+    Returns
+    -------
+    Description
+        The facts name, for each query, its largest weight and the key it goes to (every key
+        whose value, as printed with ``fmt``, equals the largest as printed: "tied" only when
+        the printed numbers are equal), the masked cells and the range of the values.
+    """
+    a = np.asarray(weights, dtype=float)
+    if a.ndim == 1:
+        a = a[None, :]
+    n_q, n_k = a.shape
+    m = np.ones(a.shape, dtype=bool) if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool),
+                                                                          a.shape)
+    ql, kl = _labels(query_labels, n_q), _labels(key_labels, n_k)
+    what = "attention weights" if kind == "weights" else "attention scores"
+    head = f"{title}: " if title else ""
+    rp, cp = plural(rows), plural(cols)
+    row_word, col_word = rows[0].upper() + rows[1:], cols
+    along_r = "" if rows == "row" else "rows, "
+    along_c = "" if cols == "column" else "columns, "
+    summary = (f"{head}heatmap of {what}, {n_q} {rows if n_q == 1 else rp} ({along_r}top to "
+               f"bottom: {short_list(ql)}) by {n_k} {cols if n_k == 1 else cp} ({along_c}left to "
+               f"right: {short_list(kl)}).")
+    facts = []
+    shown = range(n_q) if n_q <= MAX_ROWS else list(range(MAX_ROWS // 2)) + list(
+        range(n_q - MAX_ROWS // 2, n_q))
+    for i in shown:
+        ok = m[i] & np.isfinite(a[i])
+        if not ok.any():
+            facts.append(f"{row_word} {ql[i]}: every {col_word} is {masked}.")
+            continue
+        row = np.where(ok, a[i], -np.inf)
+        best = float(row.max())
+        shown_best = fmt.format(best)  # ties as printed: the words never contradict the numbers
+        top = [j for j in range(n_k) if ok[j] and fmt.format(row[j]) == shown_best]
+        word = "weight" if kind == "weights" else "score"
+        if len(top) == 1:
+            facts.append(f"{row_word} {ql[i]}: largest {word} {fmt.format(best)} on {col_word} {kl[top[0]]}.")
+        else:
+            facts.append(f"{row_word} {ql[i]}: largest {word} {fmt.format(best)}, tied on {cp} "
+                         f"{listing([kl[j] for j in top])}.")
+    if n_q > MAX_ROWS:
+        more = n_q - MAX_ROWS
+        facts.insert(MAX_ROWS // 2, f"({more} more {rows if more == 1 else rp} in the table.)")
+    masked_word, is_masked = masked, ~m
+    if is_masked.any():
+        count = int(is_masked.sum())
+        said = masked_word[0].upper() + masked_word[1:] + " (drawn hatched, marked —)"
+        if count <= 8:
+            cells = listing([f"{rows} {ql[i]} to {cols} {kl[j]}" for i, j in zip(*np.nonzero(is_masked), strict=True)])
+            facts.append(f"{said}: {cells}.")
+        elif _is_causal(is_masked) and (rows, cols) == ("query", "key"):
+            facts.append(f"{said}: {count} cells, every key after its query (a causal mask).")
+        else:
+            facts.append(f"{said}: {count} of {a.size} cells.")
+    vals = a[m & np.isfinite(a)]
+    if vals.size:
+        facts.append(f"Values range from {fmt.format(vals.min())} to {fmt.format(vals.max())}.")
+    table = [heatmap_table(a, mask=None if mask is None else m, query_labels=ql, key_labels=kl,
+                           fmt=fmt, caption=(title or what), rows=rows, cols=cols,
+                           masked=masked_word)] if tables else []
+    return Description(summary, facts, table, joined=(row_word, "Values", masked[0].upper() + masked[1:]))
+
+
+def _is_causal(masked: np.ndarray) -> bool:
+    n_q, n_k = masked.shape
+    off = n_k - n_q
+    return bool(np.array_equal(masked, np.triu(np.ones_like(masked, dtype=bool), k=1 + off)))
+
+
+def heatmap_table(weights, *, mask=None, query_labels=None, key_labels=None, fmt: str = "{:.2f}",
+                  caption: str = "attention weights", rows: str = "query", cols: str = "key",
+                  masked: str = "masked") -> str:
+    """The full matrix as an HTML table: a header row of keys, one row per query (``<th scope>``)
+    so that a screen reader says which query and key each number belongs to (``rows``/``cols``:
+    what the rows and columns are, for a matrix that is not attention)."""
+    a = np.asarray(weights, dtype=float)
+    if a.ndim == 1:
+        a = a[None, :]
+    n_q, n_k = a.shape
+    m = None if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), a.shape)
+    ql, kl = _labels(query_labels, n_q), _labels(key_labels, n_k)
+    e = html.escape
+    out = [f"<table class=\"ak-describe-table\"><caption>{e(caption)}: one row per {e(rows)}, "
+           f"one column per {e(cols)}</caption><thead><tr>"
+           f"<th scope=\"col\">{e(rows)} \\ {e(cols)}</th>"]
+    out += [f"<th scope=\"col\">{e(k)}</th>" for k in kl]
+    out.append("</tr></thead><tbody>")
+    for i in range(n_q):
+        out.append(f"<tr><th scope=\"row\">{e(ql[i])}</th>")
+        for j in range(n_k):
+            cell = masked if m is not None and not m[i, j] else fmt.format(a[i, j])
+            out.append(f"<td>{e(cell)}</td>")
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def describe_vectors(vectors, *, labels: Sequence | None = None, origin=None,
+                     title: str | None = None) -> Description:
+    """Describe 2-D vectors drawn as arrows: each one's coordinates (and where it starts when the
+    origin is not (0, 0))."""
+    v = np.asarray(vectors, dtype=float).reshape(-1, 2)
+    o = np.zeros(2) if origin is None else np.asarray(origin, dtype=float).reshape(2)
+    names = _labels(labels, len(v)) if labels is not None else [f"arrow {i + 1}" for i in range(len(v))]
+    start = "" if not o.any() else f" from ({_num(o[0])}, {_num(o[1])})"
+    head = f"{title}: " if title else ""
+    summary = f"{head}{len(v)} {'arrow' if len(v) == 1 else 'arrows'} in the plane{start}."
+    facts = [f"{names[i]} = ({_num(v[i, 0])}, {_num(v[i, 1])})" for i in range(len(v))]
+    return Description(summary, ["Arrows: " + "; ".join(facts) + "."] if facts else [])
+
+
+def curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool) -> str:
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    if x.size == 0:
+        return f"{name}: no points yet."
+    if x.size == 1:
+        return f"{name}: one point at ({figure_number(x[0])}, {figure_number(y[0])})."
+    sy = float(np.max(np.abs(y)))
+    fmt = lambda v: figure_number(v, sy)  # noqa: E731
+    s = f"{name}: {x.size} points from x = {figure_number(x[0])} to {figure_number(x[-1])}; starts at {fmt(y[0])}, ends at {fmt(y[-1])}"
+    i_lo, i_hi = int(np.argmin(y)), int(np.argmax(y))
+    if i_lo not in (0, x.size - 1):
+        s += f"; lowest {fmt(y[i_lo])} at x = {figure_number(x[i_lo])}"
+    if i_hi not in (0, x.size - 1):
+        s += f"; highest {fmt(y[i_hi])} at x = {figure_number(x[i_hi])}"
+    if i_lo in (0, x.size - 1) and i_hi in (0, x.size - 1):
+        s += "; it rises throughout" if np.all(np.diff(y) >= 0) else \
+            "; it falls throughout" if np.all(np.diff(y) <= 0) else ""
+    return s + "."
