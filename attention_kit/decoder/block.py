@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ParameterError, ShapeError, as_float_array
+from ..errors import ParameterError, ShapeError, as_float_array, check_arrays, door
 from ..learn import layers as L
 from ..learn.backward import multi_head_backward
 from ..mechanism.masks import causal_mask
@@ -54,12 +54,20 @@ __all__ = ["POSITIONS", "attention_params", "n_layers_of", "block_forward", "blo
 POSITIONS = ("sinusoidal", "learned", "rope", "alibi", None)
 
 
+def _check_attention_params(params: dict, l: int):
+    W = {w: params[f"l{l}.attn.{w}"] for w in ("W_q", "W_k", "W_v", "W_o")}
+    if np.shape(W["W_k"])[0] >= np.shape(W["W_q"])[0]:
+        MultiHeadParams(**W)  # the constructor's checks and messages
+    return (params, l), {}
+
+
+@door(_check_attention_params)
 def attention_params(params: dict, l: int) -> MultiHeadParams | GroupedQueryParams:
     """Layer ``l``'s attention weights (views, no copy): grouped-query when ``W_k`` has fewer heads."""
     W = {w: params[f"l{l}.attn.{w}"] for w in ("W_q", "W_k", "W_v", "W_o")}
     if W["W_k"].shape[0] < W["W_q"].shape[0]:
         return GroupedQueryParams(**W)
-    return MultiHeadParams(**W)
+    return MultiHeadParams.unchecked(**W)
 
 
 def n_layers_of(params: dict) -> int:
@@ -74,7 +82,7 @@ def _norm(X: np.ndarray, params: dict, name: str):
     """Layer norm ``name`` if the model has one, else X itself (and no cache)."""
     if f"{name}.g" not in params:
         return X, None
-    return L.layer_norm(X, params[f"{name}.g"], params[f"{name}.b"])
+    return L.layer_norm.unchecked(X, params[f"{name}.g"], params[f"{name}.b"])
 
 
 def _counting(count):
@@ -120,7 +128,7 @@ def _attention(A: np.ndarray, p, mask, cache, count, replace=None, pos=None, rot
     else:
         n_k = A.shape[-2]
         bias = None if slopes is None else alibi_bias(slopes, n_k, positions_q=pos, positions_k=pos)  # (h, n, n)
-        out, w, saved = multi_head_forward(A, A, p, mask, rotation=rope_rotation(pos) if rotate else None, bias=bias)
+        out, w, saved = multi_head_forward.unchecked(A, A, p, mask, rotation=rope_rotation(pos) if rotate else None, bias=bias)
         if replace:
             concat = saved.concat.copy()  # (..., n, h*d_v): the heads side by side
             for head, vec in replace.items():
@@ -171,7 +179,7 @@ def block_forward(X, params: dict, l: int, *, mask=None, cache=None, residual: b
         ``l`` and ``residual``; ``saved[1]`` is the attention's ``MultiHeadCache``.
     """
     A_in, c1 = _norm(X, params, f"l{l}.ln1")  # (..., n, d)
-    p = attention_params(params, l)
+    p = attention_params.unchecked(params, l)
     pos = np.arange(start, start + X.shape[-2], dtype=float)  # (n,) the rows' positions in the text
     if positions == "alibi" and slopes is None:
         slopes = alibi_slopes(p.W_q.shape[0])
@@ -181,7 +189,7 @@ def block_forward(X, params: dict, l: int, *, mask=None, cache=None, residual: b
     c2 = cm = None
     if f"l{l}.mlp.W1" in params:
         M_in, c2 = _norm(X, params, f"l{l}.ln2")
-        m, cm = L.mlp(M_in, *(params[f"l{l}.mlp.{w}"] for w in ("W1", "b1", "W2", "b2")))  # (..., n, d)
+        m, cm = L.mlp.unchecked(M_in, *(params[f"l{l}.mlp.{w}"] for w in ("W1", "b1", "W2", "b2")))  # (..., n, d)
         if count is not None:
             count(int(np.prod(M_in.shape[:-1])) * M_in.shape[-1] * params[f"l{l}.mlp.W1"].shape[1] * 2)
         X = X + m if residual else m
@@ -201,7 +209,7 @@ def block_backward(dX, saved) -> tuple[np.ndarray, dict]:
         if c2 is not None:
             dM_in, g[f"l{l}.ln2.g"], g[f"l{l}.ln2.b"] = L.layer_norm_backward(dM_in, c2)
         dX = dX + dM_in if residual else dM_in  # the residual path passes dX straight through
-    dq, dkv, ga = multi_head_backward(ca, dX)
+    dq, dkv, ga = multi_head_backward.unchecked(ca, dX)
     g |= {f"l{l}.attn.{w}": getattr(ga, w) for w in ("W_q", "W_k", "W_v", "W_o")}
     dA_in = dq + dkv  # the normed rows are both the queries and the keys/values: used twice
     if c1 is not None:
@@ -209,6 +217,23 @@ def block_backward(dX, saved) -> tuple[np.ndarray, dict]:
     return (dX + dA_in if residual else dA_in), g
 
 
+def _check_decoder(params: dict, ids, *, positions: str | None = "sinusoidal", slopes=None, **switches):
+    """The checks of :func:`decoder_forward`: the weights (numbers, all finite), the token ids (in the
+    vocabulary), the position scheme and the slopes; what the blocks get from here is checked."""
+    if positions not in POSITIONS:
+        raise ParameterError(f"positions must be one of {POSITIONS}, got {positions!r}")
+    check_arrays(params)
+    if slopes is not None:
+        if positions != "alibi":
+            raise ParameterError(f"slopes are ALiBi's: pass positions='alibi' with them (not {positions!r})")
+        slopes = as_float_array(slopes, "slopes").reshape(-1)
+        if slopes.size != params["l0.attn.W_q"].shape[0]:
+            raise ShapeError(f"give one slope per head: {params['l0.attn.W_q'].shape[0]}, not {slopes.size}")
+    ids = L.token_ids(ids, np.shape(params["E"])[0])
+    return (params, ids), dict(switches, positions=positions, slopes=slopes)
+
+
+@door(_check_decoder)
 def decoder_forward(params: dict, ids, *, positions: str | None = "sinusoidal", start: int = 0,
                     causal: bool = True, window: int | None = None, sinks: int = 0, caches=None,
                     residual: bool = True, count=None, replace_heads: dict | None = None,
@@ -249,25 +274,17 @@ def decoder_forward(params: dict, ids, *, positions: str | None = "sinusoidal", 
         What :func:`decoder_backward` needs; ``saved["weights"][l]`` is block l's attention
         weights, shape (batch, h, n, n_k), and ``saved["layers"][l]`` what block l saved.
     """
-    if positions not in POSITIONS:
-        raise ParameterError(f"positions must be one of {POSITIONS}, got {positions!r}")
-    if slopes is not None:
-        if positions != "alibi":
-            raise ParameterError(f"slopes are ALiBi's: pass positions='alibi' with them (not {positions!r})")
-        slopes = as_float_array(slopes, "slopes").reshape(-1)
-        if slopes.size != params["l0.attn.W_q"].shape[0]:
-            raise ShapeError(f"give one slope per head: {params['l0.attn.W_q'].shape[0]}, not {slopes.size}")
-    X, c_emb = L.embed(ids, params["E"])  # (B, n, d)
+    X, c_emb = L.embed.unchecked(ids, params["E"])  # (B, n, d)
     B, n, d = X.shape
     if positions == "sinusoidal":
-        X = X + sinusoidal_positions(start + n, d)[start:]  # (n, d), the same for every sequence
+        X = X + sinusoidal_positions.unchecked(start + n, d)[start:]  # (n, d), the same for every sequence
     elif positions == "learned":
         X = X + _learned_positions(params, start, n)  # (n, d): rows start .. start + n - 1 of P
     mask = None
     if caches is None and window is not None:
         mask = sliding_window_mask(n, window, sinks=sinks)  # (n, n): causal, at most `window` back
     elif caches is None and causal:
-        mask = causal_mask(n)  # (n, n), for every head and sequence
+        mask = causal_mask.unchecked(n, n)  # (n, n), for every head and sequence
     n_layers = n_layers_of(params)
     if caches is not None and len(caches) != n_layers:
         raise ParameterError(f"give one KVCache per block: {n_layers}, not {len(caches)}")

@@ -18,7 +18,7 @@ from importlib import resources
 import numpy as np
 
 from ..errors import ParameterError, ShapeError, check_count, check_positive
-from ..learn.layers import cross_entropy
+from ..learn.layers import check_targets, cross_entropy
 from ..learn.params import load_params
 from ..scale.kvcache import KVCache
 from .block import POSITIONS, attention_params, decoder_backward, decoder_forward
@@ -126,8 +126,9 @@ def lm_backward(params: dict, cache: dict, dlogits) -> dict[str, np.ndarray]:
 
 def lm_loss_and_grads(params: dict, config: TinyLMConfig, ids, targets, **switches):
     """Mean next-token cross-entropy of a batch and the gradient of every parameter."""
-    logits, cache = lm_forward(params, config, ids, **switches)
-    loss, dlogits = cross_entropy(logits, np.asarray(targets).reshape(logits.shape[:-1]))
+    logits, cache = lm_forward(params, config, ids, **switches)  # the door: ids and weights checked
+    targets = check_targets(np.asarray(targets).reshape(logits.shape[:-1]), logits.shape)
+    loss, dlogits = cross_entropy.unchecked(logits, targets)  # the logits are the model's own
     return loss, decoder_backward(params, cache, dlogits)
 
 

@@ -22,7 +22,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import ParameterError, ShapeError, as_float_array, check_finite, check_positive
+from ..errors import ParameterError, ShapeError, as_float_array, check_finite, check_positive, door
 from ..mechanism._kernels import stack_heads, to_heads
 from ..mechanism.attention import scaled_dot_product_attention
 from ..mechanism.multi_head_attention import (
@@ -217,11 +217,19 @@ def _sum_to_head_bias(dZ: np.ndarray) -> np.ndarray:
 def _weight_grad(X: np.ndarray, dZ: np.ndarray) -> np.ndarray:
     """dW of ``Z = X @ W_stacked`` summed over tokens and batch, back in the (h, d_model, d) layout."""
     h, _, d = dZ.shape[-3:]
-    dZ2 = merge_heads(dZ).reshape(-1, h * d)  # (batch*n, h*d)
+    dZ2 = merge_heads.unchecked(dZ).reshape(-1, h * d)  # (batch*n, h*d)
     X2 = X.reshape(-1, X.shape[-1])  # (batch*n, d_model)
     return (X2.T @ dZ2).reshape(X.shape[-1], h, d).transpose(1, 0, 2)  # (d_model, h, d) -> (h, d_model, d)
 
 
+def _check_multi_head_backward(cache, grad_out):
+    if not isinstance(cache, MultiHeadCache):
+        raise ParameterError("cache must be the MultiHeadCache returned by multi_head_forward")
+    out_shape = cache.concat.shape[:-1] + (cache.params.W_q.shape[1],)  # (..., n_q, d_model)
+    return (cache, _grad_arg(grad_out, out_shape, "grad_out", "the output (..., n_q, d_model)")), {}
+
+
+@door(_check_multi_head_backward)
 def multi_head_backward(cache: MultiHeadCache, grad_out):
     """Gradients of multi-head attention from its cache and ``dL/d(output)``.
 
@@ -240,21 +248,18 @@ def multi_head_backward(cache: MultiHeadCache, grad_out):
     grads : MultiHeadParams
         ``dL/dW_q`` ... ``dL/dW_o``, and ``dL/db_q`` ... ``dL/db_o`` where the parameters have biases.
     """
-    if not isinstance(cache, MultiHeadCache):
-        raise ParameterError("cache must be the MultiHeadCache returned by multi_head_forward")
-    p, c = cache.params, cache
+    p, c, g = cache.params, cache, grad_out
     h, d_model, d_k = p.W_q.shape
-    out_shape = c.concat.shape[:-1] + (d_model,)  # (..., n_q, d_model)
-    g = _grad_arg(grad_out, out_shape, "grad_out", "the output (..., n_q, d_model)")
     g2 = g.reshape(-1, d_model)  # (batch*n_q, d_model)
     dW_o = c.concat.reshape(-1, c.concat.shape[-1]).T @ g2  # (h*d_v, batch*n_q) @ (batch*n_q, d_model)
     d_heads = to_heads(g @ p.W_o.T, h, p.d_v)  # (..., n_q, h*d_v) -> (..., h, n_q, d_v)
     dQ, dK, dV = _attention_grads(c.Q, c.K, c.V, c.weights, d_heads, c.scale)
     if c.rotation is not None:  # back through the rotation (RoPE, notebook 09): turn the gradients back
         dQ, dK = c.rotation.backward(dQ, dK)
-    dX_q = merge_heads(dQ) @ stack_heads(p.W_q).T  # (..., n_q, h*d_k) @ (h*d_k, d_model)
-    dX_kv = merge_heads(dK) @ stack_heads(p.W_k).T + merge_heads(dV) @ stack_heads(p.W_v).T  # (..., n_k, d_model)
-    grads = MultiHeadParams(
+    merge = merge_heads.unchecked
+    dX_q = merge(dQ) @ stack_heads(p.W_q).T  # (..., n_q, h*d_k) @ (h*d_k, d_model)
+    dX_kv = merge(dK) @ stack_heads(p.W_k).T + merge(dV) @ stack_heads(p.W_v).T  # (..., n_k, d_model)
+    grads = MultiHeadParams.unchecked(  # the gradients, made here: nothing to check
         W_q=_weight_grad(c.X_q, dQ), W_k=_weight_grad(c.X_kv, dK), W_v=_weight_grad(c.X_kv, dV), W_o=dW_o,
         b_q=None if p.b_q is None else _sum_to_head_bias(dQ),
         b_k=None if p.b_k is None else _sum_to_head_bias(dK),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ParameterError, ShapeError, check_finite, check_matrix, check_positive
+from ..errors import ParameterError, ShapeError, check_finite, check_matrix, check_positive, door
 
 __all__ = [
     "embed", "embed_backward",
@@ -22,7 +22,8 @@ __all__ = [
 ]
 
 
-def _token_ids(ids, vocab_size: int, name: str = "ids") -> np.ndarray:
+def token_ids(ids, vocab_size: int, name: str = "ids") -> np.ndarray:
+    """``ids`` as an int array of token ids in ``0 .. vocab_size - 1``, else an error that says why."""
     arr = np.asarray(ids)
     if arr.dtype.kind not in "iu":
         raise ShapeError(f"{name} must hold whole-number token ids, got dtype {arr.dtype}; "
@@ -42,6 +43,12 @@ def _token_ids(ids, vocab_size: int, name: str = "ids") -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 
 
+def _check_embed(ids, E):
+    E = check_matrix(E, "E", expected="(vocab_size, d_model)", batch=False)
+    return (token_ids(ids, E.shape[0]), E), {}
+
+
+@door(_check_embed)
 def embed(ids, E) -> tuple[np.ndarray, tuple]:
     """Look up one row of ``E`` per token.
 
@@ -55,8 +62,6 @@ def embed(ids, E) -> tuple[np.ndarray, tuple]:
     X : ndarray, shape (..., n, d_model)
     cache : tuple
     """
-    E = check_matrix(E, "E", expected="(vocab_size, d_model)", batch=False)
-    ids = _token_ids(ids, E.shape[0])
     return E[ids], (ids, E.shape)  # (..., n, d_model)
 
 
@@ -73,6 +78,18 @@ def embed_backward(grad, cache) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 
 
+def _check_layer_norm(X, gamma, beta, *, eps: float = 1e-5):
+    X = check_matrix(X, "X", expected="(n, d)", allow_1d=True)
+    d = X.shape[-1]
+    gamma, beta = np.asarray(gamma, dtype=float), np.asarray(beta, dtype=float)
+    for name, p in (("gamma", gamma), ("beta", beta)):
+        if p.shape != (d,):
+            raise ShapeError(f"{name} has shape {p.shape} but ({d},) was expected: one number per "
+                             "feature (layer norm works across the features of each row)")
+    return (X, gamma, beta), {"eps": check_positive(eps, "eps", hint="a small one such as 1e-5")}
+
+
+@door(_check_layer_norm)
 def layer_norm(X, gamma, beta, *, eps: float = 1e-5) -> tuple[np.ndarray, tuple]:
     """``gamma * (x - mean(x)) / sqrt(var(x) + eps) + beta``, over the features of each row.
 
@@ -88,14 +105,6 @@ def layer_norm(X, gamma, beta, *, eps: float = 1e-5) -> tuple[np.ndarray, tuple]
     Y : ndarray, shape (..., n, d)
     cache : tuple
     """
-    X = check_matrix(X, "X", expected="(n, d)", allow_1d=True)
-    d = X.shape[-1]
-    gamma, beta = np.asarray(gamma, dtype=float), np.asarray(beta, dtype=float)
-    for name, p in (("gamma", gamma), ("beta", beta)):
-        if p.shape != (d,):
-            raise ShapeError(f"{name} has shape {p.shape} but ({d},) was expected: one number per "
-                             "feature (layer norm works across the features of each row)")
-    check_positive(eps, "eps", hint="a small one such as 1e-5")
     mu = X.mean(axis=-1, keepdims=True)  # (..., n, 1)
     Xc = X - mu  # (..., n, d)
     inv = 1.0 / np.sqrt((Xc * Xc).mean(axis=-1, keepdims=True) + eps)  # (..., n, 1)
@@ -145,6 +154,16 @@ def gelu_backward(grad, x, *, t: np.ndarray | None = None) -> np.ndarray:
     return grad * (0.5 * (1.0 + t) + 0.5 * x * dt)
 
 
+def _check_mlp(X, W1, b1, W2, b2):
+    W1 = check_matrix(W1, "W1", expected="(d_model, d_ff)", batch=False)
+    d_model, d_ff = W1.shape
+    X = check_matrix(X, "X", expected="(n, d_model)", d=d_model, d_name="d_model")
+    W2 = check_matrix(W2, "W2", expected="(d_ff, d_model)", batch=False, n=d_ff, d=d_model,
+                      n_name="d_ff", d_name="d_model")
+    return (X, W1, b1, W2, b2), {}
+
+
+@door(_check_mlp)
 def mlp(X, W1, b1, W2, b2) -> tuple[np.ndarray, tuple]:
     """The position-wise MLP ``gelu(X W1 + b1) W2 + b2``: the same two layers for every token.
 
@@ -161,16 +180,12 @@ def mlp(X, W1, b1, W2, b2) -> tuple[np.ndarray, tuple]:
     Y : ndarray, shape (..., n, d_model)
     cache : tuple
     """
-    W1 = check_matrix(W1, "W1", expected="(d_model, d_ff)", batch=False)
-    d_model, d_ff = W1.shape
-    X = check_matrix(X, "X", expected="(n, d_model)", d=d_model, d_name="d_model")
-    W2 = check_matrix(W2, "W2", expected="(d_ff, d_model)", batch=False, n=d_ff, d=d_model,
-                      n_name="d_ff", d_name="d_model")
     H = X @ W1 + b1  # (..., n, d_ff)
     T = _gelu_tanh(H)  # (..., n, d_ff), kept for the backward pass
     A = 0.5 * H * (1.0 + T)  # gelu(H)
     Y = A @ W2 + b2  # (..., n, d_model)
-    check_finite(Y, "the MLP's output")
+    if not np.isfinite(Y).all():
+        check_finite(Y, "the MLP's output")
     return Y, (X, H, T, A, W1, W2)
 
 
@@ -197,6 +212,22 @@ def mlp_backward(grad, cache) -> tuple[np.ndarray, ...]:
 IGNORE = -1
 
 
+def check_targets(targets, logits_shape: tuple) -> np.ndarray:
+    """``targets`` as int class ids (or :data:`IGNORE`), one per row of logits of ``logits_shape``."""
+    targets = np.asarray(targets)
+    if targets.shape != tuple(logits_shape[:-1]):
+        raise ShapeError(f"targets has shape {targets.shape} but {tuple(logits_shape[:-1])} was expected: "
+                         "one target id per row of logits")
+    token_ids(np.where(targets != IGNORE, targets, 0), logits_shape[-1], "targets")
+    return targets
+
+
+def _check_cross_entropy(logits, targets):
+    logits = check_matrix(logits, "logits", expected="(n, n_classes)")
+    return (logits, check_targets(targets, logits.shape)), {}
+
+
+@door(_check_cross_entropy)
 def cross_entropy(logits, targets) -> tuple[float, np.ndarray]:
     """Mean of ``-log softmax(logits)[target]`` over the positions that have a target, and its gradient.
 
@@ -215,13 +246,8 @@ def cross_entropy(logits, targets) -> tuple[float, np.ndarray]:
         ``dL/dlogits = (softmax(logits) - onehot(target)) / count`` on the positions with a
         target (``count`` of them), 0 elsewhere.
     """
-    logits = check_matrix(logits, "logits", expected="(n, n_classes)")
-    targets = np.asarray(targets)
-    if targets.shape != logits.shape[:-1]:
-        raise ShapeError(f"targets has shape {targets.shape} but {logits.shape[:-1]} was expected: "
-                         "one target id per row of logits")
     has = targets != IGNORE  # (..., n)
-    t = _token_ids(np.where(has, targets, 0), logits.shape[-1], "targets")[..., None]  # (..., n, 1)
+    t = np.where(has, targets, 0)[..., None]  # (..., n, 1)
     count = max(int(has.sum()), 1)
     z = logits - logits.max(axis=-1, keepdims=True)  # (..., n, C), shifted: exp cannot overflow
     dlogits = np.exp(z)  # (..., n, C)

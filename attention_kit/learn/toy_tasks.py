@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import NonFiniteError, ParameterError
 from ..mechanism.multi_head_attention import MultiHeadParams, init_multi_head, multi_head_forward
 from .backward import multi_head_backward
-from .layers import IGNORE, cross_entropy
+from .layers import IGNORE, check_targets, cross_entropy
 from .optim import SGD, Adam, check_learning_rate
 
 __all__ = ["WORDS", "Task", "TASKS", "ToyConfig", "TinyAttentionModel", "init_model", "model_from_params",
@@ -154,8 +154,8 @@ class TinyAttentionModel:
 
     def forward(self, tokens):
         """``(logits (batch, n, C), weights (batch, h, n, n), cache)``."""
-        X = self.embed(tokens)
-        Y, weights, cache = multi_head_forward(X, X, self.params, scale=None if self.scaled else 1.0)
+        X = self.embed(tokens)  # the model's own finite embeddings: no check needed
+        Y, weights, cache = multi_head_forward.unchecked(X, X, self.params, scale=None if self.scaled else 1.0)
         return Y @ self.W_u, weights, cache
 
     def loss_and_grads(self, tokens, targets):
@@ -164,10 +164,10 @@ class TinyAttentionModel:
         if not np.isfinite(logits).all():
             raise NonFiniteError("the model's outputs overflowed (inf or NaN): training has diverged. "
                                  "Lower the learning rate and start again from fresh weights")
-        loss, dlogits = cross_entropy(logits, targets)
+        loss, dlogits = cross_entropy.unchecked(logits, check_targets(targets, logits.shape))
         Y = cache.concat @ self.params.W_o  # (batch, n, d_model): the layer's output again
         dW_u = Y.reshape(-1, Y.shape[-1]).T @ dlogits.reshape(-1, dlogits.shape[-1])  # (d_model, C)
-        _, _, g = multi_head_backward(cache, dlogits @ self.W_u.T)  # dL/dY: (batch, n, d_model)
+        _, _, g = multi_head_backward.unchecked(cache, dlogits @ self.W_u.T)  # dL/dY: (batch, n, d_model)
         return loss, {"W_q": g.W_q, "W_k": g.W_k, "W_v": g.W_v, "W_o": g.W_o, "W_u": dW_u}
 
     def trainables(self) -> dict:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import MaskError, NonFiniteError, check_finite, check_mask
+from ..errors import MaskError, NonFiniteError, check_finite
 
 __all__ = ["SHIFT_FREE_LIMIT", "OVERFLOW_BOUND", "softmax_inplace", "sdpa_core", "to_heads",
            "stack_heads", "mask_for_heads"]
@@ -74,7 +74,8 @@ def sdpa_core(Qs, K, V, mask, bias=None):
     ``bias``, a validated finite array broadcastable to the scores, is added to them before the
     softmax (ALiBi's distance penalty, notebook 09); the mask still blocks what it blocks.
 
-    Shapes: Qs (..., n_q, d_k), K (..., n_k, d_k), V (..., n_k, d_v). The score array is computed
+    Shapes: Qs (..., n_q, d_k), K (..., n_k, d_k), V (..., n_k, d_v); ``mask``, if given, a boolean
+    array the caller's door checked against the scores' shape (``errors.check_mask``). The score array is computed
     once and turned into the weights in place (it is the biggest array by far, so every extra
     pass over it costs as much as a small matrix product). Instead of scanning it for inf, a cheap
     bound on ``|q . k|`` from the (small) inputs shows that it cannot overflow.
@@ -87,8 +88,6 @@ def sdpa_core(Qs, K, V, mask, bias=None):
                       * np.sqrt(np.max(np.einsum("...i,...i->...", K, K))))
     if not bound < OVERFLOW_BOUND or (scores.dtype == np.float32 and not bound < 3e38):
         check_finite(scores, "the scores Q K^T / sqrt(d_k)")
-    if mask is not None:
-        mask = check_mask(mask, scores.shape)
     if bias is not None:
         scores += bias  # (the bias may be large: the row maxima are then subtracted below)
     # small scores (the usual case): exp cannot overflow, so skip subtracting the row maxima

@@ -123,6 +123,8 @@ def scaled_dot_product_attention(Q, K, V, mask=None, *, scale: float | None = No
         Each row sums to 1 (or 0 for a fully masked row).
     """
     Q, K, V = check_qkv(Q, K, V)
+    if mask is not None:  # against the scores' shape (..., n_q, n_k)
+        mask = check_mask(mask, np.broadcast_shapes(Q.shape[:-2], K.shape[:-2]) + (Q.shape[-2], K.shape[-2]))
     return sdpa_core(Q * Q.dtype.type(check_scale(scale, Q.shape[-1])), K, V, mask)
 
 

@@ -7,11 +7,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ParameterError, ShapeError, check_count
+from ..errors import ParameterError, ShapeError, check_count, door
 
 __all__ = ["causal_mask", "padding_mask", "window_mask"]
 
 
+def _check_causal(n, n_k=None):
+    n = check_count(n, "n")
+    return (n, n if n_k is None else check_count(n_k, "n_k")), {}
+
+
+@door(_check_causal)
 def causal_mask(n: int, n_k: int | None = None) -> np.ndarray:
     """Causal mask: query i may attend to keys 0..i.
 
@@ -20,8 +26,6 @@ def causal_mask(n: int, n_k: int | None = None) -> np.ndarray:
     mask : ndarray of bool, shape (n, n_k)
         ``mask[i, j]`` is True when ``j <= i``. ``n_k`` defaults to ``n``.
     """
-    n = check_count(n, "n")
-    n_k = n if n_k is None else check_count(n_k, "n_k")
     return np.tril(np.ones((n, n_k), dtype=bool))
 
 

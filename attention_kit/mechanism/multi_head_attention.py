@@ -14,8 +14,10 @@ from ..errors import (
     as_float_array,
     check_count,
     check_finite,
+    check_mask,
     check_matrix,
     check_positive,
+    door,
 )
 from ._kernels import mask_for_heads, sdpa_core, stack_heads, to_heads
 
@@ -81,6 +83,14 @@ class MultiHeadParams:
         for name in ("W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o"):
             if getattr(self, name) is not None:
                 check_finite(getattr(self, name), name)
+
+    @classmethod
+    def unchecked(cls, W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None, b_o=None) -> "MultiHeadParams":
+        """The same parameters without the constructor's checks: for the package's own weights,
+        already checked (the constructor is the learner's door, see ``errors.door``)."""
+        self = object.__new__(cls)
+        self.__dict__.update(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o, b_q=b_q, b_k=b_k, b_v=b_v, b_o=b_o)
+        return self
 
     @property
     def n_heads(self) -> int:
@@ -152,11 +162,16 @@ def split_heads(X, n_heads: int) -> np.ndarray:
     return np.swapaxes(Xh, -3, -2)  # (..., h, n, d_head)
 
 
-def merge_heads(Xh) -> np.ndarray:
-    """Inverse of ``split_heads``: ``(..., h, n, d_head) -> (..., n, h * d_head)``."""
+def _check_merge(Xh):
     Xh = as_float_array(Xh, "Xh")
     if Xh.ndim < 3:
         raise ShapeError(f"Xh has shape {Xh.shape} but (h, n, d_head) was expected")
+    return (Xh,), {}
+
+
+@door(_check_merge)
+def merge_heads(Xh) -> np.ndarray:
+    """Inverse of ``split_heads``: ``(..., h, n, d_head) -> (..., n, h * d_head)``."""
     *batch, h, n, d = Xh.shape
     return np.swapaxes(Xh, -3, -2).reshape(*batch, n, h * d)  # (..., n, h, d_head) -> (..., n, h*d_head)
 
@@ -231,6 +246,36 @@ def multi_head_attention(X_q, X_kv, params: MultiHeadParams, mask=None):
     return out, weights
 
 
+def _check_forward(X_q, X_kv, params, mask=None, *, scale=None, rotation=None, bias=None):
+    """The checks of :func:`multi_head_forward`'s arguments; the mask comes back in the heads' layout."""
+    if not isinstance(params, MultiHeadParams):
+        raise ParameterError("params must be a MultiHeadParams; make one with init_multi_head(d_model, n_heads, rng=...)")
+    h, d_model, d_k = params.W_q.shape
+    X_q = check_matrix(X_q, "X_q", expected="(n_q, d_model)", d=d_model, d_name="d_model")
+    X_kv = check_matrix(X_kv, "X_kv", expected="(n_k, d_model)", d=d_model, d_name="d_model")
+    scale = _scale_arg(scale, d_k)
+    batch = np.broadcast_shapes(X_q.shape[:-2], X_kv.shape[:-2])
+    scores = batch + (h, X_q.shape[-2], X_kv.shape[-2])  # (..., h, n_q, n_k)
+    if rotation is not None and not (callable(getattr(rotation, "forward", None))
+                                     and callable(getattr(rotation, "backward", None))):
+        raise ParameterError("rotation must have forward(Q, K) and backward(dQ, dK), "
+                             "e.g. attention_kit.rope_rotation(positions)")
+    if bias is not None:
+        bias = as_float_array(bias, "bias")
+        try:
+            ok = np.broadcast_shapes(bias.shape, scores) == scores
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ShapeError(f"bias has shape {bias.shape} but (h, n_q, n_k) = {scores[-3:]} (or a shape that "
+                             "broadcasts to the scores) was expected: one bias per head, query and key")
+        check_finite(bias, "bias")
+    if mask is not None:
+        mask = check_mask(mask_for_heads(mask, batch, h), scores)
+    return (X_q, X_kv, params, mask), {"scale": scale, "rotation": rotation, "bias": bias}
+
+
+@door(_check_forward)
 def multi_head_forward(X_q, X_kv, params: MultiHeadParams, mask=None, *, scale: float | None = None,
                        rotation=None, bias=None):
     """:func:`multi_head_attention`, also returning what its backward pass needs (notebook 05).
@@ -254,15 +299,15 @@ def multi_head_forward(X_q, X_kv, params: MultiHeadParams, mask=None, *, scale: 
     output : ndarray, shape (..., n_q, d_model)
     weights : ndarray, shape (..., h, n_q, n_k)
     cache : MultiHeadCache
+
+    ``multi_head_forward.unchecked`` is the same pass without the checks, for the package's own
+    inner calls: float arrays already checked, a boolean mask already in the heads' layout
+    ``(..., h, n_q, n_k)`` (or one (n_q, n_k) for all), a finite bias.
     """
-    if not isinstance(params, MultiHeadParams):
-        raise ParameterError("params must be a MultiHeadParams; make one with init_multi_head(d_model, n_heads, rng=...)")
     h, d_model, d_k = params.W_q.shape
-    X_q = check_matrix(X_q, "X_q", expected="(n_q, d_model)", d=d_model, d_name="d_model")
-    X_kv = check_matrix(X_kv, "X_kv", expected="(n_k, d_model)", d=d_model, d_name="d_model")
     dt = np.result_type(X_q, X_kv, params.W_q)
     d_v = params.W_v.shape[2]
-    scale = _scale_arg(scale, d_k)
+    scale = 1.0 / np.sqrt(d_k) if scale is None else scale
     if X_q is X_kv:  # self-attention: one product for all three projections
         W = np.empty((d_model, h * (2 * d_k + d_v)), dtype=dt)  # [W_q | W_k | W_v], heads side by side
         for j, (Wi, d) in enumerate(((params.W_q, d_k), (params.W_k, d_k), (params.W_v, d_v))):
@@ -280,25 +325,10 @@ def multi_head_forward(X_q, X_kv, params: MultiHeadParams, mask=None, *, scale: 
     for arr, b in ((Qh, params.b_q), (Kh, params.b_k), (Vh, params.b_v)):
         if b is not None:
             arr += b.astype(dt, copy=False)[:, None, :]  # (h, 1, d): the same bias for every token of a head
-    batch = np.broadcast_shapes(X_q.shape[:-2], X_kv.shape[:-2])
     if rotation is not None:  # e.g. RoPE: each query and key turned at its position (after the biases b_q, b_k)
-        if not (callable(getattr(rotation, "forward", None)) and callable(getattr(rotation, "backward", None))):
-            raise ParameterError("rotation must have forward(Q, K) and backward(dQ, dK), "
-                                 "e.g. attention_kit.rope_rotation(positions)")
         Qh, Kh = rotation.forward(Qh, Kh)
-    if bias is not None:
-        bias = as_float_array(bias, "bias")
-        want = batch + (h, X_q.shape[-2], X_kv.shape[-2])
-        try:
-            ok = np.broadcast_shapes(bias.shape, want) == want
-        except ValueError:
-            ok = False
-        if not ok:
-            raise ShapeError(f"bias has shape {bias.shape} but (h, n_q, n_k) = {want[-3:]} (or a shape that "
-                             "broadcasts to the scores) was expected: one bias per head, query and key")
-        check_finite(bias, "bias")
-    heads, weights = sdpa_core(Qh * dt.type(scale), Kh, Vh, mask_for_heads(mask, batch, h), bias)  # (..., h, n_q, d_v), (..., h, n_q, n_k)
-    concat = merge_heads(heads)  # (..., n_q, h*d_v)
+    heads, weights = sdpa_core(Qh * dt.type(scale), Kh, Vh, mask, bias)  # (..., h, n_q, d_v), (..., h, n_q, n_k)
+    concat = merge_heads.unchecked(heads)  # (..., n_q, h*d_v)
     out = concat @ params.W_o.astype(dt, copy=False)  # (..., n_q, d_model)
     if params.b_o is not None:
         out += params.b_o

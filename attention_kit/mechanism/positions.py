@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ParameterError, check_count
+from ..errors import ParameterError, check_count, door
 
 __all__ = ["sinusoidal_positions", "position_frequencies", "position_rotation"]
 
@@ -43,6 +43,11 @@ def _check_base(base) -> float:
     return b
 
 
+def _check_frequencies(d_model, *, base=10000.0):
+    return (_check_d_model(d_model),), {"base": _check_base(base)}
+
+
+@door(_check_frequencies)
 def position_frequencies(d_model: int, *, base: float = 10000.0) -> np.ndarray:
     """Angular frequencies ``w_i = base^(-2i / d_model)`` of the feature pairs.
 
@@ -51,11 +56,17 @@ def position_frequencies(d_model: int, *, base: float = 10000.0) -> np.ndarray:
     w : ndarray, shape (d_model // 2,)
         From 1 (pair 0, the fastest) down to ``base^(-(d_model - 2) / d_model)`` (the slowest).
     """
-    d = _check_d_model(d_model)
-    b = _check_base(base)
-    return b ** (-np.arange(0, d, 2) / d)
+    return base ** (-np.arange(0, d_model, 2) / d_model)
 
 
+def _check_sinusoidal(n, d_model, *, base=10000.0, start=0):
+    n = check_count(n, "n", minimum=1)
+    start = check_count(start, "start", minimum=0)
+    (d_model,), kw = _check_frequencies(d_model, base=base)
+    return (n, d_model), dict(kw, start=start)
+
+
+@door(_check_sinusoidal)
 def sinusoidal_positions(n: int, d_model: int, *, base: float = 10000.0, start: int = 0) -> np.ndarray:
     """The sinusoidal positional encoding of positions ``start .. start + n - 1``.
 
@@ -75,9 +86,7 @@ def sinusoidal_positions(n: int, d_model: int, *, base: float = 10000.0, start: 
     P : ndarray, shape (n, d_model)
         ``P[pos, 2i] = sin(pos * w_i)``, ``P[pos, 2i+1] = cos(pos * w_i)``; add it to ``X (n, d_model)``.
     """
-    n = check_count(n, "n", minimum=1)
-    start = check_count(start, "start", minimum=0)
-    w = position_frequencies(d_model, base=base)  # (d_model/2,)
+    w = position_frequencies.unchecked(d_model, base=base)  # (d_model/2,)
     angles = np.arange(start, start + n, dtype=float)[:, None] * w[None, :]  # (n, d_model/2)
     P = np.empty((n, 2 * w.size))
     P[:, 0::2] = np.sin(angles)
