@@ -127,7 +127,10 @@ def lm_backward(params: dict, cache: dict, dlogits) -> dict[str, np.ndarray]:
 def lm_loss_and_grads(params: dict, config: TinyLMConfig, ids, targets, **switches):
     """Mean next-token cross-entropy of a batch and the gradient of every parameter."""
     logits, cache = lm_forward(params, config, ids, **switches)  # the door: ids and weights checked
-    targets = check_targets(np.asarray(targets).reshape(logits.shape[:-1]), logits.shape)
+    targets = np.asarray(targets)
+    if targets.size == np.prod(logits.shape[:-1]):
+        targets = targets.reshape(logits.shape[:-1])  # (batch, n), also from a flat (batch * n,)
+    targets = check_targets(targets, logits.shape)
     loss, dlogits = cross_entropy.unchecked(logits, targets)  # the logits are the model's own
     return loss, decoder_backward(params, cache, dlogits)
 
