@@ -100,11 +100,21 @@ class Adam:
         pairs = list(_pairs(params, grads))  # validate everything before touching any weight
         self.t += 1
         b1, b2 = self.betas
+        c1, c2 = 1 - b1**self.t, 1 - b2**self.t  # the bias corrections
         for name, w, dw in pairs:
-            m = self.m.setdefault(name, np.zeros_like(w))
-            v = self.v.setdefault(name, np.zeros_like(w))
-            m[...] = b1 * m + (1 - b1) * dw
-            v[...] = b2 * v + (1 - b2) * dw * dw
-            m_hat = m / (1 - b1**self.t)
-            v_hat = v / (1 - b2**self.t)
-            w -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+            if name not in self.m:
+                self.m[name], self.v[name] = np.zeros_like(w), np.zeros_like(w)
+            m, v = self.m[name], self.v[name]
+            # the same arithmetic, in the same order, as m = b1 m + (1 - b1) dw, v = b2 v + (1 - b2) dw^2,
+            # w -= lr (m / c1) / (sqrt(v / c2) + eps), with fewer temporary arrays (bit for bit equal)
+            m *= b1
+            m += (1 - b1) * dw
+            v *= b2
+            t = (1 - b2) * dw
+            t *= dw
+            v += t
+            step = np.divide(v, c2, out=t)  # v_hat
+            np.sqrt(step, out=step)
+            step += self.eps
+            np.divide(np.divide(m, c1) * self.lr, step, out=step)
+            w -= step
