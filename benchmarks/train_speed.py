@@ -16,7 +16,7 @@ Each step is timed ``--steps`` times after a warm-up, by the CPU time of the pro
 ``--wall`` for wall-clock time); the script prints the median and the quartiles in milliseconds. ``--threads N`` sets the BLAS (and PyTorch) thread count; the default,
 1, is how the notebooks train (``train_lm`` limits BLAS to one thread: the matrices are small).
 
-Run: ``python benchmarks/train_speed.py [--steps 200] [--threads 1]``.
+Run: ``python benchmarks/train_speed.py [--steps 200] [--threads 1] [--keep-heap]``; what it measured: ``benchmarks/TRAINING.md``.
 """
 
 from __future__ import annotations
@@ -32,6 +32,9 @@ def _args():
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--wall", action="store_true", help="wall-clock time instead of CPU time")
+    ap.add_argument("--keep-heap", action="store_true",
+                    help="glibc only: serve big arrays from the heap and keep freed memory (mallopt), "
+                         "so a step's temporaries cause no page faults (see benchmarks/TRAINING.md)")
     return ap.parse_args()
 
 
@@ -127,9 +130,27 @@ def torch_step(params, cfg, data, batch: int = 32):
     return step
 
 
+def keep_heap() -> bool:
+    """Ask glibc's malloc to serve arrays up to 64 MB from the heap (not a fresh ``mmap`` each, whose
+    pages the kernel must zero and map again at every step) and to keep up to 128 MB of freed memory.
+    The same settings as ``MALLOC_MMAP_THRESHOLD_=67108864 MALLOC_TRIM_THRESHOLD_=134217728``. The
+    whole process is affected, PyTorch included. False where there is no glibc (macOS, Windows)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+        return bool(libc.mallopt(M_MMAP_THRESHOLD, 64 << 20)) and bool(libc.mallopt(M_TRIM_THRESHOLD, 128 << 20))
+    except (OSError, AttributeError):
+        return False
+
+
 def main() -> int:
     global CLOCK
     args = _args()
+    if args.keep_heap and not keep_heap():
+        print("--keep-heap: no glibc mallopt here; measuring with the default allocator")
     CLOCK = time.perf_counter if args.wall else time.process_time
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(args.threads)  # before numpy is imported
@@ -144,7 +165,8 @@ def main() -> int:
         torch.set_num_threads(args.threads)
         rows.append(("tiny LM in PyTorch (float64, CPU autograd)", _time(torch_lm, args.steps)))
     clock = "wall-clock" if args.wall else "CPU"
-    print(f"training step, {args.threads} BLAS thread(s), {args.steps} steps, {clock} time: "
+    heap = ", heap kept (mallopt)" if args.keep_heap else ""
+    print(f"training step, {args.threads} BLAS thread(s), {args.steps} steps, {clock} time{heap}: "
           "median [quartiles] in ms")
     for name, sec in rows:
         med, q1, q3 = _quartiles(sec)
