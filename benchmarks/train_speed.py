@@ -48,14 +48,19 @@ def _quartiles(seconds: list[float]) -> tuple[float, float, float]:
 CLOCK = time.process_time
 
 
-def _time(step, n: int) -> list[float]:
-    for _ in range(max(5, n // 10)):  # warm-up: caches, allocator, first-call imports
-        step()
-    out = []
-    for _ in range(n):
-        t0 = CLOCK()
-        step()
-        out.append(CLOCK() - t0)
+def _time(steps: list, n: int, chunk: int = 10) -> list[list[float]]:
+    """Each step's ``n`` times, taken in turns of ``chunk`` steps (A, B, C, A, B, C, ...) so that
+    a change of the machine's load in the meantime falls on every step alike: the ratios stay fair."""
+    for step in steps:
+        for _ in range(max(5, n // 10)):  # warm-up: caches, allocator, first-call imports
+            step()
+    out: list[list[float]] = [[] for _ in steps]
+    while len(out[0]) < n:
+        for step, times in zip(steps, out, strict=True):
+            for _ in range(min(chunk, n - len(times))):
+                t0 = CLOCK()
+                step()
+                times.append(CLOCK() - t0)
     return out
 
 
@@ -156,14 +161,17 @@ def main() -> int:
         os.environ[var] = str(args.threads)  # before numpy is imported
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     lm, params, cfg, data = tiny_lm_step()
-    rows = [("tiny LM (notebook 06): batch 32 x 16 tokens, fwd + bwd + Adam", _time(lm, args.steps)),
-            ("attention head (notebook 05): Trainer('reverse').step(1)", _time(toy_step(), args.steps))]
-    torch_lm = torch_step(params, cfg, data)
+    names = ["tiny LM (notebook 06): batch 32 x 16 tokens, fwd + bwd + Adam",
+             "attention head (notebook 05): Trainer('reverse').step(1)"]
+    steps = [lm, toy_step()]
+    torch_lm = torch_step({k: v.copy() for k, v in params.items()}, cfg, data)
     if torch_lm is not None:
         import torch
 
         torch.set_num_threads(args.threads)
-        rows.append(("tiny LM in PyTorch (float64, CPU autograd)", _time(torch_lm, args.steps)))
+        names.append("tiny LM in PyTorch (float64, CPU autograd)")
+        steps.append(torch_lm)
+    rows = list(zip(names, _time(steps, args.steps), strict=True))
     clock = "wall-clock" if args.wall else "CPU"
     heap = ", heap kept (mallopt)" if args.keep_heap else ""
     print(f"training step, {args.threads} BLAS thread(s), {args.steps} steps, {clock} time{heap}: "
