@@ -165,6 +165,17 @@ def summary_learner(rows: list[dict]) -> list[str]:
     return lines
 
 
+#: ``--variants``: (name, pauses in s, code run in the kernel after Run All)
+VARIANTS = (
+    ("pause .25", (0.25, 0.25), ""),
+    ("pause 1.5", (1.5, 1.5), ""),
+    ("no descr.", (0.0, 3.0),
+     "from attention_kit.widgets.live_figure import LiveFigure as _L; _L._describe_soon = "
+     "lambda self: None"),
+    ("no idle", (0.0, 3.0), "from attention_kit.widgets.idle import IDLE as _I; _I.quiet = 1e9"),
+)
+
+
 def _learner_main(args, notebooks) -> int:
     import every_control
 
@@ -188,6 +199,9 @@ def _learner_main(args, notebooks) -> int:
                     os.environ["PYTHONPATH"] = saved
         runs.setdefault("learner" + (", after" if args.compare else ""), []).extend(
             every_control.run_learner([nb], args.rounds, args.seed))
+        for name, pauses, setup in (VARIANTS if args.variants else ()):
+            runs.setdefault(name, []).extend(every_control.run_learner(
+                [nb], args.rounds, args.seed, pauses=pauses, setup=setup))
         if args.order == "both":
             runs.setdefault("in a row", []).extend(
                 every_control.run([nb], args.presses, baseline=False))
@@ -230,6 +244,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="also run the learner's order with the attention_kit in DIR first on "
                              "the kernel's path (e.g. `git archive main attention_kit | tar -x -C "
                              "DIR`), notebook by notebook in the same run: before / after")
+    parser.add_argument("--variants", action="store_true",
+                        help="learner's order: also, per notebook in the same run, with fixed "
+                             "pauses of 0.25 s and 1.5 s, without the description, and without "
+                             "idle work (where the extra time of a press after a pause goes)")
     parser.set_defaults(presses=None)  # 6 per control, 20 with --first
     args = parser.parse_args(argv)
     args.presses = args.presses or (20 if args.first else 6)

@@ -117,7 +117,8 @@ def run(notebooks, presses: int, baseline: bool = True, gap_ms: int = 250,
 PAUSE_S = (0.0, 3.0)
 
 
-def learner_plan(names: list[str], rounds: int, seed: int) -> list[tuple[str, bool, float]]:
+def learner_plan(names: list[str], rounds: int, seed: int,
+                 pauses: tuple[float, float] = PAUSE_S) -> list[tuple[str, bool, float]]:
     """``rounds`` presses of each control in ``names``, in a seeded random order mixed across
     controls, each with a direction (forward or back, at random) and the pause after it (s, drawn
     uniformly from PAUSE_S). A control is never pressed twice in a row when another one is left."""
@@ -129,13 +130,18 @@ def learner_plan(names: list[str], rounds: int, seed: int) -> list[tuple[str, bo
             j = next((j for j in range(i + 1, len(bag)) if bag[j] != bag[i]), None)
             if j is not None:
                 bag[i], bag[j] = bag[j], bag[i]
-    return [(n, rng.random() < 0.5, rng.uniform(*PAUSE_S)) for n in bag]
+    return [(n, rng.random() < 0.5, rng.uniform(*pauses)) for n in bag]
 
 
-def measure_learner(page, server, notebook, rounds: int, seed: int) -> list[dict]:
+def measure_learner(page, server, notebook, rounds: int, seed: int,
+                    pauses: tuple[float, float] = PAUSE_S, setup: str = "") -> list[dict]:
     """A learner's order in ``notebook``: one row per control, its presses as they came in the
-    mixed order (each record names the control pressed before it, ``after``)."""
+    mixed order (each record names the control pressed before it, ``after``). ``pauses``: the
+    range the pause after each press is drawn from (s); ``setup``: code run in the kernel right
+    after Run All (e.g. to switch idle work off, ``browser_latency.py --variants``)."""
     interactive = hz.open_sections(page, server, notebook)  # Run All: no wait for idle work
+    if setup:
+        hz.kernel_execute(page, setup)
     load0 = os.getloadavg()[0]
     rows = []
     for c in interactive:
@@ -150,7 +156,7 @@ def measure_learner(page, server, notebook, rounds: int, seed: int) -> list[dict
             found[name] = (kind, handle)
         hz.reset_stamps(page)
         pixel, before = [], None
-        for name, forward, pause in learner_plan(list(found), rounds, seed + c.index):
+        for name, forward, pause in learner_plan(list(found), rounds, seed + c.index, pauses):
             kind, handle = found[name]
             if hz.disabled(handle):  # ("real tokens" without a padding mask): not a press
                 continue
@@ -175,7 +181,8 @@ def measure_learner(page, server, notebook, rounds: int, seed: int) -> list[dict
     return rows
 
 
-def run_learner(notebooks, rounds: int = 2, seed: int = 0, python: str = sys.executable) -> list[dict]:
+def run_learner(notebooks, rounds: int = 2, seed: int = 0, python: str = sys.executable,
+                pauses: tuple[float, float] = PAUSE_S, setup: str = "") -> list[dict]:
     """Every control of every notebook in a learner's order, in one JupyterLab."""
     return hz.each_notebook(notebooks, False, lambda page, server, nb: measure_learner(
-        page, server, nb, rounds, seed), python=python)
+        page, server, nb, rounds, seed, pauses, setup), python=python)

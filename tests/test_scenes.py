@@ -184,3 +184,24 @@ def test_preparing_more_choices_than_are_kept_ends():
     assert ex.prepare_scenes() == ex.MAX_SCENES - 1
     assert ex.prepare_scenes() == 0  # nothing left to do: the idle loop stops
     assert set(ex._scenes) == {4, 5, 6, 7, 9, 10, 11}  # the slider's neighbours
+
+
+
+def test_new_scenes_are_placed_from_a_template_without_a_layout(monkeypatch):
+    # issue 36: a new task (05) or pair (09) is placed where its template's panels went, so
+    # neither a press nor an idle step runs constrained layout for it
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    from attention_kit.widgets.rope import RopeExplorer
+
+    lab, ex = AttentionTrainer("reverse", lr=0.2), RopeExplorer()
+    runs = []
+    original = ConstrainedLayoutEngine.execute
+    monkeypatch.setattr(ConstrainedLayoutEngine, "execute",
+                        lambda self, fig: runs.append(fig) or original(self, fig))
+    for key, value in (("task", "pair"), ("n_heads", 2), ("task", "lookup")):
+        lab.controls[key].value = value
+    assert lab.prepare_scenes() >= 1
+    ex.controls["pair"].value = 5
+    assert ex.prepare_scenes() >= 1
+    assert runs == []

@@ -113,7 +113,9 @@ class Explorer(widgets.VBox):
         self.state = state
         self.error.value = ""
         layout_sig, background_sig = self._signatures()
-        if self._last_layout is None or len(layout_sig) != len(self._last_layout) or any(
+        if self._last_layout is _PLACED:  # a scene placed from a template: laid out already
+            self._last_layout, self._last_background = layout_sig, background_sig
+        elif self._last_layout is None or len(layout_sig) != len(self._last_layout) or any(
                 _needs_layout(new, old) for new, old in zip(layout_sig, self._last_layout, strict=True)):
             # a new panel, a clearly longer title, or a moving title that no longer fits: lay out again
             self._last_layout = layout_sig
@@ -173,7 +175,9 @@ class Explorer(widgets.VBox):
                 for ax, box in zip(self.figure.axes, self._placements, strict=True):
                     ax.set_position(box)
                 self.live.placed()  # drawn where the template's panels went: no layout
-                self._last_layout, self._last_background = self._signatures()
+                # (its signatures are taken by the update that draws it: its moving titles are
+                # not written yet, and a title's lines would otherwise count as a new layout)
+                self._last_layout = self._last_background = _PLACED
             else:
                 self._last_layout = self._last_background = None
             built = True
@@ -337,6 +341,10 @@ class Explorer(widgets.VBox):
 
     def _draw(self, state: dict) -> None:
         raise NotImplementedError
+
+
+#: ``_last_layout`` of a scene placed from a template, until an update takes its signatures
+_PLACED = ("placed from a template",)
 
 
 def _needs_layout(new, old) -> bool:

@@ -68,7 +68,24 @@ class RopeExplorer(Explorer):
         }
         fig = Figure(figsize=(9.6, 4.0), layout="constrained")
         self._assemble(controls, None, fig)
+        # every pair's panels go where those of the pair with the widest tick labels went: a new
+        # pair's figure needs no constrained layout of its own (160-250 ms of CPU in-process, one
+        # uninterruptible step of the idle preparation, or of a press that comes first; issue 36)
+        self._place_scenes(self._compute(pair=self._widest_pair()))
         self.update()
+
+    def _widest_pair(self) -> int:
+        """The pair whose plane has the longest tick labels (the first of equals)."""
+        fig = Figure()
+        ax = fig.add_subplot()
+        loc, fmt = ax.yaxis.get_major_locator(), ax.yaxis.get_major_formatter()
+
+        def width(i):
+            r = self._radius(i)
+            ticks = [v for v in loc.tick_values(-r, r) if -r <= v <= r]
+            fmt.set_locs(ticks)
+            return max(len(t) for t in fmt.format_ticks(ticks))
+        return max(range(self.d // 2), key=lambda i: (width(i), -i))
 
     def _radius(self, i: int) -> float:
         """The plane's half-width for pair ``i``: room for its q and k (a rotation keeps their

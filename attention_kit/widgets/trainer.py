@@ -107,6 +107,17 @@ class TrainingMonitor(Explorer):
         self.count.value = f"{st['steps']} / {self.bar.max} steps"
 
 
+def _sups(fig: Figure) -> list:
+    """The figure's and its subfigures' super title and axis labels (None where there is none),
+    which constrained layout places."""
+    return [getattr(f, name, None) for f in (fig, *fig.subfigs)
+            for name in ("_suptitle", "_supxlabel", "_supylabel")]
+
+
+def _sup_places(fig: Figure) -> list:
+    return [None if t is None else t.get_position() for t in _sups(fig)]
+
+
 def _scene_key(st: dict) -> tuple:
     """What decides the trainer's panels: the number of heads, the task and its probe."""
     tr = st["trainer"]
@@ -198,6 +209,7 @@ class AttentionTrainer(Explorer):
         self._syncing = False
         self.trainer = self._new_trainer(controls)
         self._assemble(controls, None, Figure(figsize=(10, 4.2), layout="constrained"), dpi=72)
+        self._lay_out_templates()
         self.update()
 
     def _top_controls(self):
@@ -314,16 +326,53 @@ class AttentionTrainer(Explorer):
             weights = tr.probe_weights()  # (h, n, n)
         return {"weights": weights, **_history(tr), "trainer": tr}
 
+    def _lay_out_templates(self) -> None:
+        """Lay out, once, a scene of each number of heads (the words and the probe's length are
+        the same in every task, so only the heads change the layout), into figures of their own;
+        every scene built later is placed as its number of heads' template was: no constrained
+        layout per scene (340-490 ms of CPU in-process, one uninterruptible step of the idle
+        preparation or of a press that comes first; issue 36)."""
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        c = self.controls
+        self._layouts = {}
+        for h in c["n_heads"].options:
+            values = {k: w.value for k, w in c.items()} | {"n_heads": h}
+            fig = Figure(dpi=self.figure.dpi)
+            FigureCanvasAgg(fig)
+            st = self._compute(self._new_trainer({k: _Value(v) for k, v in values.items()}))
+            hms, curves, _ = self._build_into(fig, h, st["trainer"])
+            self._fill(hms, curves, st)  # (the titles and limits the scene will have)
+            fig.set_layout_engine("constrained")
+            fig.get_layout_engine().execute(fig)
+            self._layouts[h] = ([sf.bbox_relative.frozen() for sf in fig.subfigs], _sup_places(fig),
+                                [ax.get_position(original=True).frozen() for ax in fig.axes])
+
     def _build(self, h: int, tr: Trainer) -> None:
-        fig = self.figure
+        self._hms, self.curves, dynamic = self._build_into(self.figure, h, tr)
+        self.live.set_dynamic(dynamic)
+        self.live.relayout()
+        layout = getattr(self, "_layouts", {}).get(h)
+        self._placements = None
+        if layout is not None and len(layout[0]) == len(self.figure.subfigs):
+            subfigs, sups, self._placements = layout  # (Explorer._show_scene places the axes)
+            for sf, box in zip(self.figure.subfigs, subfigs, strict=True):
+                sf._redo_transform_rel_fig(bbox=box)
+            for text, xy in zip(_sups(self.figure), sups, strict=True):
+                if text is not None and xy is not None:
+                    text.set_position(xy)
+
+    def _build_into(self, fig: Figure, h: int, tr: Trainer) -> tuple:
+        """Draw the panels for ``h`` heads and ``tr``'s task into ``fig``: its heat maps, curves and
+        moving artists."""
         fig.clear()
         fig.set_size_inches(6.6 + 3.3 * h, 4.2)
         gs = fig.add_gridspec(1, 2, width_ratios=[1.25 * h, 1.6])
         words = [WORDS[t] for t in tr.probe]
         start = np.full((h, len(words), len(words)), 1.0 / len(words))
-        _, axes, self._hms = head_grid(start, query_labels=words, key_labels=words, fig=fig, ncols=h,
-                                       subplot_spec=gs[0, 0])
-        self._hms[0].colorbar.ax.set_ylabel("attention weight")
+        _, axes, hms = head_grid(start, query_labels=words, key_labels=words, fig=fig, ncols=h,
+                                 subplot_spec=gs[0, 0])
+        hms[0].colorbar.ax.set_ylabel("attention weight")
         pattern = TASKS[tr.task.name].pattern
         boxes = []  # drawn with the cells (dynamic artists are drawn over the cached background)
         for ax in np.ravel(axes):
@@ -334,21 +383,25 @@ class AttentionTrainer(Explorer):
             "no single pattern can solve this task"
         fig.suptitle(f"{tr.task.name}: {tr.task.description}\nthe probe's weights ({need})", fontsize=10.5)
         sub = fig.add_subfigure(gs[0, 1])
-        self.curves = _Curves(*sub.subplots(2, 1), total=100)
+        curves = _Curves(*sub.subplots(2, 1), total=100)
         # the loss title names the step and the learning rate: redrawn on each change, not part of
         # the background (a learning-rate step would otherwise redraw the whole figure)
-        dynamic = [self.curves.loss_line, self.curves.acc_line, self.curves.ax_loss.title]
-        for hm in self._hms:
+        dynamic = [curves.loss_line, curves.acc_line, curves.ax_loss.title]
+        for hm in hms:
             dynamic += [hm.image, hm.grid]
-        dynamic += boxes + [hm.text_batch for hm in self._hms if hm.text_batch]
-        self.live.set_dynamic(dynamic)
-        self.live.relayout()
+        dynamic += boxes + [hm.text_batch for hm in hms if hm.text_batch]
+        return hms, curves, dynamic
 
     def _draw(self, st: dict) -> None:
         tr = st["trainer"]
         h = st["weights"].shape[0]
         self._show_scene(_scene_key(st), lambda: self._build(h, tr))
-        for i, art in enumerate(self._hms):
+        self._fill(self._hms, self.curves, st)
+
+    @staticmethod
+    def _fill(hms, curves, st: dict) -> None:
+        for i, art in enumerate(hms):
             update_heatmap(art, st["weights"][i])
-        self.curves.update(st)
-        self.curves.ax_loss.set_title(f"training loss (step {st['steps']}, lr {tr.lr:.3g})", fontsize=10)
+        curves.update(st)
+        curves.ax_loss.set_title(f"training loss (step {st['steps']}, lr {st['trainer'].lr:.3g})",
+                                 fontsize=10)
