@@ -309,10 +309,11 @@ def describe_figure(fig, *, tables: bool = True) -> Description:
         f" ({len(heat)} {'heatmap' if len(heat) == 1 else 'heatmaps'})" if heat and len(heat) < len(parts) else
         " (heatmaps)" if heat else "") + (
         ": " + "; ".join(t for t in titles if t) if any(titles) else "") + "."
-    facts, tables = [], []
+    facts, tables, headings = [], [], []
     for k, p in enumerate(parts):
         facts.append(f"Panel {k + 1}: {p.summary}")
+        headings.append(facts[-1])
         facts += [f"Panel {k + 1}, {f[0].lower()}{f[1:]}" if f.startswith(tuple(p.joined))
                   else f"Panel {k + 1}: {f}" for f in p.facts]
         tables += p.tables
-    return Description(summary, facts, tables)
+    return Description(summary, facts, tables, headings=tuple(headings))

@@ -108,6 +108,7 @@ class MultiHeadExplorer(Explorer):
         """Back to the initial embeddings."""
         self._X = self.X0.copy()
         self._sync_sliders()
+        self.live.cause = "reset embeddings: back to the initial ones"
         self.update()
 
     def _sync_sliders(self) -> None:

@@ -162,6 +162,8 @@ class AttentionTrainer(Explorer):
     RUN_EVERY = 10
     D_K = (("d_model / h", 0), ("4", 4), ("16", 16), ("64", 64))
 
+    CONTROL_NAMES = {"lr_text": "learning rate"}
+
     def __init__(self, task: str = "reverse", *, n_heads: int = 1, d_k: int | None = None,
                  scaled: bool = True, lr: float = 0.2, seed: int = 0):
         if task not in self.TASKS:
@@ -227,6 +229,7 @@ class AttentionTrainer(Explorer):
             except AttentionError:
                 ok = False  # Trainer.diverged holds the message; update() shows it
             done += k
+            self.live.cause = f"{done} training {'step' if done == 1 else 'steps'} taken, now at step {self.trainer.steps}"
             self.update()
             if not ok or done >= n:
                 break
@@ -236,6 +239,7 @@ class AttentionTrainer(Explorer):
         """The same fresh model as at the start (same seed), with the current learning rate."""
         self.trainer.set_lr(float(self.controls["lr"].value))
         self.trainer.reset()
+        self.live.cause = "Reset: a fresh model at step 0"
         self.update()
 
     def set_lr_text(self, text: str) -> bool:
