@@ -123,6 +123,7 @@ class Explorer(widgets.VBox):
             self.live.stamp("drawn")
         except Exception as exc:
             self.error.value = friendly(exc)
+            self.live.cause = ""  # no new picture: nothing to announce
             if self.state:
                 try:  # put the artists back to the last good state
                     self._draw(self.state)
