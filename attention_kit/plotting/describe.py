@@ -18,6 +18,7 @@ import numpy as np
 
 from .describe_matrix import (
     Description,
+    _labels,
     curve_facts,
     describe_heatmap,
     describe_vectors,
@@ -64,11 +65,15 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
         data = art.image.get_array()
         mask = None if not np.ma.is_masked(data) else ~np.ma.getmaskarray(data)
         rows, cols = _axis_nouns(ax)
-        return describe_heatmap(np.ma.getdata(data), mask=mask, query_labels=art.query_labels,
-                                key_labels=art.key_labels, kind=art.kind, title=title or None,
-                                fmt=art.fmt, tables=tables, rows=rows, cols=cols,
-                                masked=dash_means(ax.get_xlabel(), ax.get_ylabel(), title,
-                                                   _suptitle(ax)) or "masked")
+        d = describe_heatmap(np.ma.getdata(data), mask=mask, query_labels=art.query_labels,
+                             key_labels=art.key_labels, kind=art.kind, title=title or None,
+                             fmt=art.fmt, tables=tables, rows=rows, cols=cols,
+                             masked=dash_means(ax.get_xlabel(), ax.get_ylabel(), title,
+                                                _suptitle(ax)) or "masked")
+        boxes = _boxed_cells(ax, data.shape, art.query_labels, art.key_labels, rows, cols)
+        if boxes:
+            d.facts.extend(boxes)
+        return d
     want_tables = tables
     facts: list[str] = []
     tables: list[str] = []
@@ -78,13 +83,22 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
         if not va.arrows or va.arrows[0] not in ax.patches:
             continue
         tips = np.array([a._posA_posB[1] for a in va.arrows], dtype=float).reshape(-1, 2) - va.origin
-        names = [t.get_text() for t in va.labels] or None
-        d = describe_vectors(tips, labels=names, origin=va.origin)
+        # a blank tip label (02's outputs y_i, 01's v_i drawn on k_i) is said by the explorer's name
+        own = list(getattr(va, "names", None) or [])
+        texts = [t.get_text().strip() for t in va.labels]
+        names = [t or (own[i] if i < len(own) else "") for i, t in enumerate(texts)] if texts else own
+        if names and not all(names):
+            names = [n or f"arrow {i + 1}" for i, n in enumerate(names)]
+        d = describe_vectors(tips, labels=names or None, origin=va.origin)
         kinds.append(d.summary.rstrip("."))
         facts += d.facts
     log_y = ax.get_yscale() == "log"
+    tips = {id(t) for va in getattr(ax, "_ak_vectors", []) for t in getattr(va, "tips", [])}
     lines = [ln for ln in ax.get_lines() if ln.get_visible() and ln.get_transform().contains_branch(ax.transData)
-             and np.size(ln.get_xdata()) >= 1]
+             and np.size(ln.get_xdata()) >= 1 and id(ln) not in tips]  # (an arrow's tip: said with it)
+    # one point drawn as a marker (a vector's tip, "you are here") is a marker, not a curve
+    marks = [ln for ln in lines if np.size(ln.get_xdata()) == 1 and _has_marker(ln)]
+    lines = [ln for ln in lines if not any(ln is m for m in marks)]
     if lines:
         kinds.append(f"{len(lines)} {'curve' if len(lines) == 1 else 'curves'}")
         for k, ln in enumerate(lines[:8]):
@@ -95,6 +109,16 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
             facts.append(curve_facts(name, x, y, log_y))
         if len(lines) > 8:
             facts.append(f"({len(lines) - 8} more curves.)")
+    if marks:
+        kinds.append(f"{len(marks)} {'marker' if len(marks) == 1 else 'markers'}")
+        said = []
+        for k, ln in enumerate(marks[:8]):
+            label = plain(ln.get_label())
+            name = getattr(ln, "_ak_name", "") or (label if label and not label.startswith("_") else
+                                                     f"marker {k + 1}")
+            x, y = float(np.ravel(ln.get_xdata())[0]), float(np.ravel(ln.get_ydata())[0])
+            said.append(f"{name} at ({figure_number(x)}, {figure_number(y)})")
+        facts.append("Markers: " + "; ".join(said) + ("; …" if len(marks) > 8 else "") + ".")
     bar_values: list[float] = []
     for bars in getattr(ax, "containers", []):
         patches = [p for p in bars if hasattr(p, "get_height")]
@@ -152,6 +176,43 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
         facts.append("Labels in the plot: " + "; ".join(texts) + ".")
     return Description(summary[0].upper() + summary[1:] if summary else summary, facts, tables,
                        joined=joined or Description.joined)
+
+
+def _has_marker(ln) -> bool:
+    """Drawn as a marker only (no line): a tip, a "you are here" dot."""
+    return ln.get_marker() not in (None, "None", "none", "", " ", ",") and \
+        ln.get_linestyle() in ("None", "none", "", " ")
+
+
+def _boxed_cells(ax, shape, query_labels, key_labels, rows: str, cols: str) -> list[str]:
+    """The cells of a heatmap framed by an unfilled box (05's targets: where the task needs each
+    query to look), by their row and column: "Target cells (outlined boxes): query bee → key owl;
+    …". A box's label says what it marks ("target"); without one they are "Outlined cells"."""
+    n_r, n_c = shape[:2]
+    found: dict[str, list[str]] = {}
+    for p in ax.patches:
+        if not p.get_visible() or type(p).__name__ != "Rectangle" or p.get_fill():
+            continue
+        if not p.get_transform().contains_branch(ax.transData):
+            continue
+        x, y, w, h = p.get_x(), p.get_y(), p.get_width(), p.get_height()
+        if not (np.isclose(abs(w), 1) and np.isclose(abs(h), 1)):
+            continue
+        j, i = x + 0.5, y + 0.5
+        if not (np.isclose(j, round(j)) and np.isclose(i, round(i))):
+            continue
+        i, j = int(round(i)), int(round(j))
+        if not (0 <= i < n_r and 0 <= j < n_c):
+            continue
+        q, k = _labels(query_labels, n_r)[i], _labels(key_labels, n_c)[j]
+        label = plain(p.get_label() or "")
+        what = label if label and not label.startswith("_") else "outlined"
+        found.setdefault(what, []).append(f"{rows} {q} → {cols} {k}")
+    out = []
+    for what, cells in found.items():
+        head = "Outlined cells" if what == "outlined" else f"{what[0].upper()}{what[1:]} cells (outlined boxes)"
+        out.append(f"{head}: " + "; ".join(cells[:24]) + ("; …" if len(cells) > 24 else "") + ".")
+    return out
 
 
 def _reference_marks(ax, xl: str, yl: str) -> list[str]:

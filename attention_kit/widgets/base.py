@@ -349,7 +349,11 @@ class Explorer(widgets.VBox):
             png = base64.b64encode(self.png()).decode("ascii")
         except Exception:
             return data
-        data["text/html"] = figure_html(self.figure, png, prefix=self.STILL)
+        try:  # what the live description says first (06: which query is highlighted)
+            extra = list(self.live.describe_extra()) if self.live.describe_extra is not None else []
+        except Exception:  # noqa: BLE001 - the figure's own words are still said
+            extra = []
+        data["text/html"] = figure_html(self.figure, png, prefix=self.STILL, extra=extra)
         return data
 
     def _compute(self) -> dict:

@@ -333,7 +333,7 @@ class AttentionTrainer(Explorer):
         for ax in np.ravel(axes):
             for i, j in zip(*np.nonzero(pattern if pattern is not None else np.zeros((0, 0))), strict=True):
                 boxes.append(ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, ec=OKABE_ITO[1],
-                                                    lw=2.2, zorder=5)))
+                                                    lw=2.2, zorder=5, label="target")))
         need = "orange boxes: where the task needs each query to look" if pattern is not None else \
             "no single pattern can solve this task"
         fig.suptitle(f"{tr.task.name}: {tr.task.description}\nthe probe's weights ({need})", fontsize=10.5)
