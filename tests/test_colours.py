@@ -105,3 +105,49 @@ def test_rope_query_and_key_differ_by_line_and_tip_as_well_as_colour():
     ex = RopeExplorer()
     assert ex._q_line.get_linestyle() != ex._k_line.get_linestyle()
     assert ex._q_tip.get_marker() != ex._k_tip.get_marker()
+
+
+# ---- two lines of one panel told apart only by colour (issue 34) -------------------------------
+
+def test_the_check_flags_two_lines_that_differ_only_in_colour_and_the_describer_says_the_styles():
+    from matplotlib.figure import Figure
+
+    from attention_kit.plotting.describe import colour_only_lines, describe_figure
+
+    fig = Figure()
+    ax = fig.subplots()
+    x = np.arange(5.0)
+    ax.plot(x, x, color="C0", label="a")
+    ax.plot(x, x ** 2, color="C1", label="b")
+    ax.axhline(1.0, color="0.5")  # a reference line is not a curve
+    assert colour_only_lines(fig) == [("", "a", "b")]
+    ax.lines[1].set_linestyle("--")
+    ax.lines[1].set_marker("o")
+    assert colour_only_lines(fig) == []
+    facts = " ".join(describe_figure(fig).facts)
+    assert "a (solid):" in facts and "b (dashed, circles):" in facts
+
+
+def test_no_figure_the_package_draws_has_lines_that_differ_only_in_colour():
+    import sys
+    from pathlib import Path
+
+    from attention_kit.learn.toy_tasks import Trainer
+    from attention_kit.plotting.describe import colour_only_lines
+    from attention_kit.widgets import TrainingMonitor
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_announcements import _explorers
+
+    checked = 0
+    for name, make in _explorers().items():
+        ex = make()
+        if hasattr(ex, "step") and hasattr(ex, "trainer"):
+            ex.step(5)  # the training curves have points
+        assert colour_only_lines(ex.figure) == [], name
+        checked += 1
+    monitor = TrainingMonitor(Trainer("reverse", lr=0.2), total=10)
+    monitor.trainer.step(5)
+    monitor.refresh()
+    assert colour_only_lines(monitor.figure) == []
+    assert checked == 10

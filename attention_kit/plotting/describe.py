@@ -27,7 +27,7 @@ from .describe_matrix import (
 from .words import dash_means, figure_number, listing, noun, plain
 
 __all__ = ["Description", "describe_figure", "describe_heatmap", "describe_vectors",
-           "describe_axes", "heatmap_table"]
+           "describe_axes", "heatmap_table", "colour_only_lines", "line_style_words"]
 
 
 def _sup(ax, which: str) -> str:
@@ -104,6 +104,8 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
         for k, ln in enumerate(lines[:8]):
             label = plain(ln.get_label())
             name = label if label and not label.startswith("_") else f"curve {k + 1}"
+            if len(lines) > 1:  # how to tell it from the others in the picture: "(dashed, circles)"
+                name += f" ({line_style_words(ln)})"
             x = np.asarray(ln.get_xdata(), dtype=float).ravel()
             y = np.asarray(ln.get_ydata(), dtype=float).ravel()
             facts.append(curve_facts(name, x, y, log_y))
@@ -176,6 +178,44 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
         facts.append("Labels in the plot: " + "; ".join(texts) + ".")
     return Description(summary[0].upper() + summary[1:] if summary else summary, facts, tables,
                        joined=joined or Description.joined)
+
+
+_DASHES = {"-": "solid", "solid": "solid", "--": "dashed", "dashed": "dashed", ":": "dotted",
+           "dotted": "dotted", "-.": "dash-dot", "dashdot": "dash-dot"}
+_MARKS = {"o": "circles", "s": "squares", "^": "triangles", "v": "down triangles", "<": "left triangles",
+          ">": "right triangles", "D": "diamonds", "d": "thin diamonds", "x": "crosses", "X": "crosses",
+          "+": "pluses", "P": "pluses", "*": "stars", ".": "dots", "p": "pentagons", "h": "hexagons",
+          "H": "hexagons", "8": "octagons", "|": "bars", "_": "dashes"}
+
+
+def line_style_words(ln) -> str:
+    """How a line looks apart from its colour: "solid", "dashed, circles", "squares only"."""
+    ls = ln.get_linestyle()
+    dash = _DASHES.get(ls, "patterned") if ls not in ("None", "none", "", " ") else ""
+    marker = ln.get_marker()
+    mark = "" if marker in (None, "None", "none", "", " ", ",") else _MARKS.get(str(marker), "markers")
+    if dash and mark:
+        return f"{dash}, {mark}"
+    return dash or (f"{mark} only" if mark else "invisible")
+
+
+def colour_only_lines(fig) -> list[tuple[str, str, str]]:
+    """Pairs of curves in one panel of ``fig`` that differ only in colour (the same line style and
+    marker): ``[(panel title, label 1, label 2), ...]``. Reference lines (``axhline``) and single
+    points are left out. The course's figures have none (tests/test_colours.py)."""
+    out = []
+    for ax in fig.get_axes():
+        lines = [ln for ln in ax.get_lines() if ln.get_visible() and np.size(ln.get_xdata()) >= 2
+                 and ln.get_transform().contains_branch(ax.transData)
+                 and not np.all(np.asarray(ln.get_ydata(), dtype=float) == np.ravel(ln.get_ydata())[0])]
+        seen: dict = {}
+        for ln in lines:
+            key = line_style_words(ln)
+            if key in seen:
+                out.append((_axes_title(ax), plain(seen[key].get_label()), plain(ln.get_label())))
+            else:
+                seen[key] = ln
+    return out
 
 
 def _has_marker(ln) -> bool:
