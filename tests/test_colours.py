@@ -9,6 +9,9 @@ contrast with every cell colour at WCAG AA's 4.5:1."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 from matplotlib import colormaps
@@ -25,6 +28,7 @@ MACHADO = {
                    [0.004733, 0.691367, 0.303900]],
     "typical": np.eye(3).tolist(),
 }
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 X = np.arange(256) / 255  # each of the maps' 256 colours once
 
 
@@ -151,3 +155,40 @@ def test_no_figure_the_package_draws_has_lines_that_differ_only_in_colour():
     monitor.refresh()
     assert colour_only_lines(monitor.figure) == []
     assert checked == 10
+
+
+_STYLE = r"(?:solid|dashed|dotted|dash-dot|patterned)(?:, [a-z ]+)?|[a-z ]+ only"
+_CURVE = re.compile(r"^(Panel \d+: )?(.*?)(?: \((" + _STYLE + r")\))?: (?:\d+ points from|one point at|no points yet)")
+
+
+def _stored_figure_facts(path):
+    """The facts ("Describe this figure") of every figure in a notebook's stored outputs."""
+    import html as _html
+    import json
+
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for k, cell in enumerate(nb["cells"]):
+        for out in cell.get("outputs", []):
+            page = out.get("data", {}).get("text/html", "")
+            page = "".join(page) if isinstance(page, list) else page
+            for fig in re.findall(r'<div class="ak-figure">.*?</details>', page, flags=re.S):
+                yield k, [_html.unescape(li) for li in re.findall(r"<li>(.*?)</li>", fig, flags=re.S)]
+
+
+@pytest.mark.parametrize("notebook", sorted(p.name for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")))
+def test_no_stored_notebook_figure_has_curves_that_differ_only_in_colour(notebook):
+    """Read from the stored outputs: the describer names each of several curves' line style and
+    marker ("held-out (dashed)"); two curves of one panel with the same words differ only in colour.
+    A panel of several curves without those words was stored before the describer said them."""
+    for cell, facts in _stored_figure_facts(NOTEBOOKS / notebook):
+        panels: dict = {}
+        for f in facts:
+            m = _CURVE.match(f)
+            if m:
+                panels.setdefault(m.group(1) or "", []).append((m.group(2), m.group(3)))
+        for panel, curves in panels.items():
+            if len(curves) < 2:
+                continue
+            styles = [s for _, s in curves]
+            assert all(styles), f"{notebook} cell {cell}: re-execute it (curves without their styles)"
+            assert len(set(styles)) == len(styles), f"{notebook} cell {cell} {panel}: {curves}"
