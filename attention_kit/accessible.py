@@ -53,15 +53,18 @@ def _alt(desc, prefix: str = "") -> str:
 
 
 def figure_html(fig, png_b64: str, metadata: dict | None = None, *, prefix: str = "",
-                open_details: bool | None = None) -> str:
+                open_details: bool | None = None, extra=()) -> str:
     """The HTML of one figure: the PNG with its ``alt`` (``prefix`` first), then the collapsed
-    description (expanded when ``open_details``; None: as :func:`describe_figures` set it)."""
+    description (expanded when ``open_details``; None: as :func:`describe_figures` set it).
+    ``extra``: an explorer's own facts, said before the figure's (06's highlighted query)."""
     from .plotting.describe import Description, describe_figure
 
     try:
         desc = describe_figure(fig)
     except Exception:  # noqa: BLE001 - a figure that cannot be described is still shown
         desc = Description("A figure (no description could be made of it).")
+    if extra:
+        desc.facts[:0] = [str(f) for f in extra]
     size = ""
     md = metadata or {}
     if isinstance(md.get("width"), (int, float)):

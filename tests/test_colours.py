@@ -9,6 +9,9 @@ contrast with every cell colour at WCAG AA's 4.5:1."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 from matplotlib import colormaps
@@ -25,6 +28,7 @@ MACHADO = {
                    [0.004733, 0.691367, 0.303900]],
     "typical": np.eye(3).tolist(),
 }
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 X = np.arange(256) / 255  # each of the maps' 256 colours once
 
 
@@ -105,3 +109,86 @@ def test_rope_query_and_key_differ_by_line_and_tip_as_well_as_colour():
     ex = RopeExplorer()
     assert ex._q_line.get_linestyle() != ex._k_line.get_linestyle()
     assert ex._q_tip.get_marker() != ex._k_tip.get_marker()
+
+
+# ---- two lines of one panel told apart only by colour (issue 34) -------------------------------
+
+def test_the_check_flags_two_lines_that_differ_only_in_colour_and_the_describer_says_the_styles():
+    from matplotlib.figure import Figure
+
+    from attention_kit.plotting.describe import colour_only_lines, describe_figure
+
+    fig = Figure()
+    ax = fig.subplots()
+    x = np.arange(5.0)
+    ax.plot(x, x, color="C0", label="a")
+    ax.plot(x, x ** 2, color="C1", label="b")
+    ax.axhline(1.0, color="0.5")  # a reference line is not a curve
+    assert colour_only_lines(fig) == [("", "a", "b")]
+    ax.lines[1].set_linestyle("--")
+    ax.lines[1].set_marker("o")
+    assert colour_only_lines(fig) == []
+    facts = " ".join(describe_figure(fig).facts)
+    assert "a (solid):" in facts and "b (dashed, circles):" in facts
+
+
+def test_no_figure_the_package_draws_has_lines_that_differ_only_in_colour():
+    import sys
+    from pathlib import Path
+
+    from attention_kit.learn.toy_tasks import Trainer
+    from attention_kit.plotting.describe import colour_only_lines
+    from attention_kit.widgets import TrainingMonitor
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_announcements import _explorers
+
+    checked = 0
+    for name, make in _explorers().items():
+        ex = make()
+        if hasattr(ex, "step") and hasattr(ex, "trainer"):
+            ex.step(5)  # the training curves have points
+        assert colour_only_lines(ex.figure) == [], name
+        checked += 1
+    monitor = TrainingMonitor(Trainer("reverse", lr=0.2), total=10)
+    monitor.trainer.step(5)
+    monitor.refresh()
+    assert colour_only_lines(monitor.figure) == []
+    assert checked == 10
+
+
+_STYLE = r"(?:solid|dashed|dotted|dash-dot|patterned)(?:, [a-z ]+)?|[a-z ]+ only"
+_CURVE = re.compile(r"^(Panel \d+: )?(.*?)(?: \((" + _STYLE + r")\))?: (?:\d+ points from|one point at|no points yet)")
+
+
+def _stored_figure_facts(path):
+    """The facts ("Describe this figure") of every figure in a notebook's stored outputs."""
+    import html as _html
+    import json
+
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for k, cell in enumerate(nb["cells"]):
+        for out in cell.get("outputs", []):
+            page = out.get("data", {}).get("text/html", "")
+            page = "".join(page) if isinstance(page, list) else page
+            for fig in re.findall(r'<div class="ak-figure">.*?</details>', page, flags=re.S):
+                yield k, [_html.unescape(li) for li in re.findall(r"<li>(.*?)</li>", fig, flags=re.S)]
+
+
+@pytest.mark.parametrize("notebook", sorted(p.name for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")))
+def test_no_stored_notebook_figure_has_curves_that_differ_only_in_colour(notebook):
+    """Read from the stored outputs: the describer names each of several curves' line style and
+    marker ("held-out (dashed)"); two curves of one panel with the same words differ only in colour.
+    A panel of several curves without those words was stored before the describer said them."""
+    for cell, facts in _stored_figure_facts(NOTEBOOKS / notebook):
+        panels: dict = {}
+        for f in facts:
+            m = _CURVE.match(f)
+            if m:
+                panels.setdefault(m.group(1) or "", []).append((m.group(2), m.group(3)))
+        for panel, curves in panels.items():
+            if len(curves) < 2:
+                continue
+            styles = [s for _, s in curves]
+            assert all(styles), f"{notebook} cell {cell}: re-execute it (curves without their styles)"
+            assert len(set(styles)) == len(styles), f"{notebook} cell {cell} {panel}: {curves}"

@@ -308,3 +308,71 @@ def test_inset_axes_reference_lines_and_shaded_bands_are_described():
     desc = describe_figure(fig)
     plt.close(fig)
     assert "Panel 1: Bars: k1 1.32, k2 -0.6." in desc.facts and "Panel 2: Bars: k1 0.87, k2 0.13." in desc.facts
+
+
+# ---- parts of the explorers' figures the words used to leave out or miscount (issue 34) -------
+
+def _panel(desc: str, k: int) -> list[str]:
+    return [ln for ln in desc.split("\n") if ln.startswith((f"Panel {k}:", f"Panel {k},"))]
+
+
+def test_05s_target_boxes_are_said_cell_by_cell():
+    from attention_kit.learn.toy_tasks import TASKS
+    from attention_kit.widgets import AttentionTrainer
+    from attention_kit.widgets.trainer import WORDS
+
+    lab = AttentionTrainer("reverse", lr=0.2)
+    words = [WORDS[t] for t in lab.trainer.probe]
+    rows, cols = np.nonzero(TASKS["reverse"].pattern)
+    want = "; ".join(f"query {words[i]} → key {words[j]}" for i, j in zip(rows, cols, strict=True))
+    assert f"Panel 1: Target cells (outlined boxes): {want}." in lab.live.description.split("\n")
+
+
+def test_02s_outputs_are_named_by_the_explorer_and_tips_are_not_curves():
+    from attention_kit.widgets import SelfAttentionExplorer
+
+    labels = ["a", "b", "c"]
+    ex = SelfAttentionExplorer(np.array([[0.1, 0.5], [0.3, 0.4], [0.8, 0.0]]), labels=labels)
+    plane = _panel(ex.live.description, 3)
+    assert "2 arrows" not in plane[0] and "curve" not in " ".join(plane) and "arrow 1" not in " ".join(plane)
+    Y = ex.state["outputs"]
+    said = "; ".join(f"y of {t} = ({Y[i, 0]:.2f}, {Y[i, 1]:.2f})" for i, t in enumerate(labels))
+    assert f"Panel 3: Arrows: {said}." in plane
+
+
+def test_09s_tips_are_markers_at_the_vectors_ends():
+    from attention_kit.widgets import RopeExplorer
+
+    ex = RopeExplorer(m=8, n=5, pair=0)
+    first, second = _panel(ex.live.description, 1), _panel(ex.live.description, 2)
+    assert "3 curves and 2 markers" in first[0] and "curve 4" not in " ".join(first)
+    q, k = ex.state["q"][:2], ex.state["k"][:2]
+    from attention_kit.plotting.words import figure_number as fn
+
+    assert (f"Panel 1: Markers: query's tip (round) at ({fn(q[0])}, {fn(q[1])}); "
+            f"key's tip (square) at ({fn(k[0])}, {fn(k[1])}).") in first
+    s = ex.state["scores"][5]
+    assert f"Panel 2: Markers: key position n at (5, {fn(s)})." in second
+
+
+def test_08s_phase_change_heads_say_queries_and_keys():
+    from attention_kit.widgets import PhaseChangeViewer
+
+    v = PhaseChangeViewer(step=150)
+    heads = [ln for ln in v.live.description.split("\n") if "heatmap" in ln]
+    assert len(heads) == 4 and all("24 queries" in ln and "24 keys" in ln for ln in heads)
+    assert " row " not in v.live.description and " column " not in v.live.description
+    assert all(ax.get_xlabel() == "keys" and ax.get_ylabel() == "queries" for ax in v.figure.axes[2:6])
+
+
+def test_06s_still_picture_names_the_highlighted_query_as_the_live_description_does():
+    from attention_kit.decoder.lm_training import rhyme_stream
+    from attention_kit.decoder.tiny_lm import load_pretrained
+    from attention_kit.widgets import HeadView
+
+    p, cfg, _ = load_pretrained()
+    hv = HeadView(p, cfg, rhyme_stream()[1], context="humpty dumpty sat on")
+    said = hv._highlight_words()
+    assert said and said[0].startswith("Highlighted query") and said[0] in hv.live.description
+    alt = re.search(r'alt="([^"]*)"', hv._repr_mimebundle_()["text/html"]).group(1)
+    assert said[0].replace("“", "&quot;").replace("”", "&quot;") in alt or said[0] in alt

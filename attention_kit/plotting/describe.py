@@ -18,6 +18,7 @@ import numpy as np
 
 from .describe_matrix import (
     Description,
+    _labels,
     curve_facts,
     describe_heatmap,
     describe_vectors,
@@ -26,7 +27,7 @@ from .describe_matrix import (
 from .words import dash_means, figure_number, listing, noun, plain
 
 __all__ = ["Description", "describe_figure", "describe_heatmap", "describe_vectors",
-           "describe_axes", "heatmap_table"]
+           "describe_axes", "heatmap_table", "colour_only_lines", "line_style_words"]
 
 
 def _sup(ax, which: str) -> str:
@@ -64,11 +65,15 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
         data = art.image.get_array()
         mask = None if not np.ma.is_masked(data) else ~np.ma.getmaskarray(data)
         rows, cols = _axis_nouns(ax)
-        return describe_heatmap(np.ma.getdata(data), mask=mask, query_labels=art.query_labels,
-                                key_labels=art.key_labels, kind=art.kind, title=title or None,
-                                fmt=art.fmt, tables=tables, rows=rows, cols=cols,
-                                masked=dash_means(ax.get_xlabel(), ax.get_ylabel(), title,
-                                                   _suptitle(ax)) or "masked")
+        d = describe_heatmap(np.ma.getdata(data), mask=mask, query_labels=art.query_labels,
+                             key_labels=art.key_labels, kind=art.kind, title=title or None,
+                             fmt=art.fmt, tables=tables, rows=rows, cols=cols,
+                             masked=dash_means(ax.get_xlabel(), ax.get_ylabel(), title,
+                                                _suptitle(ax)) or "masked")
+        boxes = _boxed_cells(ax, data.shape, art.query_labels, art.key_labels, rows, cols)
+        if boxes:
+            d.facts.extend(boxes)
+        return d
     want_tables = tables
     facts: list[str] = []
     tables: list[str] = []
@@ -78,23 +83,44 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
         if not va.arrows or va.arrows[0] not in ax.patches:
             continue
         tips = np.array([a._posA_posB[1] for a in va.arrows], dtype=float).reshape(-1, 2) - va.origin
-        names = [t.get_text() for t in va.labels] or None
-        d = describe_vectors(tips, labels=names, origin=va.origin)
+        # a blank tip label (02's outputs y_i, 01's v_i drawn on k_i) is said by the explorer's name
+        own = list(getattr(va, "names", None) or [])
+        texts = [t.get_text().strip() for t in va.labels]
+        names = [t or (own[i] if i < len(own) else "") for i, t in enumerate(texts)] if texts else own
+        if names and not all(names):
+            names = [n or f"arrow {i + 1}" for i, n in enumerate(names)]
+        d = describe_vectors(tips, labels=names or None, origin=va.origin)
         kinds.append(d.summary.rstrip("."))
         facts += d.facts
     log_y = ax.get_yscale() == "log"
+    tips = {id(t) for va in getattr(ax, "_ak_vectors", []) for t in getattr(va, "tips", [])}
     lines = [ln for ln in ax.get_lines() if ln.get_visible() and ln.get_transform().contains_branch(ax.transData)
-             and np.size(ln.get_xdata()) >= 1]
+             and np.size(ln.get_xdata()) >= 1 and id(ln) not in tips]  # (an arrow's tip: said with it)
+    # one point drawn as a marker (a vector's tip, "you are here") is a marker, not a curve
+    marks = [ln for ln in lines if np.size(ln.get_xdata()) == 1 and _has_marker(ln)]
+    lines = [ln for ln in lines if not any(ln is m for m in marks)]
     if lines:
         kinds.append(f"{len(lines)} {'curve' if len(lines) == 1 else 'curves'}")
         for k, ln in enumerate(lines[:8]):
             label = plain(ln.get_label())
             name = label if label and not label.startswith("_") else f"curve {k + 1}"
+            if len(lines) > 1:  # how to tell it from the others in the picture: "(dashed, circles)"
+                name += f" ({line_style_words(ln)})"
             x = np.asarray(ln.get_xdata(), dtype=float).ravel()
             y = np.asarray(ln.get_ydata(), dtype=float).ravel()
             facts.append(curve_facts(name, x, y, log_y))
         if len(lines) > 8:
             facts.append(f"({len(lines) - 8} more curves.)")
+    if marks:
+        kinds.append(f"{len(marks)} {'marker' if len(marks) == 1 else 'markers'}")
+        said = []
+        for k, ln in enumerate(marks[:8]):
+            label = plain(ln.get_label())
+            name = getattr(ln, "_ak_name", "") or (label if label and not label.startswith("_") else
+                                                     f"marker {k + 1}")
+            x, y = float(np.ravel(ln.get_xdata())[0]), float(np.ravel(ln.get_ydata())[0])
+            said.append(f"{name} at ({figure_number(x)}, {figure_number(y)})")
+        facts.append("Markers: " + "; ".join(said) + ("; …" if len(marks) > 8 else "") + ".")
     bar_values: list[float] = []
     for bars in getattr(ax, "containers", []):
         patches = [p for p in bars if hasattr(p, "get_height")]
@@ -152,6 +178,81 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
         facts.append("Labels in the plot: " + "; ".join(texts) + ".")
     return Description(summary[0].upper() + summary[1:] if summary else summary, facts, tables,
                        joined=joined or Description.joined)
+
+
+_DASHES = {"-": "solid", "solid": "solid", "--": "dashed", "dashed": "dashed", ":": "dotted",
+           "dotted": "dotted", "-.": "dash-dot", "dashdot": "dash-dot"}
+_MARKS = {"o": "circles", "s": "squares", "^": "triangles", "v": "down triangles", "<": "left triangles",
+          ">": "right triangles", "D": "diamonds", "d": "thin diamonds", "x": "crosses", "X": "crosses",
+          "+": "pluses", "P": "pluses", "*": "stars", ".": "dots", "p": "pentagons", "h": "hexagons",
+          "H": "hexagons", "8": "octagons", "|": "bars", "_": "dashes"}
+
+
+def line_style_words(ln) -> str:
+    """How a line looks apart from its colour: "solid", "dashed, circles", "squares only"."""
+    ls = ln.get_linestyle()
+    dash = _DASHES.get(ls, "patterned") if ls not in ("None", "none", "", " ") else ""
+    marker = ln.get_marker()
+    mark = "" if marker in (None, "None", "none", "", " ", ",") else _MARKS.get(str(marker), "markers")
+    if dash and mark:
+        return f"{dash}, {mark}"
+    return dash or (f"{mark} only" if mark else "invisible")
+
+
+def colour_only_lines(fig) -> list[tuple[str, str, str]]:
+    """Pairs of curves in one panel of ``fig`` that differ only in colour (the same line style and
+    marker): ``[(panel title, label 1, label 2), ...]``. Reference lines (``axhline``) and single
+    points are left out. The course's figures have none (tests/test_colours.py)."""
+    out = []
+    for ax in fig.get_axes():
+        lines = [ln for ln in ax.get_lines() if ln.get_visible() and np.size(ln.get_xdata()) >= 2
+                 and ln.get_transform().contains_branch(ax.transData)
+                 and not np.all(np.asarray(ln.get_ydata(), dtype=float) == np.ravel(ln.get_ydata())[0])]
+        seen: dict = {}
+        for ln in lines:
+            key = line_style_words(ln)
+            if key in seen:
+                out.append((_axes_title(ax), plain(seen[key].get_label()), plain(ln.get_label())))
+            else:
+                seen[key] = ln
+    return out
+
+
+def _has_marker(ln) -> bool:
+    """Drawn as a marker only (no line): a tip, a "you are here" dot."""
+    return ln.get_marker() not in (None, "None", "none", "", " ", ",") and \
+        ln.get_linestyle() in ("None", "none", "", " ")
+
+
+def _boxed_cells(ax, shape, query_labels, key_labels, rows: str, cols: str) -> list[str]:
+    """The cells of a heatmap framed by an unfilled box (05's targets: where the task needs each
+    query to look), by their row and column: "Target cells (outlined boxes): query bee → key owl;
+    …". A box's label says what it marks ("target"); without one they are "Outlined cells"."""
+    n_r, n_c = shape[:2]
+    found: dict[str, list[str]] = {}
+    for p in ax.patches:
+        if not p.get_visible() or type(p).__name__ != "Rectangle" or p.get_fill():
+            continue
+        if not p.get_transform().contains_branch(ax.transData):
+            continue
+        x, y, w, h = p.get_x(), p.get_y(), p.get_width(), p.get_height()
+        if not (np.isclose(abs(w), 1) and np.isclose(abs(h), 1)):
+            continue
+        j, i = x + 0.5, y + 0.5
+        if not (np.isclose(j, round(j)) and np.isclose(i, round(i))):
+            continue
+        i, j = int(round(i)), int(round(j))
+        if not (0 <= i < n_r and 0 <= j < n_c):
+            continue
+        q, k = _labels(query_labels, n_r)[i], _labels(key_labels, n_c)[j]
+        label = plain(p.get_label() or "")
+        what = label if label and not label.startswith("_") else "outlined"
+        found.setdefault(what, []).append(f"{rows} {q} → {cols} {k}")
+    out = []
+    for what, cells in found.items():
+        head = "Outlined cells" if what == "outlined" else f"{what[0].upper()}{what[1:]} cells (outlined boxes)"
+        out.append(f"{head}: " + "; ".join(cells[:24]) + ("; …" if len(cells) > 24 else "") + ".")
+    return out
 
 
 def _reference_marks(ax, xl: str, yl: str) -> list[str]:
@@ -309,10 +410,11 @@ def describe_figure(fig, *, tables: bool = True) -> Description:
         f" ({len(heat)} {'heatmap' if len(heat) == 1 else 'heatmaps'})" if heat and len(heat) < len(parts) else
         " (heatmaps)" if heat else "") + (
         ": " + "; ".join(t for t in titles if t) if any(titles) else "") + "."
-    facts, tables = [], []
+    facts, tables, headings = [], [], []
     for k, p in enumerate(parts):
         facts.append(f"Panel {k + 1}: {p.summary}")
+        headings.append(facts[-1])
         facts += [f"Panel {k + 1}, {f[0].lower()}{f[1:]}" if f.startswith(tuple(p.joined))
                   else f"Panel {k + 1}: {f}" for f in p.facts]
         tables += p.tables
-    return Description(summary, facts, tables)
+    return Description(summary, facts, tables, headings=tuple(headings))

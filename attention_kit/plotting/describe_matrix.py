@@ -38,6 +38,9 @@ class Description:
     tables: list[str] = field(default_factory=list)
     #: facts starting with one of these read on after a panel's name ("Panel 1, query a: …")
     joined: tuple = ("Query", "Values", "Masked")
+    #: the facts that only name a panel and what it holds ("Panel 2: Weights …: 3 bars"): an
+    #: announcement says the other changes first
+    headings: tuple = ()
 
     @property
     def text(self) -> str:

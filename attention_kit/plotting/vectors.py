@@ -38,6 +38,8 @@ class VectorArtists(list):
         self.arrows = list(arrows)
         self.labels = list(labels)
         self.tips = list(tips)
+        #: what the description calls each vector where its tip label is blank (or None)
+        self.names = None
         self.origin = np.asarray(origin, dtype=float)
 
 
@@ -73,6 +75,7 @@ def plot_vectors(
     color=None,
     origin=None,
     markers=None,
+    names: Sequence[str] | None = None,
     **kw,
 ) -> VectorArtists:
     """Draw 2-D vectors as arrows from ``origin``, each labelled at its tip.
@@ -91,6 +94,9 @@ def plot_vectors(
     markers : True or sequence of m matplotlib markers, optional
         A shape at each tip (True: :data:`TIP_MARKERS` in order), so that vectors told apart by
         colour are told apart by shape too.
+    names : sequence of str, length m, optional
+        What the words call each vector where its label is blank (02's outputs, drawn without
+        labels so they do not pile up, are "y of cat" in the description, not "arrow 2").
     **kw
         Passed to ``FancyArrowPatch`` (e.g. ``linestyle="--"``, ``linewidth=3``, ``alpha``).
 
@@ -144,6 +150,10 @@ def plot_vectors(
     ax.update_datalim(pts)
     ax.autoscale_view()
     art = VectorArtists(arrows, texts, o, tips)
+    if names is not None:
+        if len(names) != m:
+            raise ValueError(f"names has {len(names)} entries but there are {m} vectors")
+        art.names = [str(n) for n in names]
     ax.__dict__.setdefault("_ak_vectors", []).append(art)  # what describe_figure reads
     return art
 

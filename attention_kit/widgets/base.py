@@ -39,7 +39,7 @@ class Explorer(widgets.VBox):
         for w in controls.values():
             w.observe(self._on_control, names="value")
         if editor is not None:
-            editor.on_change(lambda _e: None if self._busy else self.update())
+            editor.on_change(self._on_editor)
         control_box = widgets.HBox(list(self._top_controls()),
                                    layout=widgets.Layout(flex_flow="row wrap"))
         parts = [control_box]
@@ -74,9 +74,28 @@ class Explorer(widgets.VBox):
             if not busy:
                 self.update()
 
+    #: A control's spoken name when its label is not one (the key in ``controls`` -> name).
+    CONTROL_NAMES: dict = {}
+
     def _on_control(self, change) -> None:
-        with picture_first(self):  # what the control changes in other widgets follows the picture
-            self._control_changed(change)
+        # the control the learner moved, not one its handler sets, nor those set inside hold()
+        outer = not self.__dict__.get("_in_control", False)
+        if outer and not self._busy:
+            owner = change["owner"]
+            key = next((k for k, w in self.controls.items() if w is owner), None)
+            self.live.cause = control_words(owner, self.CONTROL_NAMES.get(key))
+        self._in_control = True
+        try:
+            with picture_first(self):  # what the control changes in other widgets follows the picture
+                self._control_changed(change)
+        finally:
+            self._in_control = not outer
+
+    def _on_editor(self, editor) -> None:
+        if self._busy:
+            return
+        self.live.cause = getattr(editor, "last_change", "")
+        self.update()
 
     def _control_changed(self, change) -> None:
         if not self._busy:
@@ -104,6 +123,7 @@ class Explorer(widgets.VBox):
             self.live.stamp("drawn")
         except Exception as exc:
             self.error.value = friendly(exc)
+            self.live.cause = ""  # no new picture: nothing to announce
             if self.state:
                 try:  # put the artists back to the last good state
                     self._draw(self.state)
@@ -333,7 +353,11 @@ class Explorer(widgets.VBox):
             png = base64.b64encode(self.png()).decode("ascii")
         except Exception:
             return data
-        data["text/html"] = figure_html(self.figure, png, prefix=self.STILL)
+        try:  # what the live description says first (06: which query is highlighted)
+            extra = list(self.live.describe_extra()) if self.live.describe_extra is not None else []
+        except Exception:  # noqa: BLE001 - the figure's own words are still said
+            extra = []
+        data["text/html"] = figure_html(self.figure, png, prefix=self.STILL, extra=extra)
         return data
 
     def _compute(self) -> dict:
@@ -345,6 +369,28 @@ class Explorer(widgets.VBox):
 
 #: ``_last_layout`` of a scene placed from a template, until an update takes its signatures
 _PLACED = ("placed from a template",)
+
+
+def control_words(w, name: str | None = None) -> str:
+    """A control (named ``name``, else by its label) and its value as the learner sees them, for
+    the announcement that follows a change: "temperature 1.20", "mask padding", "causal mask on"."""
+    name = (name or w.description or getattr(w, "tooltip", None) or "").strip()
+    value = w.value
+    if isinstance(w, (widgets.Checkbox, widgets.ToggleButton)):
+        shown = "on" if value else "off"
+    elif isinstance(w, (widgets.Dropdown, widgets.SelectionSlider, widgets.RadioButtons,
+                        widgets.ToggleButtons, widgets.Select)):
+        shown = str(w.label) if w.label is not None else str(value)
+    elif isinstance(w, (widgets.FloatSlider, widgets.FloatLogSlider, widgets.IntSlider,
+                        widgets.BoundedFloatText, widgets.FloatText)):
+        fmt = getattr(w, "readout_format", "") or ("d" if isinstance(value, int) else ".2f")
+        try:
+            shown = format(value, fmt)
+        except (ValueError, TypeError):
+            shown = str(value)
+    else:
+        shown = str(value)
+    return f"{name} {shown}".strip()
 
 
 def _needs_layout(new, old) -> bool:

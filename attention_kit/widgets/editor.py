@@ -46,6 +46,9 @@ class VectorEditor(widgets.VBox):
         self._ok: dict[str, bool] = {}
         self._callbacks: list[Callable] = []
         self._quiet = False
+        #: The last change, as the learner sees it ("vector q 0.50, 1.00", "q[0] 0.50"): the
+        #: explorer's announcement starts with it.
+        self.last_change = ""
         rows = []
         for name, v in vectors.items():
             arr = np.asarray(v, dtype=float).reshape(-1)  # (d,)
@@ -169,6 +172,7 @@ class VectorEditor(widgets.VBox):
             self._texts[name].value = format_vector(v)
         finally:
             self._quiet = False
+        self.last_change = f"vector {name} {format_vector(v)}"
         self._accept(name)
         return True
 
@@ -184,6 +188,7 @@ class VectorEditor(widgets.VBox):
                 self._texts[name].value = format_vector(v)
             finally:
                 self._quiet = False
+            self.last_change = f"{name}[{i}] {float(change['new']):.2f}"
             self._accept(name)
 
     def _accept(self, name: str) -> None:

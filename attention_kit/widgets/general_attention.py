@@ -133,7 +133,8 @@ class AttentionExplorer(Explorer):
         self._arr_k = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=[f"k{i + 1}" for i in range(n)],
                                    color=colors)
         self._arr_v = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=[f"v{i + 1}" for i in range(n)],
-                                   color=colors, linestyle="--", alpha=0.75)
+                                   color=colors, linestyle="--", alpha=0.75,
+                                   names=[f"v{i + 1}" for i in range(n)])
         self._arr_q = plot_vectors(self._ax_p, np.zeros((1, 2)), labels=["q"], color="black")
         self._arr_c = plot_vectors(self._ax_p, np.zeros((1, 2)), labels=["c"], color=CONTEXT_COLOR,
                                    linewidth=3.0)

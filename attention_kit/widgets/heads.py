@@ -244,6 +244,9 @@ class PhaseChangeViewer(Explorer):
             a.set_xticks(range(24), probe, fontsize=5)
             a.set_yticks(range(24), probe, fontsize=5)
             a.set_title(f"layer {l} head {h}", fontsize=10)
+            # rows are queries, columns keys: said in the picture and so in the words (issue 34)
+            a.set_xlabel("keys", fontsize=7, labelpad=1)
+            a.set_ylabel("queries", fontsize=7, labelpad=1)
         fig.colorbar(self._images[0], ax=fig.axes[-4:], fraction=0.015, pad=0.01, label="attention weight")
 
     def _compute(self) -> dict:

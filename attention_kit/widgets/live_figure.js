@@ -198,10 +198,11 @@ function watchControls(el) {
 
 function describer(model, canvas, full, region) {
   // `full` (the canvas's aria-describedby) holds the whole description; `region` (aria-live,
-  // polite) gets only the lines that changed since the last text it was given
+  // polite) gets the kernel's short announcement of what changed
   let last = 0;
   let timer = null;
   let said = (model.get("description") || "").split("\n");
+  let spoken = model.get("announcement") || "";
   function say() {
     timer = null;
     last = performance.now();
@@ -213,8 +214,13 @@ function describer(model, canvas, full, region) {
     const before = new Set(said);
     const changed = lines.filter((line) => !before.has(line));
     said = lines;
-    if (!changed.length) return;
-    region.textContent = model.get("announce") === false ? "" : changed.join(" ");
+    // the kernel's announcement (the control and its new value, then the first few changes);
+    // the lines that changed when it sends none
+    const announcement = model.get("announcement") || "";
+    const fresh = announcement && announcement !== spoken;
+    if (announcement ? !fresh : !changed.length) return;
+    spoken = announcement;
+    region.textContent = model.get("announce") === false ? "" : (fresh ? announcement : changed.join(" "));
     region.dataset.frame = String(model.get("frame"));
   }
   return function changed() {
@@ -297,12 +303,14 @@ function render({ model, el }) {
 
   model.on("change:frame", update);
   model.on("change:description", describe);
+  model.on("change:announcement", describe);
   update();
   // the kernel may now use its idle time to prepare pictures a control will ask for
   if (typeof model.send === "function") model.send({ event: "shown" });
   return () => {
     model.off("change:frame", update);
     model.off("change:description", describe);
+    model.off("change:announcement", describe);
     unwatch();
   };
 }

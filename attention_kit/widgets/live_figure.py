@@ -123,6 +123,9 @@ class LiveFigure(anywidget.AnyWidget):
                                     "out politely, at most every 0.5 s.").tag(sync=True)
     announce = traitlets.Bool(True, help="Read the description out when it changes (False: the "
                               "canvas keeps its name, the live region stays quiet).").tag(sync=True)
+    announcement = traitlets.Unicode("", help="What the live region reads when the picture changes: "
+                                     "the control and its new value, then the few first lines that "
+                                     "changed (see announcement_for).").tag(sync=True)
 
     def __init__(self, figure: Figure, *, dpi: float | None = None, **kwargs):
         super().__init__(**kwargs)
@@ -334,6 +337,10 @@ class LiveFigure(anywidget.AnyWidget):
         self._stamps = {}
         self._describe_soon()
 
+    #: What moved, as the learner sees it ("temperature 1.20"), set by the explorer before the
+    #: redraw (``Explorer._on_control``); the next announcement starts with it, then it is cleared.
+    cause: str = ""
+
     #: An explorer's own facts for the description, before the figure's (a callable returning a
     #: list of sentences, e.g. which query a frame highlights), or None.
     describe_extra = None
@@ -383,9 +390,19 @@ class LiveFigure(anywidget.AnyWidget):
             except Exception:  # noqa: BLE001 - the figure's own words are still said
                 extra = []
             text = "\n".join([d.summary, *extra, *d.facts]).strip()
+        lines = text.split("\n")
+        said = set(getattr(self, "_said", ()))
+        changed = [ln for ln in lines if ln.strip() and ln not in said] if said else []
+        heads = {d.summary, *d.headings}  # what only names a panel: said after the facts
+        changed = [ln for ln in changed if ln not in heads] + [ln for ln in changed if ln in heads]
+        self._said = lines
+        cause, self.cause = self.cause, ""
+        words = announcement_for(cause, changed) if (cause or changed) else ""
         with self.hold_sync():
             if d.summary != self.summary:
                 self.summary = d.summary
+            if words and words != self.announcement:
+                self.announcement = words
             if text != self.description:
                 self.description = text
 
@@ -402,6 +419,43 @@ def _pieces(figure, renderer):
                 artist.stale = False
         else:
             yield artist
+
+
+#: An announcement says at most this many changed lines, and at most about this many words of them.
+ANNOUNCE_LINES = 3
+ANNOUNCE_WORDS = 40
+
+
+def announcement_for(cause: str, changed: list[str]) -> str:
+    """What the live region reads after a change: ``cause`` (the control and its new value, as the
+    learner sees it: "temperature 1.20.") first, then the first lines of the description that
+    changed, at most ANNOUNCE_LINES of them and about ANNOUNCE_WORDS words (a longer first line is
+    cut with "…"), then, when some were left out, "N more changes; Describe this figure lists
+    all." The whole description stays on the canvas (its ``aria-describedby``)."""
+    out = []
+    if cause:
+        out.append(cause.rstrip(".") + ".")
+    if not changed:
+        if cause:
+            out.append("The description did not change.")
+        return " ".join(out)
+    said, words, cut = 0, 0, False
+    for line in changed[:ANNOUNCE_LINES]:
+        n = len(line.split())
+        if said and words + n > ANNOUNCE_WORDS:
+            break
+        if n > ANNOUNCE_WORDS:  # one very long line: its start
+            line = " ".join(line.split()[:ANNOUNCE_WORDS]).rstrip(",;:") + " …"
+            n, cut = ANNOUNCE_WORDS, True
+        out.append(line)
+        said += 1
+        words += n
+    left = len(changed) - said
+    if left:
+        out.append(f"{left} more {'change' if left == 1 else 'changes'}; Describe this figure lists all.")
+    elif cut:
+        out.append("Describe this figure lists all.")
+    return " ".join(out)
 
 
 def _widgets_under(roots) -> list:

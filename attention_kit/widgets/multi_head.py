@@ -108,6 +108,7 @@ class MultiHeadExplorer(Explorer):
         """Back to the initial embeddings."""
         self._X = self.X0.copy()
         self._sync_sliders()
+        self.live.cause = "reset embeddings: back to the initial ones"
         self.update()
 
     def _sync_sliders(self) -> None:
@@ -163,9 +164,14 @@ class MultiHeadExplorer(Explorer):
         sub = fig.add_subfigure(gs[0, 1])
         ax = sub.add_subplot()
         x = np.arange(self.d)
-        self._bars0 = ax.barh(x + 0.2, np.zeros(self.d), height=0.4, color="#999999",
-                              label="initial")
-        self._bars1 = ax.barh(x - 0.2, np.zeros(self.d), height=0.4, color=OKABE_ITO[0], label="now")
+        # "initial" is hollow (an outline), "now" filled: told apart by more than colour (issue 34;
+        # a hatch would cost a whole picture per step: the page's drawing commands have none)
+        self._bars0 = ax.barh(x + 0.2, np.zeros(self.d), height=0.4, facecolor="none",
+                              edgecolor="#555555", linewidth=1.6, label="initial (hollow)")
+        self._bars1 = ax.barh(x - 0.2, np.zeros(self.d), height=0.4, color=OKABE_ITO[0],
+                              edgecolor="black", linewidth=0.6, label="now (filled)")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize=8, frameon=False,
+                  handlelength=1.2, columnspacing=1.0)
         ax.axvline(0, color="#555555", linewidth=0.8)
         ax.set_yticks(x)
         ax.set_yticklabels([f"dim {j}" for j in range(self.d)])
@@ -195,5 +201,5 @@ class MultiHeadExplorer(Explorer):
         for b, v in zip(self._bars0, o0, strict=True):
             b.set_width(v)
         steady_limits(self._ax_out, nice_limit(np.concatenate([o, o0]), minimum=0.5), "x")
-        self._ax_out.set_title(f"output row of “{self.tokens[t]}”\nblue: now, grey: initial",
+        self._ax_out.set_title(f"output row of “{self.tokens[t]}”\nfilled blue: now, hollow: initial",
                                fontsize=10.5)

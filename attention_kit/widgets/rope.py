@@ -120,11 +120,13 @@ class RopeExplorer(Explorer):
         (self._k_line,) = ax_p.plot([], [], "--", color=OKABE_ITO[1], linewidth=2.5, label="key at n")
         (self._q_tip,) = ax_p.plot([], [], "o", color=OKABE_ITO[0], markersize=7)
         (self._k_tip,) = ax_p.plot([], [], "s", color=OKABE_ITO[1], markersize=7)
+        self._q_tip._ak_name, self._k_tip._ak_name = "query's tip (round)", "key's tip (square)"
         ax_p.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=8, ncol=2, frameon=False)
         pos = np.arange(self.top + 1)
         (self._curve,) = ax_s.plot(pos, np.zeros_like(pos, dtype=float), "-", color=OKABE_ITO[2],
                                    linewidth=1.8)
         (self._here,) = ax_s.plot([], [], "o", color=OKABE_ITO[1], markersize=8)
+        self._here._ak_name = "key position n"
         ax_s.axhline(0, color="#999999", linewidth=0.8, zorder=0)
         ax_s.set_xlim(0, self.top)
         # every distance -top .. top: the query at 0 and at the last position against every key

@@ -173,6 +173,8 @@ class AttentionTrainer(Explorer):
     RUN_EVERY = 10
     D_K = (("d_model / h", 0), ("4", 4), ("16", 16), ("64", 64))
 
+    CONTROL_NAMES = {"lr_text": "learning rate"}
+
     def __init__(self, task: str = "reverse", *, n_heads: int = 1, d_k: int | None = None,
                  scaled: bool = True, lr: float = 0.2, seed: int = 0):
         if task not in self.TASKS:
@@ -239,6 +241,7 @@ class AttentionTrainer(Explorer):
             except AttentionError:
                 ok = False  # Trainer.diverged holds the message; update() shows it
             done += k
+            self.live.cause = f"{done} training {'step' if done == 1 else 'steps'} taken, now at step {self.trainer.steps}"
             self.update()
             if not ok or done >= n:
                 break
@@ -248,6 +251,7 @@ class AttentionTrainer(Explorer):
         """The same fresh model as at the start (same seed), with the current learning rate."""
         self.trainer.set_lr(float(self.controls["lr"].value))
         self.trainer.reset()
+        self.live.cause = "Reset: a fresh model at step 0"
         self.update()
 
     def set_lr_text(self, text: str) -> bool:
@@ -378,7 +382,7 @@ class AttentionTrainer(Explorer):
         for ax in np.ravel(axes):
             for i, j in zip(*np.nonzero(pattern if pattern is not None else np.zeros((0, 0))), strict=True):
                 boxes.append(ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, ec=OKABE_ITO[1],
-                                                    lw=2.2, zorder=5)))
+                                                    lw=2.2, zorder=5, label="target")))
         need = "orange boxes: where the task needs each query to look" if pattern is not None else \
             "no single pattern can solve this task"
         fig.suptitle(f"{tr.task.name}: {tr.task.description}\nthe probe's weights ({need})", fontsize=10.5)

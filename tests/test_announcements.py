@@ -1,0 +1,150 @@
+"""An explorer's live announcement (issue 34): the control and its new value first, as the learner
+sees them, then the few first changes, under a word cap; the whole description stays on the canvas."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import ipywidgets as widgets  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from attention_kit.widgets.live_figure import ANNOUNCE_WORDS, announcement_for  # noqa: E402
+
+#: the cap a test allows: the control and its value, ANNOUNCE_WORDS of changes, the closing sentence
+CAP = ANNOUNCE_WORDS + 20
+
+TOKENS = ["the", "cat", "sat", "on", "the", "mat", "and", "slept"]
+
+
+def _head_view():
+    from attention_kit.decoder.lm_training import rhyme_stream
+    from attention_kit.decoder.tiny_lm import load_pretrained
+    from attention_kit.widgets import HeadView
+
+    p, cfg, _ = load_pretrained()
+    return HeadView(p, cfg, rhyme_stream()[1], context="humpty dumpty sat on")
+
+
+def _explorers():
+    from attention_kit.widgets import (
+        AttentionExplorer,
+        AttentionTrainer,
+        HeadExplorer,
+        MaskExplorer,
+        MultiHeadExplorer,
+        PhaseChangeViewer,
+        RopeExplorer,
+        SelfAttentionExplorer,
+        TilingStepper,
+    )
+    X = np.random.default_rng(0).normal(0, 1, (8, 4))
+    return {
+        "AttentionExplorer": lambda: AttentionExplorer([1.0, 0.4], [[1.2, 0.3], [0.2, 1.0], [-0.8, 0.5]]),
+        "SelfAttentionExplorer": lambda: SelfAttentionExplorer(
+            np.random.default_rng(0).normal(0, 1, (8, 2)), labels=TOKENS),
+        "MultiHeadExplorer": lambda: MultiHeadExplorer(X, TOKENS, n_heads=2),
+        "MaskExplorer": lambda: MaskExplorer(["the", "cat", "sat", "on", "<pad>", "<pad>"], n_real=4,
+                                             mask="causal", token=2, nudge=1.0),
+        "AttentionTrainer": lambda: AttentionTrainer("reverse", lr=0.2),
+        "HeadView": _head_view,
+        "TilingStepper": lambda: TilingStepper(step=6),
+        "HeadExplorer": lambda: HeadExplorer("induction", tokens="D J O B H M F D J O B H M",
+                                             layer=1, head=0),
+        "PhaseChangeViewer": lambda: PhaseChangeViewer(step=150),
+        "RopeExplorer": lambda: RopeExplorer(m=8, n=5, pair=0),
+    }
+
+
+def _step(w):
+    """One step of control ``w`` as a learner makes it, and the value it then shows, in words."""
+    if isinstance(w, widgets.Checkbox):
+        w.value = not w.value
+        return "on" if w.value else "off"
+    if isinstance(w, (widgets.Dropdown, widgets.SelectionSlider)):
+        labels = list(w.options) if not isinstance(w.options[0], tuple) else [o[0] for o in w.options]
+        k = w.index + 1 if w.index + 1 < len(labels) else w.index - 1
+        w.index = k
+        return str(labels[k])
+    if isinstance(w, widgets.Text):
+        w.value = "0.3"
+        return "0.3"
+    if isinstance(w, widgets.FloatLogSlider):
+        e = np.log10(w.value) + w.step
+        w.value = float(10 ** (e if e <= w.max else np.log10(w.value) - w.step))
+        return format(w.value, w.readout_format)
+    v = w.value + w.step if w.value + w.step <= w.max else w.value - w.step
+    w.value = v
+    return format(w.value, w.readout_format)
+
+
+@pytest.mark.parametrize("name", list(_explorers()))
+def test_each_step_of_each_control_is_announced_by_its_name_and_new_value_and_is_short(name):
+    ex = _explorers()[name]()
+    assert ex.live.description
+    stepped = 0
+    for key, w in ex.controls.items():
+        if getattr(w, "disabled", False) or len(getattr(w, "options", (0, 0))) < 2:
+            continue
+        said = ex.live.announcement
+        shown = _step(w)
+        if ex.message:  # a step the explorer refuses (and says why) is not a new picture
+            continue
+        label = ex.CONTROL_NAMES.get(key) or w.description
+        words = ex.live.announcement
+        assert words != said, (name, key)
+        assert words.startswith(f"{label} {shown}."), (name, key, words)
+        assert len(words.split()) <= CAP, (name, key, len(words.split()), words)
+        stepped += 1
+    if ex.editor is not None:
+        vec = ex.editor.names[0]
+        ex.editor.set_component(vec, 0, 0.55)
+        assert ex.live.announcement.startswith(f"{vec}[0] 0.55."), ex.live.announcement
+        d = ex.editor.values[vec].size
+        assert ex.editor.set_text(vec, ", ".join(["0.25"] * d))
+        assert ex.live.announcement.startswith(f"vector {vec} 0.25"), ex.live.announcement
+        stepped += 2
+    assert stepped >= 1
+    # the whole description stays (the canvas's aria-describedby), longer than what was said
+    assert len(ex.live.description.split()) >= len(ex.live.announcement.split()) - 10
+
+
+def test_the_trainers_buttons_and_the_multi_head_reset_are_announced():
+    from attention_kit.widgets import AttentionTrainer, MultiHeadExplorer
+
+    lab = AttentionTrainer("reverse", lr=0.2)
+    lab.step(3)
+    assert lab.live.announcement.startswith("3 training steps taken, now at step 3.")
+    lab.reset()
+    assert lab.live.announcement.startswith("Reset: a fresh model at step 0.")
+    ex = MultiHeadExplorer(np.random.default_rng(0).normal(0, 1, (8, 4)), TOKENS, n_heads=2)
+    ex.controls["dim0"].value = 1.0
+    ex.reset()
+    assert ex.live.announcement.startswith("reset embeddings")
+
+
+def test_a_temperature_step_of_01_says_the_value_then_at_most_three_changes():
+    from attention_kit.widgets import AttentionExplorer
+
+    ex = AttentionExplorer([1.0, 0.4], [[1.2, 0.3], [0.2, 1.0], [-0.8, 0.5]])
+    before = set(ex.live.description.split("\n"))
+    ex.controls["temperature"].value = 1.2
+    words = ex.live.announcement
+    assert words.startswith("temperature 1.20. ")
+    changed = [ln for ln in ex.live.description.split("\n") if ln not in before]
+    said = [ln for ln in changed if ln in words]
+    assert 1 <= len(said) <= 3
+    assert f"{len(changed) - len(said)} more change" in words and "Describe this figure lists all." in words
+    # the bars' new weights come before the panel titles that merely repeat T
+    assert "Bars: k1 0.571" in words
+
+
+def test_announcement_for_cuts_a_long_line_and_counts_what_it_left_out():
+    long = " ".join(["word"] * 100)
+    out = announcement_for("mask causal", [long, "b", "c"])
+    assert out.startswith("mask causal. ")
+    assert len(out.split()) <= CAP and "2 more changes" in out
+    assert announcement_for("seed 3", []) == "seed 3. The description did not change."
+    assert announcement_for("", ["a.", "b."]) == "a. b."
