@@ -88,9 +88,44 @@ def _private_imports(path: Path, *, attributes: bool = True) -> list[str]:
     return bad
 
 
+def _private_modules(path: Path, here: list[str] | None = None) -> list[str]:
+    """Imports in ``path`` of a private *module* of ours (a ``_name`` segment of its dotted path, as
+    ``attention_kit.mechanism._kernels``) that lives in another folder than ``path`` (``here``: its
+    folder as a package path, by default from its place in the repository): a module that another
+    folder uses gets a public name."""
+    ours, bad = _ours(), []
+    if here is None:
+        here = list(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = here[: len(here) - node.level + 1] if node.level else []
+            dotted = [base + (node.module.split(".") if node.module else [])]
+        elif isinstance(node, ast.Import):
+            dotted = [a.name.split(".") for a in node.names]
+        else:
+            continue
+        for parts in dotted:
+            if not parts or parts[0] not in ours:
+                continue
+            for i, part in enumerate(parts):
+                if _private(part) and parts[:i] != here:
+                    bad.append(f"line {node.lineno}: {'.'.join(parts)} (private module {part} of "
+                               f"{'/'.join(parts[:i]) or 'the top'}, used from {'/'.join(here) or 'the top'})")
+                    break
+    return bad
+
+
 @pytest.mark.parametrize("path", MODULES, ids=_rel)
 def test_no_module_imports_another_modules_private_names(path):
     assert not _private_imports(path), _private_imports(path)
+
+
+@pytest.mark.parametrize("path", MODULES + ELSEWHERE, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_no_private_module_is_used_from_another_folder(path):
+    """A ``_module`` serves its own folder only; what another folder (or a test, tool or benchmark)
+    imports has a public name."""
+    bad = _private_modules(path)
+    assert not bad, f"{path.relative_to(ROOT)}: {bad}; give the module a public name"
 
 
 @pytest.mark.parametrize("path", ELSEWHERE, ids=lambda p: p.relative_to(ROOT).as_posix())
@@ -175,6 +210,13 @@ def test_the_layout_checks_see_what_they_check(tmp_path):
                    "registry._bound('a')\n")
     assert [b.split(":")[0] for b in _private_imports(bad)] == ["line 2", "line 3"]
     assert len(_private_imports(bad, attributes=False)) == 1
+    other = tmp_path / "other.py"
+    other.write_text("from attention_kit.mechanism._kernels import sdpa_core\nimport attention_kit._x.y\n"
+                     "from ..mechanism._fast import f\nfrom ._own import g\nfrom .kernels import h\n")
+    found = _private_modules(other, here=["attention_kit", "scale"])
+    assert [b.split(":")[0] for b in found] == ["line 1", "line 2", "line 3"]
+    assert _private_modules(other, here=["attention_kit", "mechanism"]) == [
+        found[1].replace("scale)", "mechanism)")]  # in its own folder a private module is fine
 
 
 @pytest.mark.parametrize("group", sorted(GROUPS))
