@@ -2,8 +2,14 @@
 learn/ (05-06), scale/ (07), relative/ (09), then decoder/ (06-09) above the pieces it assembles, then
 heads/ (08) and long/ (09). Imports run one way, down the floors and never from an earlier notebook's
 folder to a later one's; no two folders import each other; each module says which notebook teaches
-it, stays short enough to read in one sitting, and uses only the public names of the others, in the
-package, the tests, the tools and the benchmarks alike."""
+it, stays short enough to read in one sitting (the scripts of benchmarks/ and tools/ too), and uses
+only the public names and public modules of the others, in the package, the tests, the tools and the
+benchmarks alike (a ``_module`` serves its own folder only).
+
+One arrow looks backwards and is meant: decoder/ (notebooks 06-09) imports relative/ (notebook 09).
+The one decoder block serves notebooks 06 to 09, and notebook 09 hands it a relative position
+scheme (ALiBi, RoPE); decoder/ sits on a floor above relative/, so the import runs down the floors,
+and the course check compares a folder's first notebook with the other's last (06 <= 09)."""
 
 from __future__ import annotations
 
@@ -52,6 +58,14 @@ def test_every_module_is_small(path):
     if _rel(path) in TOO_LONG_FOR_NOW:
         pytest.skip(TOO_LONG_FOR_NOW[_rel(path)])
     assert n <= MAX_LINES, f"{_rel(path)} has {n} lines; split it by concept (about 400 at most)"
+
+
+@pytest.mark.parametrize("path", [p for p in ELSEWHERE if p.relative_to(ROOT).parts[0] in ("benchmarks", "tools")],
+                         ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_benchmark_and_tool_is_small(path):
+    """The scripts are held to the package's length too: a maintainer reads them as often."""
+    n = len(path.read_text(encoding="utf-8").splitlines())
+    assert n <= MAX_LINES, f"{path.relative_to(ROOT)} has {n} lines; split it by concept (about 400 at most)"
 
 
 @functools.cache
