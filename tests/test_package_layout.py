@@ -7,9 +7,11 @@ only the public names and public modules of the others, in the package, the test
 benchmarks alike (a ``_module`` serves its own folder only).
 
 One arrow looks backwards and is meant: decoder/ (notebooks 06-09) imports relative/ (notebook 09).
-The one decoder block serves notebooks 06 to 09, and notebook 09 hands it a relative position
-scheme (ALiBi, RoPE); decoder/ sits on a floor above relative/, so the import runs down the floors,
-and the course check compares a folder's first notebook with the other's last (06 <= 09)."""
+The one decoder block serves notebooks 06 to 09: beside notebook 06's sinusoidal positions it
+offers notebook 09's relative schemes (RoPE, ALiBi; ``decoder/block.py``'s ``POSITIONS``), so
+notebook 09 trains the same block with them instead of a second copy. decoder/ sits on a floor above relative/, so the import runs down the floors,
+and along the course it is not backwards: relative/'s first notebook (09) is not after decoder/'s
+last (09). test_the_layout_checks_see_what_they_check keeps this arrow in sight."""
 
 from __future__ import annotations
 
