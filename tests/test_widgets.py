@@ -134,6 +134,7 @@ def test_editor_unknown_name():
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_attention_explorer_weights_follow_the_vectors():
     ex = AttentionExplorer([1.0, 0.2], [[0.5, 0.5], [1.0, 0.0], [-0.5, 1.0]])
     assert ex.message == ""
@@ -373,6 +374,7 @@ def all_explorers():
     ]
 
 
+@pytest.mark.slow
 def test_every_explorer_renders_a_non_blank_png(all_explorers):
     for ex in all_explorers:
         assert ex.message == ""
