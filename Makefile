@@ -106,14 +106,16 @@ lock: $(TESTS)
 	@git diff --stat -- requirements/ 2>/dev/null || true
 
 # The quick loop after a small change (about a minute on 2 cores): ruff, the unit tests without the
-# browser tests and without those marked slow (tests/conftest.py), and nbval on the notebooks the
-# change touched (tools/changed_notebooks.py: a changed .ipynb, or one that a changed module's
-# docstring names). SINCE=main compares with where the branch left main instead of with HEAD.
+# browser tests and without those marked slow (tests/conftest.py), on every core (pytest-xdist;
+# JOBS=1 runs them in one process), and nbval on the notebooks the change touched
+# (tools/changed_notebooks.py: a changed .ipynb, or one that a changed module's docstring names).
+# SINCE=main compares with where the branch left main instead of with HEAD.
 # make test stays the whole suite.
 SINCE ?= HEAD
+JOBS  ?= auto
 check: $(TESTS)
 	$(BIN)/ruff check .
-	MPLBACKEND=Agg $(BIN)/python -m pytest -q -m "not slow" --ignore=tests/browser tests
+	MPLBACKEND=Agg $(BIN)/python -m pytest -q -m "not slow" --ignore=tests/browser $(if $(filter 1,$(JOBS)),,-n $(JOBS)) tests
 	@nb="$$($(BIN)/python tools/changed_notebooks.py $(SINCE))"; \
 	if [ -n "$$nb" ]; then echo "nbval on $$nb" | tr '\n' ' '; echo; env -u MPLBACKEND $(BIN)/python -m pytest -q $(NBVAL) $$nb; \
 	else echo "nbval: no notebook touched (make nbval runs them all)"; fi

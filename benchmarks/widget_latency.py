@@ -88,14 +88,14 @@ naive_slider = widgets.FloatSlider(value=0.0, min=-2, max=2, step=0.01)
 naive_w = widgets.interactive(naive, v=naive_slider)
 display(naive_w)
 ids = {
-    "sa_slider": sa.editor._sliders["x1"][0].model_id,
+    "sa_slider": sa.editor.sliders("x1")[0].model_id,
     "sa_image": sa.live.model_id,
     "mh_slider": mh.controls["dim0"].model_id,
     "mh_image": mh.live.model_id,
     "mk_slider": mk.controls["nudge"].model_id,
     "mk_image": mk.live.model_id,
     "ts_step": ts.controls["step"].model_id,
-    "ts_q0": ts.editor._sliders["q"][0].model_id,
+    "ts_q0": ts.editor.sliders("q")[0].model_id,
     "ts_image": ts.live.model_id,
     "naive_slider": naive_slider.model_id,
     "hm_slider": hm_slider.model_id,

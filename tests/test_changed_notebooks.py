@@ -25,6 +25,7 @@ def _numbers(monkeypatch, changed: list[str]) -> list[str]:
     ("attention_kit/errors.py", {f"{n:02d}" for n in range(1, 10)}),  # imported by nearly everything
     ("attention_kit/decoder/block.py", {"06", "07", "08", "09"}),  # 08 and 09 load models through it
 ])
+@pytest.mark.slow
 def test_a_changed_module_runs_the_notebooks_that_use_it(monkeypatch, module, must):
     got = set(_numbers(monkeypatch, [module]))
     assert must <= got, (module, sorted(got))

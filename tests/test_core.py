@@ -225,9 +225,9 @@ def test_softmax_extreme_scores_are_finite():
 
 
 def test_softmax_kernel_equals_the_formula(rng):
-    # the in-place fast path behind softmax and attention (mechanism/_kernels.py) gives the plain
+    # the in-place fast path behind softmax and attention (mechanism/kernels.py) gives the plain
     # formula exp(x - max) / sum, masked rows included, and refuses NaN/inf
-    from attention_kit.mechanism._kernels import softmax_inplace
+    from attention_kit.mechanism.kernels import softmax_inplace
 
     x = rng.normal(scale=4, size=(2, 2, 64, 96))
     mask = rng.random((64, 96)) < 0.7
@@ -567,7 +567,7 @@ def test_sdpa_batch_dims(rng):
 def test_shift_free_softmax_equals_shifted(dtype, rtol, rng):
     # small scores skip subtracting the row maximum; the weights are the same up to rounding
     # (x - max itself is rounded to eps * max, about 1.3e-13 at 600: hence rtol 5e-13)
-    from attention_kit.mechanism._kernels import SHIFT_FREE_LIMIT, softmax_inplace
+    from attention_kit.mechanism.kernels import SHIFT_FREE_LIMIT, softmax_inplace
 
     limit = SHIFT_FREE_LIMIT[np.dtype(dtype)]
     x = rng.uniform(-limit, limit, size=(6, 300)).astype(dtype)

@@ -41,6 +41,7 @@ def test_typing_a_context_changes_bars_and_weights(model):
     np.testing.assert_allclose(hv.state["weights"], head_weights(p, cfg, vocab.encode("little miss muffet sat on a"))[0][1])
 
 
+@pytest.mark.slow
 def test_unknown_word_keeps_the_last_picture_and_lists_known_words(model):
     p, cfg, vocab = model
     hv = HeadView(p, cfg, vocab, context="humpty dumpty sat on")

@@ -6,6 +6,7 @@ explorer as the page shows it. Checked by counting steps and comparing pictures,
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from attention_kit.widgets import MultiHeadExplorer
 from attention_kit.widgets.idle import IdleWork
@@ -94,6 +95,7 @@ def test_preparation_yields_between_a_build_the_layout_each_panel_and_the_png():
     assert ex.live.frame == frame  # nothing was sent
 
 
+@pytest.mark.slow
 def test_a_press_between_two_steps_is_drawn_at_once_and_the_scenes_come_out_as_if_prepared_whole():
     sliced = MultiHeadExplorer(X8, TOKENS, n_heads=2)
     whole = MultiHeadExplorer(X8, TOKENS, n_heads=2)  # the same history, each scene prepared at once
@@ -119,6 +121,7 @@ def test_a_press_between_two_steps_is_drawn_at_once_and_the_scenes_come_out_as_i
         assert sliced.png() == whole.png()
 
 
+@pytest.mark.slow
 def test_a_scene_shown_while_it_is_being_prepared_is_drawn_by_the_press():
     prepared = MultiHeadExplorer(X8, TOKENS, n_heads=2)
     plain = MultiHeadExplorer(X8, TOKENS, n_heads=2)
@@ -135,6 +138,7 @@ def test_a_scene_shown_while_it_is_being_prepared_is_drawn_by_the_press():
     assert prepared.png() == plain.png()
 
 
+@pytest.mark.slow
 def test_04_a_seed_mask_or_token_that_rescales_the_bars_redraws_them_not_the_whole_figure():
     import io
 
@@ -161,6 +165,7 @@ def test_04_a_seed_mask_or_token_that_rescales_the_bars_redraws_them_not_the_who
     assert ex.live.full_renders == full  # ...and no step redrew the figure's background
 
 
+@pytest.mark.slow
 def test_03_a_seed_that_rescales_the_output_bars_redraws_them_not_the_whole_figure():
     import io
 

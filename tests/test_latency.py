@@ -197,6 +197,7 @@ def test_fast_text_draws_the_pixels_of_text_for_every_alignment(ha, va):
     lambda: SelfAttentionExplorer(np.random.default_rng(0).normal(0, 1, (8, 2)), labels=TOKENS),
     lambda: SelfAttentionExplorer(np.random.default_rng(0).normal(0, 1, (4, 5))),
 ], ids=["AttentionExplorer", "SelfAttentionExplorer", "SelfAttentionExplorer-5d"])
+@pytest.mark.slow
 def test_a_temperature_title_that_grows_but_fits_is_not_a_new_layout(make):
     """Issue 23: the first temperature step (1.00 -> 1.12) made the title longer and laid the
     figure out again, 340 ms in-process; a moving title that fits over its panel needs no layout."""

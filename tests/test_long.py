@@ -154,6 +154,7 @@ def _model(positions, n_layers=2, seed=0, context=8, vocab=11):
 
 
 @pytest.mark.parametrize("positions, slopes", [("rope", None), ("alibi", None), ("alibi", [1.0, 0.0])])
+@pytest.mark.slow
 def test_the_block_trains_through_rope_and_alibi(positions, slopes):
     """decoder_backward against finite differences, for every parameter."""
     p, _ = _model(positions)

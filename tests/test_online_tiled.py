@@ -203,6 +203,7 @@ def test_tiled_trace_converges_to_the_exact_row():
     assert row0[0].m.shape == (4,) and not row0[0].skipped and row0[-1].skipped
 
 
+@pytest.mark.slow
 def test_tiled_never_holds_an_n_by_n_array():
     """Peak traced memory of tiled attention grows like n, of plain attention like n^2."""
     def peak(fn, n):

@@ -2,8 +2,16 @@
 learn/ (05-06), scale/ (07), relative/ (09), then decoder/ (06-09) above the pieces it assembles, then
 heads/ (08) and long/ (09). Imports run one way, down the floors and never from an earlier notebook's
 folder to a later one's; no two folders import each other; each module says which notebook teaches
-it, stays short enough to read in one sitting, and uses only the public names of the others, in the
-package, the tests, the tools and the benchmarks alike."""
+it, stays short enough to read in one sitting (the scripts of benchmarks/ and tools/ too), and uses
+only the public names and public modules of the others, in the package, the tests, the tools and the
+benchmarks alike (a ``_module`` serves its own folder only).
+
+One arrow looks backwards and is meant: decoder/ (notebooks 06-09) imports relative/ (notebook 09).
+The one decoder block serves notebooks 06 to 09: beside notebook 06's sinusoidal positions it
+offers notebook 09's relative schemes (RoPE, ALiBi; ``decoder/block.py``'s ``POSITIONS``), so
+notebook 09 trains the same block with them instead of a second copy. decoder/ sits on a floor above relative/, so the import runs down the floors,
+and along the course it is not backwards: relative/'s first notebook (09) is not after decoder/'s
+last (09). test_the_layout_checks_see_what_they_check keeps this arrow in sight."""
 
 from __future__ import annotations
 
@@ -54,6 +62,14 @@ def test_every_module_is_small(path):
     assert n <= MAX_LINES, f"{_rel(path)} has {n} lines; split it by concept (about 400 at most)"
 
 
+@pytest.mark.parametrize("path", [p for p in ELSEWHERE if p.relative_to(ROOT).parts[0] in ("benchmarks", "tools")],
+                         ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_benchmark_and_tool_is_small(path):
+    """The scripts are held to the package's length too: a maintainer reads them as often."""
+    n = len(path.read_text(encoding="utf-8").splitlines())
+    assert n <= MAX_LINES, f"{path.relative_to(ROOT)} has {n} lines; split it by concept (about 400 at most)"
+
+
 @functools.cache
 def _ours() -> frozenset[str]:
     """Top-level names of the repository's own modules: the package, and the scripts and test helpers
@@ -88,9 +104,44 @@ def _private_imports(path: Path, *, attributes: bool = True) -> list[str]:
     return bad
 
 
+def _private_modules(path: Path, here: list[str] | None = None) -> list[str]:
+    """Imports in ``path`` of a private *module* of ours (a ``_name`` segment of its dotted path, as
+    ``attention_kit.mechanism._kernels``) that lives in another folder than ``path`` (``here``: its
+    folder as a package path, by default from its place in the repository): a module that another
+    folder uses gets a public name."""
+    ours, bad = _ours(), []
+    if here is None:
+        here = list(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = here[: len(here) - node.level + 1] if node.level else []
+            dotted = [base + (node.module.split(".") if node.module else [])]
+        elif isinstance(node, ast.Import):
+            dotted = [a.name.split(".") for a in node.names]
+        else:
+            continue
+        for parts in dotted:
+            if not parts or parts[0] not in ours:
+                continue
+            for i, part in enumerate(parts):
+                if _private(part) and parts[:i] != here:
+                    bad.append(f"line {node.lineno}: {'.'.join(parts)} (private module {part} of "
+                               f"{'/'.join(parts[:i]) or 'the top'}, used from {'/'.join(here) or 'the top'})")
+                    break
+    return bad
+
+
 @pytest.mark.parametrize("path", MODULES, ids=_rel)
 def test_no_module_imports_another_modules_private_names(path):
     assert not _private_imports(path), _private_imports(path)
+
+
+@pytest.mark.parametrize("path", MODULES + ELSEWHERE, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_no_private_module_is_used_from_another_folder(path):
+    """A ``_module`` serves its own folder only; what another folder (or a test, tool or benchmark)
+    imports has a public name."""
+    bad = _private_modules(path)
+    assert not bad, f"{path.relative_to(ROOT)}: {bad}; give the module a public name"
 
 
 @pytest.mark.parametrize("path", ELSEWHERE, ids=lambda p: p.relative_to(ROOT).as_posix())
@@ -175,6 +226,13 @@ def test_the_layout_checks_see_what_they_check(tmp_path):
                    "registry._bound('a')\n")
     assert [b.split(":")[0] for b in _private_imports(bad)] == ["line 2", "line 3"]
     assert len(_private_imports(bad, attributes=False)) == 1
+    other = tmp_path / "other.py"
+    other.write_text("from attention_kit.mechanism._kernels import sdpa_core\nimport attention_kit._x.y\n"
+                     "from ..mechanism._fast import f\nfrom ._own import g\nfrom .kernels import h\n")
+    found = _private_modules(other, here=["attention_kit", "scale"])
+    assert [b.split(":")[0] for b in found] == ["line 1", "line 2", "line 3"]
+    assert _private_modules(other, here=["attention_kit", "mechanism"]) == [
+        found[1].replace("scale)", "mechanism)")]  # in its own folder a private module is fine
 
 
 @pytest.mark.parametrize("group", sorted(GROUPS))

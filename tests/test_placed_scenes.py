@@ -72,6 +72,7 @@ def test_every_label_of_a_context_fits(model):
     _fits(hv)
 
 
+@pytest.mark.slow
 def test_a_context_looks_the_same_however_it_was_reached(model):
     typed = HeadView(*model, context="humpty dumpty sat on")
     typed.set_context("little miss muffet sat on a")

@@ -193,6 +193,7 @@ def test_plot_vectors_with_origin():
     np.testing.assert_allclose(arts.arrows[0]._posA_posB, [(0.5, -0.5), (1.5, 0.5)])
 
 
+@pytest.mark.slow
 def test_imports_are_pure_and_change_no_rcparams():
     """``import attention_kit`` pulls in neither matplotlib nor ipywidgets, and importing the
     plotting and widget modules leaves matplotlib's global rcParams alone."""
@@ -230,6 +231,7 @@ def test_cached_text_matches_plain_text_rendering():
     assert abs(cx_f - cx_p) <= 2 and abs(cy_f - cy_p) <= 2
 
 
+@pytest.mark.slow
 def test_cell_image_draws_what_axes_image_draws(monkeypatch):
     """CellImage's fast scale-up gives the picture of matplotlib's own resampler (cell edges may
     move by a pixel, under the white grid lines)."""

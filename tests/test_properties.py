@@ -7,6 +7,7 @@ slow), and ``derandomize=True`` so that every run draws the same examples (deter
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -77,6 +78,7 @@ def test_adding_a_constant_to_a_row_changes_nothing(e, data):
                                rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.slow
 @FAST
 @given(hnp.arrays(np.float64, st.integers(1, 8), elements=st.floats(-1e4, 1e4)))
 def test_huge_scores_stay_finite(e):

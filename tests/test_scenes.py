@@ -5,6 +5,7 @@ and 07's causal checkbox keeps its axes' ranges. Checked by what is drawn, not b
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from attention_kit.learn.toy_tasks import Trainer
 from attention_kit.widgets import AttentionTrainer, MultiHeadExplorer, SelfAttentionExplorer
@@ -13,6 +14,7 @@ from attention_kit.widgets.tiling import TilingStepper
 X = np.array([[0.1, 0.5], [0.3, 0.4], [0.8, 0.0]])
 
 
+@pytest.mark.slow
 def test_learned_checkbox_switches_between_two_figures():
     ex = SelfAttentionExplorer(X, labels=["x1", "x2", "x3"])
     identity, before = ex.figure, ex.png()
@@ -29,6 +31,7 @@ def test_learned_checkbox_switches_between_two_figures():
     np.testing.assert_allclose(ex._hm_w.image.get_array(), ex.state["weights"])
 
 
+@pytest.mark.slow
 def test_a_scene_follows_edits_made_while_another_was_shown():
     ex = SelfAttentionExplorer(X, labels=["x1", "x2", "x3"])
     ex.controls["learned"].value = True
@@ -38,6 +41,7 @@ def test_a_scene_follows_edits_made_while_another_was_shown():
     np.testing.assert_allclose(ex._hm_dots.image.get_array(), ex.state["X"] @ ex.state["X"].T)
 
 
+@pytest.mark.slow
 def test_trainer_menus_reuse_their_figures():
     lab = AttentionTrainer("reverse", lr=0.2)
     first = lab.figure
@@ -54,6 +58,7 @@ def test_trainer_menus_reuse_their_figures():
     assert len(lab._hms) == 2 and lab.figure not in (first, rotate)
 
 
+@pytest.mark.slow
 def test_scenes_are_bounded():
     ex = MultiHeadExplorer(np.eye(8)[:5], list("abcde"), n_heads=1)
     ex.MAX_SCENES = 2
@@ -98,6 +103,7 @@ def test_head_view_keeps_a_figure_per_context():
     assert hv.figure is four and "zebra" in hv.message
 
 
+@pytest.mark.slow
 def test_run_100_redraws_the_background_only_when_the_step_axis_doubles():
     lab = AttentionTrainer("reverse", lr=0.2)
     rights, fulls = [], []
@@ -111,6 +117,7 @@ def test_run_100_redraws_the_background_only_when_the_step_axis_doubles():
     assert fulls[3] == 0  # 300 -> 400 steps: the curves only
 
 
+@pytest.mark.slow
 def test_prepared_scenes_make_the_first_switch_cheap_and_identical():
     rng = np.random.default_rng(0)
     X8 = rng.normal(size=(5, 8))
@@ -129,6 +136,7 @@ def test_prepared_scenes_make_the_first_switch_cheap_and_identical():
     assert prepared.prepare_scenes() == 0  # every choice is built
 
 
+@pytest.mark.slow
 def test_a_prepared_scene_shows_edits_made_after_it_was_prepared():
     ex = SelfAttentionExplorer(X, labels=["x1", "x2", "x3"])
     assert ex.prepare_scenes() == 1 and ex.controls["seed"].disabled
@@ -150,6 +158,7 @@ def test_the_page_asks_for_preparation_once():
     assert calls == [1]
 
 
+@pytest.mark.slow
 def test_trainer_prepares_every_task_and_head_count_without_touching_the_model():
     lab = AttentionTrainer("reverse", lr=0.2)
     lab.step(3)
@@ -164,6 +173,7 @@ def test_trainer_prepares_every_task_and_head_count_without_touching_the_model()
         assert lab.live.full_renders == full and lab.png() == plain.png()
 
 
+@pytest.mark.slow
 def test_rope_pairs_switch_planes_without_redrawing():
     from attention_kit.widgets.rope import RopeExplorer
 
@@ -177,6 +187,7 @@ def test_rope_pairs_switch_planes_without_redrawing():
     assert ex.live.full_renders == full
 
 
+@pytest.mark.slow
 def test_preparing_more_choices_than_are_kept_ends():
     from attention_kit.widgets.rope import RopeExplorer
 

@@ -23,6 +23,7 @@ def shipped():
 
 
 @pytest.mark.parametrize("switches", [{}, {"residual": False}, {"positions": False, "causal": False}])
+@pytest.mark.slow
 def test_whole_model_gradients_against_finite_differences(switches):
     rng = np.random.default_rng(1)
     cfg = T.TinyLMConfig(vocab_size=7, d_model=4, n_heads=2, n_layers=2, d_ff=6, context=4)
@@ -172,6 +173,7 @@ def test_held_out_windows_are_the_training_text_shifted(shipped):
 
 
 @pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.slow
 def test_an_unseen_rhyme_is_not_predicted(seed):
     """Notebook 06: trained for 300 steps on seven rhymes, the model predicts the next word of the
     eighth ("mary had a little lamb") about as often as always predicting a line break, and with a

@@ -28,6 +28,7 @@ def test_cross_entropy_value_and_gradient():
 
 @pytest.mark.parametrize("task, kw", [("reverse", {}), ("pair", dict(n_heads=2)),
                                       ("lookup", dict(scaled=False, d_k=4))])
+@pytest.mark.slow
 def test_model_gradients_finite_differences(task, kw):
     model = init_model(task, seed=1, **kw)
     tokens, targets = TASKS[task].make(np.random.default_rng(2), 3)
@@ -82,6 +83,7 @@ def test_heldout_sequences_never_train():
         assert not codes & set(map(tuple, tokens))
 
 
+@pytest.mark.slow
 def test_reverse_is_learned_with_the_mirrored_pattern():
     tr = Trainer("reverse", lr=0.1)
     assert tr.heldout_accuracy < 0.3  # chance is 1/8
@@ -93,6 +95,7 @@ def test_reverse_is_learned_with_the_mirrored_pattern():
     np.testing.assert_array_equal(w[0].argmax(axis=1), np.arange(N_TOKENS)[::-1])
 
 
+@pytest.mark.slow
 def test_lookup_is_out_of_reach_of_one_layer():
     tr = Trainer("lookup", n_heads=2, lr=0.1)
     tr.step(300)
@@ -123,6 +126,7 @@ def test_bad_arguments():
         Trainer(optimizer="rmsprop")
 
 
+@pytest.mark.slow
 def test_rotate_is_learned_with_the_shifted_pattern():
     tr = Trainer("rotate", lr=0.1)
     tr.step(200)

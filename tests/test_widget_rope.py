@@ -8,6 +8,7 @@ import attention_kit as ak
 from attention_kit.widgets import RopeExplorer
 
 
+@pytest.mark.slow
 def test_state_is_ak_rope_and_the_score_depends_on_the_distance():
     e = RopeExplorer(m=8, n=5, pair=1, d=8, seed=3)
     st = e.state

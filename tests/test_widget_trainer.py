@@ -14,6 +14,7 @@ def lab():
     return AttentionTrainer("reverse", lr=0.2)
 
 
+@pytest.mark.slow
 def test_the_widget_trains_what_a_plain_trainer_trains(lab):
     ref = Trainer("reverse", lr=0.2)
     np.testing.assert_array_equal(lab.state["weights"], ref.probe_weights())
@@ -27,6 +28,7 @@ def test_the_widget_trains_what_a_plain_trainer_trains(lab):
     assert lab.message == ""
 
 
+@pytest.mark.slow
 def test_run_100_plays_out_on_the_page_and_trains_the_same_steps(lab):
     """The "Run 100" button redraws every 10 steps: ten pictures, the first after 10 steps, and
     the same weights and losses as 100 steps taken at once."""

@@ -103,6 +103,13 @@ def test_editor_slider_moves_text_and_values():
     # a typed value beyond the slider range widens that slider instead of being clipped
     assert ed.set_text("k1", "5, -3")
     np.testing.assert_array_equal(ed.slider_values("k1"), [5.0, -3.0])
+    # the sliders themselves (a benchmark moves them): a copy of the list, the editor's own widgets
+    sliders = ed.sliders("k1")
+    assert [s.value for s in sliders] == [5.0, -3.0]
+    sliders[0].value = 1.5
+    np.testing.assert_array_equal(ed.values["k1"], [1.5, -3.0])
+    sliders.clear()
+    assert len(ed.sliders("k1")) == 2
 
 
 def test_editor_listener_error_is_shown_not_raised():
@@ -127,6 +134,7 @@ def test_editor_unknown_name():
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_attention_explorer_weights_follow_the_vectors():
     ex = AttentionExplorer([1.0, 0.2], [[0.5, 0.5], [1.0, 0.0], [-0.5, 1.0]])
     assert ex.message == ""
@@ -366,6 +374,7 @@ def all_explorers():
     ]
 
 
+@pytest.mark.slow
 def test_every_explorer_renders_a_non_blank_png(all_explorers):
     for ex in all_explorers:
         assert ex.message == ""

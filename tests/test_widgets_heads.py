@@ -62,6 +62,7 @@ def test_the_menus_follow_the_model_and_bad_tokens_keep_the_picture(explorer):
     assert explorer.message == "" and explorer.state["model"] == "one_layer"
 
 
+@pytest.mark.slow
 def test_the_phase_change_viewer_shows_the_snapshots():
     v = PhaseChangeViewer(step=150)
     _, _, meta = load_trained("induction")

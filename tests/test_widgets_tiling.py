@@ -67,6 +67,7 @@ def test_changing_blocks_updates_the_number_of_steps():
     assert w.state["counts"].skipped == ak.tile_counts(12, 12, block_q=4, block_k=5, causal=True).skipped
 
 
+@pytest.mark.slow
 def test_editing_the_query_changes_the_row_and_survives_a_row_switch():
     w = TilingStepper(row=5)
     old = w.state["exact"].copy()
@@ -79,6 +80,7 @@ def test_editing_the_query_changes_the_row_and_survives_a_row_switch():
     np.testing.assert_allclose(w.state["partial"], _exact_row(w, 2, False), atol=1e-12)
 
 
+@pytest.mark.slow
 def test_bad_text_is_a_message_and_keeps_the_picture():
     w = TilingStepper()
     before, state = w.png(), w.state

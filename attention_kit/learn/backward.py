@@ -23,8 +23,8 @@ from typing import Callable
 import numpy as np
 
 from ..errors import ParameterError, ShapeError, as_float_array, check_finite, check_positive, door
-from ..mechanism._kernels import stack_heads, to_heads
 from ..mechanism.attention import scaled_dot_product_attention
+from ..mechanism.kernels import stack_heads, to_heads
 from ..mechanism.multi_head_attention import (
     MultiHeadCache,
     MultiHeadParams,

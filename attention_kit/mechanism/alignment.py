@@ -25,7 +25,7 @@ from ..errors import (
     check_mask,
     check_positive,
 )
-from ._kernels import softmax_inplace
+from .kernels import softmax_inplace
 
 __all__ = ["softmax", "soft_align", "hard_align", "local_align", "ALIGNMENTS", "align", "check_scores"]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError, ShapeError, check_mask, check_matrix
-from ._kernels import sdpa_core
 from .alignment import align as _align
+from .kernels import sdpa_core
 from .scores import score as _score
 
 __all__ = ["attend", "general_attention", "scaled_dot_product_attention", "self_attention"]

@@ -19,7 +19,7 @@ from ..errors import (
     check_positive,
     door,
 )
-from ._kernels import mask_for_heads, sdpa_core, stack_heads, to_heads
+from .kernels import mask_for_heads, sdpa_core, stack_heads, to_heads
 
 __all__ = ["MultiHeadParams", "MultiHeadCache", "init_multi_head", "split_heads", "merge_heads",
            "multi_head_attention", "multi_head_forward"]

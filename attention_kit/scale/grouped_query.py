@@ -26,7 +26,7 @@ from ..errors import (
     check_mask,
     check_matrix,
 )
-from ..mechanism._kernels import mask_for_heads, sdpa_core, stack_heads, to_heads
+from ..mechanism.kernels import mask_for_heads, sdpa_core, stack_heads, to_heads
 from ..mechanism.multi_head_attention import (
     MultiHeadParams,
     merge_heads,

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ShapeError, check_count, check_finite, check_mask
-from ..mechanism._kernels import OVERFLOW_BOUND
 from ..mechanism.attention import check_qkv, check_scale
+from ..mechanism.kernels import OVERFLOW_BOUND
 from .online import check_block, online_step
 
 __all__ = ["TileCounts", "TileStep", "tiled_attention", "tiled_trace", "tile_counts"]

@@ -106,6 +106,10 @@ class VectorEditor(widgets.VBox):
         """What ``name``'s sliders show, shape ``(d,)``."""
         return np.array([s.value for s in self._sliders[self._check_name(name)]])
 
+    def sliders(self, name: str) -> list[widgets.FloatSlider]:
+        """``name``'s sliders themselves, one a component (e.g. for a benchmark that moves one)."""
+        return list(self._sliders[self._check_name(name)])
+
     # -- writing ------------------------------------------------------------------------------
     def on_change(self, callback: Callable) -> None:
         """Call ``callback(editor)`` after every valid change."""
