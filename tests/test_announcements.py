@@ -11,7 +11,7 @@ import ipywidgets as widgets  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from attention_kit.widgets.live_figure import ANNOUNCE_WORDS, announcement_for  # noqa: E402
+from attention_kit.widgets.announce import ANNOUNCE_WORDS, announcement_for  # noqa: E402
 
 #: the cap a test allows: the control and its value, ANNOUNCE_WORDS of changes, the closing sentence
 CAP = ANNOUNCE_WORDS + 20
@@ -28,7 +28,7 @@ def _head_view():
     return HeadView(p, cfg, rhyme_stream()[1], context="humpty dumpty sat on")
 
 
-def _explorers():
+def explorer_factories():
     from attention_kit.widgets import (
         AttentionExplorer,
         AttentionTrainer,
@@ -80,9 +80,9 @@ def _step(w):
     return format(w.value, w.readout_format)
 
 
-@pytest.mark.parametrize("name", list(_explorers()))
+@pytest.mark.parametrize("name", list(explorer_factories()))
 def test_each_step_of_each_control_is_announced_by_its_name_and_new_value_and_is_short(name):
-    ex = _explorers()[name]()
+    ex = explorer_factories()[name]()
     assert ex.live.description
     stepped = 0
     for key, w in ex.controls.items():

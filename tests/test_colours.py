@@ -141,10 +141,10 @@ def test_no_figure_the_package_draws_has_lines_that_differ_only_in_colour():
     from attention_kit.widgets import TrainingMonitor
 
     sys.path.insert(0, str(Path(__file__).parent))
-    from test_announcements import _explorers
+    from test_announcements import explorer_factories
 
     checked = 0
-    for name, make in _explorers().items():
+    for name, make in explorer_factories().items():
         ex = make()
         if hasattr(ex, "step") and hasattr(ex, "trainer"):
             ex.step(5)  # the training curves have points

@@ -18,11 +18,11 @@ import numpy as np
 
 from .describe_matrix import (
     Description,
-    _labels,
     curve_facts,
     describe_heatmap,
     describe_vectors,
     heatmap_table,
+    label_names,
 )
 from .words import dash_means, figure_number, listing, noun, plain
 
@@ -244,7 +244,7 @@ def _boxed_cells(ax, shape, query_labels, key_labels, rows: str, cols: str) -> l
         i, j = int(round(i)), int(round(j))
         if not (0 <= i < n_r and 0 <= j < n_c):
             continue
-        q, k = _labels(query_labels, n_r)[i], _labels(key_labels, n_c)[j]
+        q, k = label_names(query_labels, n_r)[i], label_names(key_labels, n_c)[j]
         label = plain(p.get_label() or "")
         what = label if label and not label.startswith("_") else "outlined"
         found.setdefault(what, []).append(f"{rows} {q} → {cols} {k}")

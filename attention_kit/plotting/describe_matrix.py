@@ -12,7 +12,8 @@ import numpy as np
 
 from .words import figure_number, listing, plural, short_list
 
-__all__ = ["Description", "describe_heatmap", "heatmap_table", "describe_vectors", "curve_facts", "MAX_ROWS"]
+__all__ = ["Description", "describe_heatmap", "heatmap_table", "describe_vectors", "curve_facts", "label_names",
+           "MAX_ROWS"]
 
 
 #: At most this many rows are itemised in a heatmap's facts (the table always has every row).
@@ -75,7 +76,7 @@ def _num(v: float, digits: int = 2) -> str:
     return "0." + "0" * digits if s == "-0." + "0" * digits else s
 
 
-def _labels(labels, n: int) -> list[str]:
+def label_names(labels, n: int) -> list[str]:
     """Labels as text; a label that repeats (two "the") gets its position: "the (0)", "the (4)"."""
     if labels is None:
         return [str(i) for i in range(n)]
@@ -122,7 +123,7 @@ def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None
     n_q, n_k = a.shape
     m = np.ones(a.shape, dtype=bool) if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool),
                                                                           a.shape)
-    ql, kl = _labels(query_labels, n_q), _labels(key_labels, n_k)
+    ql, kl = label_names(query_labels, n_q), label_names(key_labels, n_k)
     what = "attention weights" if kind == "weights" else "attention scores"
     head = f"{title}: " if title else ""
     rp, cp = plural(rows), plural(cols)
@@ -190,7 +191,7 @@ def heatmap_table(weights, *, mask=None, query_labels=None, key_labels=None, fmt
         a = a[None, :]
     n_q, n_k = a.shape
     m = None if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), a.shape)
-    ql, kl = _labels(query_labels, n_q), _labels(key_labels, n_k)
+    ql, kl = label_names(query_labels, n_q), label_names(key_labels, n_k)
     e = html.escape
     out = [f"<table class=\"ak-describe-table\"><caption>{e(caption)}: one row per {e(rows)}, "
            f"one column per {e(cols)}</caption><thead><tr>"
@@ -213,7 +214,7 @@ def describe_vectors(vectors, *, labels: Sequence | None = None, origin=None,
     origin is not (0, 0))."""
     v = np.asarray(vectors, dtype=float).reshape(-1, 2)
     o = np.zeros(2) if origin is None else np.asarray(origin, dtype=float).reshape(2)
-    names = _labels(labels, len(v)) if labels is not None else [f"arrow {i + 1}" for i in range(len(v))]
+    names = label_names(labels, len(v)) if labels is not None else [f"arrow {i + 1}" for i in range(len(v))]
     start = "" if not o.any() else f" from ({_num(o[0])}, {_num(o[1])})"
     head = f"{title}: " if title else ""
     summary = f"{head}{len(v)} {'arrow' if len(v) == 1 else 'arrows'} in the plane{start}."

@@ -24,7 +24,7 @@ Where each piece lives (one module per building block, one per explorer):
 
 * ``parsing`` - :func:`parse_vector`, :func:`format_vector`: typed text to a vector, no ``eval``
 * ``editor`` - :class:`VectorEditor`
-* ``live_figure`` - :class:`LiveFigure`, :func:`encode_png` (and ``live_figure.js``, its page side)
+* ``live_figure`` - :class:`LiveFigure` (and ``live_figure.js``, its page side); ``raster`` - :func:`encode_png`
 * ``draw_ops`` - matplotlib artists as canvas drawing commands (:func:`record_ops`)
 * ``base`` - the explorer base class and the 2-D plane helpers
 * ``messages`` - the error label and its one-line messages
@@ -46,7 +46,7 @@ _WHERE = {
     "format_vector": "parsing",
     "VectorEditor": "editor",
     "LiveFigure": "live_figure",
-    "encode_png": "live_figure",
+    "encode_png": "raster",
     "AttentionExplorer": "general_attention",
     "SelfAttentionExplorer": "self_attention",
     "MultiHeadExplorer": "multi_head",

@@ -6,13 +6,9 @@ drawn by the browser, so a slider step costs no rendering, encoding or decoding 
 
 from __future__ import annotations
 
-import base64
 import json
-import struct
 import time
-import zlib
 from contextlib import ExitStack, contextmanager
-from functools import partial
 from pathlib import Path
 
 import anywidget
@@ -23,58 +19,15 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure, SubFigure
 
 from ..plotting.describe import describe_figure
-from ..plotting.fast_artists import glyphs
+from .announce import announcement_for
 from .draw_ops import Unsupported, record_ops
+from .raster import data_url, encode_png, text_cached
 
-__all__ = ["LiveFigure", "encode_png", "picture_first"]
+__all__ = ["LiveFigure", "picture_first"]
 
 _ESM = (Path(__file__).with_name("live_figure.js")).read_text(encoding="utf-8")
 
-def _png_chunk(tag: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
-
-
-def encode_png(rgba: np.ndarray, level: int = 1) -> bytes:
-    """Encode an RGBA image (shape (H, W, 4), uint8) as an RGB PNG, quickly.
-
-    No per-row filter search and fast zlib compression: about twice as fast as PIL's encoder on
-    a widget-sized figure, at a similar size (figures are mostly flat colour).
-    """
-    h, w, _ = rgba.shape
-    raw = np.empty((h, w * 3 + 1), dtype=np.uint8)  # each row: filter byte 0, then R G B ...
-    raw[:, 0] = 0
-    raw[:, 1:].reshape(h, w, 3)[...] = rgba[..., :3]
-    header = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)  # 8-bit RGB
-    return (b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", header)
-            + _png_chunk(b"IDAT", zlib.compress(raw, level)) + _png_chunk(b"IEND", b""))
-
-
-def _cached_draw_text(renderer, original, gc, x, y, s, prop, angle, ismath=False, mtext=None):
-    """``RendererAgg.draw_text`` with the rendered string bitmap cached.
-
-    Rendering a string costs a FreeType layout plus one glyph rendering per character; a widget
-    redraws the same few hundred strings ("0.12", tick labels, titles) on every change, so each is
-    rendered once and then only blitted. Rotated text and mathtext take the normal path.
-    """
-    if ismath or angle % 360 != 0 or not gc.get_antialiased():
-        return original(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
-    img, xo, yo = glyphs(renderer, s, prop)
-    renderer._renderer.draw_text_image(img, round(x + xo), round(y + yo) + 1, 0, gc)
-
-
-def _text_cached(renderer):
-    """``renderer`` (a figure's Agg renderer) drawing text through the cache of ``_cached_draw_text``."""
-    if not getattr(renderer, "_ak_cached_text", False):
-        renderer.draw_text = partial(_cached_draw_text, renderer, renderer.draw_text)
-        renderer._ak_cached_text = True
-    return renderer
-
-
 NO_OPS = '{"fonts":[],"ops":[]}'
-
-
-def _data_url(png: bytes) -> str:
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
 class LiveFigure(anywidget.AnyWidget):
@@ -217,7 +170,7 @@ class LiveFigure(anywidget.AnyWidget):
         self._background = None
 
     def _renderer(self):
-        return _text_cached(self.figure.canvas.get_renderer())
+        return text_cached(self.figure.canvas.get_renderer())
 
     def _draw_background(self) -> bool:
         """Render the background (everything but the dynamic artists) if it is out of date.
@@ -234,7 +187,7 @@ class LiveFigure(anywidget.AnyWidget):
             self._laid_out = True
         self._background = fig.canvas.copy_from_bbox(fig.bbox) if self._dynamic else None
         if self._dynamic:  # what the page shows under the dynamic artists
-            self._background_url = _data_url(encode_png(np.asarray(fig.canvas.buffer_rgba())))
+            self._background_url = data_url(encode_png(np.asarray(fig.canvas.buffer_rgba())))
         self.full_renders += 1
         return True
 
@@ -262,7 +215,7 @@ class LiveFigure(anywidget.AnyWidget):
             figure.set_layout_engine("none")
             self._kept[id(figure)] = (figure, True, None, None, dynamic)
             yield "laid out", tuple(dynamic)
-        renderer = _text_cached(figure.canvas.get_renderer())
+        renderer = text_cached(figure.canvas.get_renderer())
         for a in dynamic:
             a.set_animated(True)  # the background is drawn without them
         # what FigureCanvasAgg.draw does (the layout is done), one panel at a time
@@ -279,7 +232,7 @@ class LiveFigure(anywidget.AnyWidget):
         yield
         if pending() is None:
             return None
-        url = _data_url(encode_png(np.asarray(figure.canvas.buffer_rgba())))
+        url = data_url(encode_png(np.asarray(figure.canvas.buffer_rgba())))
         self._kept[id(figure)] = (figure, True, figure.canvas.copy_from_bbox(figure.bbox), url, dynamic)
         self.full_renders += 1
         return tuple(dynamic)
@@ -318,7 +271,7 @@ class LiveFigure(anywidget.AnyWidget):
         else:  # the whole picture as the background: no dynamic artists, or ones ops can't draw
             png = self.render() if self._dynamic else encode_png(np.asarray(
                 self.figure.canvas.buffer_rgba()))
-            background, text = _data_url(png), NO_OPS
+            background, text = data_url(png), NO_OPS
         self.stamp("encoded")
         renderer = self._renderer()
         w, h = int(renderer.width), int(renderer.height)
@@ -419,43 +372,6 @@ def _pieces(figure, renderer):
                 artist.stale = False
         else:
             yield artist
-
-
-#: An announcement says at most this many changed lines, and at most about this many words of them.
-ANNOUNCE_LINES = 3
-ANNOUNCE_WORDS = 40
-
-
-def announcement_for(cause: str, changed: list[str]) -> str:
-    """What the live region reads after a change: ``cause`` (the control and its new value, as the
-    learner sees it: "temperature 1.20.") first, then the first lines of the description that
-    changed, at most ANNOUNCE_LINES of them and about ANNOUNCE_WORDS words (a longer first line is
-    cut with "…"), then, when some were left out, "N more changes; Describe this figure lists
-    all." The whole description stays on the canvas (its ``aria-describedby``)."""
-    out = []
-    if cause:
-        out.append(cause.rstrip(".") + ".")
-    if not changed:
-        if cause:
-            out.append("The description did not change.")
-        return " ".join(out)
-    said, words, cut = 0, 0, False
-    for line in changed[:ANNOUNCE_LINES]:
-        n = len(line.split())
-        if said and words + n > ANNOUNCE_WORDS:
-            break
-        if n > ANNOUNCE_WORDS:  # one very long line: its start
-            line = " ".join(line.split()[:ANNOUNCE_WORDS]).rstrip(",;:") + " …"
-            n, cut = ANNOUNCE_WORDS, True
-        out.append(line)
-        said += 1
-        words += n
-    left = len(changed) - said
-    if left:
-        out.append(f"{left} more {'change' if left == 1 else 'changes'}; Describe this figure lists all.")
-    elif cut:
-        out.append("Describe this figure lists all.")
-    return " ".join(out)
 
 
 def _widgets_under(roots) -> list:

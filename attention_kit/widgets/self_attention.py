@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from ..mechanism import attention as _attention
 from ..mechanism import scores as _scores
 from ..plotting import OKABE_ITO, heatmap, plot_vectors, update_heatmap, update_vectors
-from ..plotting.describe_matrix import _labels
+from ..plotting.describe_matrix import label_names
 from .axes import plane, random_projections, steady_box
 from .base import Explorer
 from .editor import VectorEditor
@@ -105,7 +105,7 @@ class SelfAttentionExplorer(Explorer):
             # tip's shape pair them (colour is never the only carrier)
             self._arr_y = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=[""] * n,
                                        color=colors, linestyle="--", markers=True,
-                                       names=[f"y of {x}" for x in _labels(self.labels, n)])
+                                       names=[f"y of {x}" for x in label_names(self.labels, n)])
 
     def _scene_choices(self) -> list:
         other = not self.controls["learned"].value
