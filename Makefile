@@ -115,7 +115,9 @@ SINCE ?= HEAD
 JOBS  ?= auto
 check: $(TESTS)
 	$(BIN)/ruff check .
-	MPLBACKEND=Agg $(BIN)/python -m pytest -q -m "not slow" --ignore=tests/browser $(if $(filter 1,$(JOBS)),,-n $(JOBS)) tests
+	@# bytecode caches kept (a second run skips compiling and pytest's assertion rewriting: about 6 s per
+	@# process) and nbval not loaded (its import costs about 4 s per process; the unit tests do not use it)
+	env -u PYTHONDONTWRITEBYTECODE MPLBACKEND=Agg $(BIN)/python -m pytest -q -p no:nbval -m "not slow" --ignore=tests/browser $(if $(filter 1,$(JOBS)),,-n $(JOBS)) tests
 	@nb="$$($(BIN)/python tools/changed_notebooks.py $(SINCE))"; \
 	if [ -n "$$nb" ]; then echo "nbval on $$nb" | tr '\n' ' '; echo; env -u MPLBACKEND $(BIN)/python -m pytest -q $(NBVAL) $$nb; \
 	else echo "nbval: no notebook touched (make nbval runs them all)"; fi

@@ -80,6 +80,7 @@ def _step(w):
     return format(w.value, w.readout_format)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(explorer_factories()))
 def test_each_step_of_each_control_is_announced_by_its_name_and_new_value_and_is_short(name):
     ex = explorer_factories()[name]()

@@ -132,6 +132,7 @@ def test_the_check_flags_two_lines_that_differ_only_in_colour_and_the_describer_
     assert "a (solid):" in facts and "b (dashed, circles):" in facts
 
 
+@pytest.mark.slow
 def test_no_figure_the_package_draws_has_lines_that_differ_only_in_colour():
     import sys
     from pathlib import Path

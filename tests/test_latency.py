@@ -26,6 +26,9 @@ from attention_kit.widgets import (
 from attention_kit.widgets.axes import nice_limit
 from attention_kit.widgets.draw_ops import Unsupported, record_ops
 
+#: make check leaves these to make test: scene and background redraw counts over many steps (about 18 s at load 4)
+pytestmark = pytest.mark.slow
+
 TOKENS = "the cat sat on the mat and purred".split()
 PADDED = ["the", "cat", "sat", "on", "the", "mat", "<pad>", "<pad>"]
 

@@ -15,6 +15,9 @@ from attention_kit.decoder.lm_training import rhyme_stream  # noqa: E402
 from attention_kit.decoder.tiny_lm import load_pretrained  # noqa: E402
 from attention_kit.widgets import HeadExplorer, HeadView  # noqa: E402
 
+#: make check leaves these to make test: 06's and 08's scenes placed for many contexts (about 16 s at load 4)
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def model():

@@ -11,6 +11,9 @@ from attention_kit.learn.toy_tasks import Trainer
 from attention_kit.widgets import AttentionTrainer, MultiHeadExplorer, SelfAttentionExplorer
 from attention_kit.widgets.tiling import TilingStepper
 
+#: make check leaves these to make test: every explorer's scenes built and switched (about 30 s in all at load 4)
+pytestmark = pytest.mark.slow
+
 X = np.array([[0.1, 0.5], [0.3, 0.4], [0.8, 0.0]])
 
 

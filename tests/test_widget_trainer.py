@@ -8,6 +8,9 @@ import pytest
 from attention_kit.learn.toy_tasks import Trainer
 from attention_kit.widgets import AttentionTrainer, TrainingMonitor
 
+#: make check leaves these to make test: notebook 05's trainer: each test builds and trains a model (3-8 s of setup each, at load 4)
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def lab():

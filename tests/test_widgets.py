@@ -295,6 +295,7 @@ def test_incremental_render_matches_a_full_render():
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_multi_head_explorer_follows_sliders_and_heads():
     rng = np.random.default_rng(0)
     X = rng.normal(0, 1, (8, 8))
@@ -375,6 +376,7 @@ def all_explorers():
 
 
 @pytest.mark.slow
+@pytest.mark.slow
 def test_every_explorer_renders_a_non_blank_png(all_explorers):
     for ex in all_explorers:
         assert ex.message == ""
@@ -389,6 +391,7 @@ def still_png(data: dict) -> bytes:
     return base64.b64decode(m.group(1))
 
 
+@pytest.mark.slow
 def test_mimebundle_has_widget_still_picture_with_alt_and_fixed_text(all_explorers):
     """Where no kernel runs (GitHub, nbviewer), the explorer is a still picture whose alt says
     what it shows (issue 34): the figure's own description, after a word that it is a still."""
