@@ -376,3 +376,18 @@ def test_06s_still_picture_names_the_highlighted_query_as_the_live_description_d
     assert said and said[0].startswith("Highlighted query") and said[0] in hv.live.description
     alt = re.search(r'alt="([^"]*)"', hv._repr_mimebundle_()["text/html"]).group(1)
     assert said[0].replace("“", "&quot;").replace("”", "&quot;") in alt or said[0] in alt
+
+
+def test_a_flat_curve_is_flat_not_rising():
+    """Review 2026-11-26 (F4/F11): 07's running max m, 1.2935 three times, was "it rises throughout"."""
+    fig, ax = plt.subplots()
+    ax.plot([4, 8, 12], [1.2935, 1.2935, 1.2935])
+    ax.plot([0, 1, 2], [0.95104, 0.95101, 0.95104], label="m")  # equal as printed
+    ax.plot([0, 1, 2], [1.0, 1.0, 2.0], label="steps")  # not flat: rises
+    desc = describe_figure(fig)
+    plt.close(fig)
+    facts = " ".join(desc.facts)
+    assert "curve 1 (solid): 3 points from x = 4 to 12; flat at 1.29." in facts, facts
+    assert "m (solid): 3 points from x = 0 to 2; flat at 0.951." in facts, facts
+    assert "steps (solid): 3 points from x = 0 to 2; starts at 1, ends at 2; it rises throughout." in facts
+    assert "rises throughout" not in facts.split("steps")[0]

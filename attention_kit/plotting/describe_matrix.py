@@ -230,7 +230,10 @@ def curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool) -> str:
         return f"{name}: one point at ({figure_number(x[0])}, {figure_number(y[0])})."
     sy = float(np.max(np.abs(y)))
     fmt = lambda v: figure_number(v, sy)  # noqa: E731
-    s = f"{name}: {x.size} points from x = {figure_number(x[0])} to {figure_number(x[-1])}; starts at {fmt(y[0])}, ends at {fmt(y[-1])}"
+    head = f"{name}: {x.size} points from x = {figure_number(x[0])} to {figure_number(x[-1])}; "
+    if len({fmt(v) for v in y}) == 1:  # every value the same as printed: flat, neither rising nor falling
+        return head + f"flat at {fmt(y[0])}."
+    s = head + f"starts at {fmt(y[0])}, ends at {fmt(y[-1])}"
     i_lo, i_hi = int(np.argmin(y)), int(np.argmax(y))
     if i_lo not in (0, x.size - 1):
         s += f"; lowest {fmt(y[i_lo])} at x = {figure_number(x[i_lo])}"
