@@ -21,7 +21,7 @@ def _largest(desc) -> dict:
     """{query label: (value, [key labels])} read back from a description's facts."""
     out = {}
     for f in desc.facts:
-        m = re.match(r"Query (\S+): largest \w+ (-?[\d.]+)(?: on key (\S+)\.|, tied on keys (.+)\.)", f)
+        m = re.match(r"Query (\S+): largest \w+ (?:about )?(-?[\d.]+)(?: on key (\S+)\.|, (?:tied )?on keys (.+)\.)", f)
         if m:
             keys = [m.group(3)] if m.group(3) else re.split(r", | and ", m.group(4))
             out[m.group(1)] = (float(m.group(2)), keys)
@@ -391,3 +391,19 @@ def test_a_flat_curve_is_flat_not_rising():
     assert "m (solid): 3 points from x = 0 to 2; flat at 0.951." in facts, facts
     assert "steps (solid): 3 points from x = 0 to 2; starts at 1, ends at 2; it rises throughout." in facts
     assert "rises throughout" not in facts.split("steps")[0]
+
+
+def test_ties_need_two_decimals_and_equal_only_as_printed_is_about_not_tied():
+    """Review 2026-11-26 (F15/F16): 05's one-decimal heatmap made 0.245, 0.171 and 0.219 "tied on
+    keys bee, cat and owl"; 03 called 0.2333 and 0.2350 "tied"."""
+    d = describe_heatmap([[0.245, 0.171, 0.144, 0.093, 0.127, 0.219]], fmt="{:.1f}", query_labels=["owl"],
+                         key_labels=["bee", "cat", "eel", "ant", "fox", "owl"])
+    assert "Query owl: largest weight 0.24 on key bee." in d.facts or \
+        "Query owl: largest weight 0.25 on key bee." in d.facts, d.facts
+    d = describe_heatmap([[0.2333, 0.2, 0.2350, 0.3317 - 0.0]], query_labels=["dog"],
+                         key_labels=["the", "cat", "the", "x"])
+    assert d.facts[0] == "Query dog: largest weight 0.33 on key x."
+    d = describe_heatmap([[0.2333, 0.2, 0.2350]], query_labels=["dog"], key_labels=["the", "cat", "the"])
+    assert d.facts[0] == "Query dog: largest weight about 0.23, on keys the (0) and the (2).", d.facts
+    d = describe_heatmap([[0.5, 0.5, 0.0]], fmt="{:.1f}", query_labels=["q"], key_labels=["a", "b", "c"])
+    assert d.facts[0] == "Query q: largest weight 0.50, tied on keys a and b.", d.facts
