@@ -391,12 +391,10 @@ class LiveFigure(anywidget.AnyWidget):
                 extra = []
             text = "\n".join([d.summary, *extra, *d.facts]).strip()
         lines = text.split("\n")
-        said = set(getattr(self, "_said", ()))
-        changed = [ln for ln in lines if ln.strip() and ln not in said] if said else []
-        heads = {d.summary, *d.headings}  # what only names a panel: said after the facts
-        changed = [ln for ln in changed if ln not in heads] + [ln for ln in changed if ln in heads]
-        self._said = lines
+        before = list(getattr(self, "_said", ()))
         cause, self.cause = self.cause, ""
+        changed = changed_lines(before, lines, {d.summary, *d.headings}, cause) if before else []
+        self._said = lines
         words = announcement_for(cause, changed) if (cause or changed) else ""
         with self.hold_sync():
             if d.summary != self.summary:
@@ -410,6 +408,97 @@ class LiveFigure(anywidget.AnyWidget):
 #: An announcement says at most this many changed lines, and at most about this many words of them.
 ANNOUNCE_LINES = 3
 ANNOUNCE_WORDS = 40
+
+
+def _bare(word: str) -> str:
+    return word.strip(".,;:()[]").lower()
+
+
+def _phrases(title: str) -> list[str]:
+    """A title cut at its ": " and "; " outside brackets."""
+    out, depth, cur = [], 0, ""
+    for k, ch in enumerate(title):
+        depth += ch in "(["
+        depth -= ch in ")]"
+        if depth <= 0 and ch in ":;" and title[k + 1:k + 2] in (" ", ""):
+            out.append(cur.strip())
+            cur = ""
+            continue
+        cur += ch
+    out.append(cur.strip().rstrip("."))
+    return [p for p in out if p]
+
+
+def _title_news(old: str, new: str, cause: str) -> list[str]:
+    """What changed in a title (the figure's summary, a panel's heading): its new phrases (cut at
+    ": " and "; "), at most 12 words each; a phrase whose changed words only repeat the control's
+    new value (already said first) is left out."""
+    import difflib
+
+    said = {_bare(w) for w in cause.split()}
+    was = _phrases(old)
+    out = []
+    for ph in _phrases(new):
+        if ph in was or all(_bare(w) in said or not _bare(w) for w in ph.split()):
+            continue
+        if "x axis" in ph or "y axis" in ph or ph.startswith(("A figure of", "heatmap of")):
+            continue  # what a panel holds, not what it shows
+        near = difflib.get_close_matches(ph, was, n=1, cutoff=0.5)
+        if near:
+            a, b = near[0].split(), ph.split()
+            diff = [w for op, _, _, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes()
+                    if op != "equal" for w in b[j1:j2]]
+            if all(_bare(w) in said or not _bare(w) for w in diff):
+                continue
+        words = ph.split()
+        out.append(" ".join(words[:12]) + (" …" if len(words) > 12 else ""))
+    return out
+
+
+#: Facts that say what a mask, a target or a skipped tile covers: said first among the facts.
+_KEY_FACTS = ("asked", "Target cells", "Outlined cells", "skipped", "Exactly 0", "Also drawn")
+
+
+def changed_lines(before: list[str], after: list[str], titles: set, cause: str = "") -> list[str]:
+    """The lines an announcement may say, in the order it says them: first what changed in the
+    titles (only the changed words, with their context: in 05, 07, 08 and 09 the result is in a
+    title), then changed mask and target facts, then what disappeared that mattered ("No longer
+    drawn: …"), then the other changed lines. Unchanged lines, and titles that changed only by
+    repeating the control's value, are not said."""
+    import difflib
+
+    news, keys, gone, rest = [], [], [], []
+    seen = set()
+    old_set = set(before)
+    sm = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op == "equal":
+            continue
+        olds = before[i1:i2]
+        for k, line in enumerate(after[j1:j2]):
+            if not line.strip() or line in old_set:
+                continue
+            if line in titles:
+                was = olds[k] if k < len(olds) else ""
+                if line.startswith("Panel "):
+                    line, was = line.split(": ", 1)[-1], was.split(": ", 1)[-1]
+                for piece in _title_news(was, line, cause):
+                    if piece.lower() not in seen:
+                        seen.add(piece.lower())
+                        news.append(piece)
+            elif any(w in line for w in _KEY_FACTS):
+                keys.append(line)
+            else:
+                rest.append(line)
+        new_heads = {ln.split(": ", 1)[0] for ln in after[j1:j2]}
+        for line in olds[j2 - j1:] if i2 - i1 > j2 - j1 else []:
+            head = line.split(":", 1)[0]
+            if any(w in line for w in _KEY_FACTS) and line not in after and head not in new_heads:
+                gone.append("No longer drawn: " + head.split(", ", 1)[-1].lower() + ".")
+    out = []
+    if news:
+        out.append("; ".join(news) + ".")
+    return out + keys + gone + rest
 
 
 def announcement_for(cause: str, changed: list[str]) -> str:
