@@ -80,6 +80,12 @@ def _step(w):
     return format(w.value, w.readout_format)
 
 
+def _spoken(label: str, shown: str) -> str:
+    """A control and its value as said: plain words, the name once ("head 1", not "head head 1")."""
+    label, shown = label.replace("_", " "), shown.replace("_", " ")
+    return shown if shown.lower().startswith(label.lower() + " ") else f"{label} {shown}"
+
+
 @pytest.mark.parametrize("name", list(_explorers()))
 def test_each_step_of_each_control_is_announced_by_its_name_and_new_value_and_is_short(name):
     ex = _explorers()[name]()
@@ -95,8 +101,27 @@ def test_each_step_of_each_control_is_announced_by_its_name_and_new_value_and_is
         label = ex.CONTROL_NAMES.get(key) or w.description
         words = ex.live.announcement
         assert words != said, (name, key)
-        assert words.startswith(f"{label} {shown}."), (name, key, words)
+        assert words.startswith(f"{_spoken(label, shown)}."), (name, key, words)
+        assert "_" not in words.split(".")[0], (name, key, words)  # no identifiers spelled out
         assert len(words.split()) <= CAP, (name, key, len(words.split()), words)
+        stepped += 1
+    # every text box, also those outside ``controls`` (06's context, 08's tokens): type a shorter
+    # text (its first word dropped, still valid) as a learner does, then Enter
+    from attention_kit.widgets.live_figure import _widgets_under
+
+    for box in _widgets_under([ex]):
+        if not isinstance(box, widgets.Text) or box in ex.controls.values() or box.disabled:
+            continue
+        if box.description:  # a box of words
+            typed = " ".join(box.value.split()[1:])
+            said = f"{box.description} {typed}."
+        else:  # a vector's box in the editor
+            typed = ", ".join(["0.25"] * len(box.value.split(",")))
+            said = "vector "
+        box.value = typed
+        assert not ex.message, (name, box.description, ex.message)
+        assert ex.live.announcement.startswith(said), (name, ex.live.announcement)
+        assert len(ex.live.announcement.split()) <= CAP, (name, ex.live.announcement)
         stepped += 1
     if ex.editor is not None:
         vec = ex.editor.names[0]
@@ -169,3 +194,18 @@ def test_a_result_in_a_title_is_said_first_and_an_unchanged_summary_never():
     lab.controls["lr"].value = 0.3
     words = lab.live.announcement
     assert "reverse" not in words and len(words.split()) <= 12, words
+
+
+def test_a_control_is_said_in_plain_words_and_its_name_once():
+    """Review 2026-11-26 (F5): "head head 1", "block_q 5", "score scaled_dot"."""
+    from attention_kit.widgets import AttentionExplorer, HeadExplorer, TilingStepper
+
+    ex = TilingStepper(step=6)
+    ex.controls["block_q"].value = 5
+    assert ex.live.announcement.startswith("query block size 5."), ex.live.announcement
+    ex = HeadExplorer("induction", tokens="D J O B H M F D J O B H M", layer=1, head=0)
+    ex.controls["head"].value = 1
+    assert ex.live.announcement.startswith("head 1."), ex.live.announcement
+    ex = AttentionExplorer([1.0, 0.4], [[1.2, 0.3], [0.2, 1.0], [-0.8, 0.5]])
+    ex.controls["score"].value = "scaled_dot"
+    assert ex.live.announcement.startswith("score scaled dot."), ex.live.announcement
