@@ -407,3 +407,15 @@ def test_ties_need_two_decimals_and_equal_only_as_printed_is_about_not_tied():
     assert d.facts[0] == "Query dog: largest weight about 0.23, on keys the (0) and the (2).", d.facts
     d = describe_heatmap([[0.5, 0.5, 0.0]], fmt="{:.1f}", query_labels=["q"], key_labels=["a", "b", "c"])
     assert d.facts[0] == "Query q: largest weight 0.50, tied on keys a and b.", d.facts
+
+
+def test_a_curves_style_is_said_once_when_its_label_already_says_it():
+    """Review 2026-11-26 (F9): 06 cell 36 said "held-out (dashed) (dashed)"."""
+    fig, ax = plt.subplots()
+    ax.plot([0, 1, 2], [3.0, 2.0, 1.5], "-", label="training")
+    ax.plot([0, 1, 2], [3.1, 2.5, 2.2], "--", label="held-out (dashed)")
+    desc = describe_figure(fig)
+    plt.close(fig)
+    facts = " ".join(desc.facts)
+    assert "held-out (dashed): 3 points" in facts and "(dashed) (dashed)" not in facts, facts
+    assert "training (solid): 3 points" in facts

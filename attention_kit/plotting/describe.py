@@ -104,8 +104,9 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
         for k, ln in enumerate(lines[:8]):
             label = plain(ln.get_label())
             name = label if label and not label.startswith("_") else f"curve {k + 1}"
-            if len(lines) > 1:  # how to tell it from the others in the picture: "(dashed, circles)"
-                name += f" ({line_style_words(ln)})"
+            style = line_style_words(ln)
+            if len(lines) > 1 and not all(w in name for w in style.split(", ")):
+                name += f" ({style})"  # how to tell it from the others: "(dashed, circles)", once
             x = np.asarray(ln.get_xdata(), dtype=float).ravel()
             y = np.asarray(ln.get_ydata(), dtype=float).ravel()
             facts.append(curve_facts(name, x, y, log_y))
