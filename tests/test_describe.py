@@ -419,3 +419,23 @@ def test_a_curves_style_is_said_once_when_its_label_already_says_it():
     facts = " ".join(desc.facts)
     assert "held-out (dashed): 3 points" in facts and "(dashed) (dashed)" not in facts, facts
     assert "training (solid): 3 points" in facts
+
+
+def test_fill_between_bands_are_said_with_their_curve_range_and_overlaps():
+    """Review 2026-11-26 (F6/F13): 09 cell 23's seed ranges were not in the words, matched to their
+    curves by colour only, and the sinusoidal and rope bands overlap at 96 and 192."""
+    from attention_kit.plotting import OKABE_ITO
+
+    fig, ax = plt.subplots()
+    x = np.array([24, 48, 96, 192])
+    for k, (name, lo, hi, style) in enumerate([("sinusoidal", [0.98, 0.90, 0.78, 0.6], [0.985, 0.94, 0.87, 0.71], "o-"),
+                                               ("rope", [0.99, 0.95, 0.77, 0.57], [0.995, 0.96, 0.8, 0.6], "s--")]):
+        ax.plot(x, (np.array(lo) + hi) / 2, style, color=OKABE_ITO[k], label=name)
+        ax.fill_between(x, lo, hi, alpha=0.2, color=OKABE_ITO[k])
+    desc = describe_figure(fig)
+    plt.close(fig)
+    facts = " ".join(desc.facts)
+    assert ("Shaded band, sinusoidal (solid, circles)'s range: 0.98 to 0.985 at x = 24; 0.9 to 0.94 at x = 48; "
+            "0.78 to 0.87 at x = 96; 0.6 to 0.71 at x = 192.") in facts, facts
+    assert "The bands of sinusoidal (solid, circles) and rope (dashed, squares) overlap at x = 96 and 192." in facts
+    assert "2 shaded bands" in desc.summary

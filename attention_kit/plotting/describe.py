@@ -99,6 +99,7 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
     # one point drawn as a marker (a vector's tip, "you are here") is a marker, not a curve
     marks = [ln for ln in lines if np.size(ln.get_xdata()) == 1 and _has_marker(ln)]
     lines = [ln for ln in lines if not any(ln is m for m in marks)]
+    curve_names: list = []
     if lines:
         kinds.append(f"{len(lines)} {'curve' if len(lines) == 1 else 'curves'}")
         for k, ln in enumerate(lines[:8]):
@@ -110,6 +111,7 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
             x = np.asarray(ln.get_xdata(), dtype=float).ravel()
             y = np.asarray(ln.get_ydata(), dtype=float).ravel()
             facts.append(curve_facts(name, x, y, log_y))
+            curve_names.append((ln, name))
         if len(lines) > 8:
             facts.append(f"({len(lines) - 8} more curves.)")
     if marks:
@@ -149,6 +151,10 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
             facts += d.facts
             tables += d.tables
             joined += d.joined
+    bands = _bands(ax, curve_names)
+    if bands:
+        kinds.append(f"{len(bands)} shaded {'band' if len(bands) == 1 else 'bands'}")
+        facts += _band_facts(bands)
     colls = [c for c in ax.collections if c.get_visible() and hasattr(c, "get_offsets")
              and type(c).__name__ == "PathCollection"]
     for c in colls:
@@ -254,6 +260,56 @@ def _boxed_cells(ax, shape, query_labels, key_labels, rows: str, cols: str) -> l
         head = "Outlined cells" if what == "outlined" else f"{what[0].upper()}{what[1:]} cells (outlined boxes)"
         out.append(f"{head}: " + "; ".join(cells[:24]) + ("; …" if len(cells) > 24 else "") + ".")
     return out
+
+
+def _bands(ax, curve_names) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
+    """The shaded bands of ``fill_between`` (09's range of the seeds around each mean): for each,
+    the curve it belongs to (its label, else the curve of its colour), and its lower and upper
+    edge at each x: ``[(name, x, low, high), ...]``."""
+    from matplotlib.colors import to_rgb
+
+    out = []
+    for c in ax.collections:
+        if not c.get_visible() or "PolyCollection" not in type(c).__name__ or len(c.get_paths()) != 1:
+            continue
+        if not c.get_transform().contains_branch(ax.transData):
+            continue
+        v = np.asarray(c.get_paths()[0].vertices, dtype=float)
+        v = v[np.all(np.isfinite(v), axis=1)]
+        xs = np.unique(v[:, 0])
+        if len(xs) < 2 or len(xs) * 2 > len(v) + 2:
+            continue
+        low = np.array([v[v[:, 0] == x, 1].min() for x in xs])
+        high = np.array([v[v[:, 0] == x, 1].max() for x in xs])
+        label = plain(c.get_label() or "")
+        name = label if label and not label.startswith("_") else ""
+        if not name and len(c.get_facecolor()):
+            rgb = np.asarray(c.get_facecolor()[0][:3])
+            same = [n for ln, n in curve_names if np.allclose(to_rgb(ln.get_color()), rgb, atol=1e-3)]
+            name = f"{same[0]}'s" if len(same) == 1 else ""
+        out.append((name or f"band {len(out) + 1}", xs, low, high))
+    return out
+
+
+def _band_facts(bands) -> list[str]:
+    """Each band by its curve and its range at each x (at most 6; else where it starts and ends),
+    then which bands overlap where (a difference of the means inside both ranges)."""
+    facts = []
+    for name, xs, low, high in bands:
+        at = range(len(xs)) if len(xs) <= 6 else (0, len(xs) - 1)
+        facts.append(f"Shaded band, {name} range: " + "; ".join(
+            f"{figure_number(low[i])} to {figure_number(high[i])} at x = {figure_number(xs[i])}" for i in at) + ".")
+    for a in range(len(bands)):
+        for b in range(a + 1, len(bands)):
+            (na, xa, la, ha), (nb, xb, lb, hb) = bands[a], bands[b]
+            both = [x for x in xa if x in set(xb)]
+            over = [x for x in both if max(la[list(xa).index(x)], lb[list(xb).index(x)])
+                    <= min(ha[list(xa).index(x)], hb[list(xb).index(x)])]
+            if over:
+                where = listing([figure_number(x) for x in over])
+                facts.append(f"The bands of {na.removesuffix(chr(39) + 's')} and {nb.removesuffix(chr(39) + 's')} "
+                             f"overlap at x = {where}.")
+    return facts
 
 
 def _reference_marks(ax, xl: str, yl: str) -> list[str]:
