@@ -190,6 +190,10 @@ def test_a_result_in_a_title_is_said_first_and_an_unchanged_summary_never():
                       nudge=1.0)
     ex.controls["mask"].value = "padding"
     assert "masked (drawn hatched, marked —): 16 of 64 cells" in ex.live.announcement, ex.live.announcement
+    ex.controls["mask"].value = "none"
+    assert "No longer: masked" in ex.live.announcement, ex.live.announcement
+    ex.controls["mask"].value = "none"
+    assert "No longer: masked" in ex.live.announcement, ex.live.announcement
     lab = AttentionTrainer("reverse", lr=0.2)
     lab.controls["lr"].value = 0.3
     words = lab.live.announcement

@@ -462,8 +462,8 @@ _KEY_FACTS = ("asked", "Target cells", "Outlined cells", "skipped", "Exactly 0",
 def changed_lines(before: list[str], after: list[str], titles: set, cause: str = "") -> list[str]:
     """The lines an announcement may say, in the order it says them: first what changed in the
     titles (only the changed words, with their context: in 05, 07, 08 and 09 the result is in a
-    title), then changed mask and target facts, then what disappeared that mattered ("No longer
-    drawn: …"), then the other changed lines. Unchanged lines, and titles that changed only by
+    title), then changed mask and target facts, then what disappeared that mattered ("No longer:
+    masked …"), then the other changed lines. Unchanged lines, and titles that changed only by
     repeating the control's value, are not said."""
     import difflib
 
@@ -490,11 +490,12 @@ def changed_lines(before: list[str], after: list[str], titles: set, cause: str =
                 keys.append(line)
             else:
                 rest.append(line)
-        new_heads = {ln.split(": ", 1)[0] for ln in after[j1:j2]}
-        for line in olds[j2 - j1:] if i2 - i1 > j2 - j1 else []:
-            head = line.split(":", 1)[0]
-            if any(w in line for w in _KEY_FACTS) and line not in after and head not in new_heads:
-                gone.append("No longer drawn: " + head.split(", ", 1)[-1].lower() + ".")
+    new_heads = {ln.split(":", 1)[0] for ln in after}
+    for line in before:  # a mask, target or reference line that went away: said briefly
+        head = line.split(":", 1)[0]
+        if any(w in line for w in _KEY_FACTS) and head not in new_heads:
+            words = line.split(", ", 1)[-1].split()
+            gone.append("No longer: " + " ".join(words[:9]).rstrip(".,;:") + (" …" if len(words) > 9 else "."))
     out = []
     if news:
         out.append("; ".join(news) + ".")
