@@ -435,7 +435,7 @@ def test_fill_between_bands_are_said_with_their_curve_range_and_overlaps():
     desc = describe_figure(fig)
     plt.close(fig)
     facts = " ".join(desc.facts)
-    assert ("Shaded band, sinusoidal (solid, circles)'s range: 0.98 to 0.985 at x = 24; 0.9 to 0.94 at x = 48; "
+    assert ("Shaded band, the range of sinusoidal (solid, circles): 0.98 to 0.985 at x = 24; 0.9 to 0.94 at x = 48; "
             "0.78 to 0.87 at x = 96; 0.6 to 0.71 at x = 192.") in facts, facts
     assert "The bands of sinusoidal (solid, circles) and rope (dashed, squares) overlap at x = 96 and 192." in facts
     assert "2 shaded bands" in desc.summary

@@ -286,7 +286,7 @@ def _bands(ax, curve_names) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarra
         if not name and len(c.get_facecolor()):
             rgb = np.asarray(c.get_facecolor()[0][:3])
             same = [n for ln, n in curve_names if np.allclose(to_rgb(ln.get_color()), rgb, atol=1e-3)]
-            name = f"{same[0]}'s" if len(same) == 1 else ""
+            name = same[0] if len(same) == 1 else ""
         out.append((name or f"band {len(out) + 1}", xs, low, high))
     return out
 
@@ -297,7 +297,7 @@ def _band_facts(bands) -> list[str]:
     facts = []
     for name, xs, low, high in bands:
         at = range(len(xs)) if len(xs) <= 6 else (0, len(xs) - 1)
-        facts.append(f"Shaded band, {name} range: " + "; ".join(
+        facts.append(f"Shaded band, the range of {name}: " + "; ".join(
             f"{figure_number(low[i])} to {figure_number(high[i])} at x = {figure_number(xs[i])}" for i in at) + ".")
     for a in range(len(bands)):
         for b in range(a + 1, len(bands)):
@@ -307,8 +307,7 @@ def _band_facts(bands) -> list[str]:
                     <= min(ha[list(xa).index(x)], hb[list(xb).index(x)])]
             if over:
                 where = listing([figure_number(x) for x in over])
-                facts.append(f"The bands of {na.removesuffix(chr(39) + 's')} and {nb.removesuffix(chr(39) + 's')} "
-                             f"overlap at x = {where}.")
+                facts.append(f"The bands of {na} and {nb} overlap at x = {where}.")
     return facts
 
 
