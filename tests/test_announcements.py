@@ -194,6 +194,13 @@ def test_a_result_in_a_title_is_said_first_and_an_unchanged_summary_never():
     assert "No longer: masked" in ex.live.announcement, ex.live.announcement
     ex.controls["mask"].value = "none"
     assert "No longer: masked" in ex.live.announcement, ex.live.announcement
+    from attention_kit.widgets import PhaseChangeViewer
+
+    ex = PhaseChangeViewer(step=150)
+    ex.controls["step"].index += 1
+    words = ex.live.announcement
+    assert words.startswith("step 175. accuracy 0.27") and "prefix-matching" in words, words
+    assert "vertical line at training step = 175" not in words, words  # repeats the control's value
     lab = AttentionTrainer("reverse", lr=0.2)
     lab.controls["lr"].value = 0.3
     words = lab.live.announcement

@@ -431,7 +431,7 @@ def _phrases(title: str) -> list[str]:
 
 def _title_news(old: str, new: str, cause: str) -> list[str]:
     """What changed in a title (the figure's summary, a panel's heading): its new phrases (cut at
-    ": " and "; "), at most 12 words each; a phrase whose changed words only repeat the control's
+    ": " and "; "), at most 20 words each; a phrase whose changed words only repeat the control's
     new value (already said first) is left out."""
     import difflib
 
@@ -451,8 +451,22 @@ def _title_news(old: str, new: str, cause: str) -> list[str]:
             if all(_bare(w) in said or not _bare(w) for w in diff):
                 continue
         words = ph.split()
-        out.append(" ".join(words[:12]) + (" …" if len(words) > 12 else ""))
+        out.append(" ".join(words[:20]) + (" …" if len(words) > 20 else ""))
     return out
+
+
+def _repeats_cause(line: str, olds: list[str], cause: str) -> bool:
+    """True when ``line`` differs from the line it replaced only by the control's new value."""
+    import difflib
+
+    near = difflib.get_close_matches(line, olds, n=1, cutoff=0.8)
+    if not near or not cause:
+        return False
+    said = {_bare(w) for w in cause.split()}
+    a, b = near[0].split(), line.split()
+    diff = [w for op, _, _, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes()
+            if op != "equal" for w in b[j1:j2]]
+    return bool(diff) and all(_bare(w) in said or not _bare(w) for w in diff)
 
 
 #: Facts that say what a mask, a target or a skipped tile covers: said first among the facts.
@@ -486,6 +500,8 @@ def changed_lines(before: list[str], after: list[str], titles: set, cause: str =
                     if piece.lower() not in seen:
                         seen.add(piece.lower())
                         news.append(piece)
+            elif _repeats_cause(line, olds, cause):
+                continue  # "vertical line at training step = 175" after "step 175": said already
             elif any(w in line for w in _KEY_FACTS):
                 keys.append(line)
             else:
