@@ -21,7 +21,7 @@ def _largest(desc) -> dict:
     """{query label: (value, [key labels])} read back from a description's facts."""
     out = {}
     for f in desc.facts:
-        m = re.match(r"Query (\S+): largest \w+ (-?[\d.]+)(?: on key (\S+)\.|, tied on keys (.+)\.)", f)
+        m = re.match(r"Query (\S+): largest \w+ (?:about )?(-?[\d.]+)(?: on key (\S+)\.|, (?:tied )?on keys (.+)\.)", f)
         if m:
             keys = [m.group(3)] if m.group(3) else re.split(r", | and ", m.group(4))
             out[m.group(1)] = (float(m.group(2)), keys)
@@ -376,3 +376,66 @@ def test_06s_still_picture_names_the_highlighted_query_as_the_live_description_d
     assert said and said[0].startswith("Highlighted query") and said[0] in hv.live.description
     alt = re.search(r'alt="([^"]*)"', hv._repr_mimebundle_()["text/html"]).group(1)
     assert said[0].replace("“", "&quot;").replace("”", "&quot;") in alt or said[0] in alt
+
+
+def test_a_flat_curve_is_flat_not_rising():
+    """Review 2026-11-26 (F4/F11): 07's running max m, 1.2935 three times, was "it rises throughout"."""
+    fig, ax = plt.subplots()
+    ax.plot([4, 8, 12], [1.2935, 1.2935, 1.2935])
+    ax.plot([0, 1, 2], [0.95104, 0.95101, 0.95104], label="m")  # equal as printed
+    ax.plot([0, 1, 2], [1.0, 1.0, 2.0], label="steps")  # not flat: rises
+    desc = describe_figure(fig)
+    plt.close(fig)
+    facts = " ".join(desc.facts)
+    assert "curve 1 (solid): 3 points from x = 4 to 12; flat at 1.29." in facts, facts
+    assert "m (solid): 3 points from x = 0 to 2; flat at 0.951." in facts, facts
+    assert "steps (solid): 3 points from x = 0 to 2; starts at 1, ends at 2; it rises throughout." in facts
+    assert "rises throughout" not in facts.split("steps")[0]
+
+
+def test_ties_need_two_decimals_and_equal_only_as_printed_is_about_not_tied():
+    """Review 2026-11-26 (F15/F16): 05's one-decimal heatmap made 0.245, 0.171 and 0.219 "tied on
+    keys bee, cat and owl"; 03 called 0.2333 and 0.2350 "tied"."""
+    d = describe_heatmap([[0.245, 0.171, 0.144, 0.093, 0.127, 0.219]], fmt="{:.1f}", query_labels=["owl"],
+                         key_labels=["bee", "cat", "eel", "ant", "fox", "owl"])
+    assert "Query owl: largest weight 0.24 on key bee." in d.facts or \
+        "Query owl: largest weight 0.25 on key bee." in d.facts, d.facts
+    d = describe_heatmap([[0.2333, 0.2, 0.2350, 0.3317 - 0.0]], query_labels=["dog"],
+                         key_labels=["the", "cat", "the", "x"])
+    assert d.facts[0] == "Query dog: largest weight 0.33 on key x."
+    d = describe_heatmap([[0.2333, 0.2, 0.2350]], query_labels=["dog"], key_labels=["the", "cat", "the"])
+    assert d.facts[0] == "Query dog: largest weight about 0.23, on keys the (0) and the (2).", d.facts
+    d = describe_heatmap([[0.5, 0.5, 0.0]], fmt="{:.1f}", query_labels=["q"], key_labels=["a", "b", "c"])
+    assert d.facts[0] == "Query q: largest weight 0.50, tied on keys a and b.", d.facts
+
+
+def test_a_curves_style_is_said_once_when_its_label_already_says_it():
+    """Review 2026-11-26 (F9): 06 cell 36 said "held-out (dashed) (dashed)"."""
+    fig, ax = plt.subplots()
+    ax.plot([0, 1, 2], [3.0, 2.0, 1.5], "-", label="training")
+    ax.plot([0, 1, 2], [3.1, 2.5, 2.2], "--", label="held-out (dashed)")
+    desc = describe_figure(fig)
+    plt.close(fig)
+    facts = " ".join(desc.facts)
+    assert "held-out (dashed): 3 points" in facts and "(dashed) (dashed)" not in facts, facts
+    assert "training (solid): 3 points" in facts
+
+
+def test_fill_between_bands_are_said_with_their_curve_range_and_overlaps():
+    """Review 2026-11-26 (F6/F13): 09 cell 23's seed ranges were not in the words, matched to their
+    curves by colour only, and the sinusoidal and rope bands overlap at 96 and 192."""
+    from attention_kit.plotting import OKABE_ITO
+
+    fig, ax = plt.subplots()
+    x = np.array([24, 48, 96, 192])
+    for k, (name, lo, hi, style) in enumerate([("sinusoidal", [0.98, 0.90, 0.78, 0.6], [0.985, 0.94, 0.87, 0.71], "o-"),
+                                               ("rope", [0.99, 0.95, 0.77, 0.57], [0.995, 0.96, 0.8, 0.6], "s--")]):
+        ax.plot(x, (np.array(lo) + hi) / 2, style, color=OKABE_ITO[k], label=name)
+        ax.fill_between(x, lo, hi, alpha=0.2, color=OKABE_ITO[k])
+    desc = describe_figure(fig)
+    plt.close(fig)
+    facts = " ".join(desc.facts)
+    assert ("Shaded band, the range of sinusoidal (solid, circles): 0.98 to 0.985 at x = 24; 0.9 to 0.94 at x = 48; "
+            "0.78 to 0.87 at x = 96; 0.6 to 0.71 at x = 192.") in facts, facts
+    assert "The bands of sinusoidal (solid, circles) and rope (dashed, squares) overlap at x = 96 and 192." in facts
+    assert "2 shaded bands" in desc.summary

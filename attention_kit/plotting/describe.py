@@ -22,7 +22,16 @@ from .describe_matrix import (
     describe_heatmap,
     describe_vectors,
     heatmap_table,
-    label_names,
+)
+from .describe_parts import (
+    axes_title,
+    band_facts,
+    bands_of,
+    boxed_cells,
+    colour_only_lines,
+    has_marker,
+    line_style_words,
+    reference_marks,
 )
 from .words import dash_means, figure_number, listing, noun, plain
 
@@ -48,18 +57,10 @@ def _axis_nouns(ax) -> tuple[str, str]:
     return noun(yl, "row"), noun(xl, "column")
 
 
-def _axes_title(ax) -> str:
-    for loc in ("center", "left", "right"):
-        t = ax.get_title(loc=loc)
-        if t:
-            return plain(t)
-    return ""
-
-
 def describe_axes(ax, *, tables: bool = True) -> Description:
     """Describe one ``Axes``: a heatmap drawn by :func:`~attention_kit.plotting.heatmap`, the
     arrows of :func:`~attention_kit.plotting.plot_vectors`, or else its curves, bars and images."""
-    title = _axes_title(ax)
+    title = axes_title(ax)
     art = getattr(ax, "_ak_heatmap", None)
     if art is not None and art.image in ax.images:
         data = art.image.get_array()
@@ -70,7 +71,7 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
                              fmt=art.fmt, tables=tables, rows=rows, cols=cols,
                              masked=dash_means(ax.get_xlabel(), ax.get_ylabel(), title,
                                                 _suptitle(ax)) or "masked")
-        boxes = _boxed_cells(ax, data.shape, art.query_labels, art.key_labels, rows, cols)
+        boxes = boxed_cells(ax, data.shape, art.query_labels, art.key_labels, rows, cols)
         if boxes:
             d.facts.extend(boxes)
         return d
@@ -97,18 +98,21 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
     lines = [ln for ln in ax.get_lines() if ln.get_visible() and ln.get_transform().contains_branch(ax.transData)
              and np.size(ln.get_xdata()) >= 1 and id(ln) not in tips]  # (an arrow's tip: said with it)
     # one point drawn as a marker (a vector's tip, "you are here") is a marker, not a curve
-    marks = [ln for ln in lines if np.size(ln.get_xdata()) == 1 and _has_marker(ln)]
+    marks = [ln for ln in lines if np.size(ln.get_xdata()) == 1 and has_marker(ln)]
     lines = [ln for ln in lines if not any(ln is m for m in marks)]
+    curve_names: list = []
     if lines:
         kinds.append(f"{len(lines)} {'curve' if len(lines) == 1 else 'curves'}")
         for k, ln in enumerate(lines[:8]):
             label = plain(ln.get_label())
             name = label if label and not label.startswith("_") else f"curve {k + 1}"
-            if len(lines) > 1:  # how to tell it from the others in the picture: "(dashed, circles)"
-                name += f" ({line_style_words(ln)})"
+            style = line_style_words(ln)
+            if len(lines) > 1 and not all(w in name for w in style.split(", ")):
+                name += f" ({style})"  # how to tell it from the others: "(dashed, circles)", once
             x = np.asarray(ln.get_xdata(), dtype=float).ravel()
             y = np.asarray(ln.get_ydata(), dtype=float).ravel()
             facts.append(curve_facts(name, x, y, log_y))
+            curve_names.append((ln, name))
         if len(lines) > 8:
             facts.append(f"({len(lines) - 8} more curves.)")
     if marks:
@@ -148,6 +152,10 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
             facts += d.facts
             tables += d.tables
             joined += d.joined
+    bands = bands_of(ax, curve_names)
+    if bands:
+        kinds.append(f"{len(bands)} shaded {'band' if len(bands) == 1 else 'bands'}")
+        facts += band_facts(bands)
     colls = [c for c in ax.collections if c.get_visible() and hasattr(c, "get_offsets")
              and type(c).__name__ == "PathCollection"]
     for c in colls:
@@ -157,7 +165,7 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
             if len(pts) <= 8:
                 facts.append("Points: " + "; ".join(f"({figure_number(p[0])}, {figure_number(p[1])})" for p in pts) + ".")
     xl, yl = plain(ax.get_xlabel()), plain(ax.get_ylabel())
-    marks = _reference_marks(ax, xl, yl)
+    marks = reference_marks(ax, xl, yl)
     if marks:
         facts.append("Also drawn: " + "; ".join(marks) + ".")
     axes_words = []
@@ -180,116 +188,6 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
                        joined=joined or Description.joined)
 
 
-_DASHES = {"-": "solid", "solid": "solid", "--": "dashed", "dashed": "dashed", ":": "dotted",
-           "dotted": "dotted", "-.": "dash-dot", "dashdot": "dash-dot"}
-_MARKS = {"o": "circles", "s": "squares", "^": "triangles", "v": "down triangles", "<": "left triangles",
-          ">": "right triangles", "D": "diamonds", "d": "thin diamonds", "x": "crosses", "X": "crosses",
-          "+": "pluses", "P": "pluses", "*": "stars", ".": "dots", "p": "pentagons", "h": "hexagons",
-          "H": "hexagons", "8": "octagons", "|": "bars", "_": "dashes"}
-
-
-def line_style_words(ln) -> str:
-    """How a line looks apart from its colour: "solid", "dashed, circles", "squares only"."""
-    ls = ln.get_linestyle()
-    dash = _DASHES.get(ls, "patterned") if ls not in ("None", "none", "", " ") else ""
-    marker = ln.get_marker()
-    mark = "" if marker in (None, "None", "none", "", " ", ",") else _MARKS.get(str(marker), "markers")
-    if dash and mark:
-        return f"{dash}, {mark}"
-    return dash or (f"{mark} only" if mark else "invisible")
-
-
-def colour_only_lines(fig) -> list[tuple[str, str, str]]:
-    """Pairs of curves in one panel of ``fig`` that differ only in colour (the same line style and
-    marker): ``[(panel title, label 1, label 2), ...]``. Reference lines (``axhline``) and single
-    points are left out. The course's figures have none (tests/test_colours.py)."""
-    out = []
-    for ax in fig.get_axes():
-        lines = [ln for ln in ax.get_lines() if ln.get_visible() and np.size(ln.get_xdata()) >= 2
-                 and ln.get_transform().contains_branch(ax.transData)
-                 and not np.all(np.asarray(ln.get_ydata(), dtype=float) == np.ravel(ln.get_ydata())[0])]
-        seen: dict = {}
-        for ln in lines:
-            key = line_style_words(ln)
-            if key in seen:
-                out.append((_axes_title(ax), plain(seen[key].get_label()), plain(ln.get_label())))
-            else:
-                seen[key] = ln
-    return out
-
-
-def _has_marker(ln) -> bool:
-    """Drawn as a marker only (no line): a tip, a "you are here" dot."""
-    return ln.get_marker() not in (None, "None", "none", "", " ", ",") and \
-        ln.get_linestyle() in ("None", "none", "", " ")
-
-
-def _boxed_cells(ax, shape, query_labels, key_labels, rows: str, cols: str) -> list[str]:
-    """The cells of a heatmap framed by an unfilled box (05's targets: where the task needs each
-    query to look), by their row and column: "Target cells (outlined boxes): query bee → key owl;
-    …". A box's label says what it marks ("target"); without one they are "Outlined cells"."""
-    n_r, n_c = shape[:2]
-    found: dict[str, list[str]] = {}
-    for p in ax.patches:
-        if not p.get_visible() or type(p).__name__ != "Rectangle" or p.get_fill():
-            continue
-        if not p.get_transform().contains_branch(ax.transData):
-            continue
-        x, y, w, h = p.get_x(), p.get_y(), p.get_width(), p.get_height()
-        if not (np.isclose(abs(w), 1) and np.isclose(abs(h), 1)):
-            continue
-        j, i = x + 0.5, y + 0.5
-        if not (np.isclose(j, round(j)) and np.isclose(i, round(i))):
-            continue
-        i, j = int(round(i)), int(round(j))
-        if not (0 <= i < n_r and 0 <= j < n_c):
-            continue
-        q, k = label_names(query_labels, n_r)[i], label_names(key_labels, n_c)[j]
-        label = plain(p.get_label() or "")
-        what = label if label and not label.startswith("_") else "outlined"
-        found.setdefault(what, []).append(f"{rows} {q} → {cols} {k}")
-    out = []
-    for what, cells in found.items():
-        head = "Outlined cells" if what == "outlined" else f"{what[0].upper()}{what[1:]} cells (outlined boxes)"
-        out.append(f"{head}: " + "; ".join(cells[:24]) + ("; …" if len(cells) > 24 else "") + ".")
-    return out
-
-
-def _reference_marks(ax, xl: str, yl: str) -> list[str]:
-    """Lines across the whole plot (``axhline``, ``axvline``) by their value and shaded bands
-    (``axvspan``, ``axhspan``) by their range: "shaded from training step 300 to 600"."""
-    def at(label: str, axis: str, eq: str = "") -> str:
-        return f"{label}{eq} " if label and len(label.split()) <= 3 else f"{axis} = "
-
-    def named(artist, words: str) -> str:
-        label = plain(artist.get_label() or "")
-        return f"{label}: {words}" if label and not label.startswith("_") else words
-
-    out = []
-    for ln in ax.get_lines():
-        if not ln.get_visible():
-            continue
-        data_x, data_y = ln.get_transform().contains_branch_seperately(ax.transData)
-        if data_x == data_y:
-            continue
-        vals = np.asarray(ln.get_ydata() if data_y else ln.get_xdata(), dtype=float).ravel()
-        if not vals.size or not np.all(vals == vals[0]):
-            continue
-        out.append(named(ln, f"{'horizontal' if data_y else 'vertical'} line at "
-                             f"{at(yl, 'y', ' =') if data_y else at(xl, 'x', ' =')}{figure_number(vals[0])}"))
-    for p in ax.patches:
-        if not p.get_visible() or not hasattr(p, "get_width"):
-            continue
-        data_x, data_y = p.get_transform().contains_branch_seperately(ax.transData)
-        if data_x == data_y:
-            continue
-        if data_x:
-            lo, hi = sorted((p.get_x(), p.get_x() + p.get_width()))
-            out.append(named(p, f"shaded from {at(xl, 'x')}{figure_number(lo)} to {figure_number(hi)}"))
-        else:
-            lo, hi = sorted((p.get_y(), p.get_y() + p.get_height()))
-            out.append(named(p, f"shaded from {at(yl, 'y')}{figure_number(lo)} to {figure_number(hi)}"))
-    return out[:8]
 
 
 def _bar_names(ax, patches, across: bool) -> list[str] | None:
@@ -381,7 +279,7 @@ def _describe_image(ax, im, *, tables: bool) -> Description | None:
         digits = 2 if scale < 100 else 0
         out.append(heatmap_table(np.where(ok, arr, np.nan), mask=None if ok.all() else ok,
                                  query_labels=rl, key_labels=cl, fmt="{:.%df}" % digits,
-                                 caption=_axes_title(ax) or "image values", rows=rows, cols=cols))
+                                 caption=axes_title(ax) or "image values", rows=rows, cols=cols))
     return Description(f"an image of {n_r} by {n_c} cells", facts, out)
 
 
@@ -405,7 +303,7 @@ def describe_figure(fig, *, tables: bool = True) -> Description:
         d = parts[0]
         return Description(head + d.summary, d.facts, d.tables, joined=d.joined)
     heat = [p for ax, p in zip(axes, parts, strict=True) if getattr(ax, "_ak_heatmap", None) is not None]
-    titles = [_axes_title(ax) for ax in axes]
+    titles = [axes_title(ax) for ax in axes]
     summary = head + f"A figure of {len(parts)} panels" + (
         f" ({len(heat)} {'heatmap' if len(heat) == 1 else 'heatmaps'})" if heat and len(heat) < len(parts) else
         " (heatmaps)" if heat else "") + (

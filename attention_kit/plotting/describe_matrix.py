@@ -5,6 +5,7 @@ with a summary, the salient facts and the full matrix as a table."""
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -114,8 +115,9 @@ def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None
     -------
     Description
         The facts name, for each query, its largest weight and the key it goes to (every key
-        whose value, as printed with ``fmt``, equals the largest as printed: "tied" only when
-        the printed numbers are equal), the masked cells and the range of the values.
+        whose value, as printed with ``fmt`` but at least two decimals, equals the largest as
+        printed: "tied" when the values are equal, "about 0.23, on keys a and b" when only their
+        printed numbers are), the masked cells and the range of the values.
     """
     a = np.asarray(weights, dtype=float)
     if a.ndim == 1:
@@ -134,6 +136,7 @@ def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None
                f"bottom: {short_list(ql)}) by {n_k} {cols if n_k == 1 else cp} ({along_c}left to "
                f"right: {short_list(kl)}).")
     facts = []
+    tie_fmt = _tie_format(fmt)
     shown = range(n_q) if n_q <= MAX_ROWS else list(range(MAX_ROWS // 2)) + list(
         range(n_q - MAX_ROWS // 2, n_q))
     for i in shown:
@@ -143,13 +146,16 @@ def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None
             continue
         row = np.where(ok, a[i], -np.inf)
         best = float(row.max())
-        shown_best = fmt.format(best)  # ties as printed: the words never contradict the numbers
-        top = [j for j in range(n_k) if ok[j] and fmt.format(row[j]) == shown_best]
+        shown_best = tie_fmt.format(best)  # ties as printed: the words never contradict the numbers
+        top = [j for j in range(n_k) if ok[j] and tie_fmt.format(row[j]) == shown_best]
         word = "weight" if kind == "weights" else "score"
         if len(top) == 1:
-            facts.append(f"{row_word} {ql[i]}: largest {word} {fmt.format(best)} on {col_word} {kl[top[0]]}.")
-        else:
-            facts.append(f"{row_word} {ql[i]}: largest {word} {fmt.format(best)}, tied on {cp} "
+            facts.append(f"{row_word} {ql[i]}: largest {word} {shown_best} on {col_word} {kl[top[0]]}.")
+        elif np.ptp(row[top]) <= 1e-9 * max(1.0, abs(best)):  # truly equal
+            facts.append(f"{row_word} {ql[i]}: largest {word} {shown_best}, tied on {cp} "
+                         f"{listing([kl[j] for j in top])}.")
+        else:  # equal only as printed (0.2333 and 0.2350): "about", not "tied"
+            facts.append(f"{row_word} {ql[i]}: largest {word} about {shown_best}, on {cp} "
                          f"{listing([kl[j] for j in top])}.")
     if n_q > MAX_ROWS:
         more = n_q - MAX_ROWS
@@ -172,6 +178,13 @@ def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None
                            fmt=fmt, caption=(title or what), rows=rows, cols=cols,
                            masked=masked_word)] if tables else []
     return Description(summary, facts, table, joined=(row_word, "Values", masked[0].upper() + masked[1:]))
+
+
+def _tie_format(fmt: str) -> str:
+    """How the largest value is written and ties judged: the heatmap's own format, but never
+    coarser than two decimals (05's one-decimal cells made 0.245, 0.171 and 0.219 "tied")."""
+    m = re.fullmatch(r"\{:\.(\d+)f\}", fmt)
+    return "{:.2f}" if m and int(m.group(1)) < 2 else fmt
 
 
 def _is_causal(masked: np.ndarray) -> bool:
@@ -231,7 +244,10 @@ def curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool) -> str:
         return f"{name}: one point at ({figure_number(x[0])}, {figure_number(y[0])})."
     sy = float(np.max(np.abs(y)))
     fmt = lambda v: figure_number(v, sy)  # noqa: E731
-    s = f"{name}: {x.size} points from x = {figure_number(x[0])} to {figure_number(x[-1])}; starts at {fmt(y[0])}, ends at {fmt(y[-1])}"
+    head = f"{name}: {x.size} points from x = {figure_number(x[0])} to {figure_number(x[-1])}; "
+    if len({fmt(v) for v in y}) == 1:  # every value the same as printed: flat, neither rising nor falling
+        return head + f"flat at {fmt(y[0])}."
+    s = head + f"starts at {fmt(y[0])}, ends at {fmt(y[-1])}"
     i_lo, i_hi = int(np.argmin(y)), int(np.argmax(y))
     if i_lo not in (0, x.size - 1):
         s += f"; lowest {fmt(y[i_lo])} at x = {figure_number(x[i_lo])}"

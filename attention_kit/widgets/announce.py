@@ -4,12 +4,120 @@ The whole description stays on the picture for a screen reader to read at will."
 
 from __future__ import annotations
 
-__all__ = ["ANNOUNCE_LINES", "ANNOUNCE_WORDS", "announcement_for"]
+__all__ = ["ANNOUNCE_LINES", "ANNOUNCE_WORDS", "announcement_for", "changed_lines"]
 
 
 #: An announcement says at most this many changed lines, and at most about this many words of them.
 ANNOUNCE_LINES = 3
 ANNOUNCE_WORDS = 40
+
+
+def _bare(word: str) -> str:
+    return word.strip(".,;:()[]").lower()
+
+
+def _phrases(title: str) -> list[str]:
+    """A title cut at its ": " and "; " outside brackets."""
+    out, depth, cur = [], 0, ""
+    for k, ch in enumerate(title):
+        depth += ch in "(["
+        depth -= ch in ")]"
+        if depth <= 0 and ch in ":;" and title[k + 1:k + 2] in (" ", ""):
+            out.append(cur.strip())
+            cur = ""
+            continue
+        cur += ch
+    out.append(cur.strip().rstrip("."))
+    return [p for p in out if p]
+
+
+def _title_news(old: str, new: str, cause: str) -> list[str]:
+    """What changed in a title (the figure's summary, a panel's heading): its new phrases (cut at
+    ": " and "; "), at most 20 words each; a phrase whose changed words only repeat the control's
+    new value (already said first) is left out."""
+    import difflib
+
+    said = {_bare(w) for w in cause.split()}
+    was = _phrases(old)
+    out = []
+    for ph in _phrases(new):
+        if ph in was or all(_bare(w) in said or not _bare(w) for w in ph.split()):
+            continue
+        if "x axis" in ph or "y axis" in ph or ph.startswith(("A figure of", "heatmap of")):
+            continue  # what a panel holds, not what it shows
+        near = difflib.get_close_matches(ph, was, n=1, cutoff=0.5)
+        if near:
+            a, b = near[0].split(), ph.split()
+            diff = [w for op, _, _, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes()
+                    if op != "equal" for w in b[j1:j2]]
+            if all(_bare(w) in said or not _bare(w) for w in diff):
+                continue
+        words = ph.split()
+        out.append(" ".join(words[:20]) + (" …" if len(words) > 20 else ""))
+    return out
+
+
+def _repeats_cause(line: str, olds: list[str], cause: str) -> bool:
+    """True when ``line`` differs from the line it replaced only by the control's new value."""
+    import difflib
+
+    near = difflib.get_close_matches(line, olds, n=1, cutoff=0.8)
+    if not near or not cause:
+        return False
+    said = {_bare(w) for w in cause.split()}
+    a, b = near[0].split(), line.split()
+    diff = [w for op, _, _, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes()
+            if op != "equal" for w in b[j1:j2]]
+    return bool(diff) and all(_bare(w) in said or not _bare(w) for w in diff)
+
+
+#: Facts that say what a mask, a target or a skipped tile covers: said first among the facts.
+_KEY_FACTS = ("asked", "Target cells", "Outlined cells", "skipped", "Exactly 0", "Also drawn")
+
+
+def changed_lines(before: list[str], after: list[str], titles: set, cause: str = "") -> list[str]:
+    """The lines an announcement may say, in the order it says them: first what changed in the
+    titles (only the changed words, with their context: in 05, 07, 08 and 09 the result is in a
+    title), then changed mask and target facts, then what disappeared that mattered ("No longer:
+    masked …"), then the other changed lines. Unchanged lines, and titles that changed only by
+    repeating the control's value, are not said."""
+    import difflib
+
+    news, keys, gone, rest = [], [], [], []
+    seen = set()
+    old_set = set(before)
+    sm = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op == "equal":
+            continue
+        olds = before[i1:i2]
+        for k, line in enumerate(after[j1:j2]):
+            if not line.strip() or line in old_set:
+                continue
+            if line in titles:
+                was = olds[k] if k < len(olds) else ""
+                if line.startswith("Panel "):
+                    line, was = line.split(": ", 1)[-1], was.split(": ", 1)[-1]
+                for piece in _title_news(was, line, cause):
+                    if piece.lower() not in seen:
+                        seen.add(piece.lower())
+                        news.append(piece)
+            elif _repeats_cause(line, olds, cause):
+                continue  # "vertical line at training step = 175" after "step 175": said already
+            elif any(w in line for w in _KEY_FACTS):
+                keys.append(line)
+            else:
+                rest.append(line)
+    new_heads = {ln.split(":", 1)[0] for ln in after}
+    for line in before:  # a mask, target or reference line that went away: said briefly
+        head = line.split(":", 1)[0]
+        if any(w in line for w in _KEY_FACTS) and head not in new_heads:
+            words = line.split(", ", 1)[-1].split()
+            gone.append("No longer: " + " ".join(words[:9]).rstrip(".,;:") + (" …" if len(words) > 9 else "."))
+    out = []
+    if news:
+        out.append("; ".join(news) + ".")
+    return out + keys + gone + rest
 
 
 def announcement_for(cause: str, changed: list[str]) -> str:

@@ -390,6 +390,11 @@ def control_words(w, name: str | None = None) -> str:
             shown = str(value)
     else:
         shown = str(value)
+    # words a screen reader says plainly: no underscores ("scaled_dot" -> "scaled dot"), and
+    # the name once when the option repeats it ("head" + "head 1" -> "head 1")
+    name, shown = name.replace("_", " "), shown.replace("_", " ")
+    if name and (shown.lower() == name.lower() or shown.lower().startswith(name.lower() + " ")):
+        return shown.strip()
     return f"{name} {shown}".strip()
 
 

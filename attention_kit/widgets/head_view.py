@@ -20,7 +20,7 @@ from ..decoder.tiny_lm import TinyLMConfig, head_weights, next_token_probs
 from ..learn.corpus import UnknownWordError, Vocab
 from ..plotting import OKABE_ITO, WEIGHTS_CMAP, heatmap, update_heatmap
 from .axes import widest_first
-from .base import Explorer
+from .base import Explorer, control_words
 
 __all__ = ["HeadView"]
 
@@ -101,6 +101,8 @@ class HeadView(Explorer):
         return self.message == ""
 
     def _text_changed(self, change) -> None:
+        if not self._busy:  # typed by the learner: the announcement starts "context <the words>"
+            self.live.cause = control_words(self.text)
         self._apply_text(change["new"])
 
     def _apply_text(self, text: str) -> bool:

@@ -19,7 +19,7 @@ from ..heads.tasks import BACKCOPY_NAMES, LETTERS
 from ..heads.trained import RECIPES, load_trained
 from ..plotting import OKABE_ITO, WEIGHTS_CMAP, heatmap, update_heatmap
 from .axes import widest_first
-from .base import Explorer
+from .base import Explorer, control_words
 from .parsing import parse_tokens
 
 __all__ = ["HeadExplorer", "PhaseChangeViewer", "SCORES"]
@@ -86,7 +86,7 @@ class HeadExplorer(Explorer):
         }
         self.text = widgets.Text(value=tokens, continuous_update=False, description="tokens",
                                  layout=widgets.Layout(width="620px"))
-        self.text.observe(lambda ch: self.set_tokens(ch["new"]), names="value")
+        self.text.observe(self._text_changed, names="value")
         fig = Figure(figsize=(11, 5.2), layout="constrained")
         self._assemble(controls, None, fig, dpi=72)
         self.children = (self.text, *self.children)
@@ -132,6 +132,11 @@ class HeadExplorer(Explorer):
                 c["head"].value = 0
             return
         self.update()
+
+    def _text_changed(self, change) -> None:
+        if not self._busy:  # typed by the learner (not set by a new model): "tokens <the tokens>"
+            self.live.cause = control_words(self.text)
+        self.set_tokens(change["new"])
 
     def set_tokens(self, text: str) -> bool:
         """Type ``text`` into the box. Returns whether it was accepted (else the message says why)."""

@@ -19,7 +19,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure, SubFigure
 
 from ..plotting.describe import describe_figure
-from .announce import announcement_for
+from .announce import announcement_for, changed_lines
 from .draw_ops import Unsupported, record_ops
 from .raster import data_url, encode_png, text_cached
 
@@ -344,12 +344,10 @@ class LiveFigure(anywidget.AnyWidget):
                 extra = []
             text = "\n".join([d.summary, *extra, *d.facts]).strip()
         lines = text.split("\n")
-        said = set(getattr(self, "_said", ()))
-        changed = [ln for ln in lines if ln.strip() and ln not in said] if said else []
-        heads = {d.summary, *d.headings}  # what only names a panel: said after the facts
-        changed = [ln for ln in changed if ln not in heads] + [ln for ln in changed if ln in heads]
-        self._said = lines
+        before = list(getattr(self, "_said", ()))
         cause, self.cause = self.cause, ""
+        changed = changed_lines(before, lines, {d.summary, *d.headings}, cause) if before else []
+        self._said = lines
         words = announcement_for(cause, changed) if (cause or changed) else ""
         with self.hold_sync():
             if d.summary != self.summary:
@@ -374,7 +372,7 @@ def _pieces(figure, renderer):
             yield artist
 
 
-def _widgets_under(roots) -> list:
+def widgets_under(roots) -> list:
     """Every widget in the boxes ``roots`` (and the roots), live figures left out."""
     seen, out, todo = set(), [], list(roots)
     while todo:
@@ -397,6 +395,6 @@ def picture_first(*roots):
     picture: the page draws it first instead of updating those widgets before it. Nested uses
     (an editor inside an explorer) send once, when the outermost block ends."""
     with ExitStack() as stack:
-        for w in _widgets_under(roots):
+        for w in widgets_under(roots):
             stack.enter_context(w.hold_sync())
         yield

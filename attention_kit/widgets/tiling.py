@@ -83,6 +83,8 @@ class TilingStepper(Explorer):
 
     _PLAIN = "TilingStepper (interactive: run in JupyterLab to use the controls)"
     D_K, D_V = 4, 3
+    #: spoken names: "block_q" is read letter by letter, underscore and all
+    CONTROL_NAMES = {"block_q": "query block size", "block_k": "key block size"}
 
     def __init__(self, n: int = 12, *, block_q: int = 4, block_k: int = 3, causal: bool = False,
                  row: int = 5, seed: int = 0, step: int | None = None):

@@ -173,7 +173,7 @@ class AttentionTrainer(Explorer):
     RUN_EVERY = 10
     D_K = (("d_model / h", 0), ("4", 4), ("16", 16), ("64", 64))
 
-    CONTROL_NAMES = {"lr_text": "learning rate"}
+    CONTROL_NAMES = {"lr_text": "learning rate", "d_k": "key size d k"}
 
     def __init__(self, task: str = "reverse", *, n_heads: int = 1, d_k: int | None = None,
                  scaled: bool = True, lr: float = 0.2, seed: int = 0):

@@ -1,0 +1,182 @@
+"""Notebooks 01-09: the parts of a figure its text alternative names besides heatmaps and curves
+(issue 34): a curve's line style and marker, lines told apart only by colour, boxes drawn over a
+heatmap's cells, shaded bands, reference lines; :func:`describe.describe_figure` puts them in words."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .describe_matrix import label_names
+from .words import figure_number, listing, plain
+
+__all__ = ["axes_title", "line_style_words", "colour_only_lines", "has_marker", "boxed_cells",
+           "bands_of", "band_facts", "reference_marks"]
+
+
+_DASHES = {"-": "solid", "solid": "solid", "--": "dashed", "dashed": "dashed", ":": "dotted",
+           "dotted": "dotted", "-.": "dash-dot", "dashdot": "dash-dot"}
+_MARKS = {"o": "circles", "s": "squares", "^": "triangles", "v": "down triangles", "<": "left triangles",
+          ">": "right triangles", "D": "diamonds", "d": "thin diamonds", "x": "crosses", "X": "crosses",
+          "+": "pluses", "P": "pluses", "*": "stars", ".": "dots", "p": "pentagons", "h": "hexagons",
+          "H": "hexagons", "8": "octagons", "|": "bars", "_": "dashes"}
+
+
+def axes_title(ax) -> str:
+    for loc in ("center", "left", "right"):
+        t = ax.get_title(loc=loc)
+        if t:
+            return plain(t)
+    return ""
+
+
+def line_style_words(ln) -> str:
+    """How a line looks apart from its colour: "solid", "dashed, circles", "squares only"."""
+    ls = ln.get_linestyle()
+    dash = _DASHES.get(ls, "patterned") if ls not in ("None", "none", "", " ") else ""
+    marker = ln.get_marker()
+    mark = "" if marker in (None, "None", "none", "", " ", ",") else _MARKS.get(str(marker), "markers")
+    if dash and mark:
+        return f"{dash}, {mark}"
+    return dash or (f"{mark} only" if mark else "invisible")
+
+
+def colour_only_lines(fig) -> list[tuple[str, str, str]]:
+    """Pairs of curves in one panel of ``fig`` that differ only in colour (the same line style and
+    marker): ``[(panel title, label 1, label 2), ...]``. Reference lines (``axhline``) and single
+    points are left out. The course's figures have none (tests/test_colours.py)."""
+    out = []
+    for ax in fig.get_axes():
+        lines = [ln for ln in ax.get_lines() if ln.get_visible() and np.size(ln.get_xdata()) >= 2
+                 and ln.get_transform().contains_branch(ax.transData)
+                 and not np.all(np.asarray(ln.get_ydata(), dtype=float) == np.ravel(ln.get_ydata())[0])]
+        seen: dict = {}
+        for ln in lines:
+            key = line_style_words(ln)
+            if key in seen:
+                out.append((axes_title(ax), plain(seen[key].get_label()), plain(ln.get_label())))
+            else:
+                seen[key] = ln
+    return out
+
+
+def has_marker(ln) -> bool:
+    """Drawn as a marker only (no line): a tip, a "you are here" dot."""
+    return ln.get_marker() not in (None, "None", "none", "", " ", ",") and \
+        ln.get_linestyle() in ("None", "none", "", " ")
+
+
+def boxed_cells(ax, shape, query_labels, key_labels, rows: str, cols: str) -> list[str]:
+    """The cells of a heatmap framed by an unfilled box (05's targets: where the task needs each
+    query to look), by their row and column: "Target cells (outlined boxes): query bee → key owl;
+    …". A box's label says what it marks ("target"); without one they are "Outlined cells"."""
+    n_r, n_c = shape[:2]
+    found: dict[str, list[str]] = {}
+    for p in ax.patches:
+        if not p.get_visible() or type(p).__name__ != "Rectangle" or p.get_fill():
+            continue
+        if not p.get_transform().contains_branch(ax.transData):
+            continue
+        x, y, w, h = p.get_x(), p.get_y(), p.get_width(), p.get_height()
+        if not (np.isclose(abs(w), 1) and np.isclose(abs(h), 1)):
+            continue
+        j, i = x + 0.5, y + 0.5
+        if not (np.isclose(j, round(j)) and np.isclose(i, round(i))):
+            continue
+        i, j = int(round(i)), int(round(j))
+        if not (0 <= i < n_r and 0 <= j < n_c):
+            continue
+        q, k = label_names(query_labels, n_r)[i], label_names(key_labels, n_c)[j]
+        label = plain(p.get_label() or "")
+        what = label if label and not label.startswith("_") else "outlined"
+        found.setdefault(what, []).append(f"{rows} {q} → {cols} {k}")
+    out = []
+    for what, cells in found.items():
+        head = "Outlined cells" if what == "outlined" else f"{what[0].upper()}{what[1:]} cells (outlined boxes)"
+        out.append(f"{head}: " + "; ".join(cells[:24]) + ("; …" if len(cells) > 24 else "") + ".")
+    return out
+
+
+def bands_of(ax, curve_names) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
+    """The shaded bands of ``fill_between`` (09's range of the seeds around each mean): for each,
+    the curve it belongs to (its label, else the curve of its colour), and its lower and upper
+    edge at each x: ``[(name, x, low, high), ...]``."""
+    from matplotlib.colors import to_rgb
+
+    out = []
+    for c in ax.collections:
+        if not c.get_visible() or "PolyCollection" not in type(c).__name__ or len(c.get_paths()) != 1:
+            continue
+        if not c.get_transform().contains_branch(ax.transData):
+            continue
+        v = np.asarray(c.get_paths()[0].vertices, dtype=float)
+        v = v[np.all(np.isfinite(v), axis=1)]
+        xs = np.unique(v[:, 0])
+        if len(xs) < 2 or len(xs) * 2 > len(v) + 2:
+            continue
+        low = np.array([v[v[:, 0] == x, 1].min() for x in xs])
+        high = np.array([v[v[:, 0] == x, 1].max() for x in xs])
+        label = plain(c.get_label() or "")
+        name = label if label and not label.startswith("_") else ""
+        if not name and len(c.get_facecolor()):
+            rgb = np.asarray(c.get_facecolor()[0][:3])
+            same = [n for ln, n in curve_names if np.allclose(to_rgb(ln.get_color()), rgb, atol=1e-3)]
+            name = same[0] if len(same) == 1 else ""
+        out.append((name or f"band {len(out) + 1}", xs, low, high))
+    return out
+
+
+def band_facts(bands) -> list[str]:
+    """Each band by its curve and its range at each x (at most 6; else where it starts and ends),
+    then which bands overlap where (a difference of the means inside both ranges)."""
+    facts = []
+    for name, xs, low, high in bands:
+        at = range(len(xs)) if len(xs) <= 6 else (0, len(xs) - 1)
+        facts.append(f"Shaded band, the range of {name}: " + "; ".join(
+            f"{figure_number(low[i])} to {figure_number(high[i])} at x = {figure_number(xs[i])}" for i in at) + ".")
+    for a in range(len(bands)):
+        for b in range(a + 1, len(bands)):
+            (na, xa, la, ha), (nb, xb, lb, hb) = bands[a], bands[b]
+            both = [x for x in xa if x in set(xb)]
+            over = [x for x in both if max(la[list(xa).index(x)], lb[list(xb).index(x)])
+                    <= min(ha[list(xa).index(x)], hb[list(xb).index(x)])]
+            if over:
+                where = listing([figure_number(x) for x in over])
+                facts.append(f"The bands of {na} and {nb} overlap at x = {where}.")
+    return facts
+
+
+def reference_marks(ax, xl: str, yl: str) -> list[str]:
+    """Lines across the whole plot (``axhline``, ``axvline``) by their value and shaded bands
+    (``axvspan``, ``axhspan``) by their range: "shaded from training step 300 to 600"."""
+    def at(label: str, axis: str, eq: str = "") -> str:
+        return f"{label}{eq} " if label and len(label.split()) <= 3 else f"{axis} = "
+
+    def named(artist, words: str) -> str:
+        label = plain(artist.get_label() or "")
+        return f"{label}: {words}" if label and not label.startswith("_") else words
+
+    out = []
+    for ln in ax.get_lines():
+        if not ln.get_visible():
+            continue
+        data_x, data_y = ln.get_transform().contains_branch_seperately(ax.transData)
+        if data_x == data_y:
+            continue
+        vals = np.asarray(ln.get_ydata() if data_y else ln.get_xdata(), dtype=float).ravel()
+        if not vals.size or not np.all(vals == vals[0]):
+            continue
+        out.append(named(ln, f"{'horizontal' if data_y else 'vertical'} line at "
+                             f"{at(yl, 'y', ' =') if data_y else at(xl, 'x', ' =')}{figure_number(vals[0])}"))
+    for p in ax.patches:
+        if not p.get_visible() or not hasattr(p, "get_width"):
+            continue
+        data_x, data_y = p.get_transform().contains_branch_seperately(ax.transData)
+        if data_x == data_y:
+            continue
+        if data_x:
+            lo, hi = sorted((p.get_x(), p.get_x() + p.get_width()))
+            out.append(named(p, f"shaded from {at(xl, 'x')}{figure_number(lo)} to {figure_number(hi)}"))
+        else:
+            lo, hi = sorted((p.get_y(), p.get_y() + p.get_height()))
+            out.append(named(p, f"shaded from {at(yl, 'y')}{figure_number(lo)} to {figure_number(hi)}"))
+    return out[:8]
