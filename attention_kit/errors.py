@@ -8,6 +8,7 @@ and a likely fix. All of them subclass ``AttentionError`` and a builtin (``Value
 from __future__ import annotations
 
 import functools
+import sys
 import types
 
 import numpy as np
@@ -27,6 +28,7 @@ __all__ = [
     "check_mask",
     "check_count",
     "check_arrays",
+    "code_names",
     "door",
 ]
 
@@ -243,13 +245,22 @@ def door(check):
         # the right lines): tracebacks, ``inspect`` and the grader's watch of plain-numpy answers
         # (grading/in_kernel.py names the package function a learner called) see ``causal_mask``,
         # not a wrapper.
-        code = entry.__code__.replace(co_name=core.__name__, co_qualname=core.__qualname__)
+        code = entry.__code__.replace(**code_names(core))
         entry = types.FunctionType(code, core.__globals__, core.__name__, None, entry.__closure__)
         functools.update_wrapper(entry, core)
         entry.unchecked = core
         return entry
 
     return wrap
+
+
+def code_names(core) -> dict:
+    """The names a door's code object takes from ``core``: its name, and from Python 3.11 on (where
+    code objects have one) its qualified name."""
+    names = {"co_name": core.__name__}
+    if sys.version_info >= (3, 11):
+        names["co_qualname"] = core.__qualname__
+    return names
 
 
 def check_arrays(arrays: dict, what: str = "params") -> None:

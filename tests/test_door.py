@@ -140,3 +140,20 @@ def test_the_models_door_checks_ids_targets_and_weights(small_lm):
     broken["l1.mlp.W2"][0, 0] = np.inf
     with pytest.raises(ak.NonFiniteError, match=r"params\['l1.mlp.W2'\] holds inf"):
         lm.lm_forward(broken, cfg, ids)
+
+
+
+def test_a_door_asks_for_no_qualified_name_where_code_objects_have_none(monkeypatch):
+    """Python 3.10 (the lowest the course supports) has no ``co_qualname``: the door must not ask
+    for it there (it did, and every module with a door failed to import on 3.10)."""
+    import sys
+
+    from attention_kit import errors
+
+    def core():
+        pass
+
+    monkeypatch.setattr(sys, "version_info", (3, 11, 7, "final", 0))
+    assert errors.code_names(core) == {"co_name": "core", "co_qualname": core.__qualname__}
+    monkeypatch.setattr(sys, "version_info", (3, 10, 13, "final", 0))
+    assert errors.code_names(core) == {"co_name": "core"}
