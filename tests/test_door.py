@@ -157,3 +157,32 @@ def test_a_door_asks_for_no_qualified_name_where_code_objects_have_none(monkeypa
     assert errors.code_names(core) == {"co_name": "core", "co_qualname": core.__qualname__}
     monkeypatch.setattr(sys, "version_info", (3, 10, 13, "final", 0))
     assert errors.code_names(core) == {"co_name": "core"}
+
+
+def test_block_forward_is_a_door_and_transposed_targets_are_refused():
+    """Review of issue 37: block_forward (public) passed a learner's mask and X unchecked to the
+    kernel, and lm_loss_and_grads reshaped transposed targets into wrong labels without a word."""
+    from attention_kit import errors
+    from attention_kit.decoder import block as B
+    from attention_kit.decoder import tiny_lm as T
+
+    params, config, _ = T.load_pretrained()
+    d = np.shape(params["l0.attn.W_q"])[-2]
+    X = np.random.default_rng(0).normal(size=(3, 6, d))
+    ok = B.block_forward(X, params, 0, mask=np.tril(np.ones((6, 6), bool)))[0]
+    np.testing.assert_array_equal(ok, B.block_forward.unchecked(X, params, 0, mask=np.tril(np.ones((6, 6), bool)))[0])
+    cases = [(dict(mask=np.tril(np.ones((6, 6), int))), errors.MaskDtypeError, "astype"),
+             (dict(mask=np.ones((5, 5), bool)), errors.MaskError, "causal_mask"),
+             (dict(X=X[0].T), errors.ShapeError, "Use X.T"),
+             (dict(l=7), errors.ParameterError, "the model has one block"),
+             (dict(X=np.where(X > 2, np.nan, X)), errors.NonFiniteError, "NaN")]
+    for change, error, words in cases:
+        args = dict(X=X, l=0) | change
+        with pytest.raises(error, match=words):
+            B.block_forward(args.pop("X"), params, args.pop("l"), **args)
+    rng = np.random.default_rng(1)
+    ids = rng.integers(0, config.vocab_size, size=(3, 6))
+    targets = rng.integers(0, config.vocab_size, size=(3, 6))
+    assert T.lm_loss_and_grads(params, config, ids, targets)[0] == T.lm_loss_and_grads(params, config, ids, targets.ravel())[0]
+    with pytest.raises(errors.ShapeError, match=r"\(6, 3\) but \(3, 6\)"):
+        T.lm_loss_and_grads(params, config, ids, targets.T)

@@ -36,7 +36,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ParameterError, ShapeError, as_float_array, check_arrays, door
+from ..errors import (
+    ParameterError,
+    ShapeError,
+    as_float_array,
+    check_arrays,
+    check_finite,
+    check_mask,
+    door,
+)
 from ..learn import layers as L
 from ..learn.backward import multi_head_backward
 from ..mechanism.masks import causal_mask
@@ -141,6 +149,28 @@ def _attention(A: np.ndarray, p, mask, cache, count, replace=None, pos=None, rot
     return out, w, saved
 
 
+def _check_block(X, params: dict, l: int, *, mask=None, cache=None, **rest):
+    """A learner's call of :func:`block_forward`: block ``l`` exists, X is finite with the
+    model's width in its last axis, and a mask is boolean with one row and column per token."""
+    layers = n_layers_of(params)
+    if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or not 0 <= l < layers:
+        which = "0 (the model has one block)" if layers == 1 else f"a block's number, 0 to {layers - 1}"
+        raise ParameterError(f"l must be {which}, got {l!r}")
+    X = as_float_array(X, "X")
+    d_model = np.shape(params[f"l{l}.attn.W_q"])[-2]  # (h, d_model, d_k) or (d_model, ...)
+    if X.ndim < 2 or X.shape[-1] != d_model:
+        hint = " (did you pass the column layout (d, n)? Use X.T)" if X.ndim == 2 and X.shape[0] == d_model else ""
+        raise ShapeError(f"X must have shape (..., n, {d_model}): one row per token, {d_model} "
+                         f"numbers each (the model's d_model), but it has shape {X.shape}{hint}")
+    check_finite(X, "X")
+    if mask is not None:
+        if cache is not None:
+            raise ParameterError("give no mask with a cache: the new token sees every cached one")
+        mask = check_mask(mask, (X.shape[-2], X.shape[-2]))
+    return (X, params, l), dict(rest, mask=mask, cache=cache)
+
+
+@door(_check_block)
 def block_forward(X, params: dict, l: int, *, mask=None, cache=None, residual: bool = True,
                   count=None, replace_heads: dict | None = None, positions: str | None = None,
                   start: int = 0, slopes=None):
@@ -291,7 +321,7 @@ def decoder_forward(params: dict, ids, *, positions: str | None = "sinusoidal", 
     blocks, weights = [], []
     for l in range(n_layers):
         replace = {h: v for (layer, h), v in (replace_heads or {}).items() if layer == l}
-        X, w, saved = block_forward(X, params, l, mask=mask, residual=residual, count=count,
+        X, w, saved = block_forward.unchecked(X, params, l, mask=mask, residual=residual, count=count,
                                     cache=None if caches is None else caches[l], replace_heads=replace,
                                     positions=positions, start=start, slopes=slopes)
         blocks.append(saved)

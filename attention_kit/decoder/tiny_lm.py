@@ -128,8 +128,9 @@ def lm_loss_and_grads(params: dict, config: TinyLMConfig, ids, targets, **switch
     """Mean next-token cross-entropy of a batch and the gradient of every parameter."""
     logits, cache = lm_forward(params, config, ids, **switches)  # the door: ids and weights checked
     targets = np.asarray(targets)
-    if targets.size == np.prod(logits.shape[:-1]):
-        targets = targets.reshape(logits.shape[:-1])  # (batch, n), also from a flat (batch * n,)
+    if targets.ndim == 1 and targets.size == np.prod(logits.shape[:-1]):
+        targets = targets.reshape(logits.shape[:-1])  # (batch, n) from a flat (batch * n,); any other
+        # shape (a transposed (n, batch) too) goes to check_targets, which names the one it wants
     targets = check_targets(targets, logits.shape)
     loss, dlogits = cross_entropy.unchecked(logits, targets)  # the logits are the model's own
     return loss, decoder_backward(params, cache, dlogits)
