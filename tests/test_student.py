@@ -14,8 +14,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import make_student  # noqa: E402
 
-pytestmark = pytest.mark.slow  # builds the student edition and runs every copy: make check leaves it out
-
 NOTEBOOKS = make_student.course_notebooks()
 
 
@@ -205,6 +203,7 @@ def test_student_edition_is_self_contained(student_dir, tmp_path):
     assert not any(".venv" in n or "__pycache__" in n for n in names)
 
 
+@pytest.mark.slow  # runs every student copy in a kernel: make check leaves it to make test
 @pytest.mark.parametrize("src", NOTEBOOKS, ids=lambda p: p.stem)
 def test_student_copy_runs_and_exercises_print_hints(src, student_dir):
     """Run the student copy top to bottom: nothing raises (except cells tagged
