@@ -19,6 +19,17 @@ CAP = ANNOUNCE_WORDS + 20
 TOKENS = ["the", "cat", "sat", "on", "the", "mat", "and", "slept"]
 
 
+
+@pytest.fixture(autouse=True)
+def _describe_at_once(monkeypatch):
+    """Every step's words at once: without a kernel, a description younger than DESCRIBE_EVERY
+    waits for a running event loop, and in the full suite one is running (left by the browser
+    tests' playwright), where nothing ever runs it: the announcement stayed empty."""
+    from attention_kit.widgets.live_figure import LiveFigure
+
+    monkeypatch.setattr(LiveFigure, "DESCRIBE_EVERY", 0.0)
+
+
 def _head_view():
     from attention_kit.decoder.lm_training import rhyme_stream
     from attention_kit.decoder.tiny_lm import load_pretrained

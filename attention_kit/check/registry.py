@@ -38,7 +38,7 @@ from . import (
 )
 
 __all__ = ["Exercise", "Notebook", "NOTEBOOKS", "notebook", "exercises", "answer_cells",
-           "call_settings", "settings_differ", "markdown_table", "parse_cell"]
+           "call_settings", "settings_differ", "markdown_table", "parse_cell", "PARSE_LOCK"]
 
 
 @dataclass(frozen=True)
@@ -175,13 +175,13 @@ def exercises() -> Iterator[tuple[str, Notebook, Exercise]]:
 # The grader reads notebooks in two threads at once; CPython 3.11's ast.parse is not safe to run
 # in two threads ("SystemError: AST constructor recursion depth mismatch"), nor is
 # warnings.catch_warnings. One lock for every parse of a learner's cell.
-_PARSE_LOCK = threading.Lock()
+PARSE_LOCK = threading.RLock()  # re-entrant: a caller may hold it around parse_cell
 
 
 def parse_cell(source: str) -> ast.Module | None:
     """The cell's syntax tree, or None if it does not parse (quietly: a learner's ``"\\d"``
     in a string is not our warning to give). Safe to call from several threads."""
-    with _PARSE_LOCK, warnings.catch_warnings():
+    with PARSE_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             return ast.parse(source)

@@ -99,9 +99,11 @@ def answer_print(sources: Sequence[str], ex: registry.Exercise, cells: Sequence[
                 nodes.insert(0, node)
     if sum(1 for node in nodes for _ in ast.walk(node)) < MIN_NODES:
         return None
-    module = ast.Module(body=nodes, type_ignores=[])
-    module = _Normalise(_bound(nodes), set(ex.answers)).visit(module)
-    return ast.dump(module, annotate_fields=False)
+    with registry.PARSE_LOCK:  # syntax trees made and rewritten in one grading thread at a time (CPython
+        # 3.11's AST state is not safe in two threads: "AST constructor recursion depth mismatch")
+        module = ast.Module(body=nodes, type_ignores=[])
+        module = _Normalise(_bound(nodes), set(ex.answers)).visit(module)
+        return ast.dump(module, annotate_fields=False)
 
 
 def _prints(sources: Sequence[str], number: str) -> dict[str, str]:
