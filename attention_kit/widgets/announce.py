@@ -4,6 +4,8 @@ The whole description stays on the picture for a screen reader to read at will."
 
 from __future__ import annotations
 
+import difflib
+
 __all__ = ["ANNOUNCE_LINES", "ANNOUNCE_WORDS", "announcement_for", "changed_lines"]
 
 
@@ -35,8 +37,6 @@ def _title_news(old: str, new: str, cause: str) -> list[str]:
     """What changed in a title (the figure's summary, a panel's heading): its new phrases (cut at
     ": " and "; "), at most 20 words each; a phrase whose changed words only repeat the control's
     new value (already said first) is left out."""
-    import difflib
-
     said = {_bare(w) for w in cause.split()}
     was = _phrases(old)
     out = []
@@ -59,8 +59,6 @@ def _title_news(old: str, new: str, cause: str) -> list[str]:
 
 def _repeats_cause(line: str, olds: list[str], cause: str) -> bool:
     """True when ``line`` differs from the line it replaced only by the control's new value."""
-    import difflib
-
     near = difflib.get_close_matches(line, olds, n=1, cutoff=0.8)
     if not near or not cause:
         return False
@@ -81,8 +79,6 @@ def changed_lines(before: list[str], after: list[str], titles: set, cause: str =
     title), then changed mask and target facts, then what disappeared that mattered ("No longer:
     masked …"), then the other changed lines. Unchanged lines, and titles that changed only by
     repeating the control's value, are not said."""
-    import difflib
-
     news, keys, gone, rest = [], [], [], []
     seen = set()
     old_set = set(before)
