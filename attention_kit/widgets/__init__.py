@@ -32,6 +32,8 @@ Where each piece lives (one module per building block, one per explorer):
   ``tiling`` - one explorer each
 * ``trainer`` - :class:`AttentionTrainer` and :class:`TrainingMonitor`
 * ``heads`` - :class:`HeadExplorer` and :class:`PhaseChangeViewer` (notebook 08)
+* ``kernel_status`` - a control's message does not make the kernel say "busy" (fewer frames for
+  the page to draw per press)
 * ``server_extension`` - a Jupyter server extension: the kernel's messages reach the page without
   Nagle's delay (enabled by ``make lab`` and Binder's ``postBuild``)
 """

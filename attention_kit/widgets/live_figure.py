@@ -21,6 +21,7 @@ from matplotlib.figure import Figure, SubFigure
 from ..plotting.describe import describe_figure
 from .announce import announcement_for, changed_lines
 from .draw_ops import Unsupported, record_ops
+from .kernel_status import quiet_control_status
 from .raster import data_url, encode_png, text_cached
 
 __all__ = ["LiveFigure", "picture_first"]
@@ -99,6 +100,7 @@ class LiveFigure(anywidget.AnyWidget):
         self._kept: dict = {}  # figures shown before (see show): id -> (figure, layout, background...)
         self._when_shown: list = []
         self.on_msg(self._page_message)
+        quiet_control_status()  # a press redraws the picture, not the kernel's busy signs
 
     def show(self, figure: Figure) -> None:
         """Show ``figure`` in place of the current one. Each figure shown keeps its layout and its
