@@ -28,6 +28,7 @@ def _describe_at_once(monkeypatch):
     from attention_kit.widgets.live_figure import LiveFigure
 
     monkeypatch.setattr(LiveFigure, "DESCRIBE_EVERY", 0.0)
+    monkeypatch.setattr(LiveFigure, "DESCRIBE_AFTER", 0.0)
 
 
 def _head_view():

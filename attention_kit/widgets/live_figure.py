@@ -303,12 +303,17 @@ class LiveFigure(anywidget.AnyWidget):
     #: The kernel writes an explorer's description at most this often (seconds) while a control
     #: is held down; the last picture's words always follow (the page reads at most one text per 0.5 s).
     DESCRIBE_EVERY = 0.25
+    #: ...and, in a kernel, this long after the picture left (seconds): the words (a few ms of the
+    #: kernel's time) then do not compete with the page drawing the picture on a 2-core machine.
+    DESCRIBE_AFTER = 0.06
 
     def _describe_soon(self) -> None:
-        """Describe now, or (when the last description is younger than DESCRIBE_EVERY and the
-        kernel has an event loop) once the presses pause, for the newest picture."""
+        """Describe DESCRIBE_AFTER after the picture, or (when the last description is younger
+        than DESCRIBE_EVERY) once the presses pause, for the newest picture; at once without an
+        event loop (a script, a test) or when both are 0."""
         now = time.monotonic()
-        wait = getattr(self, "_described_at", -1e9) + self.DESCRIBE_EVERY - now
+        wait = max(getattr(self, "_described_at", -1e9) + self.DESCRIBE_EVERY - now,
+                   self.DESCRIBE_AFTER)
         if wait <= 0:
             self.describe()
             return
