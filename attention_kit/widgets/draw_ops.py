@@ -31,6 +31,7 @@ import weakref
 
 import numpy as np
 from matplotlib.backend_bases import GraphicsContextBase, RendererBase
+from matplotlib.axis import Axis
 from matplotlib.collections import LineCollection
 from matplotlib.colors import to_rgba
 from matplotlib.image import AxesImage
@@ -109,6 +110,9 @@ class OpRecorder(RendererBase):
         css_font = _FONTS.get(key)
         if css_font is None:
             css_font = _FONTS[key] = _font(prop, self.dpi)
+        return self.font_index(css_font)
+
+    def font_index(self, css_font: str) -> int:
         if css_font not in self.fonts:
             self.fonts.append(css_font)
         return self.fonts.index(css_font)
@@ -260,6 +264,34 @@ class OpRecorder(RendererBase):
         a.draw(self)
         a._ak_ops = (key, self.ops[start:])
 
+    def axis(self, axis: Axis) -> None:
+        """An axis (ticks, their numbers, its label) that moves with its bars (04, 03): drawn the
+        general way only when its scale, ticks, labels or place changed; otherwise its ops from
+        the last time are reused (its text layout is most of a step's ops time: 12 of 21 ms of
+        04's nudge, in-process)."""
+        ax = axis.axes
+        locs = np.asarray(axis.get_majorticklocs(), dtype=float)
+        minor = np.asarray(axis.get_minorticklocs(), dtype=float)
+        major_fmt, minor_fmt = axis.get_major_formatter(), axis.get_minor_formatter()
+        key = (axis.get_scale(), tuple(axis.get_view_interval()), ax.bbox.bounds, locs.tobytes(),
+               minor.tobytes(), tuple(major_fmt.format_ticks(locs)), major_fmt.get_offset(),
+               tuple(minor_fmt.format_ticks(minor)), repr(axis._major_tick_kw),
+               repr(axis._minor_tick_kw), axis.get_inverted(), axis.label.get_text(),
+               axis.label.get_color(), hash(axis.label.get_fontproperties()),
+               axis.label.get_visible(), axis.get_label_position(), axis.get_ticks_position(),
+               self.height, self.dpi, self._artist_clip(axis) and tuple(self._artist_clip(axis)))
+        cached = getattr(axis, "_ak_ops", None)
+        if cached is not None and cached[0] == key:
+            fonts = cached[2]
+            for op in cached[1]:
+                if op[0] == "t":  # its font by name: this recording numbers its fonts anew
+                    op = [*op[:4], self.font_index(fonts[op[4]]), *op[5:]]
+                self.ops.append(op)
+            return
+        start = len(self.ops)
+        axis.draw(self)
+        axis._ak_ops = (key, self.ops[start:], list(self.fonts))
+
     def image(self, im: AxesImage) -> None:
         """A small image of flat cells (a heatmap) as its cell colours and its box in pixels."""
         A = im.get_array()
@@ -307,6 +339,8 @@ class OpRecorder(RendererBase):
             self.arrow(a)
         elif type(a) is LineCollection:
             self.lines(a)
+        elif isinstance(a, Axis):
+            self.axis(a)
         else:
             a.draw(self)
 

@@ -1,0 +1,71 @@
+"""Ops that a live figure reuses (an axis or an arrow that did not change) are the ops it would
+record afresh: stepped through the controls that move the bars' scale, the mask, the seed."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from attention_kit.widgets import MaskExplorer, MultiHeadExplorer
+from attention_kit.widgets.draw_ops import record_ops
+
+TOKENS = ["the", "cat", "sat", "on", "the", "mat", "<pad>", "<pad>"]
+
+
+def _fresh(live) -> dict:
+    """The ops of ``live``'s moving artists recorded with nothing reused."""
+    for a in live.dynamic:
+        a.__dict__.pop("_ak_ops", None)
+    return record_ops(live._renderer(), live.dynamic)
+
+
+def _steps(explorer, steps):
+    for name, value in steps:
+        explorer.controls[name].value = value
+        sent = json.loads(explorer.live.ops)
+        assert sent == _fresh(explorer.live), f"after {name} = {value!r}: reused ops differ"
+        yield sent
+
+
+def test_04s_bars_axis_reused_only_while_it_is_the_same():
+    e = MaskExplorer(TOKENS, mask="causal", token=2, nudge=1.0)
+    steps = [("nudge", 1.1), ("nudge", 1.2), ("seed", 3), ("mask", "padding"), ("nudge", -2.0),
+             ("positions", True), ("token", 6), ("mask", "none"), ("seed", 7), ("nudge", 0.0)]
+    sent = list(_steps(e, steps))
+    axis_texts = [[op[3] for op in s["ops"] if op[0] == "t" and op[3] == "|change of the output row|"]
+                  for s in sent]
+    assert all(axis_texts), "the axis label is in every picture's ops"
+    ticks = {tuple(op[3] for op in s["ops"] if op[0] == "t" and op[3].replace(".", "").isdigit())
+             for s in sent}
+    assert len(ticks) > 1, "the steps changed the bars' scale at least once (the test must see one)"
+
+
+def test_03s_bars_axis_too():
+    X = np.random.default_rng(0).normal(size=(5, 8))
+    e = MultiHeadExplorer(X, ["the", "dog", "chased", "a", "cat"], n_heads=2, seed=1, token=2)
+    list(_steps(e, [("dim0", 1.5), ("dim0", -1.5), ("seed", 9), ("n_heads", 4), ("token", 0),
+                    ("dim3", 2.0), ("n_heads", 1), ("seed", 2)]))
+
+
+@pytest.mark.parametrize("order", [0, 1])
+def test_a_reused_axis_keeps_its_font_when_the_fonts_are_numbered_anew(order):
+    """A reused text op names its font by the number this recording gives it."""
+    e = MaskExplorer(TOKENS, mask="causal", token=2, nudge=1.0)
+    e.controls["nudge"].value = 1.1  # the axis is recorded once...
+    live = e.live
+    moving = list(live.dynamic)
+    axis = next(a for a in moving if type(a).__name__ == "XAxis")
+    others = [a for a in moving if a is not axis]
+    reordered = [axis, *others] if order else [*others, axis]  # ...then reused, fonts renumbered
+    got = record_ops(live._renderer(), reordered)
+    want = _fresh_in(live, reordered)
+    fonts = lambda ops: [(op[3], ops["fonts"][op[4]]) for op in ops["ops"] if op[0] == "t"]  # noqa: E731
+    assert fonts(got) == fonts(want)
+
+
+def _fresh_in(live, artists):
+    for a in artists:
+        a.__dict__.pop("_ak_ops", None)
+    return record_ops(live._renderer(), artists)
