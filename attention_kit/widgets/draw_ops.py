@@ -30,8 +30,8 @@ import base64
 import weakref
 
 import numpy as np
-from matplotlib.backend_bases import GraphicsContextBase, RendererBase
 from matplotlib.axis import Axis
+from matplotlib.backend_bases import GraphicsContextBase, RendererBase
 from matplotlib.collections import LineCollection
 from matplotlib.colors import to_rgba
 from matplotlib.image import AxesImage
