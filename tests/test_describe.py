@@ -439,3 +439,28 @@ def test_fill_between_bands_are_said_with_their_curve_range_and_overlaps():
             "0.78 to 0.87 at x = 96; 0.6 to 0.71 at x = 192.") in facts, facts
     assert "The bands of sinusoidal (solid, circles) and rope (dashed, squares) overlap at x = 96 and 192." in facts
     assert "2 shaded bands" in desc.summary
+
+
+def test_07s_tiling_grid_says_its_title_lines_apart_and_its_marks_as_named_cells():
+    """Review 2026-11-26 (F11): 07 cell 15 read "key block 1 0 of 12 tiles skipped" (a line break
+    lost) and its computed and this-step marks as "curve 1 (dots only): 60 points ... highest 7 at
+    x = 0"; they are cells, named as in the legend, and the words say which."""
+    from attention_kit.widgets import TilingStepper
+
+    stepper = TilingStepper(step=6)  # 07 cell 15: 4 x 3 tiles, query block 0 done, block 1 half done
+    desc = describe_figure(stepper.figure, tables=False)
+    status = stepper.state["status"]
+    text = desc.text
+    assert "query block 1, key block 1; 0 of 12 tiles skipped" in desc.summary, desc.summary
+    assert "key block 1 0 of 12" not in text
+    assert int((status == 1).sum()) == 60 and int((status == 2).sum()) == 12
+    assert "Panel 1: computed (dots): 60 cells: queries 0 to 3, every key; queries 4 to 7, keys 0 to 2." in desc.facts
+    assert "Panel 1: this step (stars): 12 cells: queries 4 to 7, keys 3 to 5." in desc.facts, desc.facts
+    assert np.array_equal(np.argwhere(status == 2)[[0, -1]], [[4, 3], [7, 5]])  # the words' cells
+    assert "curve 1 (dots" not in text and "stars only" not in text and "Image values" not in text
+    assert "2 sets of marked cells" in desc.facts[0]
+    fig, ax = plt.subplots()  # any title of two lines
+    ax.set_title("first line\nsecond line")
+    ax.plot([0, 1], [0, 1])
+    assert describe_figure(fig).summary.startswith("First line; second line: 1 curve")
+    plt.close(fig)

@@ -28,12 +28,14 @@ from .describe_parts import (
     band_facts,
     bands_of,
     boxed_cells,
+    cell_marks,
+    cell_marks_facts,
     colour_only_lines,
     has_marker,
     line_style_words,
     reference_marks,
 )
-from .words import dash_means, figure_number, listing, noun, plain
+from .words import dash_means, figure_number, listing, noun, plain, title_words
 
 __all__ = ["Description", "describe_figure", "describe_heatmap", "describe_vectors",
            "describe_axes", "heatmap_table", "colour_only_lines", "line_style_words"]
@@ -97,6 +99,14 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
     tips = {id(t) for va in getattr(ax, "_ak_vectors", []) for t in getattr(va, "tips", [])}
     lines = [ln for ln in ax.get_lines() if ln.get_visible() and ln.get_transform().contains_branch(ax.transData)
              and np.size(ln.get_xdata()) >= 1 and id(ln) not in tips]  # (an arrow's tip: said with it)
+    # marks on an image's cells (07's computed and this-step cells) are marked cells, not curves
+    cells = cell_marks(ax, lines)
+    lines = [ln for ln in lines if not any(ln is m for m in cells)]
+    if cells:
+        kinds.append(f"{len(cells)} {'set' if len(cells) == 1 else 'sets'} of marked cells")
+        rows, cols = _axis_nouns(ax)
+        n_r, n_c = np.shape(ax.get_images()[0].get_array())[:2]
+        facts += cell_marks_facts(ax, cells, rows, cols, _cell_labels(ax, n_r, "y"), _cell_labels(ax, n_c, "x"))
     # one point drawn as a marker (a vector's tip, "you are here") is a marker, not a curve
     marks = [ln for ln in lines if np.size(ln.get_xdata()) == 1 and has_marker(ln)]
     lines = [ln for ln in lines if not any(ln is m for m in marks)]
@@ -149,7 +159,8 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
         d = _describe_image(ax, im, tables=want_tables)
         if d is not None:
             kinds.append(d.summary)
-            facts += d.facts
+            # an image whose cells carry marks (07's status grid): its codes say nothing the marks do not
+            facts += [f for f in d.facts if not (cells and f.startswith("Image values from"))]
             tables += d.tables
             joined += d.joined
     bands = bands_of(ax, curve_names)
@@ -295,7 +306,7 @@ def describe_figure(fig, *, tables: bool = True) -> Description:
     axes = [ax for ax in dict.fromkeys(axes) if ax.get_visible() and not hasattr(ax, "_colorbar")
             and ax.get_label() != "<colorbar>"]
     sup = getattr(fig, "_suptitle", None)
-    head = plain(sup.get_text()).rstrip(".") + ". " if sup is not None and sup.get_text() else ""
+    head = title_words(sup.get_text()).rstrip(".") + ". " if sup is not None and sup.get_text() else ""
     if not axes:
         return Description(head + "An empty figure.")
     parts = [describe_axes(ax, tables=tables) for ax in axes]
