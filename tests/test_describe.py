@@ -464,3 +464,21 @@ def test_07s_tiling_grid_says_its_title_lines_apart_and_its_marks_as_named_cells
     ax.plot([0, 1], [0, 1])
     assert describe_figure(fig).summary.startswith("First line; second line: 1 curve")
     plt.close(fig)
+
+
+def test_a_jump_is_said_where_it_happens():
+    """Review 2026-11-26 (F8): 01 cell 42's hard weight (0 for x < 2.5, 1 after) was "highest 1 at
+    x = 2.51"; a change between neighbours far larger than the others is a jump, on any curve."""
+    grid = np.linspace(0, 4, 401)
+    hard = (grid > 2.5).astype(float)
+    fig, ax = plt.subplots()
+    ax.plot(grid, 1 / (1 + np.exp(-(grid - 2))), label="soft")  # steep-ish but smooth: no jump
+    ax.plot(grid, hard, "--", drawstyle="steps-post", label="hard")
+    ax.plot(np.arange(10), [5, 5, 5, 1, 1, 1, 1, 3, 3, 3], ":", label="two jumps")
+    desc = describe_figure(fig)
+    plt.close(fig)
+    facts = " ".join(desc.facts)
+    assert "hard (dashed): 401 points from x = 0 to 4; starts at 0, ends at 1; jumps from 0 to 1 at x = 2.5." in facts, facts
+    assert "highest" not in facts.split("hard (dashed)")[1].split(".")[0]
+    assert "jumps" not in facts.split("hard (dashed)")[0]  # the smooth curve
+    assert "jumps from 5 to 1 between x = 2 and 3; jumps from 1 to 3 between x = 6 and 7" in facts, facts
