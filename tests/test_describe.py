@@ -482,3 +482,20 @@ def test_a_jump_is_said_where_it_happens():
     assert "highest" not in facts.split("hard (dashed)")[1].split(".")[0]
     assert "jumps" not in facts.split("hard (dashed)")[0]  # the smooth curve
     assert "jumps from 5 to 1 between x = 2 and 3; jumps from 1 to 3 between x = 6 and 7" in facts, facts
+
+
+def test_two_curves_on_the_same_x_that_coincide_are_said_to_lie_on_each_other():
+    """Review 2026-11-26 (F12): 07 cell 5's "fixed tiles + 1024 bytes per token" lies under the
+    tiled curve (the same values to 4 digits) and the words gave both without saying so."""
+    ns = np.array([256, 512, 1024, 2048])
+    fig, ax = plt.subplots()
+    ax.loglog(ns, [0.75, 2.0, 8.0, 34.0], "o-", label="plain")
+    ax.loglog(ns, [0.47359, 0.72377, 1.22382, 2.22386], "s-", label="tiled")
+    ax.loglog(ns, [0.47364, 0.72364, 1.22364, 2.22364], "-.", label="fixed + 1024 per token")
+    ax.loglog(ns, [0.48, 0.74, 1.25, 2.3], ":", label="near, not on")  # 1 % to 3 % off
+    desc = describe_figure(fig)
+    plt.close(fig)
+    facts = " ".join(desc.facts)
+    assert ("fixed + 1024 per token (dash-dot): 4 points from x = 256 to 2048; starts at 0.474, ends at 2.22; "
+            "it rises throughout; it lies on tiled (solid, squares), within 0.1 %.") in facts, facts
+    assert facts.count("lies on") == 1

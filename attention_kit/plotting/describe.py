@@ -122,6 +122,10 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
             x = np.asarray(ln.get_xdata(), dtype=float).ravel()
             y = np.asarray(ln.get_ydata(), dtype=float).ravel()
             facts.append(curve_facts(name, x, y, log_y))
+            on = _lies_on(x, y, [(n, np.asarray(o.get_xdata(), dtype=float).ravel(),
+                                  np.asarray(o.get_ydata(), dtype=float).ravel()) for o, n in curve_names], log_y)
+            if on:  # 07 cell 5: a reference line drawn under the curve it matches
+                facts[-1] = facts[-1][:-1] + f"; it lies on {on}."
             curve_names.append((ln, name))
         if len(lines) > 8:
             facts.append(f"({len(lines) - 8} more curves.)")
@@ -199,6 +203,30 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
                        joined=joined or Description.joined)
 
 
+
+
+#: Two curves closer than this (relative to their size) are said to lie on each other.
+COINCIDE = 1e-3
+
+
+def _lies_on(x, y, earlier, log_y: bool) -> str:
+    """The first of ``earlier`` curves (name, x, y) with the same x values that ``y`` lies on:
+    "tiled attention (solid, squares), within 0.1 %" (every point within COINCIDE of it, relative
+    to the values on a log axis, to the larger curve's largest value on a linear one), or ""."""
+    for name, xo, yo in earlier:
+        if xo.shape != x.shape or not np.array_equal(xo, x) or x.size < 2:
+            continue
+        ok = np.isfinite(y) & np.isfinite(yo)
+        if not ok.any():
+            continue
+        a, b = y[ok], yo[ok]
+        gap = np.abs(a - b)
+        if not gap.any():
+            return f"{name} exactly (the same values)"
+        size = np.maximum(np.abs(a), np.abs(b)) if log_y else max(np.abs(a).max(), np.abs(b).max())
+        if np.all(gap <= COINCIDE * size):
+            return f"{name}, within {100 * COINCIDE:g} %"
+    return ""
 
 
 def _bar_names(ax, patches, across: bool) -> list[str] | None:
