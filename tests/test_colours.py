@@ -193,3 +193,49 @@ def test_no_stored_notebook_figure_has_curves_that_differ_only_in_colour(noteboo
             styles = [s for _, s in curves]
             assert all(styles), f"{notebook} cell {cell}: re-execute it (curves without their styles)"
             assert len(set(styles)) == len(styles), f"{notebook} cell {cell} {panel}: {curves}"
+
+
+_LIES_ON = re.compile(r"^(?:Panel \d+: )?.*? \((" + _STYLE + r")\): .*; it lies on .*? \((" + _STYLE + r")\)(?:,| exactly)")
+
+
+def hidden_curves(facts) -> list[str]:
+    """The curves whose words say they lie on another ("it lies on tiled ... within 0.1 %") but that
+    have no marker of their own, or the same one: drawn on top of each other, one cannot be seen."""
+    out = []
+    for f in facts:
+        m = _LIES_ON.match(f)
+        if m:
+            mine, theirs = (s.split(", ")[1] if ", " in s else s.removesuffix(" only") if "only" in s else ""
+                            for s in m.groups())
+            if not mine or mine == theirs:
+                out.append(f)
+    return out
+
+
+def test_a_curve_that_lies_on_another_is_drawn_with_its_own_marker():
+    """Review 2026-11-26 (F12): 07 cell 5's dash-dot reference line lay under the tiled curve (the
+    same values to 4 digits), in the same colour, and could not be seen."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from attention_kit.plotting.describe import describe_figure
+
+    ns = np.array([256, 512, 1024, 2048])
+    tiled, ref = [0.47359, 0.72377, 1.22382, 2.22386], [0.47364, 0.72364, 1.22364, 2.22364]
+    facts = {}
+    for how, style in (("before", dict(fmt="-.", color="#E69F00")),
+                       ("now", dict(fmt="D-.", color="#000000", mfc="none", ms=11, zorder=3))):
+        fig, ax = plt.subplots()
+        ax.loglog(ns, tiled, "s-", color="#E69F00", label="tiled")
+        ax.loglog(ns, ref, style.pop("fmt"), label="fixed + 1024 per token", **style)
+        facts[how] = describe_figure(fig).facts
+        plt.close(fig)
+    assert len(hidden_curves(facts["before"])) == 1 and not hidden_curves(facts["now"]), facts
+
+
+@pytest.mark.parametrize("notebook", sorted(p.name for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")))
+def test_no_stored_notebook_figure_hides_a_curve_under_another(notebook):
+    for cell, facts in _stored_figure_facts(NOTEBOOKS / notebook):
+        assert not hidden_curves(facts), f"{notebook} cell {cell}: {hidden_curves(facts)}"
