@@ -239,3 +239,37 @@ def test_a_curve_that_lies_on_another_is_drawn_with_its_own_marker():
 def test_no_stored_notebook_figure_hides_a_curve_under_another(notebook):
     for cell, facts in _stored_figure_facts(NOTEBOOKS / notebook):
         assert not hidden_curves(facts), f"{notebook} cell {cell}: {hidden_curves(facts)}"
+
+
+def test_08s_curves_that_lie_together_have_markers_large_enough_and_not_on_the_same_steps():
+    """Review 2026-11-26 (F13): in 08 cell 30, prefix-matching (dashed, squares) and accuracy (dotted,
+    triangles) lie on top of each other for hundreds of steps and their 3-point markers blurred into
+    one line. Draws the cell's figure (its own code, on made-up scores) and checks the markers."""
+    import json
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    nb = json.loads((NOTEBOOKS / "08_what_heads_learn.ipynb").read_text(encoding="utf-8"))
+    code = next("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"
+                and "ax.plot(st, pm10" in "".join(c["source"]))
+    code = code[:code.index("plt.show()")]
+    st = np.arange(0, 801, 25)
+    rise = 1 / (1 + np.exp(-(st - 250) / 30.0))
+    meta2 = {"snap_steps": st, "snap_prev_early": np.stack([0.2 + 0.7 * rise] * 2, axis=1),
+             "snap_prefix": np.stack([0.1 + 0.89 * rise] * 4, axis=1), "snap_acc": 0.06 + 0.93 * rise}
+    scope = {"np": np, "plt": plt, "meta2": meta2, "band": (200, 350)}
+    exec(compile(code, "08 cell 30", "exec"), scope)  # noqa: S102 - the notebook's own drawing code
+    lines = [ln for ln in scope["ax"].get_lines() if ln.get_marker() not in ("None", "", None)]
+    plt.close("all")
+    assert len(lines) == 3
+    assert all(ln.get_markersize() >= 6 for ln in lines), [ln.get_markersize() for ln in lines]
+    at = []
+    for ln in lines:
+        every = ln.get_markevery()
+        idx = np.arange(len(st))[slice(every[0], None, every[1])] if isinstance(every, tuple) else \
+            np.arange(len(st)) if every is None else np.arange(len(st))[every]
+        at.append(set(idx.tolist()))
+    assert not (at[1] & at[2]), "prefix-matching and accuracy put their markers on the same steps"
