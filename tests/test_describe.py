@@ -499,3 +499,23 @@ def test_two_curves_on_the_same_x_that_coincide_are_said_to_lie_on_each_other():
     assert ("fixed + 1024 per token (dash-dot): 4 points from x = 256 to 2048; starts at 0.474, ends at 2.22; "
             "it rises throughout; it lies on tiled (solid, squares), within 0.1 %.") in facts, facts
     assert facts.count("lies on") == 1
+
+
+def test_a_heatmap_whose_axis_label_is_said_once_by_its_neighbour_names_its_rows_like_it():
+    """Review 2026-11-26 (F16): 05 cell 24 blanks the y label of all but the first of five heatmaps
+    (the same query tokens), and 4 of 5 panels said "row bee" where the first said "query bee"."""
+    words = ["bee", "cat", "owl"]
+    w = np.array([[0.1, 0.2, 0.7], [0.6, 0.3, 0.1], [0.2, 0.5, 0.3]])
+    fig = plt.figure(layout="constrained")
+    top, bottom = fig.subfigures(2, 1)
+    top.subplots(1, 1).plot([0, 1], [1, 0])
+    axes = bottom.subplots(1, 3)
+    for k, ax in enumerate(axes):
+        heatmap(w, query_labels=words, key_labels=words, ax=ax, fmt="{:.1f}", cbar=False, title=f"step {k}")
+        if k:
+            ax.set_ylabel("")
+    desc = describe_figure(fig)
+    plt.close(fig)
+    for p in (2, 3, 4):
+        assert f"Panel {p}, query bee: largest weight 0.70 on key owl." in desc.facts, desc.facts
+    assert not any(", row " in f for f in desc.facts)

@@ -54,9 +54,30 @@ def _suptitle(ax) -> str:
 def _axis_nouns(ax) -> tuple[str, str]:
     """What the rows and columns of a heatmap or image are: the y and x axis labels (or the
     figure's common ones) say so; "row" and "column" when they are blank."""
-    yl = ax.get_ylabel() or _sup(ax, "_supylabel")
-    xl = ax.get_xlabel() or _sup(ax, "_supxlabel")
+    yl = ax.get_ylabel() or _sup(ax, "_supylabel") or _sibling_label(ax, "y")
+    xl = ax.get_xlabel() or _sup(ax, "_supxlabel") or _sibling_label(ax, "x")
     return noun(yl, "row"), noun(xl, "column")
+
+
+def _sibling_label(ax, axis: str) -> str:
+    """A heatmap whose axis label was blanked because a neighbour says it once (05's five steps:
+    only the first says "queries"): the label of another heatmap in the figure with the same tick
+    labels on that axis, else ""."""
+    art = getattr(ax, "_ak_heatmap", None)
+    if art is None:
+        return ""
+    mine = art.query_labels if axis == "y" else art.key_labels
+    if mine is None:
+        return ""
+    root = ax.get_figure(root=True) if hasattr(ax, "get_figure") else ax.figure
+    for other in root.get_axes() if root is not None else []:
+        o = getattr(other, "_ak_heatmap", None)
+        if other is ax or o is None or (o.query_labels if axis == "y" else o.key_labels) != mine:
+            continue
+        label = other.get_ylabel() if axis == "y" else other.get_xlabel()
+        if label:
+            return label
+    return ""
 
 
 def describe_axes(ax, *, tables: bool = True) -> Description:
