@@ -463,6 +463,8 @@ def test_07s_tiling_grid_says_its_title_lines_apart_and_its_marks_as_named_cells
     ax.set_title("first line\nsecond line")
     ax.plot([0, 1], [0, 1])
     assert describe_figure(fig).summary.startswith("First line; second line: 1 curve")
+    ax.set_title("The same scores after softmax\n(each row sums to 1)")  # 01: a bracket goes on
+    assert describe_figure(fig).summary.startswith("The same scores after softmax (each row sums to 1): ")
     plt.close(fig)
 
 

@@ -37,14 +37,15 @@ def plain(text: str) -> str:
 
 def title_words(text: str) -> str:
     """A title of several lines as words: each line :func:`plain`, the lines joined by "; " (a
-    line that ends in a stop, colon or semicolon by a space): "tile 6 of 12: query block 1, key
+    line that ends in a stop, colon, semicolon or comma, or a line in brackets, by a space): "tile 6 of 12: query block 1, key
     block 1; 0 of 12 tiles skipped", never "key block 1 0 of 12" (the line break lost)."""
     out = ""
     for line in str(text).split("\n"):
         line = plain(line)
         if not line:
             continue
-        out = line if not out else out + (" " if out.endswith((".", ":", ";", ",")) else "; ") + line
+        joined = out.endswith((".", ":", ";", ",")) or line.startswith("(")  # "...\n(each row sums to 1)"
+        out = line if not out else out + (" " if joined else "; ") + line
     return out
 
 
