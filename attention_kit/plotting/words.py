@@ -35,16 +35,24 @@ def plain(text: str) -> str:
     return " ".join(text.split())
 
 
+#: A title's line starting with one of these goes on with the line before (a sentence wrapped).
+_GOES_ON = frozenset("when where while which that and or but of for in on with without to from at by as "
+                     "than after before if because".split())
+
+
 def title_words(text: str) -> str:
     """A title of several lines as words: each line :func:`plain`, the lines joined by "; " (a
-    line that ends in a stop, colon, semicolon or comma, or a line in brackets, by a space): "tile 6 of 12: query block 1, key
-    block 1; 0 of 12 tiles skipped", never "key block 1 0 of 12" (the line break lost)."""
+    line that ends in a stop, colon, semicolon or comma, a line in brackets or one that goes on
+    with "when", "of", ..., by a space): "tile 6 of 12: query block 1, key block 1; 0 of 12 tiles
+    skipped", never "key block 1 0 of 12" (the line break lost)."""
     out = ""
     for line in str(text).split("\n"):
         line = plain(line)
         if not line:
             continue
-        joined = out.endswith((".", ":", ";", ",")) or line.startswith("(")  # "...\n(each row sums to 1)"
+        # a line that goes on with the one before: "...\n(each row sums to 1)", "which rows move\nwhen ..."
+        joined = out.endswith((".", ":", ";", ",")) or line.startswith("(") or \
+            line.split()[0] in _GOES_ON
         out = line if not out else out + (" " if joined else "; ") + line
     return out
 
