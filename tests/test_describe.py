@@ -465,6 +465,8 @@ def test_07s_tiling_grid_says_its_title_lines_apart_and_its_marks_as_named_cells
     assert describe_figure(fig).summary.startswith("First line; second line: 1 curve")
     ax.set_title("The same scores after softmax\n(each row sums to 1)")  # 01: a bracket goes on
     assert describe_figure(fig).summary.startswith("The same scores after softmax (each row sums to 1): ")
+    ax.set_title("pair 0: θ = 1 rad per position\n(m − n)·θ = 3.00 rad")  # 09: a formula, not an aside
+    assert describe_figure(fig).summary.startswith("Pair 0: θ = 1 rad per position; (m − n)·θ = 3.00 rad: ")
     ax.set_title("which output rows move\nwhen “sat” is nudged")  # 04: a sentence wrapped
     assert describe_figure(fig).summary.startswith("Which output rows move when “sat” is nudged: ")
     plt.close(fig)

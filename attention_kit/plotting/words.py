@@ -51,7 +51,7 @@ def title_words(text: str) -> str:
         if not line:
             continue
         # a line that goes on with the one before: "...\n(each row sums to 1)", "which rows move\nwhen ..."
-        joined = out.endswith((".", ":", ";", ",")) or line.startswith("(") or \
+        joined = out.endswith((".", ":", ";", ",")) or (line.startswith("(") and line.endswith(")")) or \
             line.split()[0] in _GOES_ON
         out = line if not out else out + (" " if joined else "; ") + line
     return out
