@@ -193,3 +193,83 @@ def test_no_stored_notebook_figure_has_curves_that_differ_only_in_colour(noteboo
             styles = [s for _, s in curves]
             assert all(styles), f"{notebook} cell {cell}: re-execute it (curves without their styles)"
             assert len(set(styles)) == len(styles), f"{notebook} cell {cell} {panel}: {curves}"
+
+
+_LIES_ON = re.compile(r"^(?:Panel \d+: )?.*? \((" + _STYLE + r")\): .*; it lies on .*? \((" + _STYLE + r")\)(?:,| exactly)")
+
+
+def hidden_curves(facts) -> list[str]:
+    """The curves whose words say they lie on another ("it lies on tiled ... within 0.1 %") but that
+    have no marker of their own, or the same one: drawn on top of each other, one cannot be seen."""
+    out = []
+    for f in facts:
+        m = _LIES_ON.match(f)
+        if m:
+            mine, theirs = (s.split(", ")[1] if ", " in s else s.removesuffix(" only") if "only" in s else ""
+                            for s in m.groups())
+            if not mine or mine == theirs:
+                out.append(f)
+    return out
+
+
+def test_a_curve_that_lies_on_another_is_drawn_with_its_own_marker():
+    """Review 2026-11-26 (F12): 07 cell 5's dash-dot reference line lay under the tiled curve (the
+    same values to 4 digits), in the same colour, and could not be seen."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from attention_kit.plotting.describe import describe_figure
+
+    ns = np.array([256, 512, 1024, 2048])
+    tiled, ref = [0.47359, 0.72377, 1.22382, 2.22386], [0.47364, 0.72364, 1.22364, 2.22364]
+    facts = {}
+    for how, style in (("before", dict(fmt="-.", color="#E69F00")),
+                       ("now", dict(fmt="D-.", color="#000000", mfc="none", ms=11, zorder=3))):
+        fig, ax = plt.subplots()
+        ax.loglog(ns, tiled, "s-", color="#E69F00", label="tiled")
+        ax.loglog(ns, ref, style.pop("fmt"), label="fixed + 1024 per token", **style)
+        facts[how] = describe_figure(fig).facts
+        plt.close(fig)
+    assert len(hidden_curves(facts["before"])) == 1 and not hidden_curves(facts["now"]), facts
+
+
+@pytest.mark.parametrize("notebook", sorted(p.name for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")))
+def test_no_stored_notebook_figure_hides_a_curve_under_another(notebook):
+    for cell, facts in _stored_figure_facts(NOTEBOOKS / notebook):
+        assert not hidden_curves(facts), f"{notebook} cell {cell}: {hidden_curves(facts)}"
+
+
+def test_08s_curves_that_lie_together_have_markers_large_enough_and_not_on_the_same_steps():
+    """Review 2026-11-26 (F13): in 08 cell 30, prefix-matching (dashed, squares) and accuracy (dotted,
+    triangles) lie on top of each other for hundreds of steps and their 3-point markers blurred into
+    one line. Draws the cell's figure (its own code, on made-up scores) and checks the markers."""
+    import json
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    nb = json.loads((NOTEBOOKS / "08_what_heads_learn.ipynb").read_text(encoding="utf-8"))
+    code = next("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"
+                and "ax.plot(st, pm10" in "".join(c["source"]))
+    code = code[:code.index("plt.show()")]
+    st = np.arange(0, 801, 25)
+    rise = 1 / (1 + np.exp(-(st - 250) / 30.0))
+    meta2 = {"snap_steps": st, "snap_prev_early": np.stack([0.2 + 0.7 * rise] * 2, axis=1),
+             "snap_prefix": np.stack([0.1 + 0.89 * rise] * 4, axis=1), "snap_acc": 0.06 + 0.93 * rise}
+    scope = {"np": np, "plt": plt, "meta2": meta2, "band": (200, 350)}
+    exec(compile(code, "08 cell 30", "exec"), scope)  # noqa: S102 - the notebook's own drawing code
+    lines = [ln for ln in scope["ax"].get_lines() if ln.get_marker() not in ("None", "", None)]
+    plt.close("all")
+    assert len(lines) == 3
+    assert all(ln.get_markersize() >= 6 for ln in lines), [ln.get_markersize() for ln in lines]
+    at = []
+    for ln in lines:
+        every = ln.get_markevery()
+        idx = np.arange(len(st))[slice(every[0], None, every[1])] if isinstance(every, tuple) else \
+            np.arange(len(st)) if every is None else np.arange(len(st))[every]
+        at.append(set(idx.tolist()))
+    assert not (at[1] & at[2]), "prefix-matching and accuracy put their markers on the same steps"

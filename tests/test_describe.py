@@ -472,3 +472,89 @@ def test_fill_between_bands_are_said_with_their_curve_range_and_overlaps():
             "0.78 to 0.87 at x = 96; 0.6 to 0.71 at x = 192.") in facts, facts
     assert "The bands of sinusoidal (solid, circles) and rope (dashed, squares) overlap at x = 96 and 192." in facts
     assert "2 shaded bands" in desc.summary
+
+
+def test_07s_tiling_grid_says_its_title_lines_apart_and_its_marks_as_named_cells():
+    """Review 2026-11-26 (F11): 07 cell 15 read "key block 1 0 of 12 tiles skipped" (a line break
+    lost) and its computed and this-step marks as "curve 1 (dots only): 60 points ... highest 7 at
+    x = 0"; they are cells, named as in the legend, and the words say which."""
+    from attention_kit.widgets import TilingStepper
+
+    stepper = TilingStepper(step=6)  # 07 cell 15: 4 x 3 tiles, query block 0 done, block 1 half done
+    desc = describe_figure(stepper.figure, tables=False)
+    status = stepper.state["status"]
+    text = desc.text
+    assert "query block 1, key block 1; 0 of 12 tiles skipped" in desc.summary, desc.summary
+    assert "key block 1 0 of 12" not in text
+    assert int((status == 1).sum()) == 60 and int((status == 2).sum()) == 12
+    assert "Panel 1: computed (dots): 60 cells: queries 0 to 3, every key; queries 4 to 7, keys 0 to 2." in desc.facts
+    assert "Panel 1: this step (stars): 12 cells: queries 4 to 7, keys 3 to 5." in desc.facts, desc.facts
+    assert np.array_equal(np.argwhere(status == 2)[[0, -1]], [[4, 3], [7, 5]])  # the words' cells
+    assert "curve 1 (dots" not in text and "stars only" not in text and "Image values" not in text
+    assert "2 sets of marked cells" in desc.facts[0]
+    fig, ax = plt.subplots()  # any title of two lines
+    ax.set_title("first line\nsecond line")
+    ax.plot([0, 1], [0, 1])
+    assert describe_figure(fig).summary.startswith("First line; second line: 1 curve")
+    ax.set_title("The same scores after softmax\n(each row sums to 1)")  # 01: a bracket goes on
+    assert describe_figure(fig).summary.startswith("The same scores after softmax (each row sums to 1): ")
+    ax.set_title("pair 0: θ = 1 rad per position\n(m − n)·θ = 3.00 rad")  # 09: a formula, not an aside
+    assert describe_figure(fig).summary.startswith("Pair 0: θ = 1 rad per position; (m − n)·θ = 3.00 rad: ")
+    ax.set_title("which output rows move\nwhen “sat” is nudged")  # 04: a sentence wrapped
+    assert describe_figure(fig).summary.startswith("Which output rows move when “sat” is nudged: ")
+    plt.close(fig)
+
+
+def test_a_jump_is_said_where_it_happens():
+    """Review 2026-11-26 (F8): 01 cell 42's hard weight (0 for x < 2.5, 1 after) was "highest 1 at
+    x = 2.51"; a change between neighbours far larger than the others is a jump, on any curve."""
+    grid = np.linspace(0, 4, 401)
+    hard = (grid > 2.5).astype(float)
+    fig, ax = plt.subplots()
+    ax.plot(grid, 1 / (1 + np.exp(-(grid - 2))), label="soft")  # steep-ish but smooth: no jump
+    ax.plot(grid, hard, "--", drawstyle="steps-post", label="hard")
+    ax.plot(np.arange(10), [5, 5, 5, 1, 1, 1, 1, 3, 3, 3], ":", label="two jumps")
+    desc = describe_figure(fig)
+    plt.close(fig)
+    facts = " ".join(desc.facts)
+    assert "hard (dashed): 401 points from x = 0 to 4; starts at 0, ends at 1; jumps from 0 to 1 at x = 2.5." in facts, facts
+    assert "highest" not in facts.split("hard (dashed)")[1].split(".")[0]
+    assert "jumps" not in facts.split("hard (dashed)")[0]  # the smooth curve
+    assert "jumps from 5 to 1 between x = 2 and 3; jumps from 1 to 3 between x = 6 and 7" in facts, facts
+
+
+def test_two_curves_on_the_same_x_that_coincide_are_said_to_lie_on_each_other():
+    """Review 2026-11-26 (F12): 07 cell 5's "fixed tiles + 1024 bytes per token" lies under the
+    tiled curve (the same values to 4 digits) and the words gave both without saying so."""
+    ns = np.array([256, 512, 1024, 2048])
+    fig, ax = plt.subplots()
+    ax.loglog(ns, [0.75, 2.0, 8.0, 34.0], "o-", label="plain")
+    ax.loglog(ns, [0.47359, 0.72377, 1.22382, 2.22386], "s-", label="tiled")
+    ax.loglog(ns, [0.47364, 0.72364, 1.22364, 2.22364], "-.", label="fixed + 1024 per token")
+    ax.loglog(ns, [0.48, 0.74, 1.25, 2.3], ":", label="near, not on")  # 1 % to 3 % off
+    desc = describe_figure(fig)
+    plt.close(fig)
+    facts = " ".join(desc.facts)
+    assert ("fixed + 1024 per token (dash-dot): 4 points from x = 256 to 2048; starts at 0.474, ends at 2.22; "
+            "it rises throughout; it lies on tiled (solid, squares), within 0.1 %.") in facts, facts
+    assert facts.count("lies on") == 1
+
+
+def test_a_heatmap_whose_axis_label_is_said_once_by_its_neighbour_names_its_rows_like_it():
+    """Review 2026-11-26 (F16): 05 cell 24 blanks the y label of all but the first of five heatmaps
+    (the same query tokens), and 4 of 5 panels said "row bee" where the first said "query bee"."""
+    words = ["bee", "cat", "owl"]
+    w = np.array([[0.1, 0.2, 0.7], [0.6, 0.3, 0.1], [0.2, 0.5, 0.3]])
+    fig = plt.figure(layout="constrained")
+    top, bottom = fig.subfigures(2, 1)
+    top.subplots(1, 1).plot([0, 1], [1, 0])
+    axes = bottom.subplots(1, 3)
+    for k, ax in enumerate(axes):
+        heatmap(w, query_labels=words, key_labels=words, ax=ax, fmt="{:.1f}", cbar=False, title=f"step {k}")
+        if k:
+            ax.set_ylabel("")
+    desc = describe_figure(fig)
+    plt.close(fig)
+    for p in (2, 3, 4):
+        assert f"Panel {p}, query bee: largest weight 0.70 on key owl." in desc.facts, desc.facts
+    assert not any(", row " in f for f in desc.facts)

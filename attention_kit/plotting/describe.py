@@ -28,12 +28,14 @@ from .describe_parts import (
     band_facts,
     bands_of,
     boxed_cells,
+    cell_marks,
+    cell_marks_facts,
     colour_only_lines,
     has_marker,
     line_style_words,
     reference_marks,
 )
-from .words import dash_means, figure_number, listing, noun, plain
+from .words import dash_means, figure_number, listing, noun, plain, title_words
 
 __all__ = ["Description", "describe_figure", "describe_heatmap", "describe_vectors",
            "describe_axes", "heatmap_table", "colour_only_lines", "line_style_words"]
@@ -52,9 +54,30 @@ def _suptitle(ax) -> str:
 def _axis_nouns(ax) -> tuple[str, str]:
     """What the rows and columns of a heatmap or image are: the y and x axis labels (or the
     figure's common ones) say so; "row" and "column" when they are blank."""
-    yl = ax.get_ylabel() or _sup(ax, "_supylabel")
-    xl = ax.get_xlabel() or _sup(ax, "_supxlabel")
+    yl = ax.get_ylabel() or _sup(ax, "_supylabel") or _sibling_label(ax, "y")
+    xl = ax.get_xlabel() or _sup(ax, "_supxlabel") or _sibling_label(ax, "x")
     return noun(yl, "row"), noun(xl, "column")
+
+
+def _sibling_label(ax, axis: str) -> str:
+    """A heatmap whose axis label was blanked because a neighbour says it once (05's five steps:
+    only the first says "queries"): the label of another heatmap in the figure with the same tick
+    labels on that axis, else ""."""
+    art = getattr(ax, "_ak_heatmap", None)
+    if art is None:
+        return ""
+    mine = art.query_labels if axis == "y" else art.key_labels
+    if mine is None:
+        return ""
+    root = ax.get_figure(root=True) if hasattr(ax, "get_figure") else ax.figure
+    for other in root.get_axes() if root is not None else []:
+        o = getattr(other, "_ak_heatmap", None)
+        if other is ax or o is None or (o.query_labels if axis == "y" else o.key_labels) != mine:
+            continue
+        label = other.get_ylabel() if axis == "y" else other.get_xlabel()
+        if label:
+            return label
+    return ""
 
 
 def describe_axes(ax, *, tables: bool = True) -> Description:
@@ -97,6 +120,14 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
     tips = {id(t) for va in getattr(ax, "_ak_vectors", []) for t in getattr(va, "tips", [])}
     lines = [ln for ln in ax.get_lines() if ln.get_visible() and ln.get_transform().contains_branch(ax.transData)
              and np.size(ln.get_xdata()) >= 1 and id(ln) not in tips]  # (an arrow's tip: said with it)
+    # marks on an image's cells (07's computed and this-step cells) are marked cells, not curves
+    cells = cell_marks(ax, lines)
+    lines = [ln for ln in lines if not any(ln is m for m in cells)]
+    if cells:
+        kinds.append(f"{len(cells)} {'set' if len(cells) == 1 else 'sets'} of marked cells")
+        rows, cols = _axis_nouns(ax)
+        n_r, n_c = np.shape(ax.get_images()[0].get_array())[:2]
+        facts += cell_marks_facts(ax, cells, rows, cols, _cell_labels(ax, n_r, "y"), _cell_labels(ax, n_c, "x"))
     # one point drawn as a marker (a vector's tip, "you are here") is a marker, not a curve
     marks = [ln for ln in lines if np.size(ln.get_xdata()) == 1 and has_marker(ln)]
     lines = [ln for ln in lines if not any(ln is m for m in marks)]
@@ -112,6 +143,10 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
             x = np.asarray(ln.get_xdata(), dtype=float).ravel()
             y = np.asarray(ln.get_ydata(), dtype=float).ravel()
             facts.append(curve_facts(name, x, y, log_y))
+            on = _lies_on(x, y, [(n, np.asarray(o.get_xdata(), dtype=float).ravel(),
+                                  np.asarray(o.get_ydata(), dtype=float).ravel()) for o, n in curve_names], log_y)
+            if on:  # 07 cell 5: a reference line drawn under the curve it matches
+                facts[-1] = facts[-1][:-1] + f"; it lies on {on}."
             curve_names.append((ln, name))
         if len(lines) > 8:
             facts.append(f"({len(lines) - 8} more curves.)")
@@ -149,7 +184,8 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
         d = _describe_image(ax, im, tables=want_tables)
         if d is not None:
             kinds.append(d.summary)
-            facts += d.facts
+            # an image whose cells carry marks (07's status grid): its codes say nothing the marks do not
+            facts += [f for f in d.facts if not (cells and f.startswith("Image values from"))]
             tables += d.tables
             joined += d.joined
     bands = bands_of(ax, curve_names)
@@ -188,6 +224,30 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
                        joined=joined or Description.joined)
 
 
+
+
+#: Two curves closer than this (relative to their size) are said to lie on each other.
+COINCIDE = 1e-3
+
+
+def _lies_on(x, y, earlier, log_y: bool) -> str:
+    """The first of ``earlier`` curves (name, x, y) with the same x values that ``y`` lies on:
+    "tiled attention (solid, squares), within 0.1 %" (every point within COINCIDE of it, relative
+    to the values on a log axis, to the larger curve's largest value on a linear one), or ""."""
+    for name, xo, yo in earlier:
+        if xo.shape != x.shape or not np.array_equal(xo, x) or x.size < 2:
+            continue
+        ok = np.isfinite(y) & np.isfinite(yo)
+        if not ok.any():
+            continue
+        a, b = y[ok], yo[ok]
+        gap = np.abs(a - b)
+        if not gap.any():
+            return f"{name} exactly (the same values)"
+        size = np.maximum(np.abs(a), np.abs(b)) if log_y else max(np.abs(a).max(), np.abs(b).max())
+        if np.all(gap <= COINCIDE * size):
+            return f"{name}, within {100 * COINCIDE:g} %"
+    return ""
 
 
 def _bar_names(ax, patches, across: bool) -> list[str] | None:
@@ -295,7 +355,7 @@ def describe_figure(fig, *, tables: bool = True) -> Description:
     axes = [ax for ax in dict.fromkeys(axes) if ax.get_visible() and not hasattr(ax, "_colorbar")
             and ax.get_label() != "<colorbar>"]
     sup = getattr(fig, "_suptitle", None)
-    head = plain(sup.get_text()).rstrip(".") + ". " if sup is not None and sup.get_text() else ""
+    head = title_words(sup.get_text()).rstrip(".") + ". " if sup is not None and sup.get_text() else ""
     if not axes:
         return Description(head + "An empty figure.")
     parts = [describe_axes(ax, tables=tables) for ax in axes]

@@ -13,7 +13,7 @@ import numpy as np
 
 from .words import figure_number, listing, plural, short_list
 
-__all__ = ["Description", "describe_heatmap", "heatmap_table", "describe_vectors", "curve_facts", "label_names",
+__all__ = ["Description", "describe_heatmap", "heatmap_table", "describe_vectors", "curve_facts", "curve_jumps", "label_names",
            "MAX_ROWS"]
 
 
@@ -235,6 +235,32 @@ def describe_vectors(vectors, *, labels: Sequence | None = None, origin=None,
     return Description(summary, ["Arrows: " + "; ".join(facts) + "."] if facts else [])
 
 
+def curve_jumps(x: np.ndarray, y: np.ndarray, log_y: bool = False, *, most: int = 3) -> list[tuple[int, int]]:
+    """Where a curve jumps: a change between neighbouring points at least a fifth of the curve's
+    range and more than ten times every other change (01's hard weight, 0 until x = 2.5, 1 after).
+    Neighbouring big changes the same way are one jump. Returns ``[(i, j), ...]``, the points
+    before and after each jump; none for fewer than 5 points or more than ``most`` jumps."""
+    if log_y and np.all(y > 0):
+        y = np.log10(y)
+    d = np.diff(y)
+    span = float(np.ptp(y)) if y.size else 0.0
+    if y.size < 5 or span == 0:
+        return []
+    big = np.abs(d) >= 0.2 * span
+    if not big.any() or (big.all()):
+        return []
+    if float(np.abs(d[big]).min()) <= 10 * float(np.abs(d[~big]).max()):
+        return []
+    out: list[tuple[int, int]] = []
+    for k in np.flatnonzero(big):
+        k = int(k)
+        if out and out[-1][1] == k and np.sign(d[k]) == np.sign(d[k - 1]):
+            out[-1] = (out[-1][0], k + 1)
+        else:
+            out.append((k, k + 1))
+    return out if len(out) <= most else []
+
+
 def curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool) -> str:
     ok = np.isfinite(x) & np.isfinite(y)
     x, y = x[ok], y[ok]
@@ -248,12 +274,19 @@ def curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool) -> str:
     if len({fmt(v) for v in y}) == 1:  # every value the same as printed: flat, neither rising nor falling
         return head + f"flat at {fmt(y[0])}."
     s = head + f"starts at {fmt(y[0])}, ends at {fmt(y[-1])}"
+    jumps = curve_jumps(x, y, log_y)
+    near = {k for a, b in jumps for k in range(a, b + 1)}  # a jump's ends: said with the jump
+    for a, b in jumps:
+        gap = x[b] - x[a]
+        at = f"at x = {figure_number((x[a] + x[b]) / 2)}" if abs(gap) <= 0.02 * abs(x[-1] - x[0]) else \
+            f"between x = {figure_number(x[a])} and {figure_number(x[b])}"
+        s += f"; jumps from {fmt(y[a])} to {fmt(y[b])} {at}"
     i_lo, i_hi = int(np.argmin(y)), int(np.argmax(y))
-    if i_lo not in (0, x.size - 1):
+    if i_lo not in (0, x.size - 1) and i_lo not in near:
         s += f"; lowest {fmt(y[i_lo])} at x = {figure_number(x[i_lo])}"
-    if i_hi not in (0, x.size - 1):
+    if i_hi not in (0, x.size - 1) and i_hi not in near:
         s += f"; highest {fmt(y[i_hi])} at x = {figure_number(x[i_hi])}"
-    if i_lo in (0, x.size - 1) and i_hi in (0, x.size - 1):
+    if i_lo in (0, x.size - 1) and i_hi in (0, x.size - 1) and not jumps:
         s += "; it rises throughout" if np.all(np.diff(y) >= 0) else \
             "; it falls throughout" if np.all(np.diff(y) <= 0) else ""
     return s + "."

@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from .describe_matrix import label_names
-from .words import figure_number, listing, plain
+from .words import figure_number, listing, plain, plural, title_words
 
-__all__ = ["axes_title", "line_style_words", "colour_only_lines", "has_marker", "boxed_cells",
+__all__ = ["axes_title", "line_style_words", "colour_only_lines", "has_marker", "boxed_cells", "cell_marks",
+           "cell_marks_facts",
            "bands_of", "band_facts", "reference_marks"]
 
 
@@ -25,7 +26,7 @@ def axes_title(ax) -> str:
     for loc in ("center", "left", "right"):
         t = ax.get_title(loc=loc)
         if t:
-            return plain(t)
+            return title_words(t)
     return ""
 
 
@@ -63,6 +64,70 @@ def has_marker(ln) -> bool:
     """Drawn as a marker only (no line): a tip, a "you are here" dot."""
     return ln.get_marker() not in (None, "None", "none", "", " ", ",") and \
         ln.get_linestyle() in ("None", "none", "", " ")
+
+
+def cell_marks(ax, lines) -> list:
+    """The marker-only series of ``lines`` that mark cells of the panel's image (07's grid of
+    (query, key) pairs: dots on the computed cells, stars on this step's tile): every point at a
+    cell's centre. They are said as marked cells, not as curves with a start, an end and a highest
+    point, which mean nothing for them."""
+    images = [im for im in ax.get_images() if np.ndim(im.get_array()) >= 2]
+    if not images:
+        return []
+    n_r, n_c = np.shape(images[0].get_array())[:2]
+    out = []
+    for ln in lines:
+        if not has_marker(ln):
+            continue
+        x = np.asarray(ln.get_xdata(), dtype=float).ravel()
+        y = np.asarray(ln.get_ydata(), dtype=float).ravel()
+        if x.size and np.all(x == np.round(x)) and np.all(y == np.round(y)) and \
+                x.min() >= 0 and y.min() >= 0 and x.max() < n_c and y.max() < n_r:
+            out.append(ln)
+    return out
+
+
+def _runs(idx: list[int], names: list[str], noun: str, every: int) -> str:
+    """Indices as ranges: "keys 0 to 2 and 6 to 8", "key 4", "every key"."""
+    if len(idx) == every:
+        return f"every {noun}"
+    runs, start = [], idx[0]
+    for a, b in zip(idx, idx[1:] + [None], strict=True):
+        if b != a + 1:
+            runs.append(names[start] if start == a else f"{names[start]} to {names[a]}")
+            start = b
+    many = len(idx) > 1
+    return f"{plural(noun) if many else noun} {listing(runs)}"
+
+
+def cell_marks_facts(ax, marks, rows: str, cols: str, row_labels, col_labels) -> list[str]:
+    """Each series of marked cells by its name (the line's label, as in the legend) and its mark,
+    how many cells, and which: rows with the same marked columns together ("computed (dots): 60
+    cells: queries 0 to 3, every key; queries 4 to 7, keys 0 to 2")."""
+    images = [im for im in ax.get_images() if np.ndim(im.get_array()) >= 2]
+    n_r, n_c = np.shape(images[0].get_array())[:2]
+    rn, cn = label_names(row_labels, n_r), label_names(col_labels, n_c)
+    facts = []
+    for k, ln in enumerate(marks):
+        label = plain(ln.get_label())
+        name = label if label and not label.startswith("_") else f"marked cells {k + 1}"
+        mark = line_style_words(ln).removesuffix(" only")
+        x = np.round(np.asarray(ln.get_xdata(), dtype=float).ravel()).astype(int)
+        y = np.round(np.asarray(ln.get_ydata(), dtype=float).ravel()).astype(int)
+        by_row: dict[int, list[int]] = {}
+        for i, j in sorted(set(zip(y.tolist(), x.tolist(), strict=True))):
+            by_row.setdefault(i, []).append(j)
+        groups: list[tuple[list[int], list[int]]] = []
+        for i, js in by_row.items():
+            if groups and groups[-1][1] == js and groups[-1][0][-1] == i - 1:
+                groups[-1][0].append(i)
+            else:
+                groups.append(([i], js))
+        n = sum(len(js) for js in by_row.values())
+        where = "; ".join(f"{_runs(r, rn, rows, n_r)}, {_runs(c, cn, cols, n_c)}" for r, c in groups[:6])
+        facts.append(f"{name} ({mark}): {n} {'cell' if n == 1 else 'cells'}: {where}"
+                     + ("; …" if len(groups) > 6 else "") + ".")
+    return facts
 
 
 def boxed_cells(ax, shape, query_labels, key_labels, rows: str, cols: str) -> list[str]:

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 
-__all__ = ["plain", "figure_number", "listing", "plural", "noun", "dash_means", "short_list"]
+__all__ = ["plain", "title_words", "figure_number", "listing", "plural", "noun", "dash_means", "short_list"]
 
 
 _TEX = [(r"\\mathrm\{([^{}]*)\}", r"\1"), (r"\\mathbf\{([^{}]*)\}", r"\1"),
@@ -33,6 +33,28 @@ def plain(text: str) -> str:
         text = re.sub(r"\\([A-Za-z]+)", lambda m: _SYMBOLS.get(m.group(1), m.group(1)), text)
         text = text.replace("$", "").replace("{", "").replace("}", "")
     return " ".join(text.split())
+
+
+#: A title's line starting with one of these goes on with the line before (a sentence wrapped).
+_GOES_ON = frozenset("when where while which that and or but of for in on with without to from at by as "
+                     "than after before if because".split())
+
+
+def title_words(text: str) -> str:
+    """A title of several lines as words: each line :func:`plain`, the lines joined by "; " (a
+    line that ends in a stop, colon, semicolon or comma, a line in brackets or one that goes on
+    with "when", "of", ..., by a space): "tile 6 of 12: query block 1, key block 1; 0 of 12 tiles
+    skipped", never "key block 1 0 of 12" (the line break lost)."""
+    out = ""
+    for line in str(text).split("\n"):
+        line = plain(line)
+        if not line:
+            continue
+        # a line that goes on with the one before: "...\n(each row sums to 1)", "which rows move\nwhen ..."
+        joined = out.endswith((".", ":", ";", ",")) or (line.startswith("(") and line.endswith(")")) or \
+            line.split()[0] in _GOES_ON
+        out = line if not out else out + (" " if joined else "; ") + line
+    return out
 
 
 def figure_number(v: float, scale: float = 0.0) -> str:

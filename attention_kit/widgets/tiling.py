@@ -179,8 +179,9 @@ class TilingStepper(Explorer):
         ax_g.add_collection(self._tiles)
         self._row_box = Rectangle((-0.5, -0.5), n, 1, fill=False, edgecolor=OKABE_ITO[3], linewidth=2.4)
         ax_g.add_patch(self._row_box)
+        # labelled as in the legend: the words say "computed (dots): 60 cells: ..." (issue 34)
         self._marks = {k: ax_g.plot([], [], linestyle="none", marker=mark[0], markersize=mark[1],
-                                    color=mark[2], markeredgewidth=1.2)[0]
+                                    color=mark[2], markeredgewidth=1.2, label=STATUS_NAMES[k])[0]
                        for k, mark in enumerate(STATUS_MARKS) if mark is not None}
         ax_g.set_xticks(range(n))
         ax_g.set_yticks(range(n))
