@@ -15,6 +15,8 @@ import attention_kit as ak  # noqa: E402
 from attention_kit.accessible import figure_html  # noqa: E402
 from attention_kit.plotting import head_grid, heatmap, plot_vectors, update_heatmap  # noqa: E402
 from attention_kit.plotting.describe import describe_figure, describe_heatmap  # noqa: E402
+from attention_kit.plotting.describe_matrix import curve_facts, curve_jumps  # noqa: E402
+from attention_kit.plotting.words import title_words  # noqa: E402
 
 
 def _largest(desc) -> dict:
@@ -558,3 +560,57 @@ def test_a_heatmap_whose_axis_label_is_said_once_by_its_neighbour_names_its_rows
     for p in (2, 3, 4):
         assert f"Panel {p}, query bee: largest weight 0.70 on key owl." in desc.facts, desc.facts
     assert not any(", row " in f for f in desc.facts)
+
+
+def test_a_jump_is_not_said_for_an_outlier_a_sparse_end_or_a_curve_in_the_plane():
+    """Review of issue 34's fixes (2026-11-27): a timing curve with one slow call (07 cell 29 on
+    a busy machine) read "jumps from 0.535 to 5.77 at x = 58.5; jumps from 5.77 to 0.565 at
+    x = 59.5" (two jumps at x where no token count is); a straight line y = x sampled at
+    1, 2, ..., 24 and 1000 read "jumps from 24 to 1000 between x = 24 and 1000"."""
+    x = np.arange(8, 128.0)
+    y = 0.6 * np.exp(0.05 * np.random.default_rng(1).normal(size=x.size))
+    y[51] = 5.77  # one outlier at x = 59
+    assert curve_jumps(x, y, True) == []
+    said = curve_facts("with KV cache", x, y, True)
+    assert "jumps" not in said and "highest 5.77 at x = 59" in said, said
+    x = np.array([1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 1000.0])
+    assert curve_jumps(x, x) == [] and curve_facts("y = x", x, x, False).endswith("it rises throughout."), \
+        curve_facts("y = x", x, x, False)
+    t = np.linspace(0, 2 * np.pi, 9)  # a closed curve in the plane: x goes back
+    assert curve_jumps(np.cos(t), np.where(t < 3, 0.0, 1.0)) == []
+    # the jumps that are said stay: 01's step, 08's sink curve (windows 1, 2, 3, 4, 5, 6, 8, ..., 24)
+    grid = np.linspace(0, 4, 401)
+    assert curve_jumps(grid, (grid > 2.5).astype(float)) == [(250, 251)]
+    windows = np.array([1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24.0])
+    sink = np.array([2.278, 2.0355, 2.0362, 2.0348, 2.0347, 2.0345, 2.0336, 2.0332, 2.0324, 2.0317, 2.0312, 2.0311])
+    assert curve_jumps(windows, sink) == [(0, 1)]
+
+
+def test_curves_that_lie_on_each_other_on_a_linear_axis_say_what_the_0_1_percent_is_of():
+    """Review of issue 34's fixes (2026-11-27): on a linear axis two curves lie on each other
+    when every gap is within 0.1 % of the largest value; 0 and 0.9 under 1000 are not within
+    0.1 % of each other, so the words say of what."""
+    x = np.linspace(0, 1, 50)
+    fig, ax = plt.subplots()
+    ax.plot(x, 1000 * x**2, "o-", label="a")
+    ax.plot(x, 1000 * x**2 + 0.9, "s--", label="b")
+    ax.plot(x, 1000 * x**2 * 1.002, ":", label="c, 0.2 % above a")
+    facts = " ".join(describe_figure(fig).facts)
+    plt.close(fig)
+    assert "b (dashed, squares): 50 points from x = 0 to 1; starts at 0.9, ends at 1000; it rises throughout; " \
+        "it lies on a (solid, circles), within 0.1 % of the curves' largest value." in facts, facts
+    assert facts.count("lies on") == 1
+
+
+def test_a_titles_lines_inside_a_bracket_or_linked_by_a_sign_go_on_with_a_space():
+    """Review of issue 34's fixes (2026-11-27): "(each row\\nsums to 1)" read "(each row; sums
+    to 1)", and "loss 2.3 →\\n0.1" read "loss 2.3 →; 0.1"."""
+    assert title_words("Attention weights (each row\nsums to 1)") == "Attention weights (each row sums to 1)"
+    assert title_words("loss 2.3 →\n0.1 after training") == "loss 2.3 → 0.1 after training"
+    assert title_words("Query at m = 8\n— the score of every key") == "Query at m = 8 — the score of every key"
+    # unchanged: lines that are apart stay apart
+    assert title_words("Before training (left)\n(right) after 100 steps") == "Before training (left); (right) after 100 steps"
+    assert title_words("pair 0: θ = 1 rad per position\n(m − n)·θ = 3.00 rad") == \
+        "pair 0: θ = 1 rad per position; (m − n)·θ = 3.00 rad"
+    assert title_words("tile 6 of 12: query block 1, key block 1 (skipped)\n0 of 12 tiles skipped") == \
+        "tile 6 of 12: query block 1, key block 1 (skipped); 0 of 12 tiles skipped"

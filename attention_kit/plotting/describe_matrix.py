@@ -239,17 +239,25 @@ def curve_jumps(x: np.ndarray, y: np.ndarray, log_y: bool = False, *, most: int 
     """Where a curve jumps: a change between neighbouring points at least a fifth of the curve's
     range and more than ten times every other change (01's hard weight, 0 until x = 2.5, 1 after).
     Neighbouring big changes the same way are one jump. Returns ``[(i, j), ...]``, the points
-    before and after each jump; none for fewer than 5 points or more than ``most`` jumps."""
+    before and after each jump; none for fewer than 5 points or more than ``most`` jumps, for x
+    that is not in order (a curve in the plane), for a big change across a wider gap in x than
+    any other (a straight line sampled sparsely at its end: a gap, not a jump), and for one point
+    away from the rest (a jump there and straight back: an outlier, said as the highest or lowest)."""
     if log_y and np.all(y > 0):
         y = np.log10(y)
     d = np.diff(y)
     span = float(np.ptp(y)) if y.size else 0.0
     if y.size < 5 or span == 0:
         return []
+    dx = np.diff(x)
+    if not (np.all(dx > 0) or np.all(dx < 0)):
+        return []
     big = np.abs(d) >= 0.2 * span
     if not big.any() or (big.all()):
         return []
     if float(np.abs(d[big]).min()) <= 10 * float(np.abs(d[~big]).max()):
+        return []
+    if float(np.abs(dx[big]).max()) > float(np.abs(dx[~big]).max()):
         return []
     out: list[tuple[int, int]] = []
     for k in np.flatnonzero(big):
@@ -258,6 +266,8 @@ def curve_jumps(x: np.ndarray, y: np.ndarray, log_y: bool = False, *, most: int 
             out[-1] = (out[-1][0], k + 1)
         else:
             out.append((k, k + 1))
+    if any(a[1] == b[0] and np.sign(d[a[0]]) != np.sign(d[b[0]]) for a, b in zip(out, out[1:], strict=False)):
+        return []  # one point away and back: an outlier, not two jumps
     return out if len(out) <= most else []
 
 

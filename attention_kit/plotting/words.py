@@ -38,21 +38,25 @@ def plain(text: str) -> str:
 #: A title's line starting with one of these goes on with the line before (a sentence wrapped).
 _GOES_ON = frozenset("when where while which that and or but of for in on with without to from at by as "
                      "than after before if because".split())
+#: A sign that links what is before it to what is after (at the end of a line or the start of the next).
+_BETWEEN = ("→", "=", "≈", "+", "×", "—", "–")
 
 
 def title_words(text: str) -> str:
     """A title of several lines as words: each line :func:`plain`, the lines joined by "; " (a
-    line that ends in a stop, colon, semicolon or comma, a line in brackets or one that goes on
-    with "when", "of", ..., by a space): "tile 6 of 12: query block 1, key block 1; 0 of 12 tiles
+    line that ends in a stop, colon, semicolon or comma, a line in brackets, one that goes on
+    with "when", "of", ..., a line inside an open bracket, and lines linked by "→", "=", "—", ...,
+    by a space): "tile 6 of 12: query block 1, key block 1; 0 of 12 tiles
     skipped", never "key block 1 0 of 12" (the line break lost)."""
     out = ""
     for line in str(text).split("\n"):
         line = plain(line)
         if not line:
             continue
-        # a line that goes on with the one before: "...\n(each row sums to 1)", "which rows move\nwhen ..."
-        joined = out.endswith((".", ":", ";", ",")) or (line.startswith("(") and line.endswith(")")) or \
-            line.split()[0] in _GOES_ON
+        # a line that goes on with the one before: "...\n(each row sums to 1)", "which rows move\nwhen ...",
+        # "(each row\nsums to 1)" (a bracket still open), "loss 2.3 →\n0.1" (a sign between them)
+        joined = out.endswith((".", ":", ";", ",") + _BETWEEN) or (line.startswith("(") and line.endswith(")")) or \
+            line.split()[0] in _GOES_ON or line.startswith(_BETWEEN) or out.count("(") > out.count(")")
         out = line if not out else out + (" " if joined else "; ") + line
     return out
 
