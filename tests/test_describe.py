@@ -138,18 +138,21 @@ def test_an_explorers_live_figure_describes_each_new_picture():
     assert e.live.description != first and "Masked" not in e.live.description
 
 
-def test_in_a_kernel_the_words_follow_the_picture_not_with_it():
-    """With an event loop (as in a kernel), a picture's words come DESCRIBE_AFTER later, so the
-    kernel's few ms of describing do not compete with the page drawing the picture; a burst of
-    presses gets one description, of its last picture. (Its own thread and loop: the browser
-    tests can leave a loop running in this one.)"""
+def test_in_a_kernel_the_words_follow_the_picture_not_with_it(monkeypatch):
+    """In a kernel (its event loop stood in for), a picture's words come DESCRIBE_AFTER later, so
+    the kernel's few ms of describing do not compete with the page drawing the picture; a burst
+    of presses gets one description, of its last picture. (Its own thread and loop: the browser
+    tests leave a loop "running" in this one, which outside a kernel is not waited for.)"""
     import asyncio
     import threading
 
     from attention_kit.widgets import MaskExplorer
+    from attention_kit.widgets.live_figure import LiveFigure
 
     e = MaskExplorer(["the", "cat", "sat", "on"], mask="causal", token=2)
+    assert e.live.description.startswith("A figure of 2 panels")  # outside a kernel: at once
     seen = {}
+    monkeypatch.setattr(LiveFigure, "_kernel_loop", staticmethod(asyncio.get_running_loop))
 
     async def presses():
         before = e.live.description
@@ -522,7 +525,8 @@ def test_a_jump_is_said_where_it_happens():
     assert "hard (dashed): 401 points from x = 0 to 4; starts at 0, ends at 1; jumps from 0 to 1 at x = 2.5." in facts, facts
     assert "highest" not in facts.split("hard (dashed)")[1].split(".")[0]
     assert "jumps" not in facts.split("hard (dashed)")[0]  # the smooth curve
-    assert "jumps from 5 to 1 between x = 2 and 3; jumps from 1 to 3 between x = 6 and 7" in facts, facts
+    # (a fall is said as one: review of 2026-11-27, 08 cell 43's loss "jumps from 2.28 to 2.04")
+    assert "drops from 5 to 1 between x = 2 and 3; jumps from 1 to 3 between x = 6 and 7" in facts, facts
 
 
 def test_two_curves_on_the_same_x_that_coincide_are_said_to_lie_on_each_other():
@@ -614,3 +618,23 @@ def test_a_titles_lines_inside_a_bracket_or_linked_by_a_sign_go_on_with_a_space(
         "pair 0: θ = 1 rad per position; (m − n)·θ = 3.00 rad"
     assert title_words("tile 6 of 12: query block 1, key block 1 (skipped)\n0 of 12 tiles skipped") == \
         "tile 6 of 12: query block 1, key block 1 (skipped); 0 of 12 tiles skipped"
+
+
+def test_outside_a_kernel_a_loop_that_never_comes_back_does_not_hold_the_words():
+    """make test 2026-11-27: Playwright's sync API (the browser tests, same process) leaves an
+    event loop "running" in the main thread that never runs a callback; words deferred onto it
+    never came, and six tests read empty descriptions. Outside a kernel they come at once."""
+    import asyncio
+
+    from attention_kit.widgets import MaskExplorer
+
+    loop = asyncio.new_event_loop()
+    asyncio.events._set_running_loop(loop)
+    try:
+        e = MaskExplorer(["the", "cat", "sat", "on"], mask="causal", token=2)
+        assert e.live.description.startswith("A figure of 2 panels")
+        e.controls["mask"].value = "none"
+        assert "query the to key cat" not in e.live.description and e.live.description
+    finally:
+        asyncio.events._set_running_loop(None)
+        loop.close()

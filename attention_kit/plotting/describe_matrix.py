@@ -290,7 +290,7 @@ def curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool) -> str:
         gap = x[b] - x[a]
         at = f"at x = {figure_number((x[a] + x[b]) / 2)}" if abs(gap) <= 0.02 * abs(x[-1] - x[0]) else \
             f"between x = {figure_number(x[a])} and {figure_number(x[b])}"
-        s += f"; jumps from {fmt(y[a])} to {fmt(y[b])} {at}"
+        s += f"; {'jumps' if y[b] > y[a] else 'drops'} from {fmt(y[a])} to {fmt(y[b])} {at}"
     i_lo, i_hi = int(np.argmin(y)), int(np.argmax(y))
     if i_lo not in (0, x.size - 1) and i_lo not in near:
         s += f"; lowest {fmt(y[i_lo])} at x = {figure_number(x[i_lo])}"

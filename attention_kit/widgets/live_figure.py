@@ -309,8 +309,8 @@ class LiveFigure(anywidget.AnyWidget):
 
     def _describe_soon(self) -> None:
         """Describe DESCRIBE_AFTER after the picture, or (when the last description is younger
-        than DESCRIBE_EVERY) once the presses pause, for the newest picture; at once without an
-        event loop (a script, a test) or when both are 0."""
+        than DESCRIBE_EVERY) once the presses pause, for the newest picture; at once outside a
+        kernel (a script, a test) or when both are 0."""
         now = time.monotonic()
         wait = max(getattr(self, "_described_at", -1e9) + self.DESCRIBE_EVERY - now,
                    self.DESCRIBE_AFTER)
@@ -319,11 +319,8 @@ class LiveFigure(anywidget.AnyWidget):
             return
         if getattr(self, "_describe_due", False):
             return
-        try:
-            import asyncio
-
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
+        loop = self._kernel_loop()
+        if loop is None:
             self.describe()  # a script or a test: no loop to come back on
             return
         self._describe_due = True
@@ -333,6 +330,23 @@ class LiveFigure(anywidget.AnyWidget):
             self.describe()
 
         loop.call_later(wait, later)
+
+    @staticmethod
+    def _kernel_loop():
+        """The kernel's running event loop, or None outside a kernel: a script, a test, or a
+        process where another library keeps a loop "running" that never comes back to us
+        (Playwright's sync API does, in its thread)."""
+        try:
+            from IPython import get_ipython
+
+            shell = get_ipython()
+            if shell is None or getattr(shell, "kernel", None) is None:
+                return None
+            import asyncio
+
+            return asyncio.get_running_loop()
+        except (ImportError, RuntimeError):
+            return None
 
     def describe(self) -> None:
         """Put the words for the current picture in :attr:`summary` and :attr:`description`
