@@ -146,13 +146,12 @@ def test_in_a_kernel_the_words_follow_the_picture_not_with_it(monkeypatch):
     import asyncio
     import threading
 
-    from attention_kit.widgets import MaskExplorer
-    from attention_kit.widgets.live_figure import LiveFigure
+    from attention_kit.widgets import MaskExplorer, live_figure
 
     e = MaskExplorer(["the", "cat", "sat", "on"], mask="causal", token=2)
     assert e.live.description.startswith("A figure of 2 panels")  # outside a kernel: at once
     seen = {}
-    monkeypatch.setattr(LiveFigure, "_kernel_loop", staticmethod(asyncio.get_running_loop))
+    monkeypatch.setattr(live_figure, "kernel_loop", asyncio.get_running_loop)
 
     async def presses():
         before = e.live.description
@@ -628,6 +627,7 @@ def test_outside_a_kernel_a_loop_that_never_comes_back_does_not_hold_the_words()
 
     from attention_kit.widgets import MaskExplorer
 
+    before = asyncio.events._get_running_loop()  # (the browser tests' own, in make test: put back)
     loop = asyncio.new_event_loop()
     asyncio.events._set_running_loop(loop)
     try:
@@ -636,5 +636,5 @@ def test_outside_a_kernel_a_loop_that_never_comes_back_does_not_hold_the_words()
         e.controls["mask"].value = "none"
         assert "query the to key cat" not in e.live.description and e.live.description
     finally:
-        asyncio.events._set_running_loop(None)
+        asyncio.events._set_running_loop(before)
         loop.close()

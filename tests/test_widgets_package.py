@@ -22,7 +22,7 @@ PUBLIC = {
     "attention_kit.widgets.raster": ["encode_png", "text_cached", "data_url"],
     "attention_kit.widgets.announce": ["ANNOUNCE_LINES", "ANNOUNCE_WORDS", "announcement_for"],
     "attention_kit.widgets.draw_ops": ["record_ops", "Unsupported"],
-    "attention_kit.widgets.kernel_status": ["quiet_control_status"],
+    "attention_kit.widgets.kernel_status": ["quiet_control_status", "kernel_loop"],
     "attention_kit.widgets.base": ["Explorer"],
     "attention_kit.widgets.axes": ["nice_limit", "plane", "steady_limits", "steady_box",
                                    "random_projections", "widest_first"],

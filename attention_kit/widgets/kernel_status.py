@@ -22,7 +22,7 @@ own process) it does nothing.
 
 from __future__ import annotations
 
-__all__ = ["quiet_control_status"]
+__all__ = ["quiet_control_status", "kernel_loop"]
 
 #: The requests whose "busy" is not published (a widget's message from the page).
 QUIET = frozenset({"comm_msg"})
@@ -63,3 +63,20 @@ def quiet_control_status(kernel=None) -> bool:
     if not getattr(publish, "quiet_controls", False):
         kernel._publish_status = _quiet(kernel)
     return True
+
+
+def kernel_loop():
+    """The kernel's running event loop, or None outside a kernel: a script, a test, or a process
+    where another library keeps a loop "running" that never comes back to us (Playwright's sync
+    API does, in its thread). A live figure's words wait on it (``LiveFigure._describe_soon``)."""
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is None or getattr(shell, "kernel", None) is None:
+            return None
+        import asyncio
+
+        return asyncio.get_running_loop()
+    except (ImportError, RuntimeError):
+        return None

@@ -21,7 +21,7 @@ from matplotlib.figure import Figure, SubFigure
 from ..plotting.describe import describe_figure
 from .announce import announcement_for, changed_lines
 from .draw_ops import Unsupported, record_ops
-from .kernel_status import quiet_control_status
+from .kernel_status import kernel_loop, quiet_control_status
 from .raster import data_url, encode_png, text_cached
 
 __all__ = ["LiveFigure", "picture_first"]
@@ -319,7 +319,7 @@ class LiveFigure(anywidget.AnyWidget):
             return
         if getattr(self, "_describe_due", False):
             return
-        loop = self._kernel_loop()
+        loop = kernel_loop()
         if loop is None:
             self.describe()  # a script or a test: no loop to come back on
             return
@@ -330,23 +330,6 @@ class LiveFigure(anywidget.AnyWidget):
             self.describe()
 
         loop.call_later(wait, later)
-
-    @staticmethod
-    def _kernel_loop():
-        """The kernel's running event loop, or None outside a kernel: a script, a test, or a
-        process where another library keeps a loop "running" that never comes back to us
-        (Playwright's sync API does, in its thread)."""
-        try:
-            from IPython import get_ipython
-
-            shell = get_ipython()
-            if shell is None or getattr(shell, "kernel", None) is None:
-                return None
-            import asyncio
-
-            return asyncio.get_running_loop()
-        except (ImportError, RuntimeError):
-            return None
 
     def describe(self) -> None:
         """Put the words for the current picture in :attr:`summary` and :attr:`description`
