@@ -223,7 +223,9 @@ def graded(tmp_path_factory):
 
     before = _digests(subs)
     home_escape = Path.home() / escape
-    result, summary = grade_class(subs, out, limits=LIMITS, workers=2)
+    with pytest.MonkeyPatch.context() as mp:  # the summary fits the terminal: fix its width
+        mp.setenv("COLUMNS", "120")  # (a narrow one clips the hints these tests read)
+        result, summary = grade_class(subs, out, limits=LIMITS, workers=2)
     after = _digests(subs)
     leaked = [p for p in (home_escape, subs.parent / escape) if p.exists()]
     for p in leaked:
