@@ -31,6 +31,7 @@ from .describe_parts import (
     cell_marks,
     cell_marks_facts,
     colour_only_lines,
+    grid_shape,
     has_marker,
     line_style_words,
     reference_marks,
@@ -126,7 +127,7 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
     if cells:
         kinds.append(f"{len(cells)} {'set' if len(cells) == 1 else 'sets'} of marked cells")
         rows, cols = _axis_nouns(ax)
-        n_r, n_c = np.shape(ax.get_images()[0].get_array())[:2]
+        n_r, n_c = grid_shape(ax)
         facts += cell_marks_facts(ax, cells, rows, cols, _cell_labels(ax, n_r, "y"), _cell_labels(ax, n_c, "x"))
     # one point drawn as a marker (a vector's tip, "you are here") is a marker, not a curve
     marks = [ln for ln in lines if np.size(ln.get_xdata()) == 1 and has_marker(ln)]

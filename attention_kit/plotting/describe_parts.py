@@ -9,7 +9,7 @@ import numpy as np
 from .describe_matrix import label_names
 from .words import figure_number, listing, plain, plural, title_words
 
-__all__ = ["axes_title", "line_style_words", "colour_only_lines", "has_marker", "boxed_cells", "cell_marks",
+__all__ = ["axes_title", "line_style_words", "colour_only_lines", "has_marker", "boxed_cells", "cell_marks", "grid_shape",
            "cell_marks_facts",
            "bands_of", "band_facts", "reference_marks"]
 
@@ -66,15 +66,21 @@ def has_marker(ln) -> bool:
         ln.get_linestyle() in ("None", "none", "", " ")
 
 
+def grid_shape(ax) -> tuple[int, int] | None:
+    """(rows, columns) of the panel's first image of cells, or None without one."""
+    images = [im for im in ax.get_images() if np.ndim(im.get_array()) >= 2]
+    return tuple(np.shape(images[0].get_array())[:2]) if images else None
+
+
 def cell_marks(ax, lines) -> list:
     """The marker-only series of ``lines`` that mark cells of the panel's image (07's grid of
     (query, key) pairs: dots on the computed cells, stars on this step's tile): every point at a
     cell's centre. They are said as marked cells, not as curves with a start, an end and a highest
     point, which mean nothing for them."""
-    images = [im for im in ax.get_images() if np.ndim(im.get_array()) >= 2]
-    if not images:
+    shape = grid_shape(ax)
+    if shape is None:
         return []
-    n_r, n_c = np.shape(images[0].get_array())[:2]
+    n_r, n_c = shape
     out = []
     for ln in lines:
         if not has_marker(ln):
@@ -104,8 +110,7 @@ def cell_marks_facts(ax, marks, rows: str, cols: str, row_labels, col_labels) ->
     """Each series of marked cells by its name (the line's label, as in the legend) and its mark,
     how many cells, and which: rows with the same marked columns together ("computed (dots): 60
     cells: queries 0 to 3, every key; queries 4 to 7, keys 0 to 2")."""
-    images = [im for im in ax.get_images() if np.ndim(im.get_array()) >= 2]
-    n_r, n_c = np.shape(images[0].get_array())[:2]
+    n_r, n_c = grid_shape(ax)
     rn, cn = label_names(row_labels, n_r), label_names(col_labels, n_c)
     facts = []
     for k, ln in enumerate(marks):

@@ -256,13 +256,23 @@ class OpRecorder(RendererBase):
                a.get_linewidth(), a.get_linestyle(), a.get_mutation_scale(),
                id(a.get_arrowstyle()), a.get_alpha(), a.get_fill(), self.height, self.dpi,
                tuple(self._artist_clip(a) or ()))
+        self._reuse(a, key)
+
+    def _reuse(self, a, key) -> None:
+        """Draw ``a`` the general way, or, when ``key`` (what its picture depends on) is the one of
+        the last time, append the ops it gave then, each text's font by name (this recording
+        numbers its fonts anew)."""
         cached = getattr(a, "_ak_ops", None)
         if cached is not None and cached[0] == key:
-            self.ops.extend(cached[1])
+            fonts = cached[2]
+            for op in cached[1]:
+                if op[0] == "t":
+                    op = [*op[:4], self.font_index(fonts[op[4]]), *op[5:]]
+                self.ops.append(op)
             return
         start = len(self.ops)
         a.draw(self)
-        a._ak_ops = (key, self.ops[start:])
+        a._ak_ops = (key, self.ops[start:], list(self.fonts))
 
     def axis(self, axis: Axis) -> None:
         """An axis (ticks, their numbers, its label) that moves with its bars (04, 03): drawn the
@@ -280,17 +290,7 @@ class OpRecorder(RendererBase):
                axis.label.get_color(), hash(axis.label.get_fontproperties()),
                axis.label.get_visible(), axis.get_label_position(), axis.get_ticks_position(),
                self.height, self.dpi, self._artist_clip(axis) and tuple(self._artist_clip(axis)))
-        cached = getattr(axis, "_ak_ops", None)
-        if cached is not None and cached[0] == key:
-            fonts = cached[2]
-            for op in cached[1]:
-                if op[0] == "t":  # its font by name: this recording numbers its fonts anew
-                    op = [*op[:4], self.font_index(fonts[op[4]]), *op[5:]]
-                self.ops.append(op)
-            return
-        start = len(self.ops)
-        axis.draw(self)
-        axis._ak_ops = (key, self.ops[start:], list(self.fonts))
+        self._reuse(axis, key)
 
     def image(self, im: AxesImage) -> None:
         """A small image of flat cells (a heatmap) as its cell colours and its box in pixels."""
