@@ -204,15 +204,25 @@ def _new_text(value: str) -> str:
     return " ".join(other)
 
 
-def _settle(page, *, quiet_ms: int = 400, timeout_ms: int = 30000) -> None:
+def _settle(page, *, quiet_ms: int = 400, words_ms: int = 900, timeout_ms: int = 30000) -> None:
     """Wait until the explorer's picture has not changed for ``quiet_ms`` (a button that trains
-    for 100 steps draws several pictures)."""
-    page.wait_for_function("""([q]) => {
-        const c = document.querySelector('[data-ak-keys] canvas.ak-live-figure');
+    for 100 steps draws several pictures) and its description for ``words_ms``: the words follow
+    the picture (the kernel writes them up to DESCRIBE_EVERY later, the page reads them out at
+    most every 500 ms), so a description taken too soon is the one before the last press."""
+    page.wait_for_function("""([q, w]) => {
+        const area = document.querySelector('[data-ak-keys]');
+        const c = area.querySelector('canvas.ak-live-figure');
+        const words = (area.querySelector('.ak-description') || {}).textContent || '';
         const now = performance.now();
         if (c.dataset.seenFrame !== c.dataset.frame) { c.dataset.seenFrame = c.dataset.frame; c.dataset.seenAt = now; }
-        return now - Number(c.dataset.seenAt) >= q;
-    }""", arg=[quiet_ms], timeout=timeout_ms, polling=100)
+        if (c.dataset.seenWords !== words) { c.dataset.seenWords = words; c.dataset.seenWordsAt = now; }
+        return now - Number(c.dataset.seenAt) >= q && now - Number(c.dataset.seenWordsAt) >= w;
+    }""", arg=[quiet_ms, words_ms], timeout=timeout_ms, polling=100)
+
+
+def _gist(words: str, n: int = 160) -> str:
+    """The first ``n`` characters of a description, for a failure message."""
+    return repr(words[:n] + ("..." if len(words) > n else ""))
 
 
 def _operate(page, focus: dict, memo: dict) -> str | None:
@@ -297,7 +307,7 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
                         arg=before["frame"], timeout=15000)
                     page.wait_for_function(
                         """(d) => ((document.querySelector('[data-ak-keys] .ak-description') || {}).textContent || '') !== d""",
-                        arg=before["full"], timeout=5000)
+                        arg=before["full"], timeout=15000)
                 except Exception:  # playwright's TimeoutError: judged below
                     pass
                 after = page.evaluate(_JS_PICTURE)
@@ -312,7 +322,9 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
                 if after["frame"] == before["frame"]:
                     out["failures"].append(f"{where}: {done} drew no new picture")
                 elif after["full"] == before["full"]:
-                    out["failures"].append(f"{where}: {done} changed the picture, not its description")
+                    out["failures"].append(
+                        f"{where}: {done} changed the picture (frame {before['frame']} -> "
+                        f"{after['frame']}), not its description, still {_gist(after['full'])}")
                 elif not after["live"]:
                     out["failures"].append(f"{where}: nothing was put in the live region")
                 else:
