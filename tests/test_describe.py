@@ -335,7 +335,7 @@ def test_inset_axes_reference_lines_and_shaded_bands_are_described():
     ax0.set_title("the scores")
     desc = describe_figure(fig)
     plt.close(fig)
-    assert desc.summary == "A figure of 2 panels (1 heatmap): the scores."
+    assert desc.summary == "A figure of 2 panels (1 heatmap): panel 2: the scores."
     assert "Panel 2: Bars: k1 1.5, k2 -0.5." in desc.facts
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True)  # 01's explorer: the labels only below
     top.bar([0, 1], [1.32, -0.6])
@@ -638,3 +638,45 @@ def test_outside_a_kernel_a_loop_that_never_comes_back_does_not_hold_the_words()
     finally:
         asyncio.events._set_running_loop(before)
         loop.close()
+
+
+def test_a_summary_numbers_its_panels_so_a_title_of_two_lines_is_not_read_as_two_panels():
+    """Review of stop 42: "head 1; head 2; output row of “chased”; filled blue: now, hollow:
+    initial" was four pieces for three panels (a title's own lines are joined by "; " as well).
+    Each title now follows its panel's number, and a panel without a title keeps its number's gap;
+    titles of one line each, every panel titled, stay a plain list."""
+    fig, axes = plt.subplots(1, 4)
+    axes[0].set_title("head 1")
+    axes[1].set_title("head 2")
+    axes[3].set_title("output row of “chased”\nfilled blue: now, hollow: initial")
+    for ax in axes:
+        ax.plot([0, 1], [0, 1])
+    desc = describe_figure(fig)
+    plt.close(fig)
+    assert desc.summary == ("A figure of 4 panels: panel 1: head 1; panel 2: head 2; panel 4: output row "
+                            "of “chased”; filled blue: now, hollow: initial.")
+    said = re.findall(r"panel (\d+): ", desc.summary)
+    assert said == ["1", "2", "4"]  # one number per titled panel, in order, none for the untitled one
+    fig, axes = plt.subplots(1, 2)
+    for ax, t in zip(axes, ("head 1", "head 2"), strict=True):
+        ax.set_title(t)
+    assert describe_figure(fig).summary == "A figure of 2 panels: head 1; head 2."
+    plt.close(fig)
+
+
+def test_a_steep_curve_sampled_coarsely_rises_steeply_and_does_not_jump():
+    """Review of stop 42: a steep sigmoid sampled at whole numbers was said to "jump" (two big
+    changes the same way were merged into one jump). Over one step of x it is still a jump."""
+    x = np.arange(11.0)
+    fig, ax = plt.subplots()
+    ax.plot(x, 1 / (1 + np.exp(-5 * (x - 5))), label="sigmoid")
+    ax.plot(x, 1 - 1 / (1 + np.exp(-5 * (x - 5))), label="falling")
+    ax.plot(x, (x > 4.5).astype(float), label="step")
+    facts = " ".join(describe_figure(fig).facts)
+    plt.close(fig)
+    assert ("sigmoid (solid): 11 points from x = 0 to 10; starts at 0, ends at 1; rises steeply from "
+            "0.0067 to 0.993 between x = 4 and 6.") in facts, facts
+    assert "falls steeply from 0.993 to 0.0067 between x = 4 and 6." in facts, facts
+    assert ("step (solid): 11 points from x = 0 to 10; starts at 0, ends at 1; jumps from 0 to 1 "
+            "between x = 4 and 5.") in facts, facts
+    assert facts.count("jumps") == 1

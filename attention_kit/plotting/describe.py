@@ -346,9 +346,19 @@ def _describe_image(ax, im, *, tables: bool) -> Description | None:
     return Description(f"an image of {n_r} by {n_c} cells", facts, out)
 
 
+def _titles_said(titles: list[str]) -> str:
+    """The panels' titles for a summary, joined by "; ": each after its panel's number when that
+    is needed to tell them apart (a title of two lines is joined by "; " as well, or a panel has
+    no title), else plain ("head 1; head 2; head 3")."""
+    if all(titles) and not any("; " in t for t in titles):
+        return "; ".join(titles)
+    return "; ".join(f"panel {k + 1}: {t}" for k, t in enumerate(titles) if t)
+
+
 def describe_figure(fig, *, tables: bool = True) -> Description:
     """Describe every visible panel of a matplotlib ``Figure`` (colour bars are left out: a heatmap
-    says its range in words). The summary names the panels; the facts follow panel by panel."""
+    says its range in words). The summary names the panels (:func:`_titles_said`); the facts
+    follow panel by panel."""
     def with_insets(ax):
         yield ax
         for child in getattr(ax, "child_axes", []):  # inset axes (01's scores above its heatmap)
@@ -370,7 +380,7 @@ def describe_figure(fig, *, tables: bool = True) -> Description:
     summary = head + f"A figure of {len(parts)} panels" + (
         f" ({len(heat)} {'heatmap' if len(heat) == 1 else 'heatmaps'})" if heat and len(heat) < len(parts) else
         " (heatmaps)" if heat else "") + (
-        ": " + "; ".join(t for t in titles if t) if any(titles) else "") + "."
+        ": " + _titles_said(titles) if any(titles) else "") + "."
     facts, tables, headings = [], [], []
     for k, p in enumerate(parts):
         facts.append(f"Panel {k + 1}: {p.summary}")

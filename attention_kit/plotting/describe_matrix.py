@@ -290,7 +290,11 @@ def curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool) -> str:
         gap = x[b] - x[a]
         at = f"at x = {figure_number((x[a] + x[b]) / 2)}" if abs(gap) <= 0.02 * abs(x[-1] - x[0]) else \
             f"between x = {figure_number(x[a])} and {figure_number(x[b])}"
-        s += f"; {'jumps' if y[b] > y[a] else 'drops'} from {fmt(y[a])} to {fmt(y[b])} {at}"
+        # over one step of x a jump or a drop; over several steps, each a big change the same way
+        # (a steep sigmoid sampled coarsely), a steep rise or fall: the samples show no break
+        verb = ("jumps" if y[b] > y[a] else "drops") if b - a == 1 else \
+            ("rises steeply" if y[b] > y[a] else "falls steeply")
+        s += f"; {verb} from {fmt(y[a])} to {fmt(y[b])} {at}"
     i_lo, i_hi = int(np.argmin(y)), int(np.argmax(y))
     if i_lo not in (0, x.size - 1) and i_lo not in near:
         s += f"; lowest {fmt(y[i_lo])} at x = {figure_number(x[i_lo])}"
