@@ -680,3 +680,31 @@ def test_a_steep_curve_sampled_coarsely_rises_steeply_and_does_not_jump():
     assert ("step (solid): 11 points from x = 0 to 10; starts at 0, ends at 1; jumps from 0 to 1 "
             "between x = 4 and 5.") in facts, facts
     assert facts.count("jumps") == 1
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5, 11, 12])
+def test_measured_points_that_scatter_are_said_by_their_trend_not_their_noise(seed):
+    """Review of stop 42: 07 cell 29's times per token were said as "lowest 0.552 at x = 12;
+    highest 5.6 at x = 82", which is the machine's noise. Scattered points (markers only, turning
+    at a third of them or more) are said by the medians of their first and last tenth."""
+    rng = np.random.default_rng(seed)
+    n = np.arange(8, 128)
+    slow = 0.9 + 0.025 * n * rng.lognormal(0, 0.25, n.size)     # grows, with noise
+    flat = 0.45 * rng.lognormal(0, 0.1, n.size)                # level, with noise
+    fig, ax = plt.subplots()
+    ax.semilogy(n, slow, "o", label="without cache")
+    ax.semilogy(n, flat, "x", label="with KV cache")
+    ax.plot(n, 2 + np.sin(n), label="a wave")                 # a line: its turns are its shape
+    facts = " ".join(describe_figure(fig).facts)
+    plt.close(fig)
+    k = n.size // 10
+    first, last = np.median(slow[:k]), np.median(slow[-k:])
+    said = re.search(r"without cache \(circles only\): .*?median of its first 12 points is ([\d.]+), "
+                     r"of its last 12 ([\d.]+), so overall it rises\.", facts)
+    assert said, facts
+    assert float(said.group(1)) == pytest.approx(first, rel=0.01)
+    assert float(said.group(2)) == pytest.approx(last, rel=0.01)
+    assert "with KV cache (crosses only)" in facts and "so overall it stays level." in facts, facts
+    wave = facts.split("a wave")[1]
+    assert "scattered" not in wave and "lowest" in wave and "highest" in wave
+    assert "lowest" not in facts.split("a wave")[0]  # no noise said for the measured points

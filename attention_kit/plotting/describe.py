@@ -143,7 +143,8 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
                 name += f" ({style})"  # how to tell it from the others: "(dashed, circles)", once
             x = np.asarray(ln.get_xdata(), dtype=float).ravel()
             y = np.asarray(ln.get_ydata(), dtype=float).ravel()
-            facts.append(curve_facts(name, x, y, log_y))
+            facts.append(curve_facts(name, x, y, log_y, points=ln.get_linestyle() in ("None", "", " ")
+                                     and has_marker(ln)))
             on = _lies_on(x, y, [(n, np.asarray(o.get_xdata(), dtype=float).ravel(),
                                   np.asarray(o.get_ydata(), dtype=float).ravel()) for o, n in curve_names], log_y)
             if on:  # 07 cell 5: a reference line drawn under the curve it matches

@@ -13,7 +13,7 @@ import numpy as np
 
 from .words import figure_number, listing, plural, short_list
 
-__all__ = ["Description", "describe_heatmap", "heatmap_table", "describe_vectors", "curve_facts", "curve_jumps", "label_names",
+__all__ = ["Description", "describe_heatmap", "heatmap_table", "describe_vectors", "curve_facts", "curve_jumps", "scattered", "label_names",
            "MAX_ROWS"]
 
 
@@ -271,7 +271,18 @@ def curve_jumps(x: np.ndarray, y: np.ndarray, log_y: bool = False, *, most: int 
     return out if len(out) <= most else []
 
 
-def curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool) -> str:
+def scattered(y: np.ndarray) -> bool:
+    """Points that go up and down from one to the next most of the time (a measurement, 07's
+    times per token): at least 20 points, and the direction turns at a third of them or more."""
+    d = np.diff(y)
+    d = d[d != 0]
+    return y.size >= 20 and d.size >= 2 and float(np.mean(np.sign(d[1:]) != np.sign(d[:-1]))) >= 1 / 3
+
+
+def curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool, points: bool = False) -> str:
+    """A curve in words: its points, start and end, jumps, lowest and highest. ``points``: drawn
+    as markers only; when those are scattered (:func:`scattered`), their trend is said instead of
+    the single lowest and highest point, which are noise."""
     ok = np.isfinite(x) & np.isfinite(y)
     x, y = x[ok], y[ok]
     if x.size == 0:
@@ -284,6 +295,12 @@ def curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool) -> str:
     if len({fmt(v) for v in y}) == 1:  # every value the same as printed: flat, neither rising nor falling
         return head + f"flat at {fmt(y[0])}."
     s = head + f"starts at {fmt(y[0])}, ends at {fmt(y[-1])}"
+    if points and scattered(y):
+        k = max(3, x.size // 10)
+        a, b = float(np.median(y[:k])), float(np.median(y[-k:]))
+        trend = "rises" if b - a > 0.25 * np.ptp(y) else "falls" if a - b > 0.25 * np.ptp(y) else "stays level"
+        return s + (f"; scattered from point to point: the median of its first {k} points is "
+                    f"{fmt(a)}, of its last {k} {fmt(b)}, so overall it {trend}.")
     jumps = curve_jumps(x, y, log_y)
     near = {k for a, b in jumps for k in range(a, b + 1)}  # a jump's ends: said with the jump
     for a, b in jumps:
