@@ -15,7 +15,7 @@ import attention_kit as ak  # noqa: E402
 from attention_kit.accessible import figure_html  # noqa: E402
 from attention_kit.plotting import head_grid, heatmap, plot_vectors, update_heatmap  # noqa: E402
 from attention_kit.plotting.describe import describe_figure, describe_heatmap  # noqa: E402
-from attention_kit.plotting.describe_matrix import curve_facts, curve_jumps  # noqa: E402
+from attention_kit.plotting.describe_matrix import curve_facts, curve_jumps, scattered  # noqa: E402
 from attention_kit.plotting.words import title_words  # noqa: E402
 
 
@@ -685,8 +685,9 @@ def test_a_steep_curve_sampled_coarsely_rises_steeply_and_does_not_jump():
 @pytest.mark.parametrize("seed", [3, 4, 5, 11, 12])
 def test_measured_points_that_scatter_are_said_by_their_trend_not_their_noise(seed):
     """Review of stop 42: 07 cell 29's times per token were said as "lowest 0.552 at x = 12;
-    highest 5.6 at x = 82", which is the machine's noise. Scattered points (markers only, turning
-    at a third of them or more) are said by the medians of their first and last tenth."""
+    highest 5.6 at x = 82", which is the machine's noise. Scattered points (markers only, x in
+    order, turning at 45 % of them or more) are said by the medians of their first and last tenth;
+    a wave drawn as points and a path of points in the plane (09's trail) are not scattered."""
     rng = np.random.default_rng(seed)
     n = np.arange(8, 128)
     slow = 0.9 + 0.025 * n * rng.lognormal(0, 0.25, n.size)     # grows, with noise
@@ -708,3 +709,7 @@ def test_measured_points_that_scatter_are_said_by_their_trend_not_their_noise(se
     wave = facts.split("a wave")[1]
     assert "scattered" not in wave and "lowest" in wave and "highest" in wave
     assert "lowest" not in facts.split("a wave")[0]  # no noise said for the measured points
+    m = np.arange(64)
+    assert not scattered(m, np.sin(m * 1.0))                  # RoPE's fastest pair, one point per position
+    assert not scattered(np.cos(m * 1.0), np.sin(m * 1.0))    # the same as a trail around the circle
+    assert scattered(n, slow)

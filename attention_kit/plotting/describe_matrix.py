@@ -271,12 +271,15 @@ def curve_jumps(x: np.ndarray, y: np.ndarray, log_y: bool = False, *, most: int 
     return out if len(out) <= most else []
 
 
-def scattered(y: np.ndarray) -> bool:
+def scattered(x: np.ndarray, y: np.ndarray) -> bool:
     """Points that go up and down from one to the next most of the time (a measurement, 07's
-    times per token): at least 20 points, and the direction turns at a third of them or more."""
-    d = np.diff(y)
+    times per token): at least 20, x in order (not a path in the plane, 09's trail), and the
+    direction turns at 45 % of them or more (independent noise turns at 2 in 3; a sampled wave
+    turns at θ/π of them, so only one with under 4.4 points per period counts)."""
+    dx, d = np.diff(x), np.diff(y)
     d = d[d != 0]
-    return y.size >= 20 and d.size >= 2 and float(np.mean(np.sign(d[1:]) != np.sign(d[:-1]))) >= 1 / 3
+    return (y.size >= 20 and d.size >= 2 and bool(np.all(dx > 0) or np.all(dx < 0))
+            and float(np.mean(np.sign(d[1:]) != np.sign(d[:-1]))) >= 0.45)
 
 
 def curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool, points: bool = False) -> str:
@@ -295,7 +298,7 @@ def curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool, points: bo
     if len({fmt(v) for v in y}) == 1:  # every value the same as printed: flat, neither rising nor falling
         return head + f"flat at {fmt(y[0])}."
     s = head + f"starts at {fmt(y[0])}, ends at {fmt(y[-1])}"
-    if points and scattered(y):
+    if points and scattered(x, y):
         k = max(3, x.size // 10)
         a, b = float(np.median(y[:k])), float(np.median(y[-k:]))
         trend = "rises" if b - a > 0.25 * np.ptp(y) else "falls" if a - b > 0.25 * np.ptp(y) else "stays level"
