@@ -233,3 +233,48 @@ def test_a_control_is_said_in_plain_words_and_its_name_once():
     ex = AttentionExplorer([1.0, 0.4], [[1.2, 0.3], [0.2, 1.0], [-0.8, 0.5]])
     ex.controls["score"].value = "scaled_dot"
     assert ex.live.announcement.startswith("score scaled dot."), ex.live.announcement
+
+
+def test_the_lines_that_changed_most_are_said_first():
+    """Issue 34's "not yet": the changed lines were said in the description's order, so 04's nudge
+    read out the first queries' weights (changed in the second decimal) and left the query whose
+    largest weight moved to another key, and the output rows' bars, to "N more changes"."""
+    from attention_kit.widgets.announce import by_change, changed_lines
+
+    before = ["Panel 1, query a: largest weight 0.50 on key a.",
+              "Panel 1, query b: largest weight 0.40 on key a.",
+              "Panel 1, query c: largest weight 0.60 on key c.",
+              "Panel 1, values range from 0.10 to 0.60.",
+              "Panel 2: Bars: a 0, b 0.2, c 0.4."]
+    after = ["Panel 1, query a: largest weight 0.51 on key a.",      # 0.01 / 0.51
+             "Panel 1, query b: largest weight 0.45 on key b.",      # another key
+             "Panel 1, query c: largest weight 0.50 on key c.",      # 0.10 / 0.60
+             "Panel 1, values range from 0.10 to 0.61.",             # 0.01 / 0.61
+             "Panel 2: Bars: a 0, b 0.9, c 0.4.",                    # 0.7 / 0.9
+             "Panel 3: a new panel."]                                # new
+    assert by_change(after, before) == [after[5], after[1], after[4], after[2], after[0], after[3]]
+    assert changed_lines(before, after, set()) == [after[5], after[1], after[4], after[2], after[0], after[3]]
+
+
+def test_04s_nudge_says_the_query_whose_weights_moved_most_before_the_others():
+    """On 04's explorer: after a nudge, of the queries' lines the announcement says, the first is
+    the one whose row of weights moved most (by the explorer's own state), or one whose largest
+    weight went to another key."""
+    from attention_kit.widgets import MaskExplorer
+
+    e = MaskExplorer(TOKENS, mask="causal", token=2, nudge=1.0)
+    for value in (1.5, 2.0, -1.0, 0.5):
+        w0 = e.state["weights"].copy()
+        top0 = w0.argmax(axis=1)
+        e.controls["nudge"].value = value
+        w1 = e.state["weights"]
+        said = [t for t in e.live.announcement.split(". ") if ", query " in t]
+        assert said, e.live.announcement
+        first = said[0].split(", query ")[1].split(":")[0]
+        rows = [i for i, t in enumerate(TOKENS) if first in (t, f"{t} ({i})")]
+        assert rows, first
+        moved = np.abs(w1.max(axis=1) - w0.max(axis=1))  # what the line says: the largest weight
+        switched = w1.argmax(axis=1) != top0
+        i = rows[0]
+        assert switched[i] or switched.sum() == 0 and moved[i] >= moved.max() - 0.006, \
+            (value, first, moved.round(3), switched)

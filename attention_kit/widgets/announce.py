@@ -5,6 +5,7 @@ The whole description stays on the picture for a screen reader to read at will."
 from __future__ import annotations
 
 import difflib
+import re
 
 __all__ = ["ANNOUNCE_LINES", "ANNOUNCE_WORDS", "announcement_for", "changed_lines"]
 
@@ -113,7 +114,42 @@ def changed_lines(before: list[str], after: list[str], titles: set, cause: str =
     out = []
     if news:
         out.append("; ".join(news) + ".")
-    return out + keys + gone + rest
+    return out + keys + gone + by_change(rest, before)
+
+
+_NUMBER = re.compile(r"[-+−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def _change(line: str, olds: list[str]) -> float:
+    """How much ``line`` changed from the line it replaced, among ``olds`` (the lines before with
+    the same head, the words before the first ":"): 2 for a new line, 1.5 when its words changed
+    (another key has the largest weight), else the largest change of its numbers over the
+    largest of them (0 to 1)."""
+    shape = _NUMBER.sub("#", line)
+    same = [o for o in olds if _NUMBER.sub("#", o) == shape]
+    if not same:
+        return 1.5 if olds else 2.0
+    a = [float(x.replace("−", "-")) for x in _NUMBER.findall(same[0])]
+    b = [float(x.replace("−", "-")) for x in _NUMBER.findall(line)]
+    big = max([abs(v) for v in a + b] + [1e-12])
+    return max((abs(x - y) for x, y in zip(a, b, strict=True)), default=0.0) / big
+
+
+def _head(line: str) -> str:
+    """What a line is about: its words before the first ":" ("Panel 1, query sat"), or the line
+    with its numbers left out when it has none ("Panel 1, values range from # to #.")."""
+    return line.split(":", 1)[0] if ":" in line else _NUMBER.sub("#", line)
+
+
+def by_change(lines: list[str], before: list[str]) -> list[str]:
+    """``lines`` with the ones that changed most first (:func:`_change`; ties keep their order in
+    the description): in 04, the query whose largest weight moved to another key, then the
+    output rows' bars, before the rows whose weights changed in the second decimal."""
+    heads: dict[str, list[str]] = {}
+    for line in before:
+        heads.setdefault(_head(line), []).append(line)
+    size = {line: _change(line, heads.get(_head(line), [])) for line in lines}
+    return sorted(lines, key=lambda line: -size[line])
 
 
 def announcement_for(cause: str, changed: list[str]) -> str:
