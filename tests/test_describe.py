@@ -713,3 +713,44 @@ def test_measured_points_that_scatter_are_said_by_their_trend_not_their_noise(se
     assert not scattered(m, np.sin(m * 1.0))                  # RoPE's fastest pair, one point per position
     assert not scattered(np.cos(m * 1.0), np.sin(m * 1.0))    # the same as a trail around the circle
     assert scattered(n, slow)
+
+
+def test_points_in_the_plane_are_a_circle_or_a_segment_not_a_curve_of_x():
+    """Issue 34's "not yet": 09's trail of a key rotated to every position was said as a curve
+    of x ("65 points from x = -0.544 to 0.0777; ... lowest -0.629 at x = -0.0168"), and its query
+    and key arrows as curves that "rise throughout"."""
+    k = np.array([0.3, -0.5])
+    theta = np.arange(65) * 1.0
+    trail = np.stack([k[0] * np.cos(theta) - k[1] * np.sin(theta),
+                      k[0] * np.sin(theta) + k[1] * np.cos(theta)], axis=1)
+    fig, ax = plt.subplots()
+    ax.plot(trail[:, 0], trail[:, 1], "o", label="the key at positions 0, 1, 2, ...")
+    ax.plot([0, 0.112], [0, 0.144], "-", label="query at m")
+    ax.plot([0.5, 1.0, -0.2, 0.3], [0.1, 0.9, 0.4, -0.6], ":", label="a path")
+    ax.plot([0, 1, 1, 2, 2, 3], [0, 0, 1, 1, 2, 2], "--", label="stairs")  # x in order, with repeats
+    facts = " ".join(describe_figure(fig).facts)
+    plt.close(fig)
+    r = np.hypot(*k)
+    assert (f"the key at positions 0, 1, 2, ... (circles only): 65 points on a circle of radius "
+            f"{r:.3g} around (0, 0); the first at (0.3, -0.5), the last at (") in facts, facts
+    assert "query at m (solid): a segment from (0, 0) to (0.112, 0.144)." in facts, facts
+    assert ("a path (dotted): 4 points in the plane, x from -0.2 to 1, y from -0.6 to 0.9; the first "
+            "at (0.5, 0.1), the last at (0.3, -0.6).") in facts, facts
+    assert "stairs (dashed): 6 points from x = 0 to 3; starts at 0, ends at 2" in facts, facts
+    assert "lowest" not in facts.split("stairs")[0]
+
+
+def test_marks_at_named_places_are_said_by_name_like_bars():
+    """Issue 34's "not yet": 07's exact output (a mark over each of 3 bars) was said as a curve
+    that "rises throughout"; on ticks with words each mark is said by its tick's name. On numbered
+    ticks a curve stays a curve."""
+    fig, (ax, ax2) = plt.subplots(1, 2)
+    x = np.arange(3)
+    ax.bar(x, [-0.733, -0.246, 0.288], label="partial")
+    ax.plot(x, [-0.701, 0.0629, 0.101], "_", label="exact output")
+    ax.set_xticks(x, [f"out[{i}]" for i in x])
+    ax2.plot(x, [-0.701, 0.0629, 0.101], "_", label="exact output")
+    facts = describe_figure(fig).facts
+    plt.close(fig)
+    assert "Panel 1: exact output: out[0] -0.701, out[1] 0.0629, out[2] 0.101." in facts, facts
+    assert any(f.startswith("Panel 2: exact output: 3 points from x = 0 to 2") for f in facts), facts

@@ -143,8 +143,14 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
                 name += f" ({style})"  # how to tell it from the others: "(dashed, circles)", once
             x = np.asarray(ln.get_xdata(), dtype=float).ravel()
             y = np.asarray(ln.get_ydata(), dtype=float).ravel()
-            facts.append(curve_facts(name, x, y, log_y, points=ln.get_linestyle() in ("None", "", " ")
-                                     and has_marker(ln)))
+            named = _point_names(ax, x) if x.size <= 16 else None
+            if named is not None:  # 07's exact output: a mark per named place, said like bars
+                top = float(np.max(np.abs(y[np.isfinite(y)]), initial=0.0))
+                facts.append(f"{name}: " + ", ".join(f"{w} {figure_number(v, top)}"
+                                                     for w, v in zip(named, y, strict=True)) + ".")
+            else:
+                facts.append(curve_facts(name, x, y, log_y, points=ln.get_linestyle() in ("None", "", " ")
+                                         and has_marker(ln)))
             on = _lies_on(x, y, [(n, np.asarray(o.get_xdata(), dtype=float).ravel(),
                                   np.asarray(o.get_ydata(), dtype=float).ravel()) for o, n in curve_names], log_y)
             if on:  # 07 cell 5: a reference line drawn under the curve it matches
@@ -269,6 +275,22 @@ def _bar_names(ax, patches, across: bool) -> list[str] | None:
         c = p.get_y() + p.get_height() / 2 if across else p.get_x() + p.get_width() / 2
         k = int(np.argmin(np.abs(ticks - c)))
         if abs(ticks[k] - c) >= gap / 2 or not words[k]:
+            return None
+        out.append(words[k])
+    return out
+
+
+def _point_names(ax, x: np.ndarray) -> list[str] | None:
+    """The x tick's text label at each of ``x`` (07's "out[0]", "out[1]", ...), or None when a
+    point is not on a tick that has words (numbers only: a curve of x)."""
+    ticks = np.asarray(ax.xaxis.get_majorticklocs(), dtype=float)
+    words = [plain(t) for t in ax.xaxis.get_major_formatter().format_ticks(ticks)]
+    if not len(ticks) or len(words) != len(ticks) or not any(w and not _is_number(w) for w in words):
+        return None
+    out = []
+    for v in x:
+        k = int(np.argmin(np.abs(ticks - v)))
+        if abs(ticks[k] - v) > 1e-9 * max(1.0, abs(v)) or not words[k] or _is_number(words[k]):
             return None
         out.append(words[k])
     return out

@@ -13,8 +13,8 @@ import numpy as np
 
 from .words import figure_number, listing, plural, short_list
 
-__all__ = ["Description", "describe_heatmap", "heatmap_table", "describe_vectors", "curve_facts", "curve_jumps", "scattered", "label_names",
-           "MAX_ROWS"]
+__all__ = ["Description", "describe_heatmap", "heatmap_table", "describe_vectors", "curve_facts",
+           "curve_jumps", "path_facts", "scattered", "label_names", "MAX_ROWS"]
 
 
 #: At most this many rows are itemised in a heatmap's facts (the table always has every row).
@@ -282,6 +282,23 @@ def scattered(x: np.ndarray, y: np.ndarray) -> bool:
             and float(np.mean(np.sign(d[1:]) != np.sign(d[:-1]))) >= 0.45)
 
 
+def path_facts(name: str, x: np.ndarray, y: np.ndarray) -> str:
+    """Points in the plane rather than a function of x (x back and forth, or two points): a segment
+    between its ends; points at one distance from the origin, a circle (09's trail of a key
+    rotated to every position); else where the points lie and where they start and end."""
+    s = max(float(np.max(np.abs(x))), float(np.max(np.abs(y))))
+    at = lambda k: f"({figure_number(x[k], s)}, {figure_number(y[k], s)})"  # noqa: E731
+    if x.size == 2:
+        return f"{name}: a segment from {at(0)} to {at(1)}."
+    r = np.hypot(x, y)
+    if r.max() > 0 and np.ptp(r) <= 0.01 * r.max():
+        return (f"{name}: {x.size} points on a circle of radius {figure_number(r.mean())} around "
+                f"(0, 0); the first at {at(0)}, the last at {at(-1)}.")
+    return (f"{name}: {x.size} points in the plane, x from {figure_number(x.min(), s)} to "
+            f"{figure_number(x.max(), s)}, y from {figure_number(y.min(), s)} to "
+            f"{figure_number(y.max(), s)}; the first at {at(0)}, the last at {at(-1)}.")
+
+
 def curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool, points: bool = False) -> str:
     """A curve in words: its points, start and end, jumps, lowest and highest. ``points``: drawn
     as markers only; when those are scattered (:func:`scattered`), their trend is said instead of
@@ -294,6 +311,9 @@ def curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool, points: bo
         return f"{name}: one point at ({figure_number(x[0])}, {figure_number(y[0])})."
     sy = float(np.max(np.abs(y)))
     fmt = lambda v: figure_number(v, sy)  # noqa: E731
+    dx = np.diff(x)
+    if x.size == 2 or not (np.all(dx >= 0) or np.all(dx <= 0)) or not dx.any():
+        return path_facts(name, x, y)  # (x in order with repeats, a staircase: still a curve)
     head = f"{name}: {x.size} points from x = {figure_number(x[0])} to {figure_number(x[-1])}; "
     if len({fmt(v) for v in y}) == 1:  # every value the same as printed: flat, neither rising nor falling
         return head + f"flat at {fmt(y[0])}."
