@@ -185,3 +185,52 @@ def test_03_a_seed_that_rescales_the_output_bars_redraws_them_not_the_whole_figu
         np.testing.assert_array_equal(fast, pixels(ex.live.render()))
         ex.live.full_renders -= 1
     assert len(limits) > 1 and ex.live.full_renders == full
+
+
+def _prepared_background(ex):
+    """Prepare ``ex``'s likeliest other scene in steps; its figure, the steps taken, and its
+    background's pixels as the pieces drew them."""
+    steps = list(ex.preparation(limit=1))
+    figure = next(f for f, *_ in ex._scenes.values() if f is not ex.figure)
+    return figure, len(steps), np.asarray(figure.canvas.buffer_rgba()).copy()
+
+
+@pytest.mark.parametrize("make", ["rope", "multi_head"])
+def test_a_background_drawn_in_pieces_is_the_one_figure_draw_draws(make):
+    """Issue 36: idle work must not hold a press up for more than a frame. A panel was one step
+    (40-70 ms here, most of it its axes' ticks and labels); it is now its start and one step per
+    artist. The pixels are the same as matplotlib's own draw of the figure (its moving artists,
+    animated, left out by both)."""
+    from attention_kit.widgets import RopeExplorer
+
+    ex = RopeExplorer(m=8, n=5, pair=0) if make == "rope" else MultiHeadExplorer(X8, TOKENS, n_heads=2)
+    figure, n_steps, sliced = _prepared_background(ex)
+    panels = [ax for ax in figure.axes if ax.get_visible()]
+    artists = sum(len([a for a in ax.get_children() if not a.get_animated()]) for ax in panels)
+    assert n_steps >= artists  # one step per artist (and the panels' starts and ends)
+    figure.canvas.draw()  # the whole background at once, as matplotlib draws it
+    assert np.array_equal(np.asarray(figure.canvas.buffer_rgba()), sliced)
+
+
+def test_a_panel_that_draws_itself_otherwise_is_one_piece():
+    """A rasterized panel, or one with a rasterization zorder, is drawn whole (its draw does more
+    than the pieces would)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from attention_kit.widgets.pieces import pieces
+
+    fig = Figure()
+    FigureCanvasAgg(fig)
+    a, b, c = fig.subplots(1, 3)
+    b.set_rasterized(True)
+    c.set_rasterization_zorder(0)
+    for ax in (a, b, c):
+        ax.plot([0, 1], [1, 0])
+    r = fig.canvas.get_renderer()
+    drawn = []
+    for p in pieces(fig, r):
+        p.draw(r)
+        drawn.append(p)
+    assert b in drawn and c in drawn and a not in drawn
+    assert a.xaxis in drawn and a.lines[0] in drawn

@@ -16,12 +16,13 @@ import ipywidgets as widgets
 import numpy as np
 import traitlets
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure, SubFigure
+from matplotlib.figure import Figure
 
 from ..plotting.describe import describe_figure
 from .announce import announcement_for, changed_lines
 from .draw_ops import Unsupported, record_ops
 from .kernel_status import kernel_loop, quiet_control_status
+from .pieces import pieces
 from .raster import data_url, encode_png, text_cached
 
 __all__ = ["LiveFigure", "picture_first"]
@@ -195,8 +196,9 @@ class LiveFigure(anywidget.AnyWidget):
 
     def background_steps(self, figure: Figure):
         """Lay out and render the background of ``figure``, a figure :meth:`show` keeps (not the
-        one shown), in small steps: a generator that yields after the layout and after each panel,
-        so that the kernel handles a press between two steps instead of after the whole render
+        one shown), in small steps: a generator that yields after the layout and after each piece
+        (``pieces``: a panel's start, each of its artists), so that the kernel handles a press
+        between two steps instead of after the whole render
         (``Explorer.prepare_scenes``, in idle time). Nothing is sent. The step after the layout
         yields ``("laid out", moving artists)``, the others None. It stops early when the figure
         is shown, forgotten or rendered meanwhile; at the end it returns the figure's moving
@@ -220,12 +222,12 @@ class LiveFigure(anywidget.AnyWidget):
         renderer = text_cached(figure.canvas.get_renderer())
         for a in dynamic:
             a.set_animated(True)  # the background is drawn without them
-        # what FigureCanvasAgg.draw does (the layout is done), one panel at a time
+        # what FigureCanvasAgg.draw does (the layout is done), one piece at a time (pieces.py)
         if pending() is None:
             return None
         renderer.clear()
         figure.patch.draw(renderer)
-        for artist in _pieces(figure, renderer):
+        for artist in pieces(figure, renderer):
             yield
             if pending() is None:
                 return None
@@ -360,20 +362,6 @@ class LiveFigure(anywidget.AnyWidget):
                 self.announcement = words
             if text != self.description:
                 self.description = text
-
-
-def _pieces(figure, renderer):
-    """What ``figure.draw`` draws, in its order, with each subfigure split into its patch and its
-    own artists (a subfigure of heat maps is one artist of 150-190 ms of CPU: 05's and 03's head
-    grids; with Agg, which composites no images, drawn the same)."""
-    for artist in figure._get_draw_artists(renderer):
-        if isinstance(artist, SubFigure):
-            if artist.get_visible():
-                yield artist.patch
-                yield from _pieces(artist, renderer)
-                artist.stale = False
-        else:
-            yield artist
 
 
 def widgets_under(roots) -> list:
