@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ..errors import ParameterError, check_count
 from ..scale.grouped_query import init_grouped_query
@@ -136,12 +137,15 @@ class TinyDecoder:
         if cache:  # the prompt fills the caches first (not counted: both ways read the prompt once)
             for pos, tok in enumerate(t[:-1]):
                 self._step_cached(tok, pos, caches)
-        for _ in range(n_new):
-            self.madds = 0
-            t0 = clock()
-            z = self._step_cached(t[-1], len(t) - 1, caches) if cache else self.forward(t)[-1]
-            seconds.append(clock() - t0)
-            madds.append(self.madds)
-            logits.append(z)
-            t.append(int(np.argmax(z)))
+        # one BLAS thread: these matrices are small, and on a shared machine (2 cores, Binder) a
+        # second thread waiting for a busy core made a step 30 times slower from n = 42 on
+        with threadpool_limits(limits=1, user_api="blas"):
+            for _ in range(n_new):
+                self.madds = 0
+                t0 = clock()
+                z = self._step_cached(t[-1], len(t) - 1, caches) if cache else self.forward(t)[-1]
+                seconds.append(clock() - t0)
+                madds.append(self.madds)
+                logits.append(z)
+                t.append(int(np.argmax(z)))
         return t, np.array(logits), madds, seconds
