@@ -278,3 +278,20 @@ def test_04s_nudge_says_the_query_whose_weights_moved_most_before_the_others():
         i = rows[0]
         assert switched[i] or switched.sum() == 0 and moved[i] >= moved.max() - 0.006, \
             (value, first, moved.round(3), switched)
+
+
+def test_a_change_is_measured_on_its_own_line_and_its_amounts():
+    """rev43: a line without ":" ("Panel 2, values range from ...") was compared with panel 1's
+    range (their heads lost the panel's number), and the names' numbers (the panel's, a key's
+    position "the (3)") counted as amounts: panel 2's range moving 0.30 -> 0.31 came before a
+    query whose largest weight fell 0.50 -> 0.40 on key "the (3)"."""
+    from attention_kit.widgets.announce import _change, by_change
+
+    before = ["Panel 1, values range from 0.10 to 0.90.", "Panel 2, values range from 0.20 to 0.30.",
+              "Panel 1, query cat: largest weight 0.50 on key the (3).", "Panel 1: Bars: out[0] 0.1, out[1] 0.2."]
+    after = ["Panel 2, values range from 0.20 to 0.31.", "Panel 1, query cat: largest weight 0.40 on key the (3).",
+             "Panel 1: Bars: out[0] 0.1, out[1] 0.21."]
+    assert by_change(after, before) == [after[1], after[2], after[0]]
+    assert abs(_change(after[0], [before[1]]) - 0.01 / 0.31) < 1e-9
+    assert abs(_change(after[1], [before[2]]) - 0.1 / 0.5) < 1e-9
+    assert abs(_change(after[2], [before[3]]) - 0.01 / 0.21) < 1e-9

@@ -120,25 +120,43 @@ def changed_lines(before: list[str], after: list[str], titles: set, cause: str =
 _NUMBER = re.compile(r"[-+−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
+#: What a line is about when it has no ":": its panel ("Panel 2, values range from ...").
+_PANEL = re.compile(r"^Panel \d+, ")
+#: Numbers that name rather than measure: a token's position ("the (3)"), an index ("out[0]"),
+#: a name's digits ("k1"); not amounts, so not compared.
+_LABEL = re.compile(r"\(\d+\)|\[\d+\]|(?<=[A-Za-z_])\d+")
+
+
+def _amounts(line: str) -> list[float]:
+    """The numbers ``line`` says about its subject: after its head (:func:`_head`), the names'
+    numbers left out (a panel's, a query's or a key's position)."""
+    tail = line.split(":", 1)[1] if ":" in line else _PANEL.sub("", line)
+    return [float(x.replace("−", "-")) for x in _NUMBER.findall(_LABEL.sub(" ", tail))]
+
+
 def _change(line: str, olds: list[str]) -> float:
     """How much ``line`` changed from the line it replaced, among ``olds`` (the lines before with
-    the same head, the words before the first ":"): 2 for a new line, 1.5 when its words changed
-    (another key has the largest weight), else the largest change of its numbers over the
+    the same head, :func:`_head`): 2 for a new line, 1.5 when its words changed (another key has
+    the largest weight), else the largest change of its amounts (:func:`_amounts`) over the
     largest of them (0 to 1)."""
     shape = _NUMBER.sub("#", line)
     same = [o for o in olds if _NUMBER.sub("#", o) == shape]
     if not same:
         return 1.5 if olds else 2.0
-    a = [float(x.replace("−", "-")) for x in _NUMBER.findall(same[0])]
-    b = [float(x.replace("−", "-")) for x in _NUMBER.findall(line)]
+    a, b = _amounts(same[0]), _amounts(line)
     big = max([abs(v) for v in a + b] + [1e-12])
-    return max((abs(x - y) for x, y in zip(a, b, strict=True)), default=0.0) / big
+    return max((abs(x - y) for x, y in zip(a, b)), default=0.0) / big  # noqa: B905 - same shape
 
 
 def _head(line: str) -> str:
-    """What a line is about: its words before the first ":" ("Panel 1, query sat"), or the line
-    with its numbers left out when it has none ("Panel 1, values range from # to #.")."""
-    return line.split(":", 1)[0] if ":" in line else _NUMBER.sub("#", line)
+    """What a line is about: its words before the first ":" ("Panel 1, query sat"), or, when it
+    has none, its panel and its words with the numbers left out ("Panel 2, values range from #
+    to #.": another panel's range is another line)."""
+    if ":" in line:
+        return line.split(":", 1)[0]
+    panel = _PANEL.match(line)
+    cut = panel.end() if panel else 0
+    return line[:cut] + _NUMBER.sub("#", line[cut:])
 
 
 def by_change(lines: list[str], before: list[str]) -> list[str]:
