@@ -754,3 +754,26 @@ def test_marks_at_named_places_are_said_by_name_like_bars():
     plt.close(fig)
     assert "Panel 1: exact output: out[0] -0.701, out[1] 0.0629, out[2] 0.101." in facts, facts
     assert any(f.startswith("Panel 2: exact output: 3 points from x = 0 to 2") for f in facts), facts
+
+
+def test_two_points_of_a_curve_of_x_stay_a_curve_and_one_place_is_no_circle():
+    """rev43: 07's running max after a row's first two tiles was "a segment from (3, 0.951) to
+    (6, 0.951)" (after one tile "one point", after three "3 points ... rises"): two points are a
+    segment only on axes with a fixed aspect (a plane) or from the origin (an arrow, 09's query
+    and key); and a point repeated in one place is not "points on a circle"."""
+    from attention_kit.widgets import RopeExplorer, TilingStepper
+
+    facts = describe_figure(TilingStepper(step=6).figure).facts
+    assert "Panel 2: curve 1: 2 points from x = 3 to 6; flat at 0.951." in facts, facts
+    assert any(f.startswith("Panel 3: curve 1: 2 points from x = 3 to 6; starts at 2.41, ends at 2.83")
+               for f in facts), facts
+    facts = describe_figure(RopeExplorer(m=8, n=5, pair=0).figure).facts
+    assert "Panel 1: key at n (dashed): a segment from (0, 0) to (-0.458, 0.432)." in facts, facts
+    fig, (ax, ax2) = plt.subplots(1, 2)
+    ax2.set_aspect("equal")
+    ax.plot([1, 1, 1, 1], [0, 0, 0, 0], "o", label="stuck")
+    ax2.plot([0.5, 1.0], [0.2, 0.9], label="in the plane")
+    facts = " ".join(describe_figure(fig).facts)
+    plt.close(fig)
+    assert "circle" not in facts.split("stuck")[1].split("Panel 2")[0], facts
+    assert "Panel 2: in the plane: a segment from (0.5, 0.2) to (1, 0.9)." in facts, facts

@@ -150,7 +150,7 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
                                                      for w, v in zip(named, y, strict=True)) + ".")
             else:
                 facts.append(curve_facts(name, x, y, log_y, points=ln.get_linestyle() in ("None", "", " ")
-                                         and has_marker(ln)))
+                                         and has_marker(ln), plane=ax.get_aspect() != "auto"))
             on = _lies_on(x, y, [(n, np.asarray(o.get_xdata(), dtype=float).ravel(),
                                   np.asarray(o.get_ydata(), dtype=float).ravel()) for o, n in curve_names], log_y)
             if on:  # 07 cell 5: a reference line drawn under the curve it matches

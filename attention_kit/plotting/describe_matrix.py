@@ -291,7 +291,8 @@ def path_facts(name: str, x: np.ndarray, y: np.ndarray) -> str:
     if x.size == 2:
         return f"{name}: a segment from {at(0)} to {at(1)}."
     r = np.hypot(x, y)
-    if r.max() > 0 and np.ptp(r) <= 0.01 * r.max():
+    spread = len(np.unique(np.round(np.stack([x, y], axis=1) / (s or 1.0), 9), axis=0)) >= 3
+    if spread and r.max() > 0 and np.ptp(r) <= 0.01 * r.max():  # (one place repeated: no circle)
         return (f"{name}: {x.size} points on a circle of radius {figure_number(r.mean())} around "
                 f"(0, 0); the first at {at(0)}, the last at {at(-1)}.")
     return (f"{name}: {x.size} points in the plane, x from {figure_number(x.min(), s)} to "
@@ -299,10 +300,14 @@ def path_facts(name: str, x: np.ndarray, y: np.ndarray) -> str:
             f"{figure_number(y.max(), s)}; the first at {at(0)}, the last at {at(-1)}.")
 
 
-def curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool, points: bool = False) -> str:
+def curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool, points: bool = False,
+                plane: bool = False) -> str:
     """A curve in words: its points, start and end, jumps, lowest and highest. ``points``: drawn
     as markers only; when those are scattered (:func:`scattered`), their trend is said instead of
-    the single lowest and highest point, which are noise."""
+    the single lowest and highest point, which are noise. Two points are a segment
+    (:func:`path_facts`) when ``plane`` (the axes' aspect is fixed: x and y are coordinates in the
+    plane) or one end is the origin (an arrow, 09's query and key); else a curve of x with two
+    points (07's running max after a row's first two tiles: "flat at 0.951")."""
     ok = np.isfinite(x) & np.isfinite(y)
     x, y = x[ok], y[ok]
     if x.size == 0:
@@ -312,7 +317,8 @@ def curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool, points: bo
     sy = float(np.max(np.abs(y)))
     fmt = lambda v: figure_number(v, sy)  # noqa: E731
     dx = np.diff(x)
-    if x.size == 2 or not (np.all(dx >= 0) or np.all(dx <= 0)) or not dx.any():
+    arrow = x.size == 2 and (plane or not (x[0] or y[0]) or not (x[1] or y[1]))
+    if arrow or not (np.all(dx >= 0) or np.all(dx <= 0)) or not dx.any():
         return path_facts(name, x, y)  # (x in order with repeats, a staircase: still a curve)
     head = f"{name}: {x.size} points from x = {figure_number(x[0])} to {figure_number(x[-1])}; "
     if len({fmt(v) for v in y}) == 1:  # every value the same as printed: flat, neither rising nor falling
