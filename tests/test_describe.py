@@ -777,3 +777,20 @@ def test_two_points_of_a_curve_of_x_stay_a_curve_and_one_place_is_no_circle():
     plt.close(fig)
     assert "circle" not in facts.split("stuck")[1].split("Panel 2")[0], facts
     assert "Panel 2: in the plane: a segment from (0.5, 0.2) to (1, 0.9)." in facts, facts
+
+
+def test_a_spike_among_scattered_points_does_not_hide_their_trend():
+    """rev43: the trend of scattered points was measured against their whole range, so one spike
+    (a pause on a busy machine) made a rise from about 1.3 to 6.3 "stay level"; a spike on level
+    points still leaves them level."""
+    n = np.arange(8, 128)
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        slow = 0.9 + 0.025 * n * rng.lognormal(0, 0.25, n.size)
+        flat = 0.45 * rng.lognormal(0, 0.1, n.size)
+        slow[50] += 60.0
+        flat[70] += 20.0
+        rises = curve_facts("t", n.astype(float), slow, True, points=True)
+        level = curve_facts("t", n.astype(float), flat, True, points=True)
+        assert rises.endswith("so overall it rises."), rises
+        assert level.endswith("so overall it stays level."), level
