@@ -295,3 +295,27 @@ def test_a_change_is_measured_on_its_own_line_and_its_amounts():
     assert abs(_change(after[0], [before[1]]) - 0.01 / 0.31) < 1e-9
     assert abs(_change(after[1], [before[2]]) - 0.1 / 0.5) < 1e-9
     assert abs(_change(after[2], [before[3]]) - 0.01 / 0.21) < 1e-9
+
+
+def test_a_near_tie_is_a_change_of_numbers_and_another_the_is_another_key():
+    """rev43: on 02's explorer at temperature 3, "query x2: largest weight 0.34 on key x2" becoming
+    "about 0.33, on keys x1, x2 and x3" (its weights moved by 0.007) counted as another key and
+    was said before query x3, whose weights moved by 0.245; and, once a key's position was no
+    amount, 04's "on key the (3)" -> "on key the (0)" must still be another key."""
+    from attention_kit.widgets.announce import _change
+
+    was = "Panel 2, query x1: largest weight 0.40 on key x1."
+    assert _change("Panel 2, query x1: largest weight about 0.34, on keys x1 and x2.", [was]) == \
+        pytest.approx(0.06 / 0.40)
+    assert _change("Panel 2, query x1: largest weight 0.45 on key x2.", [was]) == 1.5
+    was = "Panel 1, query the (4): largest weight 0.40 on key the (3)."
+    assert _change("Panel 1, query the (4): largest weight 0.45 on key the (0).", [was]) == 1.5
+    X = np.array([[0.1, 0.5], [0.3, 0.4], [0.8, 0.0]])
+    from attention_kit.widgets import SelfAttentionExplorer
+
+    ex = SelfAttentionExplorer(X, labels=["x1", "x2", "x3"])
+    w0 = ex.state["weights"].copy()
+    ex.controls["temperature"].value = 3.0
+    moved = np.abs(ex.state["weights"] - w0).max(axis=1)
+    first = [t for t in ex.live.announcement.split(". ") if ", query " in t][0]
+    assert first.startswith(f"Panel 2, query x{int(moved.argmax()) + 1}:"), (ex.live.announcement, moved)

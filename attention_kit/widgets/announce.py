@@ -127,6 +127,12 @@ _PANEL = re.compile(r"^Panel \d+, ")
 _LABEL = re.compile(r"\(\d+\)|\[\d+\]|(?<=[A-Za-z_])\d+")
 
 
+def _shape(line: str) -> str:
+    """``line`` with its amounts as "#" and its names kept: "on key the (3)" and "on key the (0)"
+    (04's repeated "the") are other words, not other numbers."""
+    return re.sub(f"({_LABEL.pattern})|{_NUMBER.pattern}", lambda m: m.group(1) or "#", line)
+
+
 def _amounts(line: str) -> list[float]:
     """The numbers ``line`` says about its subject: after its head (:func:`_head`), the names'
     numbers left out (a panel's, a query's or a key's position)."""
@@ -139,13 +145,27 @@ def _change(line: str, olds: list[str]) -> float:
     the same head, :func:`_head`): 2 for a new line, 1.5 when its words changed (another key has
     the largest weight), else the largest change of its amounts (:func:`_amounts`) over the
     largest of them (0 to 1)."""
-    shape = _NUMBER.sub("#", line)
-    same = [o for o in olds if _NUMBER.sub("#", o) == shape]
+    shape = _shape(line)
+    same = [o for o in olds if _shape(o) == shape]
     if not same:
-        return 1.5 if olds else 2.0
+        if not olds:
+            return 2.0
+        w_old, w_new = _words(olds[0]), _words(line)
+        if not (w_old <= w_new or w_new <= w_old):
+            return 1.5
+        same = olds  # only words added or dropped ("about", "tied", "and x2": a near tie) with
+        # the same keys still named: by its amounts, not as another key (02's temperature 3)
     a, b = _amounts(same[0]), _amounts(line)
     big = max([abs(v) for v in a + b] + [1e-12])
     return max((abs(x - y) for x, y in zip(a, b)), default=0.0) / big  # noqa: B905 - same shape
+
+
+def _words(line: str) -> set[str]:
+    """``line``'s words after its head, numbers left out, plurals as singulars ("keys": "key")."""
+    tail = line.split(":", 1)[1] if ":" in line else _PANEL.sub("", line)
+    words = (w.strip(".,;:").lower() for w in tail.split())  # (a position "(4)" kept)
+    return {w[:-1] if w.endswith("s") and len(w) > 3 else w for w in words
+            if w and not _NUMBER.fullmatch(w)}
 
 
 def _head(line: str) -> str:
