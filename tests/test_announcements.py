@@ -319,3 +319,5 @@ def test_a_near_tie_is_a_change_of_numbers_and_another_the_is_another_key():
     moved = np.abs(ex.state["weights"] - w0).max(axis=1)
     first = [t for t in ex.live.announcement.split(". ") if ", query " in t][0]
     assert first.startswith(f"Panel 2, query x{int(moved.argmax()) + 1}:"), (ex.live.announcement, moved)
+    was = "Panel 1, query the (0): largest weight 0.52 on key mat."  # 04's token "on" is a key
+    assert _change("Panel 1, query the (0): largest weight 0.37 on key on.", [was]) == 1.5

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 
 __all__ = ["ANNOUNCE_LINES", "ANNOUNCE_WORDS", "announcement_for", "changed_lines"]
 
@@ -160,12 +161,13 @@ def _change(line: str, olds: list[str]) -> float:
     return max((abs(x - y) for x, y in zip(a, b)), default=0.0) / big  # noqa: B905 - same shape
 
 
-def _words(line: str) -> set[str]:
-    """``line``'s words after its head, numbers left out, plurals as singulars ("keys": "key")."""
+def _words(line: str) -> Counter:
+    """``line``'s words after its head, counted (04's key "on" in "on key on" is a word of its
+    own), numbers left out, plurals as singulars ("keys": "key")."""
     tail = line.split(":", 1)[1] if ":" in line else _PANEL.sub("", line)
     words = (w.strip(".,;:").lower() for w in tail.split())  # (a position "(4)" kept)
-    return {w[:-1] if w.endswith("s") and len(w) > 3 else w for w in words
-            if w and not _NUMBER.fullmatch(w)}
+    return Counter(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in words
+                   if w and not _NUMBER.fullmatch(w))
 
 
 def _head(line: str) -> str:
