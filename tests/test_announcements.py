@@ -285,16 +285,16 @@ def test_a_change_is_measured_on_its_own_line_and_its_amounts():
     range (their heads lost the panel's number), and the names' numbers (the panel's, a key's
     position "the (3)") counted as amounts: panel 2's range moving 0.30 -> 0.31 came before a
     query whose largest weight fell 0.50 -> 0.40 on key "the (3)"."""
-    from attention_kit.widgets.announce import _change, by_change
+    from attention_kit.widgets.announce import by_change, change_size
 
     before = ["Panel 1, values range from 0.10 to 0.90.", "Panel 2, values range from 0.20 to 0.30.",
               "Panel 1, query cat: largest weight 0.50 on key the (3).", "Panel 1: Bars: out[0] 0.1, out[1] 0.2."]
     after = ["Panel 2, values range from 0.20 to 0.31.", "Panel 1, query cat: largest weight 0.40 on key the (3).",
              "Panel 1: Bars: out[0] 0.1, out[1] 0.21."]
     assert by_change(after, before) == [after[1], after[2], after[0]]
-    assert abs(_change(after[0], [before[1]]) - 0.01 / 0.31) < 1e-9
-    assert abs(_change(after[1], [before[2]]) - 0.1 / 0.5) < 1e-9
-    assert abs(_change(after[2], [before[3]]) - 0.01 / 0.21) < 1e-9
+    assert abs(change_size(after[0], [before[1]]) - 0.01 / 0.31) < 1e-9
+    assert abs(change_size(after[1], [before[2]]) - 0.1 / 0.5) < 1e-9
+    assert abs(change_size(after[2], [before[3]]) - 0.01 / 0.21) < 1e-9
 
 
 def test_a_near_tie_is_a_change_of_numbers_and_another_the_is_another_key():
@@ -302,14 +302,14 @@ def test_a_near_tie_is_a_change_of_numbers_and_another_the_is_another_key():
     "about 0.33, on keys x1, x2 and x3" (its weights moved by 0.007) counted as another key and
     was said before query x3, whose weights moved by 0.245; and, once a key's position was no
     amount, 04's "on key the (3)" -> "on key the (0)" must still be another key."""
-    from attention_kit.widgets.announce import _change
+    from attention_kit.widgets.announce import change_size
 
     was = "Panel 2, query x1: largest weight 0.40 on key x1."
-    assert _change("Panel 2, query x1: largest weight about 0.34, on keys x1 and x2.", [was]) == \
+    assert change_size("Panel 2, query x1: largest weight about 0.34, on keys x1 and x2.", [was]) == \
         pytest.approx(0.06 / 0.40)
-    assert _change("Panel 2, query x1: largest weight 0.45 on key x2.", [was]) == 1.5
+    assert change_size("Panel 2, query x1: largest weight 0.45 on key x2.", [was]) == 1.5
     was = "Panel 1, query the (4): largest weight 0.40 on key the (3)."
-    assert _change("Panel 1, query the (4): largest weight 0.45 on key the (0).", [was]) == 1.5
+    assert change_size("Panel 1, query the (4): largest weight 0.45 on key the (0).", [was]) == 1.5
     X = np.array([[0.1, 0.5], [0.3, 0.4], [0.8, 0.0]])
     from attention_kit.widgets import SelfAttentionExplorer
 
@@ -320,4 +320,4 @@ def test_a_near_tie_is_a_change_of_numbers_and_another_the_is_another_key():
     first = [t for t in ex.live.announcement.split(". ") if ", query " in t][0]
     assert first.startswith(f"Panel 2, query x{int(moved.argmax()) + 1}:"), (ex.live.announcement, moved)
     was = "Panel 1, query the (0): largest weight 0.52 on key mat."  # 04's token "on" is a key
-    assert _change("Panel 1, query the (0): largest weight 0.37 on key on.", [was]) == 1.5
+    assert change_size("Panel 1, query the (0): largest weight 0.37 on key on.", [was]) == 1.5

@@ -8,7 +8,7 @@ import difflib
 import re
 from collections import Counter
 
-__all__ = ["ANNOUNCE_LINES", "ANNOUNCE_WORDS", "announcement_for", "changed_lines"]
+__all__ = ["ANNOUNCE_LINES", "ANNOUNCE_WORDS", "announcement_for", "by_change", "change_size", "changed_lines"]
 
 
 #: An announcement says at most this many changed lines, and at most about this many words of them.
@@ -141,7 +141,7 @@ def _amounts(line: str) -> list[float]:
     return [float(x.replace("−", "-")) for x in _NUMBER.findall(_LABEL.sub(" ", tail))]
 
 
-def _change(line: str, olds: list[str]) -> float:
+def change_size(line: str, olds: list[str]) -> float:
     """How much ``line`` changed from the line it replaced, among ``olds`` (the lines before with
     the same head, :func:`_head`): 2 for a new line, 1.5 when its words changed (another key has
     the largest weight), else the largest change of its amounts (:func:`_amounts`) over the
@@ -182,13 +182,13 @@ def _head(line: str) -> str:
 
 
 def by_change(lines: list[str], before: list[str]) -> list[str]:
-    """``lines`` with the ones that changed most first (:func:`_change`; ties keep their order in
+    """``lines`` with the ones that changed most first (:func:`change_size`; ties keep their order in
     the description): in 04, the query whose largest weight moved to another key, then the
     output rows' bars, before the rows whose weights changed in the second decimal."""
     heads: dict[str, list[str]] = {}
     for line in before:
         heads.setdefault(_head(line), []).append(line)
-    size = {line: _change(line, heads.get(_head(line), [])) for line in lines}
+    size = {line: change_size(line, heads.get(_head(line), [])) for line in lines}
     return sorted(lines, key=lambda line: -size[line])
 
 
