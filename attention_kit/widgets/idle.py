@@ -3,8 +3,9 @@ small steps that never hold a press up for long.
 
 The kernel runs one thing at a time: a press that arrives while it prepares a figure waits until
 that work ends. So idle work is a generator, one small step per ``next()`` (a scene's build, its
-layout, one panel of its background, its PNG), and :class:`IdleWork` runs one step per turn of
-the event loop, a little apart, and only after the controls have been still for ``QUIET`` seconds:
+layout, one artist of its background, its PNG), and :class:`IdleWork` runs steps for up to a
+few milliseconds per turn of the event loop, turns a little apart, and only after the controls
+have been still for ``QUIET`` seconds:
 a press is handled between two steps, never after a whole preparation, and the steps after it wait
 until the learner pauses again (issue 36).
 """
@@ -25,13 +26,21 @@ class IdleWork:
     quiet : float
         Seconds since the last press (:meth:`pressed`) before a step may run.
     gap : float
-        Seconds between two steps: a message that arrived meanwhile is handled first.
+        Seconds between two turns: a message that arrived meanwhile is handled first.
     clock : callable
         The clock (``time.monotonic``); tests pass their own.
+    budget : float
+        Seconds of steps one turn may run: steps run one after another until they have taken
+        this long (0: one step per turn). A press waits for at most the budget and one step; the
+        preparation is not stretched by a gap after every tiny step (one artist of a panel).
+    timer : callable
+        The clock the budget is measured by (``time.perf_counter``); tests pass their own.
     """
 
-    def __init__(self, quiet: float = 0.3, gap: float = 0.01, clock=time.monotonic):
+    def __init__(self, quiet: float = 0.3, gap: float = 0.01, clock=time.monotonic,
+                 budget: float = 0.008, timer=time.perf_counter):
         self.quiet, self.gap, self.clock = quiet, gap, clock
+        self.budget, self.timer = budget, timer
         self._jobs: deque = deque()
         self._loop = None
         self._timer = None
@@ -71,7 +80,9 @@ class IdleWork:
         if wait > 0:  # a press came since the last step: wait for a pause
             self._schedule(wait)
             return
-        self.step()
+        start = self.timer()
+        while self.step() and self.timer() - start < self.budget:
+            pass  # small steps (one artist of a panel) run together up to the budget
         self._schedule(self.gap)
 
     def step(self) -> bool:
