@@ -263,12 +263,9 @@ def _lies_on(x, y, earlier, log_y: bool) -> str:
 def _bar_names(ax, patches, across: bool) -> list[str] | None:
     """Which bar is which: the category tick label nearest each bar's centre (x tick labels for
     vertical bars, y for horizontal), or None when the ticks carry no text labels (numbers only)."""
-    axis = ax.yaxis if across else ax.xaxis
-    ticks = np.asarray(axis.get_majorticklocs(), dtype=float)
-    # the formatter's words, also when this axis hides them (a shared x axis labelled below)
-    words = [plain(t) for t in axis.get_major_formatter().format_ticks(ticks)]
-    if not len(ticks) or len(words) != len(ticks) or not any(w and not _is_number(w) for w in words):
+    if (named := _tick_words(ax.yaxis if across else ax.xaxis)) is None:
         return None
+    ticks, words = named
     gap = float(np.min(np.diff(np.sort(ticks)))) if len(ticks) > 1 else np.inf
     out = []
     for p in patches:
@@ -280,13 +277,22 @@ def _bar_names(ax, patches, across: bool) -> list[str] | None:
     return out
 
 
+def _tick_words(axis):
+    """``(tick places, their words)`` of ``axis``, or None when no tick has words (numbers only).
+    The formatter's words, also when this axis hides them (a shared x axis labelled below)."""
+    ticks = np.asarray(axis.get_majorticklocs(), dtype=float)
+    words = [plain(t) for t in axis.get_major_formatter().format_ticks(ticks)]
+    if not len(ticks) or len(words) != len(ticks) or not any(w and not _is_number(w) for w in words):
+        return None
+    return ticks, words
+
+
 def _point_names(ax, x: np.ndarray) -> list[str] | None:
     """The x tick's text label at each of ``x`` (07's "out[0]", "out[1]", ...), or None when a
     point is not on a tick that has words (numbers only: a curve of x)."""
-    ticks = np.asarray(ax.xaxis.get_majorticklocs(), dtype=float)
-    words = [plain(t) for t in ax.xaxis.get_major_formatter().format_ticks(ticks)]
-    if not len(ticks) or len(words) != len(ticks) or not any(w and not _is_number(w) for w in words):
+    if (named := _tick_words(ax.xaxis)) is None:
         return None
+    ticks, words = named
     out = []
     for v in x:
         k = int(np.argmin(np.abs(ticks - v)))

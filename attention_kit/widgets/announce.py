@@ -134,11 +134,15 @@ def _shape(line: str) -> str:
     return re.sub(f"({_LABEL.pattern})|{_NUMBER.pattern}", lambda m: m.group(1) or "#", line)
 
 
+def _tail(line: str) -> str:
+    """What ``line`` says about its subject: after its head's ":", or without its panel."""
+    return line.split(":", 1)[1] if ":" in line else _PANEL.sub("", line)
+
+
 def _amounts(line: str) -> list[float]:
     """The numbers ``line`` says about its subject: after its head (:func:`_head`), the names'
     numbers left out (a panel's, a query's or a key's position)."""
-    tail = line.split(":", 1)[1] if ":" in line else _PANEL.sub("", line)
-    return [float(x.replace("−", "-")) for x in _NUMBER.findall(_LABEL.sub(" ", tail))]
+    return [float(x.replace("−", "-")) for x in _NUMBER.findall(_LABEL.sub(" ", _tail(line)))]
 
 
 def change_size(line: str, olds: list[str]) -> float:
@@ -164,8 +168,7 @@ def change_size(line: str, olds: list[str]) -> float:
 def _words(line: str) -> Counter:
     """``line``'s words after its head, counted (04's key "on" in "on key on" is a word of its
     own), numbers left out, plurals as singulars ("keys": "key")."""
-    tail = line.split(":", 1)[1] if ":" in line else _PANEL.sub("", line)
-    words = (w.strip(".,;:").lower() for w in tail.split())  # (a position "(4)" kept)
+    words = (w.strip(".,;:").lower() for w in _tail(line).split())  # (a position "(4)" kept)
     return Counter(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in words
                    if w and not _NUMBER.fullmatch(w))
 
