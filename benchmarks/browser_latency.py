@@ -165,14 +165,18 @@ def summary_learner(rows: list[dict]) -> list[str]:
     return lines
 
 
-#: ``--variants``: (name, pauses in s, code run in the kernel after Run All)
+#: ``--variants``: (name, pauses in s, code run in the kernel after Run All, the focus moved to
+#: a control only with its key: a press right after the focus entered another cell then waits for
+#: JupyterLab's activation of that cell)
 VARIANTS = (
-    ("pause .25", (0.25, 0.25), ""),
-    ("pause 1.5", (1.5, 1.5), ""),
+    ("pause .25", (0.25, 0.25), "", False),
+    ("pause 1.5", (1.5, 1.5), "", False),
     ("no descr.", (0.0, 3.0),
      "from attention_kit.widgets.live_figure import LiveFigure as _L; _L._describe_soon = "
-     "lambda self: None"),
-    ("no idle", (0.0, 3.0), "from attention_kit.widgets.idle import IDLE as _I; _I.quiet = 1e9"),
+     "lambda self: None", False),
+    ("no idle", (0.0, 3.0), "from attention_kit.widgets.idle import IDLE as _I; _I.quiet = 1e9",
+     False),
+    ("focus+key", (0.0, 3.0), "", True),
 )
 
 
@@ -180,7 +184,8 @@ def _learner_main(args, notebooks) -> int:
     import every_control
 
     print(f"every control -> changed pixels in JupyterLab, ms: a learner's order ({args.rounds} "
-          f"presses per control, mixed, seed {args.seed}, pauses 0-3 s, from Run All)"
+          f"presses per control, mixed, seed {args.seed}, pauses 0-3 s with the focus on the "
+          "next control, from Run All)"
           + (" and in a row" if args.order == "both" else "")
           + f"; {os.cpu_count()} cores; load average " + "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
           + f" at the start, {time.strftime('%Y-%m-%d %H:%M:%S')}")
@@ -199,9 +204,12 @@ def _learner_main(args, notebooks) -> int:
                     os.environ["PYTHONPATH"] = saved
         runs.setdefault("learner" + (", after" if args.compare else ""), []).extend(
             every_control.run_learner([nb], args.rounds, args.seed))
-        for name, pauses, setup in (VARIANTS if args.variants else ()):
+        for name, pauses, setup, focus_at_press in (VARIANTS if args.variants else ()):
+            if args.variant and name not in args.variant:
+                continue
             runs.setdefault(name, []).extend(every_control.run_learner(
-                [nb], args.rounds, args.seed, pauses=pauses, setup=setup))
+                [nb], args.rounds, args.seed, pauses=pauses, setup=setup,
+                focus_at_press=focus_at_press))
         if args.order == "both":
             runs.setdefault("in a row", []).extend(
                 every_control.run([nb], args.presses, baseline=False))
@@ -247,7 +255,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", action="store_true",
                         help="learner's order: also, per notebook in the same run, with fixed "
                              "pauses of 0.25 s and 1.5 s, without the description, and without "
-                             "idle work (where the extra time of a press after a pause goes)")
+                             "idle work (where the extra time of a press after a pause goes), and "
+                             "with the focus moved to each control only with its key")
+    parser.add_argument("--variant", action="append", metavar="NAME",
+                        help="with --variants: only this one (repeatable), e.g. 'focus+key'")
     parser.set_defaults(presses=None)  # 6 per control, 20 with --first
     args = parser.parse_args(argv)
     args.presses = args.presses or (20 if args.first else 6)

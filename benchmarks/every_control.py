@@ -7,7 +7,11 @@ Used by ``benchmarks/browser_latency.py`` (its default). Two orders (issue 36):
   the kernel has gone idle (the presses of one control never see another control's cost);
 * **a learner's order** (``run_learner``): right after Run All (no wait for the explorers'
   idle-time preparation), every control of the notebook pressed ``rounds`` times in a seeded random
-  order, mixed across controls, with a pause drawn from 0-3 s after each new picture.
+  order, mixed across controls, with a pause drawn from 0-3 s before each press. As a keyboard
+  learner does, the focus moves to the next control (Tab, or a click on it) when its pause begins,
+  and the key comes when the pause ends (``focus_at_press``: both at once, as before 2026-11-27;
+  a press right after the focus entered another cell then also waits for JupyterLab's activation
+  of that cell, ``presses.reach``).
 
 How each control is pressed (``harness.press``):
 
@@ -134,11 +138,14 @@ def learner_plan(names: list[str], rounds: int, seed: int,
 
 
 def measure_learner(page, server, notebook, rounds: int, seed: int,
-                    pauses: tuple[float, float] = PAUSE_S, setup: str = "") -> list[dict]:
+                    pauses: tuple[float, float] = PAUSE_S, setup: str = "",
+                    focus_at_press: bool = False) -> list[dict]:
     """A learner's order in ``notebook``: one row per control, its presses as they came in the
     mixed order (each record names the control pressed before it, ``after``). ``pauses``: the
-    range the pause after each press is drawn from (s); ``setup``: code run in the kernel right
-    after Run All (e.g. to switch idle work off, ``browser_latency.py --variants``)."""
+    range the pause before each press is drawn from (s), during which the focus is already on the
+    control to press (unless ``focus_at_press``: then it moves there with the key); ``setup``: code
+    run in the kernel right after Run All (e.g. to switch idle work off,
+    ``browser_latency.py --variants``)."""
     interactive = hz.open_sections(page, server, notebook)  # Run All: no wait for idle work
     if setup:
         hz.kernel_execute(page, setup)
@@ -156,19 +163,26 @@ def measure_learner(page, server, notebook, rounds: int, seed: int,
             found[name] = (kind, handle)
         hz.reset_stamps(page)
         pixel, before = [], None
-        for name, forward, pause in learner_plan(list(found), rounds, seed + c.index, pauses):
+        plan = learner_plan(list(found), rounds, seed + c.index, pauses)
+        # the pause before each press: the first one's drawn like the others (its own stream, so
+        # that the plan is the same as before), then each press's pause is the next one's
+        waits = [random.Random(f"{seed} {c.index}").uniform(*pauses)] + [p for _, _, p in plan]
+        for (name, forward, _), wait in zip(plan, waits, strict=False):  # (one wait more)
             kind, handle = found[name]
             if hz.disabled(handle):  # ("real tokens" without a padding mask): not a press
                 continue
+            if not focus_at_press:
+                hz.reach(kind, handle)  # the learner reaches the control, then pauses
+            page.wait_for_timeout(int(wait * 1000))
             try:
                 r = hz.timed_press(page, kind, handle, forward)
             except Exception as exc:  # noqa: BLE001
                 print(f"  {notebook.name} / {name}: {exc}", file=sys.stderr)
                 continue
-            r.update(control=name, kind=kind, after=before, pause=pause)
+            r.update(control=name, kind=kind, after=before, pause=wait)
             pixel.append(r)
             before = name
-            page.wait_for_timeout(int(pause * 1000))
+        page.wait_for_timeout(int(waits[-1] * 1000))
         merged = hz.fetch_stamps(page, pixel)
         load1 = os.getloadavg()[0]
         for name, (kind, _) in found.items():
@@ -182,7 +196,8 @@ def measure_learner(page, server, notebook, rounds: int, seed: int,
 
 
 def run_learner(notebooks, rounds: int = 2, seed: int = 0, python: str = sys.executable,
-                pauses: tuple[float, float] = PAUSE_S, setup: str = "") -> list[dict]:
+                pauses: tuple[float, float] = PAUSE_S, setup: str = "",
+                focus_at_press: bool = False) -> list[dict]:
     """Every control of every notebook in a learner's order, in one JupyterLab."""
     return hz.each_notebook(notebooks, False, lambda page, server, nb: measure_learner(
-        page, server, nb, rounds, seed, pauses, setup), python=python)
+        page, server, nb, rounds, seed, pauses, setup, focus_at_press), python=python)

@@ -40,6 +40,7 @@ from presses import (  # noqa: E402,F401  (handed on)
     enable,
     label,
     press,
+    reach,
     restore,
     undo_first,
 )

@@ -88,6 +88,16 @@ def controls(cell) -> list[tuple[str, object]]:
     return out
 
 
+def reach(kind: str, handle) -> None:
+    """Move the focus to a control the way a keyboard learner reaches it before pressing it (Tab,
+    or a click on it): a slider's handle, a checkbox, a button, a text box. A menu is chosen with
+    the mouse by :func:`press` itself: nothing to reach. Focusing a control in another cell makes
+    JupyterLab activate that cell (``Notebook._evtFocusIn``: every other cell's editor is given its
+    cursor again, ~80-130 ms of the page's main thread on 2 cores, benchmarks/LATENCY.md)."""
+    if kind in ("slider", "checkbox", "button", "text"):
+        handle.focus()
+
+
 def press(page, kind: str, handle, forward: bool) -> None:
     """One press of a control, forward or back."""
     if kind == "slider":
