@@ -1,5 +1,6 @@
-"""Ops that a live figure reuses (an axis or an arrow that did not change) are the ops it would
-record afresh: stepped through the controls that move the bars' scale, the mask, the seed."""
+"""Ops that a live figure reuses (an axis, an arrow or a line that did not change) or draws the
+short way (a bar's corners in the style of its last drawing) are the ops it would record afresh:
+stepped through the controls that move the bars' scale, the mask, the seed, the lines."""
 
 from __future__ import annotations
 
@@ -8,7 +9,14 @@ import json
 import numpy as np
 import pytest
 
-from attention_kit.widgets import MaskExplorer, MultiHeadExplorer
+from attention_kit.widgets import (
+    AttentionExplorer,
+    MaskExplorer,
+    MultiHeadExplorer,
+    RopeExplorer,
+    SelfAttentionExplorer,
+    TilingStepper,
+)
 from attention_kit.widgets.draw_ops import record_ops
 
 TOKENS = ["the", "cat", "sat", "on", "the", "mat", "<pad>", "<pad>"]
@@ -18,6 +26,7 @@ def _fresh(live) -> dict:
     """The ops of ``live``'s moving artists recorded with nothing reused."""
     for a in live.dynamic:
         a.__dict__.pop("_ak_ops", None)
+        a.__dict__.pop("_ak_style", None)
     return record_ops(live._renderer(), live.dynamic)
 
 
@@ -69,3 +78,26 @@ def _fresh_in(live, artists):
     for a in artists:
         a.__dict__.pop("_ak_ops", None)
     return record_ops(live._renderer(), artists)
+
+
+@pytest.mark.parametrize("make, steps", [
+    (lambda: AttentionExplorer([1.0, 0.4], [[1.2, 0.3], [0.2, 1.0], [-0.8, 0.5]]),
+     [("temperature", 0.5), ("temperature", 2.0), ("score", "additive"), ("temperature", 1.3)]),
+    (lambda: SelfAttentionExplorer(np.random.default_rng(0).normal(0, 1, (3, 2))),
+     [("temperature", 0.5), ("learned", True), ("seed", 4), ("seed", 5), ("temperature", 1.0)]),
+    (lambda: TilingStepper(row=5, step=6),
+     [("step", 7), ("step", 8), ("row", 2), ("causal", True), ("step", 3), ("block_q", 2)]),
+    (lambda: RopeExplorer(m=8, n=5, pair=0), [("m", 9), ("m", 10), ("pair", 1), ("n", 2), ("m", 3)]),
+], ids=["01", "02", "07", "09"])
+def test_bars_and_lines_recorded_the_short_way_are_the_general_ops(make, steps):
+    """Issue 36: bars (``Rectangle``) are recorded from their corners in the style of their last
+    general drawing, and lines (``Line2D``) reused while their canvas points and style stay: 09's
+    step 10.9 -> 6.8 ms in-process, 01's 7.2 -> 4.6. The ops sent equal those recorded afresh."""
+    e = make()
+    sent = list(_steps(e, steps))
+    kinds = {type(a).__name__ for a in e.live.dynamic}
+    assert kinds & {"Rectangle", "Line2D"}, kinds  # (the test sees what it is about)
+    assert len({json.dumps(s) for s in sent}) > 1  # the steps changed the picture
+    short = [a for a in e.live.dynamic if "_ak_style" in a.__dict__
+             or (type(a).__name__ == "Line2D" and "_ak_ops" in a.__dict__)]
+    assert short, "no bar or line went the short way"

@@ -35,7 +35,8 @@ from matplotlib.backend_bases import GraphicsContextBase, RendererBase
 from matplotlib.collections import LineCollection
 from matplotlib.colors import to_rgba
 from matplotlib.image import AxesImage
-from matplotlib.patches import FancyArrowPatch
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyArrowPatch, Rectangle
 from matplotlib.path import Path
 from matplotlib.text import Text
 
@@ -57,6 +58,11 @@ _CAPS = {"butt": "butt", "round": "round", "projecting": "square"}
 _FONTS: dict = {}  # (font properties, dpi) -> CSS font
 _RECORDERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Agg renderer -> OpRecorder
 _COLOURS: dict = {}  # (matplotlib colour, alpha) -> CSS colour
+
+
+def _key(color):
+    """A colour as a hashable key (matplotlib gives strings, tuples or arrays)."""
+    return color if isinstance(color, str) or color is None else tuple(np.ravel(color).tolist())
 
 
 def _css_colour(color, alpha) -> str | None:
@@ -258,6 +264,44 @@ class OpRecorder(RendererBase):
                tuple(self._artist_clip(a) or ()))
         self._reuse(a, key)
 
+    def rectangle(self, r: Rectangle) -> None:
+        """A bar (an unrotated ``Rectangle``): its corners through the data transform, in the style
+        its last general drawing gave (the patch transform and the graphics context were most of a
+        bar's ops time: 16 bars, 4.1 ms of 03's seed step in-process)."""
+        key = (_key(r.get_facecolor()), _key(r.get_edgecolor()), r.get_linewidth(),
+               r.get_linestyle(), r.get_capstyle(), r.get_joinstyle(), r.get_alpha(), r.get_fill(),
+               self.height, self.dpi, tuple(self._artist_clip(r) or ()))
+        style = getattr(r, "_ak_style", None)
+        if style is None or style[0] != key or r.get_angle() or r.get_hatch() \
+                or r.get_path_effects() or r.get_sketch_params() is not None \
+                or not r.get_data_transform().is_affine:
+            start = len(self.ops)
+            r.draw(self)  # the general way, whose style the next steps reuse
+            drawn = self.ops[start:]
+            ok = len(drawn) == 1 and drawn[0][0] == "p" and drawn[0][1] == "MLLLZ"
+            r._ak_style = (key, drawn[0][3:]) if ok else None
+            return
+        (x0, y0), w, h = r.get_xy(), r.get_width(), r.get_height()
+        pts = r.get_data_transform().transform(
+            np.array([[x0, y0], [x0 + w, y0], [x0 + w, y0 + h], [x0, y0 + h]], dtype=float))
+        pts[:, 1] = self.height - pts[:, 1]
+        self.ops.append(["p", "MLLLZ", np.round(pts, 2).ravel().tolist(), *style[1]])
+
+    def line(self, a: Line2D) -> None:
+        """A ``Line2D``: drawn the general way only when its points on the canvas or its style
+        changed; otherwise its ops from the last time are reused (a line that a step leaves alone,
+        e.g. 07's dashed finals, 09's circle)."""
+        key = (a.get_transform().transform(np.asarray(a.get_xydata(), dtype=float)).tobytes(),
+               _key(a.get_color()), a.get_linewidth(), a.get_linestyle(),
+               repr(getattr(a, "_dash_pattern", None)), id(a.get_marker()) if not isinstance(
+                   a.get_marker(), str) else a.get_marker(), a.get_markersize(),
+               _key(a.get_markerfacecolor()), _key(a.get_markeredgecolor()),
+               a.get_markeredgewidth(), a.get_alpha(), a.get_drawstyle(), repr(a.get_markevery()),
+               a.get_fillstyle(), a.get_dash_capstyle(), a.get_solid_capstyle(),
+               a.get_dash_joinstyle(), a.get_solid_joinstyle(), len(a.get_path_effects()),
+               self.height, self.dpi, tuple(self._artist_clip(a) or ()))
+        self._reuse(a, key)
+
     def _reuse(self, a, key) -> None:
         """Draw ``a`` the general way, or, when ``key`` (what its picture depends on) is the one of
         the last time, append the ops it gave then, each text's font by name (this recording
@@ -339,6 +383,10 @@ class OpRecorder(RendererBase):
             self.arrow(a)
         elif type(a) is LineCollection:
             self.lines(a)
+        elif type(a) is Rectangle:
+            self.rectangle(a)
+        elif type(a) is Line2D:
+            self.line(a)
         elif isinstance(a, Axis):
             self.axis(a)
         else:
