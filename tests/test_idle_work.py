@@ -262,3 +262,32 @@ def test_a_panel_that_draws_itself_otherwise_is_one_piece():
         drawn.append(p)
     assert b in drawn and c in drawn and a not in drawn
     assert a.xaxis in drawn and a.lines[0] in drawn
+
+
+@pytest.mark.slow
+def test_05_a_press_that_shows_another_scene_prepares_the_new_choices(monkeypatch):
+    """Issue 36: 05's preparation was queued once, when the page showed the explorer. After a new
+    number of heads, the other tasks' scenes for it were never prepared, and the next task press
+    built one (361-456 ms to the picture in JupyterLab). A press that shows another scene now
+    queues the preparation again, one job at a time; a press that keeps the scene queues nothing."""
+    from attention_kit.widgets import AttentionTrainer, base
+
+    clock = Clock()
+    queue = IdleWork(clock=clock)
+    monkeypatch.setattr(base, "IDLE", queue)
+    lab = AttentionTrainer("reverse", n_heads=1, seed=0)
+    lab._idle_loop = FakeLoop(clock)  # as when the page showed it
+    assert queue.add_once(lab, lab.preparation, lab._idle_loop)
+    assert not queue.add_once(lab, lab.preparation, lab._idle_loop)  # one job at a time
+    queue.run_all()
+    lab.controls["lr"].value = 0.3  # the same scene: nothing to prepare
+    assert queue.pending == 0
+    c = lab.controls
+    c["n_heads"].value = next(h for h in c["n_heads"].options if h != c["n_heads"].value)
+    assert queue.pending == 1  # the new heads' other tasks
+    queue.run_all()
+    for task in [t for t in lab.TASKS if t != c["task"].value]:
+        full = lab.live.full_renders
+        c["task"].value = task
+        assert lab.live.full_renders == full, task  # prepared: no render on the press
+        queue.run_all()

@@ -288,8 +288,7 @@ def _update_texts(art: HeatmapArtists, a: np.ndarray, m: np.ndarray | None, forc
     art._dark = dark if m is None else np.where(m, dark, False)
 
 
-def update_heatmap(artists: HeatmapArtists, weights, *, mask=None, steady: bool = False,
-                   cover=None) -> None:
+def update_heatmap(artists: HeatmapArtists, weights, *, mask=None, steady: bool = False) -> None:
     """Update a heatmap in place: new cell data, colours and texts, no new artists.
 
     Parameters
@@ -305,9 +304,6 @@ def update_heatmap(artists: HeatmapArtists, weights, *, mask=None, steady: bool 
         largest fills at least a third of it (a live figure then redraws its colour bar, a full
         redraw, only now and then while a slider is dragged). Default: the round limit of these
         scores.
-    cover : array_like, optional
-        For ``kind="scores"``: values the colour scale must hold besides these scores (e.g. the
-        scores of every seed a slider can choose, so that the slider never changes the scale).
     """
     a = _as_matrix(weights)
     old = artists.image.get_array()
@@ -318,8 +314,6 @@ def update_heatmap(artists: HeatmapArtists, weights, *, mask=None, steady: bool 
     artists.image.set_data(a if m is None else np.ma.masked_array(a, mask=~m))
     if artists.kind == "scores":
         lim = _scores_limit(a, m)
-        if cover is not None:
-            lim = max(lim, _scores_limit(np.asarray(cover, dtype=float), None))
         if steady:
             lo, hi = artists.image.get_clim()
             if lo == -hi and lim <= hi and lim >= hi / 3:

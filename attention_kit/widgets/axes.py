@@ -3,13 +3,10 @@ widest label first (for layout), and the random projections the toy explorers st
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from matplotlib.figure import Figure
 
-__all__ = ["nice_limit", "plane", "steady_limits", "steady_box", "random_projections", "every_projection",
-           "widest_first"]
+__all__ = ["nice_limit", "plane", "steady_limits", "steady_box", "random_projections", "widest_first"]
 
 
 def widest_first(fig: Figure, words, size: float = 10) -> np.ndarray:
@@ -85,12 +82,3 @@ def random_projections(d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.nd
     rng = np.random.default_rng(seed)
     W = rng.normal(0.0, 1.0 / np.sqrt(d), (3, d, d))  # (3, d_model, d_k)
     return W[0], W[1], W[2]
-
-
-@functools.lru_cache(maxsize=8)
-def every_projection(d: int, seeds: int) -> np.ndarray:
-    """:func:`random_projections` of seeds ``0 .. seeds - 1``, stacked: shape (seeds, 3, d, d)
-    (what a seed slider can show, so that its scales can hold every seed). Read-only."""
-    W = np.stack([np.stack(random_projections(d, s)) for s in range(seeds)])
-    W.setflags(write=False)
-    return W

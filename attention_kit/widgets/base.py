@@ -119,8 +119,11 @@ class Explorer(widgets.VBox):
             with np.errstate(all="ignore"):  # overflow becomes a NonFiniteError message instead
                 state = self._compute()
             self.live.stamp("computed")
+            shown = self.__dict__.get("_scene_key")
             self._draw(state)
             self.live.stamp("drawn")
+            if self.__dict__.get("_scene_key") != shown and self.__dict__.get("_idle_loop"):
+                IDLE.add_once(self, self.preparation, self._idle_loop)  # its choices changed
         except Exception as exc:
             self.error.value = friendly(exc)
             self.live.cause = ""  # no new picture: nothing to announce
@@ -289,14 +292,16 @@ class Explorer(widgets.VBox):
 
     def _prepare_when_idle(self) -> None:
         """Queue the preparation of the other scenes as idle work (``widgets.idle.IDLE``): small
-        steps, run while the controls are still."""
+        steps, run while the controls are still. A press that shows another scene queues it again
+        (``_update``): the choices changed (05's other tasks for a new number of heads)."""
         import asyncio
 
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        IDLE.add(self.preparation(), loop)
+        self._idle_loop = loop
+        IDLE.add_once(self, self.preparation, loop)
 
     def _signatures(self, figure: Figure | None = None, dynamic=None) -> tuple[tuple, tuple]:
         """What decides a new layout (one entry per panel: its title; for a title redrawn on every

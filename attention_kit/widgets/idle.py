@@ -42,6 +42,7 @@ class IdleWork:
         self.quiet, self.gap, self.clock = quiet, gap, clock
         self.budget, self.timer = budget, timer
         self._jobs: deque = deque()
+        self._owners: dict = {}  # id(owner) -> its job still queued (add_once)
         self._loop = None
         self._timer = None
         self._last_press = float("-inf")
@@ -60,6 +61,23 @@ class IdleWork:
         if loop is not None:
             self._loop = loop
             self._schedule(self.quiet)
+
+    def add_once(self, owner, make, loop=None) -> bool:
+        """Queue ``make()`` (a generator) for ``owner`` unless a job of ``owner``'s is still
+        queued; True when queued. An explorer queues its preparation when it is shown and again
+        after a press showed another scene (05's new number of heads: the other tasks' scenes
+        for it), one at a time."""
+        if id(owner) in self._owners:
+            return False
+        job = make()
+        self._owners[id(owner)] = job
+        self.add(job, loop)
+        return True
+
+    def _done(self, job) -> None:
+        self._jobs.popleft()
+        for key in [k for k, j in self._owners.items() if j is job]:
+            del self._owners[key]
 
     @property
     def pending(self) -> int:
@@ -92,10 +110,10 @@ class IdleWork:
             try:
                 next(job)
             except StopIteration:
-                self._jobs.popleft()
+                self._done(job)
                 continue
             except Exception:  # noqa: BLE001 (a preparation that fails only costs the speed-up)
-                self._jobs.popleft()
+                self._done(job)
                 continue
             self.steps += 1
             return True

@@ -11,7 +11,7 @@ from ..mechanism import attention as _attention
 from ..mechanism import scores as _scores
 from ..plotting import OKABE_ITO, heatmap, plot_vectors, update_heatmap, update_vectors
 from ..plotting.describe_matrix import label_names
-from .axes import every_projection, plane, random_projections, steady_box
+from .axes import plane, random_projections, steady_box
 from .base import Explorer
 from .editor import VectorEditor
 
@@ -129,25 +129,15 @@ class SelfAttentionExplorer(Explorer):
         dots = _scores.dot_score(Q, K)  # (n, n)
         s = (1.0 / np.sqrt(K.shape[1]) if c["scale"].value else 1.0) / T
         outputs, weights = _attention.scaled_dot_product_attention(Q, K, V, scale=s)
-        st = {"X": X, "Q": Q, "K": K, "V": V, "dots": dots, "weights": weights, "outputs": outputs,
-              "learned": learned, "every_dots": dots, "every_point": np.vstack([X, outputs])}
-        if learned:  # the scales hold every seed's scores and outputs: a seed step keeps them
-            W = every_projection(d, int(c["seed"].max) + 1)  # (seeds, 3, d, d)
-            Qs, Ks, Vs = (np.einsum("nd,sde->sne", X, W[:, i]) for i in range(3))  # (seeds, n, d)
-            outs, _ = _attention.scaled_dot_product_attention(Qs, Ks, Vs, scale=s)
-            st["every_dots"] = Qs @ np.swapaxes(Ks, -1, -2)  # (seeds, n, n)
-            st["every_point"] = np.vstack([X, outs.reshape(-1, d)])
-        return st
+        return {"X": X, "Q": Q, "K": K, "V": V, "dots": dots, "weights": weights, "outputs": outputs,
+                "learned": learned}
 
     def _draw(self, st: dict) -> None:
         c = self.controls
         built = self._show_scene(st["learned"], self._build)
         # the scores' colour scale is kept while they fit (after the first picture): a seed or
         # vector step then does not redraw the colour bar, the axes and the whole background
-        # (with learned projections, a scale that holds every seed's scores: the seed slider never
-        # changes it, 159 ms for a new background in JupyterLab)
-        update_heatmap(self._hm_dots, st["dots"], steady=bool(self.state) and not built,
-                       cover=st["every_dots"])
+        update_heatmap(self._hm_dots, st["dots"], steady=bool(self.state) and not built)
         update_heatmap(self._hm_w, st["weights"])
         div = []
         if c["scale"].value:
@@ -160,7 +150,6 @@ class SelfAttentionExplorer(Explorer):
         self._hm_dots.ax.set_title(f"raw scores Q Kᵀ = {src}")
         if self._ax_p is not None:
             X, Y = st["X"], st["outputs"]
-            # the data (of every seed), not a square around 0
-            side = steady_box(self._ax_p, st["every_point"])
+            side = steady_box(self._ax_p, np.vstack([X, Y]))  # the data, not a square around 0
             update_vectors(self._arr_x, X, span=side / 2)
             update_vectors(self._arr_y, Y, span=side / 2)
