@@ -8,6 +8,9 @@ import json
 
 import numpy as np
 import pytest
+from matplotlib import patheffects
+from matplotlib.markers import MarkerStyle
+from matplotlib.transforms import Affine2D
 
 from attention_kit.widgets import (
     AttentionExplorer,
@@ -101,3 +104,51 @@ def test_bars_and_lines_recorded_the_short_way_are_the_general_ops(make, steps):
     short = [a for a in e.live.dynamic if "_ak_style" in a.__dict__
              or (type(a).__name__ == "Line2D" and "_ak_ops" in a.__dict__)]
     assert short, "no bar or line went the short way"
+
+
+def _short_and_fresh(make, change):
+    """Ops of a figure's artists recorded twice (the caches primed), after ``change``, the short
+    way and afresh."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(4, 3), dpi=100)
+    FigureCanvasAgg(fig)
+    artists = make(fig.add_subplot())
+    for _ in range(2):
+        fig.canvas.draw()
+        record_ops(fig.canvas.get_renderer(), artists)
+    for a in artists:
+        change(a)
+    fig.canvas.draw()
+    agg = fig.canvas.get_renderer()
+    short = json.loads(json.dumps(record_ops(agg, artists)))
+    for a in artists:
+        a.__dict__.pop("_ak_ops", None)
+        a.__dict__.pop("_ak_style", None)
+    return short, json.loads(json.dumps(record_ops(agg, artists)))
+
+
+def _line(ax, **kw):
+    return ax.plot([0, 1, 2, 3], [0, 1, 0, 2], **kw)
+
+
+@pytest.mark.parametrize("make, change", [
+    (lambda ax: list(ax.bar([0, 1], [1, 2])), lambda a: a.set_height(np.nan)),
+    (lambda ax: _line(ax, path_effects=[patheffects.withStroke(linewidth=3, foreground="w")]),
+     lambda a: a.set_path_effects([patheffects.withStroke(linewidth=6, foreground="r")])),
+    (lambda ax: _line(ax, marker="o", fillstyle="left"), lambda a: a.set_markerfacecoloralt("r")),
+    (lambda ax: _line(ax, linestyle="--"), lambda a: a.set_gapcolor("r")),
+    (lambda ax: _line(ax, marker="^"),
+     lambda a: a.set_marker(MarkerStyle("^", transform=Affine2D().rotate_deg(90)))),
+], ids=["bar-nan-height", "line-path-effect-width", "line-marker-alt-colour", "line-gap-colour",
+        "line-marker-transform"])
+def test_what_the_short_ways_missed_is_drawn_afresh(make, change):
+    """rev45: a bar whose corners are not finite (the short way sent NaN), and a line whose path
+    effect (same number of them), alternate marker colour, gap colour or marker transform
+    changed (the line's old ops were reused)."""
+    short, fresh = _short_and_fresh(make, change)
+    assert short == fresh

@@ -65,6 +65,23 @@ def _key(color):
     return color if isinstance(color, str) or color is None else tuple(np.ravel(color).tolist())
 
 
+def _marker_key(m) -> tuple:
+    """What a line's ``MarkerStyle`` draws: its path and transforms (a marker given as a path,
+    or with a transform of its own, is not told apart by its name)."""
+    key = []
+    for path, tr in ((m.get_path(), m.get_transform), (m.get_alt_path(), m.get_alt_transform)):
+        if path is not None:
+            key += [path.vertices.tobytes(), None if path.codes is None else path.codes.tobytes(),
+                    tr().get_matrix().tobytes()]
+    return tuple(key)
+
+
+def _effects_key(a) -> str:
+    """An artist's path effects and their settings (one of the same number but another width
+    or colour draws another picture)."""
+    return repr([(type(p).__name__, vars(p)) for p in a.get_path_effects()])
+
+
 def _css_colour(color, alpha) -> str | None:
     key = (color if isinstance(color, str) else tuple(np.ravel(color)), alpha)
     out = _COLOURS.get(key, "")
@@ -284,6 +301,9 @@ class OpRecorder(RendererBase):
         (x0, y0), w, h = r.get_xy(), r.get_width(), r.get_height()
         pts = r.get_data_transform().transform(
             np.array([[x0, y0], [x0 + w, y0], [x0 + w, y0 + h], [x0, y0 + h]], dtype=float))
+        if not np.isfinite(pts).all():  # (the general way drops what is not finite)
+            r.draw(self)
+            return
         pts[:, 1] = self.height - pts[:, 1]
         self.ops.append(["p", "MLLLZ", np.round(pts, 2).ravel().tolist(), *style[1]])
 
@@ -293,12 +313,13 @@ class OpRecorder(RendererBase):
         e.g. 07's dashed finals, 09's circle)."""
         key = (a.get_transform().transform(np.asarray(a.get_xydata(), dtype=float)).tobytes(),
                _key(a.get_color()), a.get_linewidth(), a.get_linestyle(),
-               repr(getattr(a, "_dash_pattern", None)), id(a.get_marker()) if not isinstance(
-                   a.get_marker(), str) else a.get_marker(), a.get_markersize(),
-               _key(a.get_markerfacecolor()), _key(a.get_markeredgecolor()),
+               repr(getattr(a, "_dash_pattern", None)), _key(a.get_gapcolor()),
+               _marker_key(a._marker), a.get_markersize(),
+               _key(a.get_markerfacecolor()), _key(a.get_markerfacecoloralt()),
+               _key(a.get_markeredgecolor()),
                a.get_markeredgewidth(), a.get_alpha(), a.get_drawstyle(), repr(a.get_markevery()),
                a.get_fillstyle(), a.get_dash_capstyle(), a.get_solid_capstyle(),
-               a.get_dash_joinstyle(), a.get_solid_joinstyle(), len(a.get_path_effects()),
+               a.get_dash_joinstyle(), a.get_solid_joinstyle(), _effects_key(a),
                self.height, self.dpi, tuple(self._artist_clip(a) or ()))
         self._reuse(a, key)
 
