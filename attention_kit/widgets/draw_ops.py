@@ -2,18 +2,17 @@
 
 A :class:`~attention_kit.widgets.LiveFigure` sends its picture in two layers: a PNG background
 (axes, ticks, labels, colour bars), sent only when it changes, and the artists that move with a
-slider (heatmap cells, cell values, arrows, bars, a title), sent as the ops built here and drawn by
-``live_figure.js`` on a ``<canvas>``: a few kilobytes of JSON per slider step instead of a
-rendered, encoded and decoded PNG.
+slider (heatmap cells, cell values, arrows, bars, a title) as the ops built here, drawn by
+``live_figure.js`` on a ``<canvas>``: a few kilobytes of JSON per step instead of a PNG.
 
 Every op is a list whose first item names it; coordinates are canvas pixels (origin top left):
 
 * ``["p", codes, xy, fill, stroke, width, dashes, cap, join, clip]``: a path. ``codes`` has one
   letter per vertex group (M move, L line, Q quadratic, C cubic, Z close), ``xy`` the flat
   coordinates; ``fill`` and ``stroke`` are CSS colours or None; ``width`` and ``dashes`` in pixels.
-* ``["t", x, y, text, font, colour, align, baseline, angle, clip]``: one line of text at an anchor
-  (``font``: an index into the list of CSS fonts sent with the ops), aligned in the browser (``align``: left / center / right; ``baseline``: top / middle / bottom /
-  alphabetic), rotated by ``angle`` degrees anticlockwise.
+* ``["t", x, y, text, font, colour, align, baseline, angle, clip]``: a line of text at an anchor
+  (``font``: an index into the CSS fonts sent with the ops), aligned by the browser, rotated by
+  ``angle`` degrees anticlockwise.
 * ``["m", codes, xy, at, fill, stroke, width, dashes, cap, join, clip]``: markers, the path
   ``codes`` / ``xy`` (around the origin) drawn at every point of the flat list ``at``.
 * ``["i", x, y, w, h, nx, ny, rgba, clip]``: an image of ``nx`` x ``ny`` cells, ``rgba`` their
@@ -66,8 +65,7 @@ def _key(color):
 
 
 def _marker_key(m) -> tuple:
-    """What a line's ``MarkerStyle`` draws: its path and transforms (a marker given as a path,
-    or with a transform of its own, is not told apart by its name)."""
+    """What a ``MarkerStyle`` draws: its paths and transforms (its name does not tell them)."""
     key = []
     for path, tr in ((m.get_path(), m.get_transform), (m.get_alt_path(), m.get_alt_transform)):
         if path is not None:
@@ -77,8 +75,7 @@ def _marker_key(m) -> tuple:
 
 
 def _effects_key(a) -> str:
-    """An artist's path effects and their settings (one of the same number but another width
-    or colour draws another picture)."""
+    """An artist's path effects with their settings (another width or colour: another picture)."""
     return repr([(type(p).__name__, vars(p)) for p in a.get_path_effects()])
 
 
@@ -288,39 +285,33 @@ class OpRecorder(RendererBase):
         key = (_key(r.get_facecolor()), _key(r.get_edgecolor()), r.get_linewidth(),
                r.get_linestyle(), r.get_capstyle(), r.get_joinstyle(), r.get_alpha(), r.get_fill(),
                self.height, self.dpi, tuple(self._artist_clip(r) or ()))
-        style = getattr(r, "_ak_style", None)
-        if style is None or style[0] != key or r.get_angle() or r.get_hatch() \
-                or r.get_path_effects() or r.get_sketch_params() is not None \
-                or not r.get_data_transform().is_affine:
+        style, pts = getattr(r, "_ak_style", None), None
+        if style is not None and style[0] == key and not (r.get_angle() or r.get_hatch() or r.get_path_effects()) \
+                and r.get_sketch_params() is None and r.get_data_transform().is_affine:
+            (x0, y0), w, h = r.get_xy(), r.get_width(), r.get_height()
+            pts = r.get_data_transform().transform(
+                np.array([[x0, y0], [x0 + w, y0], [x0 + w, y0 + h], [x0, y0 + h]], dtype=float))
+        if pts is None or not np.isfinite(pts).all():
             start = len(self.ops)
-            r.draw(self)  # the general way, whose style the next steps reuse
+            r.draw(self)  # the general way (which drops what is not finite), whose style is reused
             drawn = self.ops[start:]
             ok = len(drawn) == 1 and drawn[0][0] == "p" and drawn[0][1] == "MLLLZ"
             r._ak_style = (key, drawn[0][3:]) if ok else None
-            return
-        (x0, y0), w, h = r.get_xy(), r.get_width(), r.get_height()
-        pts = r.get_data_transform().transform(
-            np.array([[x0, y0], [x0 + w, y0], [x0 + w, y0 + h], [x0, y0 + h]], dtype=float))
-        if not np.isfinite(pts).all():  # (the general way drops what is not finite)
-            r.draw(self)
             return
         pts[:, 1] = self.height - pts[:, 1]
         self.ops.append(["p", "MLLLZ", np.round(pts, 2).ravel().tolist(), *style[1]])
 
     def line(self, a: Line2D) -> None:
-        """A ``Line2D``: drawn the general way only when its points on the canvas or its style
-        changed; otherwise its ops from the last time are reused (a line that a step leaves alone,
-        e.g. 07's dashed finals, 09's circle)."""
+        """A ``Line2D``, drawn afresh only when its canvas points or its style changed (07's
+        dashed finals, 09's circle: the ops of the last time)."""
         key = (a.get_transform().transform(np.asarray(a.get_xydata(), dtype=float)).tobytes(),
-               _key(a.get_color()), a.get_linewidth(), a.get_linestyle(),
-               repr(getattr(a, "_dash_pattern", None)), _key(a.get_gapcolor()),
-               _marker_key(a._marker), a.get_markersize(),
-               _key(a.get_markerfacecolor()), _key(a.get_markerfacecoloralt()),
-               _key(a.get_markeredgecolor()),
-               a.get_markeredgewidth(), a.get_alpha(), a.get_drawstyle(), repr(a.get_markevery()),
-               a.get_fillstyle(), a.get_dash_capstyle(), a.get_solid_capstyle(),
-               a.get_dash_joinstyle(), a.get_solid_joinstyle(), _effects_key(a),
-               self.height, self.dpi, tuple(self._artist_clip(a) or ()))
+               *map(_key, (a.get_color(), a.get_gapcolor(), a.get_markerfacecolor(),
+                           a.get_markerfacecoloralt(), a.get_markeredgecolor())),
+               a.get_linewidth(), a.get_linestyle(), repr(getattr(a, "_dash_pattern", None)),
+               _marker_key(a._marker), a.get_markersize(), a.get_markeredgewidth(), a.get_alpha(),
+               a.get_drawstyle(), repr(a.get_markevery()), a.get_fillstyle(), a.get_dash_capstyle(),
+               a.get_solid_capstyle(), a.get_dash_joinstyle(), a.get_solid_joinstyle(),
+               _effects_key(a), self.height, self.dpi, tuple(self._artist_clip(a) or ()))
         self._reuse(a, key)
 
     def _reuse(self, a, key) -> None:
