@@ -185,7 +185,7 @@ def _learner_main(args, notebooks) -> int:
 
     print(f"every control -> changed pixels in JupyterLab, ms: a learner's order ({args.rounds} "
           f"presses per control, mixed, seed {args.seed}, pauses 0-3 s with the focus on the "
-          "next control, from Run All)"
+          "next control, from Run All" + (", Jupyter Notebook 7" if args.app == "notebook" else "") + ")"
           + (" and in a row" if args.order == "both" else "")
           + f"; {os.cpu_count()} cores; load average " + "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
           + f" at the start, {time.strftime('%Y-%m-%d %H:%M:%S')}")
@@ -196,20 +196,20 @@ def _learner_main(args, notebooks) -> int:
             os.environ["PYTHONPATH"] = str(args.compare.resolve())  # (the server and its kernels)
             try:
                 runs.setdefault("learner, before", []).extend(
-                    every_control.run_learner([nb], args.rounds, args.seed))
+                    every_control.run_learner([nb], args.rounds, args.seed, app=args.app))
             finally:
                 if saved is None:
                     os.environ.pop("PYTHONPATH", None)
                 else:
                     os.environ["PYTHONPATH"] = saved
         runs.setdefault("learner" + (", after" if args.compare else ""), []).extend(
-            every_control.run_learner([nb], args.rounds, args.seed))
+            every_control.run_learner([nb], args.rounds, args.seed, app=args.app))
         for name, pauses, setup, focus_at_press in (VARIANTS if args.variants else ()):
             if args.variant and name not in args.variant:
                 continue
             runs.setdefault(name, []).extend(every_control.run_learner(
                 [nb], args.rounds, args.seed, pauses=pauses, setup=setup,
-                focus_at_press=focus_at_press))
+                focus_at_press=focus_at_press, app=args.app))
         if args.order == "both":
             runs.setdefault("in a row", []).extend(
                 every_control.run([nb], args.presses, baseline=False))
@@ -257,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
                              "pauses of 0.25 s and 1.5 s, without the description, and without "
                              "idle work (where the extra time of a press after a pause goes), and "
                              "with the focus moved to each control only with its key")
+    parser.add_argument("--app", choices=("lab", "notebook"), default="lab",
+                        help="learner's order: in JupyterLab (default) or Jupyter Notebook 7")
     parser.add_argument("--variant", action="append", metavar="NAME",
                         help="with --variants: only this one (repeatable), e.g. 'focus+key'")
     parser.set_defaults(presses=None)  # 6 per control, 20 with --first

@@ -197,7 +197,8 @@ def measure_learner(page, server, notebook, rounds: int, seed: int,
 
 def run_learner(notebooks, rounds: int = 2, seed: int = 0, python: str = sys.executable,
                 pauses: tuple[float, float] = PAUSE_S, setup: str = "",
-                focus_at_press: bool = False) -> list[dict]:
-    """Every control of every notebook in a learner's order, in one JupyterLab."""
+                focus_at_press: bool = False, app: str = "lab") -> list[dict]:
+    """Every control of every notebook in a learner's order, in one JupyterLab (``app``:
+    "notebook" for Jupyter Notebook 7)."""
     return hz.each_notebook(notebooks, False, lambda page, server, nb: measure_learner(
-        page, server, nb, rounds, seed, pauses, setup, focus_at_press), python=python)
+        page, server, nb, rounds, seed, pauses, setup, focus_at_press), python=python, app=app)

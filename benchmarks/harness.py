@@ -95,7 +95,7 @@ def write_baseline(directory: Path) -> Path:
 
 
 def each_notebook(notebooks: list[Path], baseline: bool, measure_one,
-                  python: str = sys.executable) -> list[dict]:
+                  python: str = sys.executable, app: str = "lab") -> list[dict]:
     """The loop both benchmarks share: one JupyterLab and one Chromium for all the notebooks (and
     the interact baseline, written to a temporary folder); for each, a fresh page and
     ``measure_one(page, server, notebook)``'s rows, or one row with the error; then its kernel
@@ -109,7 +109,8 @@ def each_notebook(notebooks: list[Path], baseline: bool, measure_one,
     rows = []
     with tempfile.TemporaryDirectory(prefix="attn-latency-") as tmp:
         extra = [write_baseline(Path(tmp))] if baseline else []
-        with jlab.LabServer(list(notebooks) + extra, python=python) as server, sync_playwright() as pw:
+        with jlab.LabServer(list(notebooks) + extra, python=python, app=app) as server, \
+                sync_playwright() as pw:
             browser = jlab.launch_browser(pw, chromium)
             try:
                 for nb in list(notebooks) + extra:
