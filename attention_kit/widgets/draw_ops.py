@@ -80,7 +80,7 @@ def _effects_key(a) -> str:
 
 
 def _css_colour(color, alpha) -> str | None:
-    key = (color if isinstance(color, str) else tuple(np.ravel(color)), alpha)
+    key = (_key(color), alpha)
     out = _COLOURS.get(key, "")
     if out == "":
         out = _COLOURS[key] = css(to_rgba(color), alpha)
@@ -287,9 +287,9 @@ class OpRecorder(RendererBase):
                self.height, self.dpi, tuple(self._artist_clip(r) or ()))
         style, pts = getattr(r, "_ak_style", None), None
         if style is not None and style[0] == key and not (r.get_angle() or r.get_hatch() or r.get_path_effects()) \
-                and r.get_sketch_params() is None and r.get_data_transform().is_affine:
+                and r.get_sketch_params() is None and (data := r.get_data_transform()).is_affine:
             (x0, y0), w, h = r.get_xy(), r.get_width(), r.get_height()
-            pts = r.get_data_transform().transform(
+            pts = data.transform(
                 np.array([[x0, y0], [x0 + w, y0], [x0 + w, y0 + h], [x0, y0 + h]], dtype=float))
         if pts is None or not np.isfinite(pts).all():
             start = len(self.ops)
