@@ -2,7 +2,7 @@
 
 Grades the notebooks that were set (``--notebooks``; by default those found in the
 submissions), or only the exercises set, with weights (``--exercises 02.1-02.5,02.6:0.5,04``),
-runs them two at a time (``--workers``), shows a progress bar on stderr, writes ``grades.csv``,
+runs them two at a time (``--workers``), each in a process of its own (``workers.py``), shows a progress bar on stderr, writes ``grades.csv``,
 ``feedback/<learner>.md``, ``summary.md``, ``canvas.csv``, ``canvas_reupload.zip``,
 ``moodle.csv``, ``moodle_feedback.zip``, ``not_graded.csv`` and ``grades.json`` (the state a
 regrade needs) into ``--out``, and prints the summary. ``--learners alice,bob`` regrades only
@@ -21,7 +21,6 @@ import shutil
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 import nbformat
@@ -38,9 +37,10 @@ from .reports import (
     summary_text,
     write_reports,
 )
-from .similarity import flag_similar
+from .similarity import find_similar, note_similar
 from .solutions import NOTEBOOK_DIR
 from .submissions import find_submissions
+from .workers import grade_in_processes, in_process
 
 __all__ = ["main", "grade_class"]
 
@@ -242,17 +242,15 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
         start = time.monotonic()
         bar = Progress(len(graded), progress_stream)
         grades = []
-        with prepared(limits) as (spec_dir, mpl_template), ThreadPoolExecutor(max(1, workers)) as pool:
-            futures = {pool.submit(grade_notebook, s.learner, s.number, s.path, spec_dir=spec_dir,
-                                   limits=limits, mpl_template=mpl_template, source=s.source,
-                                   seed=seed): s
-                       for s in graded}
-            for future in as_completed(futures):
-                sub = futures[future]
-                try:
-                    grades.append(future.result())
+        with prepared(limits) as (spec_dir, mpl_template):  # each notebook in a process (workers.py)
+            jobs = [(s, grade_notebook, (s.learner, s.number, s.path),
+                     dict(spec_dir=spec_dir, limits=limits, mpl_template=mpl_template,
+                          source=s.source, seed=seed)) for s in graded]
+            for sub, grade, exc in grade_in_processes(jobs, workers):
+                if exc is None:
+                    grades.append(grade)
                     grades[-1].late = sub.late
-                except Exception as exc:  # a bug in the grader: say so in the row, grade the rest
+                else:  # a bug in the grader: say so in the row, grade the rest
                     grades.append(NotebookGrade(sub.learner, sub.number, sub.source, [], [
                         f"the grader failed on {sub.path.name}: {type(exc).__name__}: {exc}"]))
                 bar.step(f"{sub.learner} {sub.number}")
@@ -287,7 +285,7 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
         result = ClassGrades(found.learners, grades, notebooks=notebooks, info=found.info,
                              assignment=assignment, late_penalty=late_penalty,
                              not_graded=found.ignored, exercises=exercises)
-    flag_similar(result, sources, _teacher_sources(notebooks))
+    note_similar(result, in_process(find_similar, sources, _teacher_sources(notebooks)))  # workers.py
     written = write_reports(result, out, moodle_max=moodle_max, moodle_headers=moodle_headers,
                             canvas_points=canvas_points)
     feedback, no_canvas, no_moodle = written["feedback"], written["no_canvas"], written["no_moodle"]

@@ -23,7 +23,7 @@ from typing import Iterable, Mapping, Sequence
 
 from ..check import registry
 
-__all__ = ["answer_print", "similar_pairs", "flag_similar", "MIN_NODES", "MIN_SHARED"]
+__all__ = ["answer_print", "similar_pairs", "find_similar", "note_similar", "flag_similar", "MIN_NODES", "MIN_SHARED"]
 
 #: An answer smaller than this (syntax-tree nodes) is too short to tell anything: ``answer = [3]``.
 MIN_NODES = 12
@@ -99,11 +99,9 @@ def answer_print(sources: Sequence[str], ex: registry.Exercise, cells: Sequence[
                 nodes.insert(0, node)
     if sum(1 for node in nodes for _ in ast.walk(node)) < MIN_NODES:
         return None
-    with registry.PARSE_LOCK:  # syntax trees made and rewritten in one grading thread at a time (CPython
-        # 3.11's AST state is not safe in two threads: "AST constructor recursion depth mismatch")
-        module = ast.Module(body=nodes, type_ignores=[])
-        module = _Normalise(_bound(nodes), set(ex.answers)).visit(module)
-        return ast.dump(module, annotate_fields=False)
+    module = ast.Module(body=nodes, type_ignores=[])
+    module = _Normalise(_bound(nodes), set(ex.answers)).visit(module)
+    return ast.dump(module, annotate_fields=False)
 
 
 def _prints(sources: Sequence[str], number: str) -> dict[str, str]:
@@ -136,11 +134,11 @@ def similar_pairs(notebooks: Mapping[str, Sequence[str]], number: str,
     return pairs
 
 
-def flag_similar(grades, sources: Mapping[tuple[str, str], Sequence[str]],
+def find_similar(sources: Mapping[tuple[str, str], Sequence[str]],
                  teacher: Mapping[str, Sequence[str]] | None = None) -> list[tuple[str, str, str, list[str]]]:
-    """Add a note for the teacher to both learners of every similar pair (``grades.flags``);
-    ``sources``: ``{(learner, notebook number): code cell sources}``. Returns the pairs found as
-    ``(notebook, a, b, exercises)``."""
+    """The similar pairs of a class as ``(notebook, a, b, exercises)``; ``sources``:
+    ``{(learner, notebook number): code cell sources}``, ``teacher``: ``{number: code cell
+    sources}`` of the full notebooks."""
     found = []
     numbers: Iterable[str] = sorted({number for _, number in sources})
     for number in numbers:
@@ -149,9 +147,23 @@ def flag_similar(grades, sources: Mapping[tuple[str, str], Sequence[str]],
         per = {learner: src for (learner, nb), src in sources.items() if nb == number}
         for a, b, shared in similar_pairs(per, number, (teacher or {}).get(number)):
             found.append((number, a, b, shared))
-            note = (f"{a} and {b}: notebook {number}, exercises {', '.join(shared)} are the same up to "
-                    "names, comments and layout, in a form no other learner and not the worked "
-                    "solution uses: read them side by side")
-            for learner in (a, b):
-                grades.flags.setdefault(learner, []).append(note)
+    return found
+
+
+def note_similar(grades, found: Iterable[tuple[str, str, str, list[str]]]) -> None:
+    """Add a note for the teacher to both learners of every pair :func:`find_similar` found
+    (``grades.flags``)."""
+    for number, a, b, shared in found:
+        note = (f"{a} and {b}: notebook {number}, exercises {', '.join(shared)} are the same up to "
+                "names, comments and layout, in a form no other learner and not the worked "
+                "solution uses: read them side by side")
+        for learner in (a, b):
+            grades.flags.setdefault(learner, []).append(note)
+
+
+def flag_similar(grades, sources: Mapping[tuple[str, str], Sequence[str]],
+                 teacher: Mapping[str, Sequence[str]] | None = None) -> list[tuple[str, str, str, list[str]]]:
+    """:func:`find_similar`, then :func:`note_similar`; returns the pairs found."""
+    found = find_similar(sources, teacher)
+    note_similar(grades, found)
     return found

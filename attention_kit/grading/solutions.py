@@ -24,7 +24,6 @@ from __future__ import annotations
 import ast
 import functools
 import re
-import threading
 from pathlib import Path
 from typing import Sequence
 
@@ -88,18 +87,10 @@ class Evidence:
         self.size = _count(body)
 
 
-_CACHE_LOCK = threading.Lock()
-
-
-def solution_cells(number: str, folder: str | None = None) -> dict[str, Evidence]:
-    """``{exercise id: Evidence}`` for notebook ``number`` (read once, safe from several threads).
-    Empty when the full notebook is not there (a copy of the package without the notebooks)."""
-    with _CACHE_LOCK:
-        return _solution_cells(number, folder)
-
-
 @functools.lru_cache(maxsize=None)
-def _solution_cells(number: str, folder: str | None = None) -> dict[str, Evidence]:
+def solution_cells(number: str, folder: str | None = None) -> dict[str, Evidence]:
+    """``{exercise id: Evidence}`` for notebook ``number`` (read once per process). Empty when
+    the full notebook is not there (a copy of the package without the notebooks)."""
     entry = registry.notebook(number)
     path = Path(folder or NOTEBOOK_DIR) / entry.file
     if not path.is_file():
