@@ -64,23 +64,32 @@ nbval-scan: $(TESTS)
 	@if [ -n "$(NB)" ]; then env -u MPLBACKEND $(BIN)/python tools/nbval_elsewhere.py --scan -- -q $(NBVAL) $(NB); fi
 
 # The lowest supported versions kept honest: a second environment, .venv-lowest, on the lowest
-# Python the course supports (3.10, or $(PYTHON) when there is none), with every dependency of
-# pyproject.toml at its lower bound (requirements/lowest.txt, uv's lowest-direct resolution), runs
-# nbval against the stored outputs. For CI and before a release (docs/development.md).
+# Python the course supports (LOWEST_VERSION), with every dependency of pyproject.toml at its lower
+# bound (requirements/lowest.txt, uv's lowest-direct resolution), runs nbval against the stored
+# outputs. For CI and before a release (docs/development.md). tools/find_python.py finds an
+# installed Python $(LOWEST_VERSION) (uv's discovery, the PATH, pyenv's versions even when its shim
+# is not set to 3.10, the system's; none is downloaded) and fails loudly when there is none:
+# LOWEST_PYTHON=/path/to/python3.10 names one. The stamp names the version the venv was built on.
 LOWEST := .venv-lowest
-LOWEST_PYTHON ?= $(or $(shell for p in python3.10 $$HOME/.pyenv/versions/3.10*/bin/python3.10; do \
-    $$p -c '' 2>/dev/null && echo $$p && break; done),$(PYTHON))
-$(LOWEST)/.installed: requirements/lowest.txt pyproject.toml | $(TESTS)
-	rm -rf $(LOWEST)
-	$(BIN)/uv venv --quiet --python "$(LOWEST_PYTHON)" $(LOWEST)
-	$(BIN)/uv pip sync --quiet --python $(LOWEST)/bin/python requirements/lowest.txt
+LOWEST_VERSION ?= 3.10
+LOWEST_PYTHON ?=
+LOWEST_STAMP := $(LOWEST)/.installed-python$(LOWEST_VERSION)
+$(LOWEST_STAMP): requirements/lowest.txt pyproject.toml | $(TESTS)
+	@py="$$($(BIN)/python tools/find_python.py $(LOWEST_VERSION) $(LOWEST_PYTHON))" || exit 1; \
+	echo "nbval-lowest: building $(LOWEST) on $$py"; \
+	rm -rf $(LOWEST) && \
+	$(BIN)/uv venv --quiet --no-python-downloads --python "$$py" $(LOWEST) && \
+	$(BIN)/uv pip sync --quiet --python $(LOWEST)/bin/python requirements/lowest.txt && \
 	$(BIN)/uv pip install --quiet --python $(LOWEST)/bin/python --no-deps -e .
 	@touch $@
 
+# NBVAL_LOWEST_ARGS: more pytest options for it (e.g. -n 2 --dist loadfile: one notebook per worker)
 .PHONY: nbval-lowest lock
-nbval-lowest: $(LOWEST)/.installed
-	@$(LOWEST)/bin/python -c "import sys, numpy, matplotlib, jupyterlab; print('nbval-lowest: Python', sys.version.split()[0], '| numpy', numpy.__version__, '| matplotlib', matplotlib.__version__, '| jupyterlab', jupyterlab.__version__)"
-	@if [ -n "$(NB)" ]; then env -u MPLBACKEND $(LOWEST)/bin/python -m pytest -q $(NBVAL) $(NB); fi
+nbval-lowest: $(LOWEST_STAMP)
+	@$(LOWEST)/bin/python -c "import sys, numpy, matplotlib, jupyterlab, ipykernel; v = '%d.%d' % sys.version_info[:2]; \
+	print('nbval-lowest: Python', sys.version.split()[0], '(' + sys.base_prefix + ')', '| numpy', numpy.__version__, '| matplotlib', matplotlib.__version__, '| jupyterlab', jupyterlab.__version__, '| ipykernel', ipykernel.__version__); \
+	sys.exit(0 if v == '$(LOWEST_VERSION)' else '*** nbval-lowest: $(LOWEST) runs Python ' + v + ', not $(LOWEST_VERSION): make clean, then again')"
+	@if [ -n "$(NB)" ]; then env -u MPLBACKEND $(LOWEST)/bin/python -m pytest -q $(NBVAL) $(NBVAL_LOWEST_ARGS) $(NB); fi
 
 test: lint unit nbval nbval-elsewhere
 

@@ -92,6 +92,17 @@ _OFFSETS: dict = {}
 _OFFSETS_MAX = 4096
 
 
+def _line_offset(line_info) -> tuple[float, float]:
+    """A line's ``(x, y)`` offset from the text's anchor, from ``Text._get_layout``'s list: since
+    matplotlib 3.11 each line is ``(line, (w, ascent, descent), (x, y))``; up to 3.10 it was
+    ``(line, (w, h), x, y)``. (Read as the newer form, matplotlib 3.8-3.10 raised here: an
+    explorer's still picture, and with it its text alternative, was not drawn.)"""
+    if len(line_info) == 4:
+        return float(line_info[2]), float(line_info[3])
+    x, y = line_info[2]
+    return float(x), float(y)
+
+
 class FastText(Text):
     """A ``Text`` whose Agg rendering is cached: used for the values written in heatmap cells and
     the labels at arrow tips and bars, which a live widget redraws on every change.
@@ -120,7 +131,7 @@ class FastText(Text):
             _, info, _ = self._get_layout(renderer)
             if len(info) != 1:
                 return super().draw(renderer)
-            offset = info[0][2]
+            offset = _line_offset(info[0])
             if len(_OFFSETS) >= _OFFSETS_MAX:
                 _OFFSETS.clear()
             _OFFSETS[key] = offset
