@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import every_control  # noqa: E402
 import latency_stages as ls  # noqa: E402
 
 TARGET_MEDIAN, TARGET_P95 = 50.0, 100.0
@@ -180,9 +181,7 @@ VARIANTS = (
 )
 
 
-def _learner_main(args, notebooks) -> int:
-    import every_control
-
+def _learner_main(args, notebooks) -> list[dict]:
     print(f"every control -> changed pixels in JupyterLab, ms: a learner's order ({args.rounds} "
           f"presses per control, mixed, seed {args.seed}, pauses 0-3 s with the focus on the "
           "next control, from Run All" + (", Jupyter Notebook 7" if args.app == "notebook" else "") + ")"
@@ -195,15 +194,15 @@ def _learner_main(args, notebooks) -> int:
             saved = os.environ.get("PYTHONPATH")
             os.environ["PYTHONPATH"] = str(args.compare.resolve())  # (the server and its kernels)
             try:
-                runs.setdefault("learner, before", []).extend(
-                    every_control.run_learner([nb], args.rounds, args.seed, app=args.app))
+                runs.setdefault("learner, before", []).extend(every_control.run_learner(
+                    [nb], args.rounds, args.seed, pauses=args.pauses, app=args.app))
             finally:
                 if saved is None:
                     os.environ.pop("PYTHONPATH", None)
                 else:
                     os.environ["PYTHONPATH"] = saved
         runs.setdefault("learner" + (", after" if args.compare else ""), []).extend(
-            every_control.run_learner([nb], args.rounds, args.seed, app=args.app))
+            every_control.run_learner([nb], args.rounds, args.seed, pauses=args.pauses, app=args.app))
         for name, pauses, setup, focus_at_press in (VARIANTS if args.variants else ()):
             if args.variant and name not in args.variant:
                 continue
@@ -232,7 +231,7 @@ def _learner_main(args, notebooks) -> int:
         import json
 
         args.json.write_text(json.dumps(runs, indent=1))
-    return 0
+    return [r for rows in runs.values() for r in rows]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -264,19 +263,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.set_defaults(presses=None)  # 6 per control, 20 with --first
     args = parser.parse_args(argv)
     args.presses = args.presses or (20 if args.first else 6)
-    notebooks = args.notebooks or ls.jlab.course_notebooks()
+    args.pauses = every_control.PAUSE_S
     if ls.jlab.find_chromium() is None:
         print("browser_latency: skipped, no Chromium at /usr/bin/chromium "
               "(apt-get install -y chromium)")
         return 0
+    if args.quick:  # one short round: two presses (one each way), the first control of each kind
+        args.presses, args.rounds, args.pauses = 2, 1, (0.0, 0.3)
+        every_control.hz.PER_KIND = 1
+        with every_control.hz.quick_notebook() as nb:
+            rows = _main(args, [nb])
+        failed = every_control.hz.failures(rows)
+        for f in failed:
+            print(f"FAILED {f}")
+        return 1 if failed else 0
+    notebooks = args.notebooks or ls.jlab.course_notebooks()
     if not notebooks:
         print("browser_latency: no notebooks")
         return 0
+    _main(args, notebooks)
+    return 0
+
+
+def _main(args, notebooks: list[Path]) -> list[dict]:
+    """The measurement ``args`` asks for on ``notebooks``, printed; its rows."""
     if args.order != "row" and not args.first:
         return _learner_main(args, notebooks)
     if not args.first:
-        import every_control
-
         print(f"every control -> changed pixels in JupyterLab, ms ({args.presses} presses per "
               f"control; {os.cpu_count()} cores; load average "
               + "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
@@ -292,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
             import json
 
             args.json.write_text(json.dumps(rows, indent=1))
-        return 0
+        return rows
     print(f"key press on a slider -> new picture painted in JupyterLab, ms ({args.presses} presses "
           f"per slider; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the start, "
           f"{time.strftime('%Y-%m-%d %H:%M:%S')})")
@@ -309,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
         import json
 
         args.json.write_text(json.dumps(rows, indent=1))
-    return 0
+    return rows
 
 
 if __name__ == "__main__":

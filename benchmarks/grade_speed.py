@@ -133,9 +133,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  checking (in the grader's process, calls crossing to the kernel): median "
                   f"{statistics.median(checks):.2f} s per notebook, {statistics.median(reqs):.0f} requests, "
                   f"{1000 * sum(checks) / max(sum(reqs), 1):.1f} ms per request")
-        print(f"  {passed} exercises passed (expected {(args.learners + 1) // 2 * sum(len(nb.exercises) for nb in notebooks)}); "
-              f"load average {_load()} after")
-    return 0
+        expected = (args.learners + 1) // 2 * sum(len(nb.exercises) for nb in notebooks)
+        print(f"  {passed} exercises passed (expected {expected}); load average {_load()} after")
+    return 0 if passed == expected else 1  # a grader that fails a solved exercise is broken
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ imports the one harness.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -32,10 +33,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import jlab  # noqa: E402
+import presses  # noqa: E402
 from latency_probes import KERNEL_FETCH, KERNEL_RESET  # noqa: E402,F401  (handed on)
 from presses import (  # noqa: E402,F401  (handed on)
     KINDS,
-    controls,
     disabled,
     enable,
     label,
@@ -82,16 +83,65 @@ def naive(v=0.0):
 interact(naive, v=FloatSlider(value=0.0, min=-2, max=2, step=0.05));""",
 ]
 
-def write_baseline(directory: Path) -> Path:
-    """The naive interact notebook (two code cells) in ``directory``."""
+# --quick (make bench-quick): a scratch notebook with two small explorers instead of the course's
+# notebooks; between them every kind of control (sliders, menus, a checkbox, buttons, text boxes)
+QUICK_NAME = "00_quick_explorers.ipynb"
+QUICK_CELLS = [
+    "from attention_kit.widgets import AttentionExplorer, TilingStepper",
+    """AttentionExplorer(q=[1.0, 0.4], K=[[1.2, 0.3], [0.2, 1.0], [-0.8, 0.5]],
+                  V=[[1.5, -0.6], [-0.4, 1.5], [-1.2, -0.5]], key_labels=["k1", "k2", "k3"],
+                  score="dot", align="hard")""",
+    "TilingStepper(n=6, block_q=3, block_k=3, step=2)",
+]
+#: --quick: only the first PER_KIND controls of each kind in a cell (None: every control)
+PER_KIND: int | None = None
+
+
+def controls(cell) -> list[tuple[str, object]]:
+    """Every visible control of ``cell`` (presses.controls), or the first PER_KIND of each kind."""
+    found = presses.controls(cell)
+    if PER_KIND is None:
+        return found
+    return [(k, h) for i, (k, h) in enumerate(found) if [k2 for k2, _ in found[:i]].count(k) < PER_KIND]
+
+
+def _write(directory: Path, name: str, cells: list[str]) -> Path:
     nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {},
-                     "outputs": [], "source": src} for i, src in enumerate(BASELINE_CELLS)],
+                     "outputs": [], "source": src} for i, src in enumerate(cells)],
           "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python",
                                       "name": "python3"}},
           "nbformat": 4, "nbformat_minor": 5}
-    path = directory / BASELINE_NAME
+    path = directory / name
     path.write_text(json.dumps(nb, indent=1))
     return path
+
+
+def write_baseline(directory: Path) -> Path:
+    """The naive interact notebook (two code cells) in ``directory``."""
+    return _write(directory, BASELINE_NAME, BASELINE_CELLS)
+
+
+@contextlib.contextmanager
+def quick_notebook():
+    """The --quick scratch notebook, in a temporary folder for as long as the block runs."""
+    with tempfile.TemporaryDirectory(prefix="attn-quick-") as tmp:
+        yield _write(Path(tmp), QUICK_NAME, QUICK_CELLS)
+
+
+def failures(rows: list[dict], done_only: bool = False) -> list[str]:
+    """What makes a --quick run fail (never a figure): a notebook or a control that raised, a control
+    none of whose presses changed the picture. A menu of one entry, a control that stays disabled
+    and a control without presses (the learner's order skipped it) are listed, not failures.
+    ``done_only``: a row's presses are only those that reached a picture (latency_stages.py)."""
+    out = []
+    for r in rows:
+        name = f"{r['notebook']} / {r['slider']}"
+        tried = len(r["presses"]) + (r.get("missed", 0) if done_only else 0)
+        if r.get("error"):
+            out.append(f"{name}: {r['error'][:200]}")
+        elif tried and r.get("missed", 0) >= tried:
+            out.append(f"{name}: none of its {tried} presses changed the picture")
+    return out
 
 
 def each_notebook(notebooks: list[Path], baseline: bool, measure_one,

@@ -47,6 +47,10 @@ JS_INSTALL = """
     if (e.key.startsWith('Arrow') || e.key === 'Enter') { st.cur = {key: now()}; st.keys.push(st.cur.key); }
   }, true);
   const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  // a figure's display_data (the baseline): image/png, or, once attention_kit is imported, HTML
+  // with the PNG in an <img alt=...> (issue 34, attention_kit/accessible.py)
+  const png = (d) => d && (d['image/png']
+    || ((d['text/html'] || '').match(/data:image\\/png;base64,([^"]*)/) || [])[1]);
   k.anyMessage.connect((_, a) => {
     const c = st.cur, m = a.msg, t = m.header.msg_type;
     if (!c) return;
@@ -55,12 +59,12 @@ JS_INSTALL = """
         && ((t === 'comm_msg' && m.buffers && m.buffers.length)
             || (t === 'comm_msg' && m.content.data && m.content.data.state
                 && m.content.data.state.frame !== undefined)
-            || (t === 'display_data' && m.content.data && m.content.data['image/png']))) {
+            || (t === 'display_data' && png(m.content.data)))) {
       c.recv = now();
       const s = t === 'comm_msg' && m.content.data.state;
       c.bytes = (m.buffers && m.buffers.length) ? m.buffers[0].byteLength
                 : s ? (s.ops || '').length + (s.background || '').length
-                : Math.round(m.content.data['image/png'].length * 3 / 4);
+                : Math.round(png(m.content.data).length * 3 / 4);
     }
   });
   const loaded = (size) => {

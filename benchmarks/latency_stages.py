@@ -61,12 +61,14 @@ from harness import (  # noqa: E402  (the shared loop, presses and stamps)
     STAGES,
     attach_kernel,
     each_notebook,
+    failures,
     install_probes,
     jlab,
     kernel_execute,
     open_sections,
     percentile,
     press,
+    quick_notebook,
     short_name,
     stage_values,
 )
@@ -287,6 +289,10 @@ def common_arguments(doc: str) -> argparse.ArgumentParser:
     parser.add_argument("--bursts", type=int, default=0,
                         help=f"also time this many bursts of {BURST_SIZE} quick presses (a held key)")
     parser.add_argument("--json", type=Path, help="also write every stamp to this file")
+    parser.add_argument("--quick", action="store_true",
+                        help="one short round (make bench-quick): a scratch notebook of two small "
+                             "explorers and the baseline, two presses; exit 1 when a notebook or a "
+                             "control fails or a control never redraws (no figure is asserted)")
     return parser
 
 
@@ -296,10 +302,22 @@ def main(argv: list[str] | None = None) -> int:
                         help="also record a Chromium trace of each first slider's presses "
                              "(tracing slows those presses down)")
     args = parser.parse_args(argv)
-    notebooks = args.notebooks or jlab.course_notebooks()
     if jlab.find_chromium() is None:
         print("latency_stages: skipped, no Chromium at /usr/bin/chromium")
         return 0
+    if args.quick:
+        args.presses, args.sliders = 2, 1
+        with quick_notebook() as nb:
+            rows = _main(args, [nb])
+        failed = failures(rows, done_only=True)
+        for f in failed:
+            print(f"FAILED {f}")
+        return 1 if failed else 0
+    _main(args, args.notebooks or jlab.course_notebooks())
+    return 0
+
+
+def _main(args, notebooks: list[Path]) -> list[dict]:
     print(f"slider key press -> new picture, stage by stage ({args.presses} presses per slider; "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start, "
           f"{time.strftime('%H:%M:%S')})")
@@ -311,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
-    return 0
+    return rows
 
 
 if __name__ == "__main__":

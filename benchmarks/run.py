@@ -4,6 +4,8 @@
     make bench NAME=list             # only the list
     make bench NAME=learner-order    # one benchmark (its name from the list)
     make bench NAME=learner-order ARGS="--rounds 3 notebooks/04_masks_and_positions.ipynb"
+    make bench-quick                 # every benchmark's quick form (run.py --quick [NAME]): CI's
+                                     # check that each still runs; exit 1 when one fails
 
 Every benchmark prints the machine's load average beside its figures: on a shared machine compare
 figures within one run (ratios, same-run columns), not across runs. Speed is reported here, never
@@ -12,8 +14,10 @@ asserted in the tests.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -49,6 +53,23 @@ BENCHMARKS: dict[str, tuple[list[str], str]] = {
 }
 
 
+#: name -> its quick form (``run.py --quick``, ``make bench-quick``): one short round at the
+#: smallest sizes through the same code, for CI; it fails on an error, a missing picture or a
+#: control that never redraws, never on a figure
+QUICK: dict[str, list[str]] = {
+    "attention-speed": ["attention_speed.py", "--cpu-time", "--sizes", "64", "--repeats", "1"],
+    "attention-at-scale": ["attention_at_scale.py", "--cpu-time", "--sizes", "64", "128",
+                           "--repeats", "1", "--tokens", "4"],
+    "train-speed": ["train_speed.py", "--steps", "10"],
+    "grade-speed": ["grade_speed.py", "--notebooks", "01", "--learners", "1", "--repeats", "1",
+                    "--workers", "1"],
+    "widget-latency": ["widget_latency.py", "--n", "2"],
+    "every-control": ["browser_latency.py", "--quick"],
+    "learner-order": ["browser_latency.py", "--order", "both", "--quick"],
+    "latency-stages": ["latency_stages.py", "--quick"],
+}
+
+
 def describe() -> str:
     width = max(map(len, BENCHMARKS))
     lines = ["benchmarks (make bench NAME=<name> [ARGS=...]):"]
@@ -60,6 +81,8 @@ def describe() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    quick = "--quick" in argv[:1]
+    argv = argv[1:] if quick else argv
     name, extra = (argv[0], argv[1:]) if argv else ("all", [])
     if name in ("list", "-h", "--help"):
         print(__doc__.strip().splitlines()[0])
@@ -71,13 +94,21 @@ def main(argv: list[str] | None = None) -> int:
     names = list(BENCHMARKS) if name == "all" else [name]
     if name == "all":
         print(describe())
-    failed = []
+    failed, took = [], {}
     for n in names:
         cmd, what = BENCHMARKS[n]
-        print(f"\n== {n}: {what}", flush=True)
+        cmd = QUICK[n] if quick else cmd
+        print(f"\n== {n}{' (quick)' if quick else ''}: {what}", flush=True)
+        start = time.perf_counter()
         rc = subprocess.call([sys.executable, str(HERE / cmd[0]), *cmd[1:], *extra])
+        took[n] = time.perf_counter() - start
         if rc:
             failed.append(n)
+        if quick:
+            print(f"quick: {n} {'FAILED' if rc else 'ok'} in {took[n]:.1f} s", flush=True)
+    if quick:
+        print(f"quick: {len(names) - len(failed)} of {len(names)} ok in {sum(took.values()):.1f} s; "
+              "load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0
