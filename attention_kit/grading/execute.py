@@ -98,10 +98,11 @@ class _Run:
         self.km = AsyncKernelManager(kernel_name=KERNEL_NAME,
                                      kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec_dir)]))
         self.deadline = 0.0
+        # iopub_timeout: a cell's outputs may trail its reply by seconds on a busy machine (lost: no verdict)
         self.client = NotebookClient(
             nb, km=self.km, timeout=int(limits.cell_s), interrupt_on_timeout=True,
             allow_errors=True, shutdown_kernel="immediate", store_widget_state=False,
-            record_timing=False, iopub_timeout=2, startup_timeout=120, log=_QUIET,
+            record_timing=False, iopub_timeout=10, startup_timeout=120, log=_QUIET,
             timeout_func=self._cell_timeout, resources={"metadata": {"path": str(workdir)}})
         n_ex = len(registry.notebook(number).exercises)
         self.grading_s = n_ex * (limits.exercise_s + 2) + 20  # each exercise also has its own limit
