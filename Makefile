@@ -18,7 +18,7 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg -
 LOCK   ?= requirements/lab.txt
 TEST_LOCK := $(if $(LOCK),requirements/test.txt)
 
-.PHONY: install install-test lab test check lint unit nbval nbval-elsewhere nbval-scan notebooks student student-zip answers grade reset bench clean tiny-lm heads long-models
+.PHONY: install install-test lab test check lint unit browser nbval nbval-elsewhere nbval-scan notebooks student student-zip answers grade reset bench clean tiny-lm heads long-models
 
 $(BASE): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
@@ -45,18 +45,30 @@ lab: $(BASE) $(SERVER)
 lint: $(TESTS)
 	$(BIN)/ruff check .
 
+# The unit tests on every core (pytest-xdist; a file's tests stay on one worker, so a module's
+# fixture, e.g. a graded class, is built once), without tests/browser and without nbval's plugin
+# (its import costs seconds per process; the unit tests do not use it). Bytecode caches are kept
+# (PYTHONDONTWRITEBYTECODE unset: each process would compile everything again).
+JOBS  ?= auto
+XDIST  = $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist loadfile)
+PYTEST = env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 unit: $(TESTS)
-	MPLBACKEND=Agg $(BIN)/python -m pytest -q tests
+	MPLBACKEND=Agg $(PYTEST) -q -p no:nbval $(XDIST) --ignore=tests/browser $(PYTEST_ARGS) tests
+
+# The browser tests (tests/browser/): JupyterLab and Notebook 7 in headless Chromium, one process
+# (one JupyterLab with every notebook run once serves them all; its kernels use both cores)
+browser: $(TESTS)
+	MPLBACKEND=Agg $(PYTEST) -q -p no:nbval $(PYTEST_ARGS) tests/browser
 
 # The kernel draws figures inline; an MPLBACKEND from the shell (Agg on many servers) would draw none.
 nbval: $(TESTS)
-	@if [ -n "$(NB)" ]; then env -u MPLBACKEND $(BIN)/python -m pytest -q $(NBVAL) $(NB); \
+	@if [ -n "$(NB)" ]; then env -u MPLBACKEND $(PYTEST) -q $(NBVAL) $(XDIST) $(NB); \
 	else echo "no notebooks yet: nothing for nbval to run"; fi
 
 # nbval again as another machine computes: one BLAS thread, OpenBLAS's generic kernel, numpy
 # without AVX2/AVX-512. A stored output that prints rounding noise fails here (tools/nbval_elsewhere.py).
 nbval-elsewhere: $(TESTS)
-	@if [ -n "$(NB)" ]; then env -u MPLBACKEND $(BIN)/python tools/nbval_elsewhere.py -- -q $(NBVAL) $(NB); fi
+	@if [ -n "$(NB)" ]; then env -u MPLBACKEND -u PYTHONDONTWRITEBYTECODE $(BIN)/python tools/nbval_elsewhere.py -- -q $(NBVAL) $(XDIST) $(NB); fi
 
 # For a notebook's author before a commit (a few minutes, not part of make test): nbval under each
 # setting of a grid, the OpenBLAS kernels this CPU runs x (its threads and SIMD | one thread, SIMD off)
@@ -91,7 +103,7 @@ nbval-lowest: $(LOWEST_STAMP)
 	sys.exit(0 if v == '$(LOWEST_VERSION)' else '*** nbval-lowest: $(LOWEST) runs Python ' + v + ', not $(LOWEST_VERSION): make clean, then again')"
 	@if [ -n "$(NB)" ]; then env -u MPLBACKEND $(LOWEST)/bin/python -m pytest -q $(NBVAL) $(NBVAL_LOWEST_ARGS) $(NB); fi
 
-test: lint unit nbval nbval-elsewhere
+test: lint unit browser nbval nbval-elsewhere
 
 # Write the lock files with uv (docs/development.md, "The lock files"). Pins are kept unless asked:
 #   make lock                      after a change to pyproject.toml: only what it needs moves
@@ -121,7 +133,6 @@ lock: $(TESTS)
 # SINCE=main compares with where the branch left main instead of with HEAD.
 # make test stays the whole suite.
 SINCE ?= HEAD
-JOBS  ?= auto
 check: $(TESTS)
 	$(BIN)/ruff check .
 	@# bytecode caches kept (a second run skips compiling and pytest's assertion rewriting: about 6 s per
