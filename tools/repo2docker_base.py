@@ -86,6 +86,7 @@ def write_pins(repo: str, ref: str, out: Path = PINS) -> None:
     frozen = next((ln[2:].strip() for ln in text.splitlines() if ln.startswith("# Frozen on")),
                   "")
     pins, meta = python_packages(text)
+    py = re.search(r"/python-(3\.[\d.]+)-", text)
     header = [
         f"# repo2docker's base environment for Python {PYTHON}, as pip sees it: Binder builds this",
         "# conda environment first, then environment.yml's pip section installs requirements/lab.txt",
@@ -94,6 +95,7 @@ def write_pins(repo: str, ref: str, out: Path = PINS) -> None:
         f"# Source: {URL}",
         f"#   file    {path}",
         f"#   release {ref} (commit {commit})",
+        f"#   python  {py[1] if py else '?'} (the lock's python: tests/test_binder_base.py reads it)",
         f"#   {frozen}" if frozen else "#",
         "# Every Python package of that lock (conda build string py*), as PyPI name==version;",
         "# conda names mapped to PyPI: "
