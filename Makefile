@@ -105,6 +105,60 @@ nbval-lowest: $(LOWEST_STAMP)
 
 test: lint unit browser nbval nbval-elsewhere
 
+# Binder as repo2docker builds it (docs/development.md, "Binder as repo2docker builds it"): a venv,
+# .venv-binder, on Python 3.11 with repo2docker's base environment (requirements/repo2docker-base.txt,
+# its conda lock's Python packages at the lock's versions), then what Binder does over it:
+# environment.yml's pip section as `mamba env update` runs it (pip install -U -r ...), postBuild,
+# and pip check. Not part of make test (a few minutes; the base pins come from PyPI).
+#   make binder-env       build it; pip check must be clean
+#   make binder-nbval     nbval on the notebooks with that env's kernel (pytest and nbval added at
+#                         requirements/test.txt's pins; no package already there may move)
+#   make binder-browser   the browser tests (tests/browser) against that env's JupyterLab
+#   make binder           all three
+#   make binder-base R2D=<clone of jupyterhub/repo2docker> R2D_REF=<tag>   refresh the base pins
+BINDER := .venv-binder
+BINDER_PYTHON ?= python3.11
+.PHONY: binder binder-env binder-nbval binder-browser binder-base
+$(BINDER)/.installed: requirements/repo2docker-base.txt requirements/lab.txt pyproject.toml postBuild
+	rm -rf $(BINDER)
+	$(BINDER_PYTHON) -m venv $(BINDER)
+	@# conda installs the lock as it is: every version exact, nothing resolved
+	$(BINDER)/bin/python -m pip install --quiet --no-deps -r requirements/repo2docker-base.txt
+	@# environment.yml's pip section: mamba 2.3 writes it to a file and runs pip install -U -r
+	$(BINDER)/bin/python -m pip install --quiet --no-input -U -r requirements/lab.txt -e .
+	PATH="$(CURDIR)/$(BINDER)/bin:$$PATH" bash postBuild
+	$(BINDER)/bin/python -m pip check
+	@$(BINDER)/bin/python -c "from importlib.metadata import version as v; print('binder-env:', ', '.join(f'{p} {v(p)}' for p in ('jupyterlab', 'notebook', 'jupyter_server', 'ipywidgets', 'ipykernel', 'jupyterhub')))"
+	@touch $@
+binder-env: $(BINDER)/.installed
+
+$(BINDER)/.installed-test: $(BINDER)/.installed requirements/test.txt
+	$(BINDER)/bin/python -m pip freeze --exclude-editable | sort > $(BINDER)/freeze-before.txt
+	$(BINDER)/bin/python -m pip install --quiet -c requirements/test.txt pytest nbval
+	$(BINDER)/bin/python -m pip freeze --exclude-editable | sort > $(BINDER)/freeze-after.txt
+	@moved="$$(comm -23 $(BINDER)/freeze-before.txt $(BINDER)/freeze-after.txt)"; \
+	if [ -n "$$moved" ]; then echo "installing pytest and nbval moved: $$moved"; exit 1; fi
+	$(BINDER)/bin/python -m pip check
+	@touch $@
+
+binder-nbval: $(BINDER)/.installed-test
+	@if [ -n "$(NB)" ]; then env -u MPLBACKEND $(BINDER)/bin/python -m pytest -q $(NBVAL) $(NB); fi
+
+# BROWSER_PYTHON (tests/browser/conftest.py): the python whose JupyterLab serves the notebooks
+binder-browser: $(BINDER)/.installed $(TESTS)
+	BROWSER_PYTHON="$(CURDIR)/$(BINDER)/bin/python" $(BIN)/python -m pytest -q tests/browser
+
+binder: binder-env binder-nbval binder-browser
+
+binder-base: $(TESTS)
+	@test -n "$(R2D)" -a -n "$(R2D_REF)" || { echo "usage: make binder-base R2D=<clone of jupyterhub/repo2docker> R2D_REF=<release tag>"; exit 2; }
+	$(BIN)/python tools/repo2docker_base.py pins --repo "$(R2D)" --ref "$(R2D_REF)"
+	rm -rf $(BINDER)-base
+	$(BINDER_PYTHON) -m venv $(BINDER)-base
+	$(BINDER)-base/bin/python -m pip install --quiet --no-deps -r requirements/repo2docker-base.txt
+	$(BIN)/python tools/repo2docker_base.py requires --python $(BINDER)-base/bin/python
+	rm -rf $(BINDER)-base
+
 # Write the lock files with uv (docs/development.md, "The lock files"). Pins are kept unless asked:
 #   make lock                      after a change to pyproject.toml: only what it needs moves
 #   make lock UPGRADE=1            between semesters: the newest versions of everything
@@ -219,4 +273,4 @@ long-models: $(BASE)
 	$(BIN)/python tools/train_extrapolation.py
 
 clean:
-	rm -rf $(VENV) $(LOWEST) *.egg-info build artifacts student student.zip answers
+	rm -rf $(VENV) $(LOWEST) $(BINDER) $(BINDER)-base *.egg-info build artifacts student student.zip answers

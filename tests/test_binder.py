@@ -107,7 +107,7 @@ def test_ipywidgets_8_and_jupyterlab_4_agree():
     project = {Requirement(r).name: Requirement(r).specifier for r in _project()["dependencies"]}
     widgets, lab = project["ipywidgets"], project["jupyterlab"]
     assert "8.1.0" in widgets and "7.8.0" not in widgets and "9.0.0" not in widgets, widgets
-    assert "4.1.0" in lab and "3.6.0" not in lab and "5.0.0" not in lab, lab
+    assert "4.1.1" in lab and "3.6.0" not in lab and "5.0.0" not in lab, lab
     # The lock pins one such pair, with the widget frontend packages that go with ipywidgets 8.
     assert all(v in widgets for v in _locked("ipywidgets")), _locked("ipywidgets")
     assert all(v in lab for v in _locked("jupyterlab")), _locked("jupyterlab")

@@ -4,7 +4,9 @@ Without Chromium (or playwright) the tests are skipped with the reason; when the
 variable ``CI`` is set a missing browser is a failure instead. ``BROWSER_NOTEBOOKS`` (a glob)
 points the tests at other notebooks, e.g. a scratch one; ``BROWSER_DISABLE_EXTENSIONS``
 (comma-separated) disables JupyterLab extensions, e.g. ``@jupyter-widgets/jupyterlab-manager`` to
-see that the tests notice widgets that do not render.
+see that the tests notice widgets that do not render. ``BROWSER_PYTHON`` names the python whose
+JupyterLab (or Notebook 7) serves the notebooks, with its own kernel: e.g. ``.venv-binder/bin/python``
+(make binder-browser: Binder's mixture of packages); this venv's python when unset.
 """
 
 from __future__ import annotations

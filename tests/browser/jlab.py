@@ -76,7 +76,7 @@ class LabServer:
     directory removed on exit, also when the body raised.
     """
 
-    def __init__(self, notebooks: list[Path], *, python: str = sys.executable,
+    def __init__(self, notebooks: list[Path], *, python: str | None = None,
                  startup_timeout: float = 60.0, extra_args: tuple[str, ...] = (),
                  disabled_extensions: tuple[str, ...] = (), folder: Path | None = None,
                  app: str = "lab"):
@@ -85,7 +85,8 @@ class LabServer:
         self.app = app  # which front end the server serves
         self.sources = [Path(p) for p in notebooks]
         self.folder = None if folder is None else Path(folder)  # served whole (make student's output)
-        self.python = python
+        # the python whose JupyterLab serves (and whose kernel runs): $BROWSER_PYTHON if set
+        self.python = python or os.environ.get("BROWSER_PYTHON") or sys.executable
         self.startup_timeout = startup_timeout
         self.extra_args = list(extra_args)
         self.disabled_extensions = list(disabled_extensions)
