@@ -53,7 +53,7 @@ JOBS  ?= auto
 XDIST  = $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist loadfile)
 PYTEST = env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 unit: $(TESTS)
-	MPLBACKEND=Agg $(PYTEST) -q -p no:nbval $(XDIST) --ignore=tests/browser $(PYTEST_ARGS) tests
+	MPLBACKEND=Agg $(PYTEST) -q -p no:nbval $(XDIST) -m "not bench" --ignore=tests/browser $(PYTEST_ARGS) tests
 
 # The browser tests (tests/browser/): JupyterLab and Notebook 7 in headless Chromium, one process
 # (one JupyterLab with every notebook run once serves them all; its kernels use both cores)
@@ -95,7 +95,8 @@ $(LOWEST_STAMP): requirements/lowest.txt pyproject.toml | $(TESTS)
 	$(BIN)/uv pip install --quiet --python $(LOWEST)/bin/python --no-deps -e .
 	@touch $@
 
-# NBVAL_LOWEST_ARGS: more pytest options for it (e.g. -n 2 --dist loadfile: one notebook per worker)
+# NBVAL_LOWEST_ARGS: more pytest options for it (default: every core, one notebook per worker)
+NBVAL_LOWEST_ARGS ?= $(XDIST)
 .PHONY: nbval-lowest lock
 nbval-lowest: $(LOWEST_STAMP)
 	@$(LOWEST)/bin/python -c "import sys, numpy, matplotlib, jupyterlab, ipykernel; v = '%d.%d' % sys.version_info[:2]; \
@@ -134,7 +135,7 @@ binder-env: $(BINDER)/.installed
 
 $(BINDER)/.installed-test: $(BINDER)/.installed requirements/test.txt
 	$(BINDER)/bin/python -m pip freeze --exclude-editable | sort > $(BINDER)/freeze-before.txt
-	$(BINDER)/bin/python -m pip install --quiet -c requirements/test.txt pytest nbval
+	$(BINDER)/bin/python -m pip install --quiet -c requirements/test.txt pytest nbval pytest-xdist
 	$(BINDER)/bin/python -m pip freeze --exclude-editable | sort > $(BINDER)/freeze-after.txt
 	@moved="$$(comm -23 $(BINDER)/freeze-before.txt $(BINDER)/freeze-after.txt)"; \
 	if [ -n "$$moved" ]; then echo "installing pytest and nbval moved: $$moved"; exit 1; fi
@@ -142,7 +143,7 @@ $(BINDER)/.installed-test: $(BINDER)/.installed requirements/test.txt
 	@touch $@
 
 binder-nbval: $(BINDER)/.installed-test
-	@if [ -n "$(NB)" ]; then env -u MPLBACKEND $(BINDER)/bin/python -m pytest -q $(NBVAL) $(NB); fi
+	@if [ -n "$(NB)" ]; then env -u MPLBACKEND $(BINDER)/bin/python -m pytest -q $(NBVAL) $(XDIST) $(NB); fi
 
 # BROWSER_PYTHON (tests/browser/conftest.py): the python whose JupyterLab serves the notebooks
 binder-browser: $(BINDER)/.installed $(TESTS)
@@ -256,8 +257,11 @@ bench: $(TESTS)
 # Every benchmark's quick form (one short round, smallest sizes, no figure asserted; about 3 min on a
 # busy 2-core machine): fails when a benchmark no longer runs. For CI (issue 44); NAME= one of them.
 .PHONY: bench-quick
+# Every benchmark's quick form, one short round each, no figure asserted (tests/test_benchmarks_quick.py;
+# .ci/run runs it after make test): a benchmark cannot rot unseen. NAME=... runs one, without the test.
 bench-quick: $(TESTS)
-	$(BIN)/python benchmarks/run.py --quick $(NAME)
+	@if [ -n "$(NAME)" ]; then $(BIN)/python benchmarks/run.py --quick $(NAME); \
+	else $(PYTEST) -q -p no:nbval -m bench tests/test_benchmarks_quick.py; fi
 
 # Retrain notebook 08's four models and rewrite attention_kit/data/heads_*.npz (about a minute)
 heads: $(BASE)

@@ -1,7 +1,8 @@
 """Every benchmark of ``make bench`` still runs (issue 44): ``benchmarks/run.py --quick`` runs each
 one's quick form (one short round at the smallest sizes, through the same code) and fails on an
 error, a missing picture or a control that never redraws. Speed is never asserted: only that each
-one ran and printed its figures."""
+one ran and printed its figures. ``make bench-quick`` runs them (CI's ``.ci/run`` does, after
+``make test``); ``make unit`` leaves out the tests marked ``bench``."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ def test_every_benchmark_has_a_quick_form_and_a_figures_line():
     assert set(run.QUICK) == set(run.BENCHMARKS) == set(FIGURES)
 
 
+@pytest.mark.bench  # make bench-quick (.ci/run), not make unit: about 3 minutes
 def test_every_quick_form_runs():
     names = [n for n in run.BENCHMARKS if n not in BROWSER or jlab.find_chromium()]
     out = ""
