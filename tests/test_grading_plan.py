@@ -99,7 +99,9 @@ def test_regrade_a_few_learners_into_the_class(tmp_path, capsys):
 
     # a regrade keeps the plan: other exercises, another seed or an unknown learner are refused
     assert main([str(again), "--out", str(out), "--learners", "amy", "--exercises", "04"]) == 2
-    assert "other exercises" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "exercises (--exercises/EXERCISES=): 04.1:2,04.2:2,04.3:2 when the class was graded, " \
+           "04.1:1,04.2:1,04.3:1" in err and "--new-settings" in err
     assert main([str(again), "--out", str(out), "--learners", "amy", "--seed", "7"]) == 2
     assert "another SEED" in capsys.readouterr().err
     assert main([str(again), "--out", str(out), "--learners", "cleo"]) == 2

@@ -147,15 +147,18 @@ def test_moodle_headers_from_a_file(tmp_path):
         write_moodle(_grades(), tmp_path / "m.csv", strings="xx")
 
 
-def moodle_zip_target(path: str, participants: set[int]):
-    """importziplib.php is_valid_filename_for_import: (participant, plugin, file name) or None."""
+def moodle_zip_target(path: str, participants: set[int], before_4_1: bool = False):
+    """importziplib.php is_valid_filename_for_import: (participant, plugin, file name) or None.
+    From 4.1 a path part must split into at least four pieces (its comment: the 4.1 download's
+    ``fullname_userid_plugintype_pluginname``, and the earlier ``..._pluginname_``); before 4.1
+    into five."""
     if path.endswith("/") or path.rsplit("/", 1)[-1].startswith((".", "~")):
         return None
     parts = path.split("/")
     while parts:
         part = parts.pop(0)
         info = part.split("_", 4)  # PHP explode('_', $pathpart, 5)
-        if len(info) < 4 or not info[1].isdigit() or int(info[1]) not in participants:
+        if len(info) < (5 if before_4_1 else 4) or not info[1].isdigit() or int(info[1]) not in participants:
             continue
         plugin = f"{info[2]}_{info[3]}"
         if plugin not in ("assignfeedback_file", "assignsubmission_file"):
@@ -170,9 +173,11 @@ def test_moodle_feedback_zip_names_the_participant(tmp_path):
     assert (written, missing) == (1, 3)
     with zipfile.ZipFile(tmp_path / "f.zip") as zf:
         names = zf.namelist()
-        assert names == ["Dana Lee_4711_assignfeedback_file/Dana_Lee.md"]
-        assert "feedback for Dana_Lee" in zf.read(names[0]).decode()
-    assert moodle_zip_target(names[0], {4711}) == (4711, "assignfeedback_file", "/Dana_Lee.md")
+        assert names == ["Dana Lee_4711_assignfeedback_file_/Dana_Lee.md"]
+        assert "feedback for Dana_Lee (4711)" in zf.read(names[0]).decode()
+    for old in (False, True):  # the folder form every Moodle from 3.1 on accepts
+        assert moodle_zip_target(names[0], {4711}, old) == (4711, "assignfeedback_file", "/Dana_Lee.md")
+    assert moodle_zip_target("Dana Lee_4711_assignfeedback_file/Dana_Lee.md", {4711}, True) is None
     # the underscore in the name would have put the name's second half where the number goes
     assert moodle_zip_target("Dana_Lee_4711_assignfeedback_file/x.md", {4711}) is None
 
@@ -202,7 +207,8 @@ def canvas_import(path):
 
 def test_canvas_csv_on_the_assignments_points(tmp_path):
     grades = _grades()
-    assert write_canvas(grades, tmp_path / "c.csv") == 2  # Dana (Moodle) and the anonymous learner
+    # Dana (Moodle) has no Canvas id; the anonymous learner has no row (SpeedGrader, see the summary)
+    assert write_canvas(grades, tmp_path / "c.csv") == 1
     name, possible, scores = canvas_import(tmp_path / "c.csv")
     # smithjohn: 6 of 6 in 02, 2 of 4 in 04 returned late, half of 04's points off: 7 of 10
     assert name == "Week 2 (4242)" and possible == 10 and scores == {123456: 7.0, 1007: 3.0}
@@ -239,8 +245,10 @@ def test_download_names_read_back_as_the_learners_graded(tmp_path):
     for name in CANVAS_FILES.values():
         (tmp_path / name).write_text("{}", encoding="utf-8")
     found = find_submissions(tmp_path)
-    assert {(s.learner, s.number) for s in found.submissions} == set(CANVAS_FILES)
-    assert found.info["müllerjürgen"].canvas_id == "1007"
+    ids = {"smithjohn": "123456", "müllerjürgen": "1007"}
+    assert {(s.learner, s.number) for s in found.submissions} == {(f"{n}_{ids[n]}", nb) for n, nb in CANVAS_FILES}
+    assert found.info["müllerjürgen_1007"].canvas_id == "1007"
+    assert found.info["müllerjürgen_1007"].name == "müllerjürgen"
 
 
 # --- all files, subsets, regrades ------------------------------------------------------

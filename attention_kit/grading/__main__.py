@@ -37,6 +37,14 @@ from .reports import (
     summary_text,
     write_reports,
 )
+from .settings import (  # noqa: F401  (where they were before)
+    DEFAULTS,
+    parse_exercises,
+    parse_learners,
+    parse_notebooks,
+    resolve_learners,
+    settle,
+)
 from .similarity import find_similar, note_similar
 from .solutions import NOTEBOOK_DIR
 from .submissions import find_submissions
@@ -98,129 +106,64 @@ def _teacher_sources(numbers: list[str]) -> dict[str, list[str]]:
     return out
 
 
-def parse_notebooks(text: str | None) -> list[str] | None:
-    """``"2,04"`` -> ``["02", "04"]``; None or empty: None (take them from the submissions).
-    ValueError for a notebook the course does not have."""
-    if not text or not text.strip():
-        return None
-    known = [nb.number for nb in registry.NOTEBOOKS]
-    out = []
-    for part in text.replace(" ", ",").split(","):
-        if not part:
-            continue
-        number = f"{int(part):02d}" if part.isdigit() else part
-        if number not in known:
-            raise ValueError(f"notebook {part!r} is not part of this course (it has {', '.join(known)})")
-        out.append(number)
-    return sorted(set(out))
-
-
-def parse_exercises(text: str | None) -> dict[str, float] | None:
-    """``"02.1-02.5,02.6:0.5,04"`` -> ``{"02.1": 1.0, ..., "02.6": 0.5, "04.1": 1.0, ...}``, in the
-    course's order: an exercise, a range of exercises (``02.1-02.5``, in the course's order), or
-    a notebook (all its exercises), each with an optional ``:weight`` (points per exercise,
-    default 1). None or empty: None (every exercise of the notebooks set). ValueError for an
-    exercise or notebook the course does not have."""
-    if not text or not text.strip():
-        return None
-    order = [ex_id for ex_id, _, _ in registry.exercises()]
-    known_nb = [nb.number for nb in registry.NOTEBOOKS]
-
-    def canon(part: str) -> str:
-        nb, dot, ex = part.strip().partition(".")
-        if not nb.isdigit() or (dot and not ex.isdigit()):
-            raise ValueError(f"{part!r} is not an exercise (02.3) or a notebook (02)")
-        return f"{int(nb):02d}" + (f".{int(ex)}" if dot else "")
-
-    weights: dict[str, float] = {}
-    for item in text.replace(" ", "").split(","):
-        if not item:
-            continue
-        what, _, weight = item.partition(":")
-        try:
-            w = float(weight) if weight else 1.0
-        except ValueError:
-            raise ValueError(f"{item!r}: the weight after ':' must be a number") from None
-        if w < 0:
-            raise ValueError(f"{item!r}: a weight cannot be negative")
-        first, dash, last = what.partition("-")
-        first = canon(first)
-        if "." not in first:  # a whole notebook
-            if first not in known_nb or dash:
-                raise ValueError(f"notebook {what!r} is not part of this course (it has "
-                                 f"{', '.join(known_nb)}), or a range of notebooks")
-            ids = [e for e in order if e.startswith(first + ".")]
-        else:
-            last = canon(last) if dash else first
-            for e in (first, last):
-                if e not in order:
-                    raise ValueError(f"exercise {e} is not part of this course (see "
-                                     "docs/teaching.md for the exercises of each notebook)")
-            i, j = order.index(first), order.index(last)
-            if j < i:
-                raise ValueError(f"{what!r}: the range runs backwards")
-            ids = order[i:j + 1]
-        for e in ids:
-            weights[e] = w
-    return {e: weights[e] for e in order if e in weights}
-
-
-def parse_learners(text: str | None) -> list[str] | None:
-    """``"alice, Dana Lee"`` -> ``["alice", "Dana Lee"]`` (names as grades.csv has them)."""
-    if not text or not text.strip():
-        return None
-    return [name.strip() for name in text.split(",") if name.strip()]
-
-
 def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, workers: int = 2,
                 progress_stream=None, notebooks: list[str] | None = None,
                 assignment: str | None = None, seed: str | None = "0",
-                late_penalty: float = 0.0, exercises: dict[str, float] | None = None,
-                learners: list[str] | None = None, moodle_max: float = 100,
-                moodle_headers: str | None = "en",
-                canvas_points: float | None = None) -> tuple[ClassGrades, str]:
+                late_penalty: float | None = None, exercises: dict[str, float] | None = None,
+                learners: list[str] | None = None, moodle_max: float | None = None,
+                moodle_headers: str | None = None, canvas_points: float | None = None,
+                new_settings: bool = False) -> tuple[ClassGrades, str]:
     """Grade every notebook under ``submissions`` (a folder or a zip); write the results into ``out``.
 
     ``notebooks``: the numbers of the notebooks that were set (``["02", "04"]``); the others'
     submissions are listed as not graded. None: the notebooks of the course that were returned.
     ``exercises``: ``{exercise id: weight}`` (:func:`parse_exercises`), the exercises set; their
-    notebooks are the notebooks set. ``learners``: regrade only these into the grades already in
-    ``out`` (its ``grades.json``), keeping everything else. ``assignment``: its name in the
+    notebooks are the notebooks set. ``learners``: regrade only these (their ids, or names only
+    one learner has) into the grades already in ``out`` (its ``grades.json``), keeping everything
+    else, the settings included (:func:`settle`: a setting given that differs is an error unless
+    ``new_settings``, which applies the new ones to the whole class). ``assignment``: its name in the
     Canvas and Moodle files. ``seed``: the teacher's seed of the hidden cases (keep it secret;
-    None tries none). ``late_penalty``: percent of a late notebook's points taken off.
+    None tries none). ``late_penalty``: percent of a late notebook's points taken off (default 0).
     ``moodle_max``, ``moodle_headers``, ``canvas_points``: the Moodle assignment's maximum
-    grade, the language of its worksheet, the Canvas assignment's points possible. Returns the
-    grades and the summary text (also printed by :func:`main`).
+    grade (default 100), the language of its worksheet (default en), the Canvas assignment's
+    points possible (default: the exercises' points). Returns the grades and the summary text
+    (also printed by :func:`main`).
     """
     submissions, out = Path(submissions), Path(out)
     limits = limits or Limits()
     course_files = {nb.number: nb.file for nb in registry.NOTEBOOKS}
-    previous = None
+    previous = old_settings = None
+    if exercises is None and notebooks is not None:
+        exercises = {e: 1.0 for nb in notebooks for e, _ in registry.notebook(nb).numbered()}
     if learners is not None:
         state_path = out / STATE_FILE
         if not state_path.is_file():
             raise FileNotFoundError(f"{state_path} not found: regrading a few learners needs the "
                                     "grades folder of a whole class graded with this grader")
         previous, state = load_state(state_path)
-        if exercises is None and notebooks is None:
-            exercises = previous.weights
-        elif (exercises or {e: 1.0 for nb in (notebooks or []) for e, _ in registry.notebook(nb).numbered()}) \
-                != previous.weights:
-            raise ValueError(f"the class in {out} was graded on other exercises "
-                             f"({previous.exercises_text()}); regrade the whole class to change them")
+        old_settings = {"exercises": previous.weights, "late_penalty": previous.late_penalty,
+                        "assignment": previous.assignment, **state.get("settings", {})}
+        old_settings["exercises"] = previous.weights
         if state["seed"] != seed_digest(seed):
             raise ValueError(f"the class in {out} was graded with another SEED: use the same one")
-        assignment = assignment or previous.assignment
+    settings = settle({"exercises": exercises, "late_penalty": late_penalty, "moodle_max": moodle_max,
+                       "canvas_points": canvas_points, "moodle_headers": moodle_headers,
+                       "assignment": assignment}, old_settings, new_settings)
+    if previous is not None and settings["exercises"] != previous.weights and \
+            {e.split(".")[0] for e in settings["exercises"]} != {nb.number for nb in previous.notebooks}:
+        raise ValueError(f"the class in {out} was graded on notebooks "
+                         f"{', '.join(nb.number for nb in previous.notebooks)}: regrade the whole "
+                         "class (without LEARNERS=) to set other notebooks")
+    exercises, late_penalty, assignment = settings["exercises"], settings["late_penalty"], settings["assignment"]
+    moodle_max, moodle_headers, canvas_points = (settings["moodle_max"], settings["moodle_headers"],
+                                                 settings["canvas_points"])
     if exercises is not None:
         notebooks = sorted({e.split(".")[0] for e in exercises})
     with tempfile.TemporaryDirectory(prefix="ak-grade-unzip-") as unpacked:
         found = find_submissions(submissions, course_files, unpack_to=Path(unpacked))
         known = set(course_files)
         if learners is not None:
-            missing = [name for name in learners if name not in found.learners]
-            if missing:
-                raise FileNotFoundError(f"no submissions of {', '.join(missing)} in {submissions} "
-                                        f"(learners found: {', '.join(found.learners) or 'none'})")
+            learners = resolve_learners(learners, found.info)
             for s in found.submissions:
                 if s.learner not in learners:
                     found.ignored.append((s.source, "not regraded (LEARNERS= names others)"))
@@ -275,6 +218,10 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
                              notebooks=notebooks, info=info, assignment=assignment,
                              late_penalty=late_penalty, not_graded=ignored, exercises=exercises)
         result.flags = flags
+        if settings == {k: old_settings.get(k, DEFAULTS[k]) for k in settings}:
+            # the others' grades are as they were, and so is the time Moodle sees on them
+            result.modified = {ln: previous.modified_at(ln) for ln in previous.learners
+                               if ln not in learners}
         for name, notes in extra.items():
             result.extra_notes.setdefault(name, []).extend(notes)
         found.ignored = ignored
@@ -289,7 +236,7 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
     written = write_reports(result, out, moodle_max=moodle_max, moodle_headers=moodle_headers,
                             canvas_points=canvas_points)
     feedback, no_canvas, no_moodle = written["feedback"], written["no_canvas"], written["no_moodle"]
-    save_state(result, out / STATE_FILE, seed)
+    save_state(result, out / STATE_FILE, seed, settings)
     with open(out / "not_graded.csv", "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(["file", "why it was not graded"])
@@ -320,10 +267,16 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
                   "moodle.csv" + (f": {'; '.join(lms)}." if lms else
                                   " (no Canvas or Moodle ids in these submissions' names: match "
                                   "the learners by name).")]
-    lines.append(f"LMS scales: canvas.csv on {written['canvas_points']} points possible, moodle.csv "
-                 f"on a maximum grade of {moodle_max:g} (set the same in the assignment). Feedback "
-                 f"to upload in bulk: canvas_reupload.zip ({written['reupload']} files), "
-                 f"moodle_feedback.zip ({written['moodle_zip']} files).")
+    lines.append(f"LMS scales: canvas.csv on {written['canvas_points']} points possible (set the Canvas "
+                 f"assignment's Points to {written['canvas_points']}), moodle.csv on a maximum grade "
+                 f"of {moodle_max:g} (set the same in the assignment). Feedback to upload in bulk: "
+                 f"canvas_reupload.zip ({written['reupload']} files), moodle_feedback.zip "
+                 f"({written['moodle_zip']} files; Moodle 3.1 and later).")
+    if written["anonymous"]:
+        lines.append("Canvas anonymous grading: canvas.csv cannot name these learners (Canvas's "
+                     "import matches a user id); enter their points in SpeedGrader, opened at "
+                     "...speed_grader?assignment_id=<assignment>&anonymous_id=<id>: " +
+                     ", ".join(f"{a} {p:g}" for a, p in written["anonymous"]) + ".")
     return result, "\n".join(lines)
 
 
@@ -348,20 +301,25 @@ def main(argv: list[str] | None = None) -> int:
                              "(a notebook number means all its exercises; default: every exercise "
                              "of the notebooks set, one point each)")
     parser.add_argument("--learners", default="",
-                        help="regrade only these learners (comma-separated, as grades.csv names "
-                             "them) into the existing grades in --out")
-    parser.add_argument("--moodle-max", type=float, default=100.0,
+                        help="regrade only these learners (comma-separated: grades.csv's learner, "
+                             "the LMS id, or a name only one learner has) into the existing grades "
+                             "in --out, with the settings they were graded with")
+    parser.add_argument("--moodle-max", type=float, default=None,
                         help="the Moodle assignment's maximum grade: moodle.csv's grades are on "
                              "it (default 100, Moodle's default)")
-    parser.add_argument("--moodle-headers", default="en",
+    parser.add_argument("--moodle-headers", default=None,
                         help="the language of the Moodle worksheet's headers: en, de, fr, es, or "
                              "a JSON file of Moodle's strings (docs/teaching.md)")
     parser.add_argument("--canvas-points", type=float, default=None,
                         help="the Canvas assignment's points possible: canvas.csv's points are on "
                              "it (default: the exercises' points)")
-    parser.add_argument("--late-penalty", type=float, default=0.0,
+    parser.add_argument("--late-penalty", type=float, default=None,
                         help="percent of a late notebook's points taken off (default 0: late "
                              "submissions are only marked)")
+    parser.add_argument("--new-settings", action="store_true",
+                        help="with --learners: apply the settings given now (exercises, late "
+                             "penalty, LMS scales) to the whole class instead of stopping when "
+                             "they differ from the grades folder's")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
                         help="notebooks run at the same time (default: 2)")
     d = Limits()
@@ -385,7 +343,8 @@ def main(argv: list[str] | None = None) -> int:
                                  notebooks=notebooks, assignment=args.assignment, seed=args.seed,
                                  late_penalty=args.late_penalty, exercises=exercises,
                                  learners=parse_learners(args.learners), moodle_max=args.moodle_max,
-                                 moodle_headers=args.moodle_headers, canvas_points=args.canvas_points)
+                                 moodle_headers=args.moodle_headers, canvas_points=args.canvas_points,
+                                 new_settings=args.new_settings)
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

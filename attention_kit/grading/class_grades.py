@@ -64,6 +64,10 @@ class ClassGrades:
         self.flags: dict[str, list[str]] = {}  # learner -> notes for the teacher (similar answers)
         self.by_key: dict[tuple[str, str], NotebookGrade] = {}
         self.extra_notes: dict[str, list[str]] = {}  # notes on notebooks outside the course
+        #: learner -> when their grade was made, if not ``graded_at`` (a regrade keeps the others')
+        self.modified: dict[str, datetime] = {}
+        #: LMS -> the scale its file is on ({"Canvas": 10, "Moodle": 100}), for the feedback
+        self.scales: dict[str, float] = {}
         for g in grades:
             if g.exercises or g.number in {n.number for n in registry.NOTEBOOKS}:
                 self.by_key[(g.learner, g.number)] = g
@@ -136,6 +140,15 @@ class ClassGrades:
     def final(self, learner: str) -> float:
         """The points after the late penalty (what the LMS files carry)."""
         return round(self.points(learner) - self.penalty(learner), 2)
+
+    def modified_at(self, learner: str) -> datetime:
+        """When ``learner``'s grade was made (Moodle's "Last modified (grade)")."""
+        return self.modified.get(learner, self.graded_at)
+
+    def name(self, learner: str) -> str:
+        """The learner's name as the LMS wrote it, with the id when there is one."""
+        info = self.info[learner]
+        return info.name if info.key == info.name else f"{info.name} ({info.lms_id})"
 
     def notes(self, learner: str) -> list[str]:
         out = list(self.flags.get(learner, []))

@@ -18,7 +18,7 @@ from . import (
 )
 from .class_grades import ClassGrades, number_text
 
-__all__ = ["feedback_file_name", "feedback_markdown", "write_feedback"]
+__all__ = ["feedback_file_name", "feedback_markdown", "write_feedback", "grade_line"]
 
 _MARK = {PASSED: "✓", FAILED: "✗", NOT_ATTEMPTED: "·", SOLUTION: "⊘", COULD_NOT_RUN: "⚠",
          MISSING: "?", NOT_SUBMITTED: "·"}
@@ -41,12 +41,12 @@ def feedback_markdown(grades: ClassGrades, learner: str, numbers: Iterable[str] 
     weighted = "" if grades.whole_course else (
         f" ({number_text(grades.points(learner))} of {number_text(grades.max_points)} points; the exercises set: "
         f"{grades.exercises_text()})")
-    lines = [f"# {grades.assignment}: feedback for {learner}", "",
+    lines = [f"# {grades.assignment}: feedback for {grades.name(learner)}", "",
              f"You passed **{n_pass} of {len(row)}** exercises{weighted}. Each exercise below was checked "
              "by running your notebook from the top in a fresh kernel and calling the same checker "
              "as in the notebook on your answer. ✓ passed, ✗ not yet (with the hint), · not "
              "attempted or not returned, ⊘ contains the course's worked solution (scores "
-             "nothing), ⚠ could not run, ? missing.", ""]
+             "nothing), ⚠ could not run, ? missing.", "", grade_line(grades, learner), ""]
     for nb in grades.notebooks:
         if numbers is not None and nb.number not in numbers:
             continue
@@ -78,6 +78,23 @@ def feedback_markdown(grades: ClassGrades, learner: str, numbers: Iterable[str] 
     if extra:
         lines += ["## Other files", ""] + [f"- {note}" for note in extra] + [""]
     return "\n".join(lines)
+
+
+def grade_line(grades: ClassGrades, learner: str) -> str:
+    """The grade that goes to the LMS, and the late penalty that made it, in one paragraph."""
+    final, total = grades.final(learner), grades.max_points
+    text = f"**Your grade: {number_text(final)} of {number_text(total)} points**"
+    late = grades.late(learner)
+    if late:
+        text += (f". Returned late: notebook {', '.join(late)}; the late penalty is "
+                 f"{number_text(grades.late_penalty)} % of a late notebook's points: "
+                 f"{number_text(grades.penalty(learner))} points off "
+                 f"{number_text(grades.points(learner))}")
+    scales = [f"{number_text(round(final / total * top, 2) if total else 0)} of {number_text(top)} in {lms}"
+              for lms, top in grades.scales.items() if top != total]
+    if scales:
+        text += f" (the LMS's scale: {', '.join(scales)})"
+    return text + "."
 
 
 def write_feedback(grades: ClassGrades, folder: Path) -> list[Path]:

@@ -17,7 +17,7 @@ from .class_grades import ClassGrades, lms_comment, number_text, whole_points
 from .feedback import feedback_file_name, feedback_markdown
 from .submissions import CANVAS
 
-__all__ = ["write_canvas", "write_moodle", "write_canvas_reupload", "write_moodle_feedback",
+__all__ = ["write_canvas", "canvas_anonymous", "write_moodle", "write_canvas_reupload", "write_moodle_feedback",
            "moodle_strings", "MOODLE_STRINGS", "MOODLE_COLUMNS"]
 
 
@@ -33,8 +33,10 @@ def _scaled(grades: ClassGrades, learner: str, maximum: float) -> float:
 
 def write_canvas(grades: ClassGrades, path: Path, points_possible: float | None = None) -> int:
     """``canvas.csv`` in Canvas's gradebook import format, the points on ``points_possible``
-    (the assignment's "Points" in Canvas; default: the exercises' points); returns how many rows
-    lack a Canvas id (learners not named by a Canvas download, whom Canvas cannot match)."""
+    (the assignment's "Points" in Canvas; default: the exercises' points, weighted); returns how
+    many rows lack a Canvas id (learners not named by a Canvas download, whom Canvas matches by
+    name only). Learners of Canvas's anonymous grading have no user id Canvas's importer could
+    match: they are left out of the file (:func:`canvas_anonymous` lists them for SpeedGrader)."""
     possible = grades.max_points if points_possible is None else whole_points(points_possible)
     if possible <= 0:
         raise ValueError(f"Canvas points possible must be above 0, not {possible}")
@@ -48,10 +50,22 @@ def write_canvas(grades: ClassGrades, path: Path, points_possible: float | None 
                          f"exercises set: {grades.exercises_text()}", number_text(possible)])
         for learner in grades.learners:
             info = grades.info[learner]
+            if info.anonymous_id:
+                continue
             missing += not info.canvas_id
-            writer.writerow([learner, info.canvas_id, "", "", "",
+            writer.writerow([info.name, info.canvas_id, "", "", "",
                              number_text(_scaled(grades, learner, possible))])
     return missing
+
+
+def canvas_anonymous(grades: ClassGrades, points_possible: float | None = None) -> list[tuple[str, float]]:
+    """``(anonymous id, points on the Canvas scale)`` of every learner of Canvas's anonymous
+    grading: Canvas's gradebook import matches a row by user id, SIS id or name, none of which
+    an anonymous learner has, so these grades are entered in SpeedGrader, which opens a learner
+    by anonymous id (``.../gradebook/speed_grader?assignment_id=<id>&anonymous_id=<id>``)."""
+    possible = grades.max_points if points_possible is None else whole_points(points_possible)
+    return [(grades.info[ln].anonymous_id, _scaled(grades, ln, possible))
+            for ln in grades.learners if grades.info[ln].anonymous_id]
 
 
 #: The strings of Moodle's grading worksheet, by language, as the Moodle language packs have them
@@ -135,7 +149,6 @@ def write_moodle(grades: ClassGrades, path: Path, maximum: float = 100,
         raise ValueError(f"the Moodle maximum grade must be above 0, not {maximum}")
     text = moodle_strings(strings)
     point = text["decsep"]
-    modified = grades.graded_at.isoformat(timespec="seconds")  # PHP's strtotime reads ISO 8601
     missing = 0
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
@@ -145,7 +158,9 @@ def write_moodle(grades: ClassGrades, path: Path, maximum: float = 100,
             missing += not info.moodle_id
             returned = any((learner, nb.number) in grades.by_key for nb in grades.notebooks)
             grade = f"{_scaled(grades, learner, maximum):.2f}".replace(".", point)
-            writer.writerow([text["hiddenuser"] + info.moodle_id if info.moodle_id else "", learner, "",
+            # PHP's strtotime reads ISO 8601; a learner not regraded keeps the time of their grade
+            modified = grades.modified_at(learner).isoformat(timespec="seconds")
+            writer.writerow([text["hiddenuser"] + info.moodle_id if info.moodle_id else "", info.name, "",
                              text["submissionstatus_submitted" if returned else "submissionstatus_new"],
                              grade, f"{maximum:.2f}".replace(".", point), text["yes"],
                              "", modified, lms_comment(grades, learner)])
@@ -154,14 +169,16 @@ def write_moodle(grades: ClassGrades, path: Path, maximum: float = 100,
 
 def _moodle_folder_name(learner: str, participant: str) -> str:
     # Moodle splits each path part on "_" and wants the participant number second: no "_" or "/"
-    # in the name (Moodle matches by the number; the name is for the teacher's eyes)
+    # in the name (Moodle matches by the number; the name is for the teacher's eyes). The
+    # trailing "_" is the form before 4.1 (the path part must split into five pieces there);
+    # 4.1 and later accept four or five (importziplib.php, is_valid_filename_for_import)
     name = re.sub(r"[_/\\]+", " ", learner).strip() or "learner"
-    return f"{name}_{participant}_assignfeedback_file"
+    return f"{name}_{participant}_assignfeedback_file_"
 
 
 def write_moodle_feedback(grades: ClassGrades, path: Path) -> tuple[int, int]:
     """``moodle_feedback.zip``: every feedback file in the folder Moodle's own download names
-    (``<Full name>_<participant>_assignfeedback_file/<learner>.md``), for "Upload multiple
+    (``<Full name>_<participant>_assignfeedback_file_/<learner>.md``), for "Upload multiple
     feedback files in a zip" (the assignment needs the "Feedback files" feedback type). Returns
     (files written, learners without a participant number, left out)."""
     written = missing = 0
@@ -171,7 +188,8 @@ def write_moodle_feedback(grades: ClassGrades, path: Path) -> tuple[int, int]:
             if not participant:
                 missing += 1
                 continue
-            name = f"{_moodle_folder_name(learner, participant)}/{feedback_file_name(learner)}"
+            folder = _moodle_folder_name(grades.info[learner].name, participant)
+            name = f"{folder}/{feedback_file_name(learner)}"
             zf.writestr(name, feedback_markdown(grades, learner))
             written += 1
     return written, missing

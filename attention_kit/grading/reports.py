@@ -41,10 +41,11 @@ sets a subset and weights).
   (``unformat_float``), and skips a grade above the maximum or a row whose grade was changed in
   Moodle after "Last modified (grade)".
 * ``moodle_feedback.zip``: the feedback files in the folders of Moodle's own download
-  (``<Full name>_<participant>_assignfeedback_file/<learner>.md``), for "Upload multiple
+  (``<Full name>_<participant>_assignfeedback_file_/<learner>.md``), for "Upload multiple
   feedback files in a zip" (mod/assign/feedback/file/importziplib.php,
   ``is_valid_filename_for_import``: a path part split on ``_`` into at least four pieces whose
-  second is the participant number and third and fourth name the plugin).
+  second is the participant number and third and fourth name the plugin; before Moodle 4.1
+  five pieces, hence the trailing ``_`` Moodle's own downloads had then).
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ from .feedback import feedback_file_name, feedback_markdown, write_feedback  # n
 from .lms import (  # noqa: F401  (the LMS writers, where they were before)
     MOODLE_COLUMNS,
     MOODLE_STRINGS,
+    canvas_anonymous,
     moodle_strings,
     write_canvas,
     write_canvas_reupload,
@@ -224,6 +226,8 @@ def write_reports(grades: ClassGrades, out: Path, *, moodle_max: float = 100,
     reports: ``feedback`` (paths), ``no_canvas``, ``no_moodle`` (rows without an id),
     ``reupload`` and ``moodle_zip`` (files written)."""
     out.mkdir(parents=True, exist_ok=True)
+    possible = grades.max_points if canvas_points is None else canvas_points
+    grades.scales = {"Canvas": possible, "Moodle": moodle_max}
     write_csv(grades, out / "grades.csv")
     feedback = write_feedback(grades, out / "feedback")
     (out / "summary.md").write_text(summary_markdown(grades), encoding="utf-8")
@@ -232,8 +236,8 @@ def write_reports(grades: ClassGrades, out: Path, *, moodle_max: float = 100,
     reupload, _ = write_canvas_reupload(grades, out / "canvas_reupload.zip")
     moodle_zip, _ = write_moodle_feedback(grades, out / "moodle_feedback.zip")
     return {"feedback": feedback, "no_canvas": no_canvas, "no_moodle": no_moodle,
-            "reupload": reupload, "moodle_zip": moodle_zip,
-            "canvas_points": number_text(grades.max_points if canvas_points is None else canvas_points)}
+            "reupload": reupload, "moodle_zip": moodle_zip, "canvas_points": number_text(possible),
+            "anonymous": canvas_anonymous(grades, canvas_points)}
 
 
 STATE_FILE = "grades.json"
@@ -244,9 +248,13 @@ def seed_digest(seed: str | None) -> str:
     return hashlib.sha256(f"attention-kit-grade-seed:{seed}".encode()).hexdigest()[:16]
 
 
-def save_state(grades: ClassGrades, path: Path, seed: str | None = None) -> None:
-    """Everything a regrade of a few learners needs (``grades.json`` in the grades folder)."""
+def save_state(grades: ClassGrades, path: Path, seed: str | None = None,
+               settings: Mapping | None = None) -> None:
+    """Everything a regrade of a few learners needs (``grades.json`` in the grades folder):
+    the grades, and the ``settings`` they were made with (a regrade reuses them)."""
     state = {"version": 1, "learners": grades.learners, "assignment": grades.assignment,
+             "settings": dict(settings or {}),
+             "modified": {k: v.isoformat() for k, v in grades.modified.items()},
              "exercises": grades.weights, "late_penalty": grades.late_penalty,
              "graded_at": grades.graded_at.isoformat(), "seed": seed_digest(seed),
              "info": {name: asdict(info) for name, info in grades.info.items()},
@@ -271,4 +279,5 @@ def load_state(path: Path) -> tuple[ClassGrades, dict]:
     for learner, notes in state.get("extra_notes", {}).items():
         result.extra_notes[learner] = list(notes)
     result.flags = {k: list(v) for k, v in state.get("flags", {}).items()}
+    result.modified = {k: datetime.fromisoformat(v) for k, v in state.get("modified", {}).items()}
     return result, state

@@ -11,11 +11,20 @@ These layouts are understood, and may be mixed:
   for a late one). The learner is ``smithjohn`` with Canvas id ``123456``. Names keep their
   Unicode letters (``müllerjürgen_1007_...``). With anonymous grading Canvas writes
   ``anon_<id>_7890123_02_...`` (``LATE_anon_<id>_...`` when late): the learner is ``anon_<id>``;
-* a Moodle download: a folder per learner, ``Dana Lee_4711_assignsubmission_file_/``, or flat
-  files ``Dana Lee_4711_assignsubmission_file_02_self_attention.ipynb``. The learner is ``Dana
-  Lee``, participant ``4711`` (Moodle's "Participant 4711" in its grading worksheet);
+* a Moodle download: a folder per learner, ``Dana Lee_4711_assignsubmission_file_/`` (Moodle
+  3.1 to 4.0) or ``Dana Lee_4711_assignsubmission_file/`` (4.1 and later, no trailing ``_``),
+  or flat files ``Dana Lee_4711_assignsubmission_file_02_self_attention.ipynb``; with blind
+  marking ``Participant_4715_assignsubmission_file/``. The learner is participant ``4711``
+  (Moodle's "Participant 4711" in its grading worksheet), named ``Dana Lee``. Moodle writes
+  the name with ``_`` made a space, then ``_``, the participant's unique id, ``_``, the plugin
+  (moodle/moodle mod/assign/classes/downloader.php, ``get_student_prefix`` and
+  ``load_submissionplugin_filelist``; locallib.php before 4.1);
 * zip files: the download itself (``SUBMISSIONS`` may be a ``.zip``), a zip in the folder, or a
   learner's own zip; their notebooks are unpacked into a temporary folder.
+
+Every learner is known by the id the LMS gave (:attr:`Learner.key`): ``smithjohn_123456`` (Canvas
+user 123456), ``Dana Lee_4711`` (Moodle participant 4711), ``anon_Ab3xZ``; two learners with the
+same name and different ids are two learners. A plain folder's learner is its name.
 
 A notebook is recognised by its two-digit number at the start of its name (``02_...``, so
 ``02_self_attention (1).ipynb`` and Canvas's ``02_self_attention-1.ipynb`` are notebook 02 too).
@@ -43,7 +52,8 @@ CANVAS = re.compile(r"^(?P<login>\w+?)_(?P<late>LATE_)?(?P<id>\d+)_(?P<submissio
 #: mark before it (``LATE_anon_Ab3xZ_70017_02_self_attention.ipynb``).
 CANVAS_ANONYMOUS = re.compile(r"^(?P<late>LATE_)?anon_(?P<anon>[^\W_]+)_(?P<submission>\d+)_(?P<rest>.+)$")
 #: Moodle: full name, participant id, the plugin ("file" or "onlinetext"), then the file name.
-MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<rest>.*)$")
+#: The folder is ``<prefix>_assignsubmission_file`` from 4.1 on, ``..._file_`` before.
+MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_(?P<plugin>[a-z]+)(?:_(?P<rest>.*))?$")
 _SKIP = {"__pycache__", ".ipynb_checkpoints", "__MACOSX"}
 _ZIP_LIMIT = 500 * 1024 * 1024  # bytes unpacked from all zips together, at most
 
@@ -62,6 +72,18 @@ class Learner:
     @property
     def lms_id(self) -> str:
         return self.canvas_id or self.moodle_id or self.anonymous_id
+
+    @property
+    def key(self) -> str:
+        """Who the learner is in every file: the name and the LMS's id (``smithjohn_123456``,
+        ``Dana Lee_4711``), ``anon_<id>`` when anonymous, the name alone when there is no id."""
+        if self.anonymous_id:
+            return f"anon_{self.anonymous_id}"
+        return f"{self.name}_{self.lms_id}" if self.lms_id else self.name
+
+    def answers_to(self, text: str) -> bool:
+        """``text`` is this learner's key, LMS id or name."""
+        return text in (self.key, self.lms_id, self.name) and bool(text)
 
 
 @dataclass(frozen=True)
@@ -138,7 +160,7 @@ def _lms_name(name: str) -> tuple[Learner, str] | None:
     """``(learner, the rest of the name)`` for a Canvas or Moodle name, else None."""
     m = MOODLE.match(name)
     if m:
-        return Learner(m.group("name").strip(), moodle_id=m.group("id")), m.group("rest")
+        return Learner(m.group("name").strip(), moodle_id=m.group("id")), m.group("rest") or ""
     m = CANVAS_ANONYMOUS.match(name)
     if m and _NUMBER.match(m.group("rest")):
         anon = m.group("anon")
@@ -217,7 +239,9 @@ def find_submissions(folder: Path, course_files: dict[str, str] | None = None, *
                 pending += [(p, f"{shown}/{p.name}") for p in sorted(inner.iterdir()) if _visible(p)]
         elif lms:
             learner, rest = lms
-            if entry.suffix.lower() == ".zip":
+            if not rest:
+                found.ignored.append((shown, "a file named as a Moodle folder, with no file name after it"))
+            elif entry.suffix.lower() == ".zip":
                 inner = unpacker.unpack(entry, shown, found.ignored)
                 if inner is not None:
                     learner_folder(learner, inner, shown)
@@ -236,7 +260,7 @@ def find_submissions(folder: Path, course_files: dict[str, str] | None = None, *
         if not learner.name:
             found.ignored.append((shown, "no learner name before '__'"))
             continue
-        known = found.info.setdefault(learner.name, learner)
+        known = found.info.setdefault(learner.key, learner)
         known.canvas_id = known.canvas_id or learner.canvas_id
         known.moodle_id = known.moodle_id or learner.moodle_id
         known.anonymous_id = known.anonymous_id or learner.anonymous_id
@@ -250,7 +274,7 @@ def find_submissions(folder: Path, course_files: dict[str, str] | None = None, *
         else:
             if learner.late:
                 known.late = True
-            by_key.setdefault((learner.name, match.group(1)), []).append((path, shown, learner.late))
+            by_key.setdefault((learner.key, match.group(1)), []).append((path, shown, learner.late))
     for (learner, number), paths in by_key.items():
         exact = [p for p in paths if p[0].name.endswith(course_files.get(number, "\0"))]
         best = exact[0] if exact else max(paths, key=lambda p: (p[0].stat().st_mtime, p[0].name))

@@ -1,0 +1,157 @@
+"""The options of a grading run: the notebooks and exercises set (:func:`parse_exercises`), the
+learners of a regrade (:func:`resolve_learners`: by id, or by a name only one learner has), and
+the settings a grades folder remembers (:func:`settle`: a regrade reuses them, and stops when
+given one that differs, unless told to apply new settings to the whole class)."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from ..check import registry
+from .submissions import Learner
+
+__all__ = ["parse_notebooks", "parse_exercises", "parse_learners", "resolve_learners", "settle",
+           "DEFAULTS"]
+
+
+def parse_notebooks(text: str | None) -> list[str] | None:
+    """``"2,04"`` -> ``["02", "04"]``; None or empty: None (take them from the submissions).
+    ValueError for a notebook the course does not have."""
+    if not text or not text.strip():
+        return None
+    known = [nb.number for nb in registry.NOTEBOOKS]
+    out = []
+    for part in text.replace(" ", ",").split(","):
+        if not part:
+            continue
+        number = f"{int(part):02d}" if part.isdigit() else part
+        if number not in known:
+            raise ValueError(f"notebook {part!r} is not part of this course (it has {', '.join(known)})")
+        out.append(number)
+    return sorted(set(out))
+
+
+def parse_exercises(text: str | None) -> dict[str, float] | None:
+    """``"02.1-02.5,02.6:0.5,04"`` -> ``{"02.1": 1.0, ..., "02.6": 0.5, "04.1": 1.0, ...}``, in the
+    course's order: an exercise, a range of exercises (``02.1-02.5``, in the course's order), or
+    a notebook (all its exercises), each with an optional ``:weight`` (points per exercise,
+    default 1). None or empty: None (every exercise of the notebooks set). ValueError for an
+    exercise or notebook the course does not have."""
+    if not text or not text.strip():
+        return None
+    order = [ex_id for ex_id, _, _ in registry.exercises()]
+    known_nb = [nb.number for nb in registry.NOTEBOOKS]
+
+    def canon(part: str) -> str:
+        nb, dot, ex = part.strip().partition(".")
+        if not nb.isdigit() or (dot and not ex.isdigit()):
+            raise ValueError(f"{part!r} is not an exercise (02.3) or a notebook (02)")
+        return f"{int(nb):02d}" + (f".{int(ex)}" if dot else "")
+
+    weights: dict[str, float] = {}
+    for item in text.replace(" ", "").split(","):
+        if not item:
+            continue
+        what, _, weight = item.partition(":")
+        try:
+            w = float(weight) if weight else 1.0
+        except ValueError:
+            raise ValueError(f"{item!r}: the weight after ':' must be a number") from None
+        if w < 0:
+            raise ValueError(f"{item!r}: a weight cannot be negative")
+        first, dash, last = what.partition("-")
+        first = canon(first)
+        if "." not in first:  # a whole notebook
+            if first not in known_nb or dash:
+                raise ValueError(f"notebook {what!r} is not part of this course (it has "
+                                 f"{', '.join(known_nb)}), or a range of notebooks")
+            ids = [e for e in order if e.startswith(first + ".")]
+        else:
+            last = canon(last) if dash else first
+            for e in (first, last):
+                if e not in order:
+                    raise ValueError(f"exercise {e} is not part of this course (see "
+                                     "docs/teaching.md for the exercises of each notebook)")
+            i, j = order.index(first), order.index(last)
+            if j < i:
+                raise ValueError(f"{what!r}: the range runs backwards")
+            ids = order[i:j + 1]
+        for e in ids:
+            weights[e] = w
+    return {e: weights[e] for e in order if e in weights}
+
+
+def parse_learners(text: str | None) -> list[str] | None:
+    """``"alice, Dana Lee"`` -> ``["alice", "Dana Lee"]`` (names as grades.csv has them)."""
+    if not text or not text.strip():
+        return None
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def resolve_learners(wanted: list[str], info: Mapping[str, Learner]) -> list[str]:
+    """The keys of the learners named in ``wanted`` (each: a key as grades.csv has it, an LMS id,
+    or a name only one of them has) among ``info`` (key -> learner). ValueError for a name two
+    learners share; FileNotFoundError for one nobody has."""
+    out, missing = [], []
+    for text in wanted:
+        hits = [key for key, learner in info.items() if key == text or learner.answers_to(text)]
+        exact = [key for key in hits if key == text]
+        if exact:
+            hits = exact
+        if not hits:
+            missing.append(text)
+        elif len(hits) > 1:
+            raise ValueError(f"{text!r} names {len(hits)} learners ({', '.join(sorted(hits))}): "
+                             "give the one to regrade by its id, as grades.csv's learner column has it")
+        elif hits[0] not in out:
+            out.append(hits[0])
+    if missing:
+        raise FileNotFoundError(f"no submissions of {', '.join(missing)} (learners found: "
+                                f"{', '.join(sorted(info)) or 'none'})")
+    return out
+
+
+#: The settings a grades folder remembers, with their value when none was given, and their name
+#: in the error a regrade gives when one differs.
+DEFAULTS = {"exercises": None, "late_penalty": 0.0, "moodle_max": 100.0, "canvas_points": None,
+            "moodle_headers": "en", "assignment": None}
+_LABELS = {"exercises": "exercises (--exercises/EXERCISES=)", "late_penalty": "late penalty (--late-penalty)",
+           "moodle_max": "Moodle maximum grade (--moodle-max/MOODLE_MAX=)",
+           "canvas_points": "Canvas points possible (--canvas-points/CANVAS_POINTS=)",
+           "moodle_headers": "Moodle headers (--moodle-headers/MOODLE_HEADERS=)",
+           "assignment": "assignment name (--assignment/ASSIGNMENT=)"}
+
+
+def _shown(key: str, value) -> str:
+    if value is None:
+        return "not set" if key != "canvas_points" else "not set (the exercises' points)"
+    if key == "exercises":
+        return ",".join(f"{e}:{w:g}" for e, w in value.items())
+    return f"{value:g}" if isinstance(value, float) else repr(value)
+
+
+def settle(given: Mapping[str, object], previous: Mapping[str, object] | None,
+           new_settings: bool = False) -> dict:
+    """The settings of this run. ``given``: setting -> the value given now, None when not given.
+    ``previous``: the grades folder's (a regrade), None for a whole class. A regrade takes every
+    setting not given from ``previous``; one given that differs is a ValueError naming each
+    difference, unless ``new_settings`` (the new ones then apply to the whole class)."""
+    out = {k: (v if v is not None else DEFAULTS.get(k)) for k, v in given.items()}
+    if previous is None:
+        return out
+    diffs = []
+    for key, value in given.items():
+        old = previous.get(key, DEFAULTS.get(key))
+        if value is None:
+            out[key] = old
+        elif isinstance(value, float) and isinstance(old, (int, float)) and float(old) == value:
+            out[key] = float(old)
+        elif value != old:
+            diffs.append(f"{_LABELS.get(key, key)}: {_shown(key, old)} when the class was graded, "
+                         f"{_shown(key, value)} now")
+    if diffs and not new_settings:
+        raise ValueError("this regrade's settings differ from the grades folder's, which would change "
+                         "the other learners' grades too:\n  " + "\n  ".join(diffs) +
+                         "\nleave them out to keep the class's settings, or give --new-settings "
+                         "(NEW_SETTINGS=1) to apply the new ones to the whole class")
+    return out
