@@ -430,8 +430,8 @@ def test_canvas_moodle_nested_and_zipped_submissions(tmp_path):
         ("Dana Lee_4711", "02", "Dana Lee_4711_assignsubmission_file_/week 2/deep/02_self_attention.ipynb"),
         ("Dana Lee_4711", "04", "Dana Lee_4711_assignsubmission_file_/work.zip/04_masks_and_positions.ipynb"),
         ("Ole Berg_4712", "03", "Ole Berg_4712_assignsubmission_file_03_multi_head_attention.ipynb"),
-        ("smithjohn", "02", "smithjohn_123456_7890123_02_self_attention.ipynb"),
-        ("smithjohn", "04", "smithjohn_LATE_123456_7890124_04_masks_and_positions-1.ipynb"),
+        ("smithjohn_123456", "02", "smithjohn_123456_7890123_02_self_attention.ipynb"),
+        ("smithjohn_123456", "04", "smithjohn_LATE_123456_7890124_04_masks_and_positions-1.ipynb"),
         ("zed", "01", "more.zip/zed/01_general_attention_model.ipynb")]
     assert found.info["smithjohn_123456"].canvas_id == "123456" and found.info["smithjohn_123456"].late
     assert found.info["Dana Lee_4711"].moodle_id == "4711" and found.info["Ole Berg_4712"].lms_id == "4712"
