@@ -228,16 +228,20 @@ answers: $(BASE)
 #   make grade SUBMISSIONS=returned GRADES=week3 GRADE_ARGS="--cell-timeout 120 --memory-mb 4096"
 #   make grade SUBMISSIONS=submissions.zip NOTEBOOKS=02,04 ASSIGNMENT="Week 2 (12345)"
 #   make grade SUBMISSIONS=returned EXERCISES=02.1-02.5,02.6:0.5,04   (exercises set, with weights)
-#   make grade SUBMISSIONS=resubmitted LEARNERS=alice,bob              (regrade two into grades/)
+#   make grade SUBMISSIONS=resubmitted LEARNERS=alice,bob              (regrade two into grades/,
+#                                                      with grades/grades.json's settings; NEW_SETTINGS=1
+#                                                      applies the ones given to the whole class)
+#   LATE_PENALTY=10: percent of a late notebook's points taken off
 #   MOODLE_MAX=100 MOODLE_HEADERS=de CANVAS_POINTS=20: the LMS assignment's scale and language
 GRADES ?= grades
 grade: $(BASE)
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder or zip> [NOTEBOOKS=02,04 | EXERCISES=02.1-02.5,04] [LEARNERS=a,b] [ASSIGNMENT=name] [GRADES=grades] [MOODLE_MAX=100] [MOODLE_HEADERS=en] [CANVAS_POINTS=n] [GRADE_ARGS=...]"; exit 2; }
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder or zip> [NOTEBOOKS=02,04 | EXERCISES=02.1-02.5,04] [LEARNERS=a,b] [ASSIGNMENT=name] [GRADES=grades] [MOODLE_MAX=100] [MOODLE_HEADERS=en] [CANVAS_POINTS=n] [LATE_PENALTY=10] [NEW_SETTINGS=1] [GRADE_ARGS=...]"; exit 2; }
 	$(BIN)/python -m attention_kit.grading "$(SUBMISSIONS)" --out "$(GRADES)" $(if $(SEED),--seed "$(SEED)") \
 	    $(if $(NOTEBOOKS),--notebooks "$(NOTEBOOKS)") $(if $(EXERCISES),--exercises "$(EXERCISES)") \
 	    $(if $(LEARNERS),--learners "$(LEARNERS)") $(if $(ASSIGNMENT),--assignment "$(ASSIGNMENT)") \
 	    $(if $(MOODLE_MAX),--moodle-max "$(MOODLE_MAX)") $(if $(MOODLE_HEADERS),--moodle-headers "$(MOODLE_HEADERS)") \
-	    $(if $(CANVAS_POINTS),--canvas-points "$(CANVAS_POINTS)") $(GRADE_ARGS)
+	    $(if $(CANVAS_POINTS),--canvas-points "$(CANVAS_POINTS)") $(if $(LATE_PENALTY),--late-penalty "$(LATE_PENALTY)") \
+	    $(if $(NEW_SETTINGS),--new-settings) $(GRADE_ARGS)
 
 # Put one notebook back as it was (your changes to it are lost):
 #   make reset NB=notebooks/02_self_attention.ipynb   (the committed version, via git)

@@ -438,8 +438,8 @@ def lms(tmp_path_factory):
 
 def test_lms_learners_are_named_as_the_lms_names_them(lms):
     rows = {r["learner"]: r for r in lms["grades"] if r["learner"]}
-    assert sorted(rows) == ["Dana Lee", "smithjohn"]
-    assert rows["smithjohn"]["id"] == "123456" and rows["Dana Lee"]["id"] == "4711"
+    assert sorted(rows) == ["Dana Lee_4711", "smithjohn_123456"]
+    assert rows["smithjohn_123456"]["id"] == "123456" and rows["Dana Lee_4711"]["id"] == "4711"
 
 
 def test_only_the_notebooks_set_are_graded_and_counted(lms):
@@ -447,26 +447,26 @@ def test_only_the_notebooks_set_are_graded_and_counted(lms):
     header = list(lms["grades"][0])
     assert [h for h in header if h.endswith(")") and "score" in h] == ["02 score (of 6)", "04 score (of 4)"]
     assert not any(h.startswith(("01.", "03.", "05.")) for h in header)
-    dana = rows["Dana Lee"]
+    dana = rows["Dana Lee_4711"]
     assert dana["04 score (of 4)"] == "4" and dana["02 score (of 6)"] == "0"
     assert {dana[c] for c in _cols("02")} == {SOLUTION}
     assert dana["points"] == "4" and dana["max points"] == "10" and dana["percent"] == "40.0"
     assert "notebook 05 was not set" in lms["summary"]
     assert 'Notebooks set: 02, 04 (10 points); the assignment is "Week 2 (4242)"' in lms["summary"]
-    text = (lms["out"] / "feedback" / "Dana_Lee.md").read_text(encoding="utf-8")
+    text = (lms["out"] / "feedback" / "Dana_Lee_4711.md").read_text(encoding="utf-8")
     assert "You passed **4 of 10** exercises" in text and "## 05" not in text
 
 
 def test_library_calls_in_plain_numpy_exercises_are_rejected(lms):
     rows = {r["learner"]: r for r in lms["grades"] if r["learner"]}
-    john = rows["smithjohn"]
+    john = rows["smithjohn_123456"]
     assert [john[c] for c in _cols("04")][:3] == ["failed"] * 3
     assert john["02.3 one output row by hand"] == SOLUTION  # pasted: scores nothing
     assert {john[c] for c in _cols("02")} - {SOLUTION} == {"not attempted"}
     assert "exercise(s) 02.3: the worked solution's silent check" in john["notes"]
     for ex_id, used in (("04.1", "ak.causal_mask"), ("04.2", "ak.softmax"),
                         ("04.3", "attention_kit.mechanism.positions.sinusoidal_positions")):
-        g = next(g for g in lms["result"].row("smithjohn") if g.id == ex_id)
+        g = next(g for g in lms["result"].row("smithjohn_123456") if g.id == ex_id)
         assert "plain numpy, without attention_kit" in g.message and f"`{used}`" in g.message, g
 
 

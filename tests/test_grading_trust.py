@@ -243,7 +243,7 @@ def _status(graded, learner: str, ex_id: str):
 
 
 def test_every_honest_learner_gets_full_marks_and_no_flag(graded):
-    for learner in ("müllerjürgen", "nguyễnan", "ørsted", "anon_Ab3xZ", "anon_Qx7Pz"):
+    for learner in ("müllerjürgen_1001", "nguyễnan_1002", "ørsted_1003", "anon_Ab3xZ", "anon_Qx7Pz"):
         row = [g for g in graded["result"].row(learner)
                if (learner, g.id[:2]) in graded["result"].by_key]
         assert row and all(g.status == PASSED for g in row), \
@@ -252,47 +252,47 @@ def test_every_honest_learner_gets_full_marks_and_no_flag(graded):
 
 
 def test_a_copy_of_a_classmate_is_flagged_for_both(graded):
-    for learner in ("zoëlind", "copierc"):
+    for learner in ("zoëlind_1010", "copierc_1011"):
         notes = graded["result"].flags.get(learner, [])
-        assert notes and "copierc and zoëlind" in notes[0] and "02.1, 02.2, 02.5, 02.6" in notes[0]
+        assert notes and "copierc_1011 and zoëlind_1010" in notes[0] and "02.1, 02.2, 02.5, 02.6" in notes[0]
         assert "read them side by side" in _row(graded, learner)["notes"]
-    assert "copierc and zoëlind" in graded["md"] and "copierc and zoëlind" in graded["summary"]
+    assert "copierc_1011 and zoëlind_1010" in graded["md"] and "copierc_1011 and zoëlind_1010" in graded["summary"]
 
 
 def test_pasted_teacher_cells_score_nothing(graded):
     for ex_id in ("04.1", "04.2", "04.3", "04.4"):
-        g = _status(graded, "pasterp", ex_id)
+        g = _status(graded, "pasterp_1012", ex_id)
         assert g.status == SOLUTION and "silent check" in g.message, (ex_id, g.message)
 
 
 def test_patched_numpy_in_the_kernel_cannot_pass_wrong_answers(graded):
     for ex_id in ("02.1", "02.2", "02.3"):
-        assert _status(graded, "patcherq", ex_id).status == FAILED, ex_id
-    notes = _row(graded, "patcherq")["notes"]  # and the teacher is told what the notebook did
+        assert _status(graded, "patcherq_1013", ex_id).status == FAILED, ex_id
+    notes = _row(graded, "patcherq_1013")["notes"]  # and the teacher is told what the notebook did
     assert "replaced np.allclose, np.array_equal, np.isclose, np.testing.assert_allclose" in notes, notes
     assert "the grade is not affected" in notes
-    for learner in ("müllerjürgen", "nguyễnan", "zoëlind"):  # an honest notebook replaces nothing
+    for learner in ("müllerjürgen_1001", "nguyễnan_1002", "zoëlind_1010"):  # an honest notebook replaces nothing
         assert "replaced" not in _row(graded, learner)["notes"], learner
 
 
 def test_the_package_reached_another_way_fails_a_plain_numpy_exercise(graded):
     for ex_id, used in (("02.6", "ak.self_attention"), ("04.2", "ak.softmax"), ("04.3", "ak.sinusoidal_positions")):
-        g = _status(graded, "routerr", ex_id)
+        g = _status(graded, "routerr_1014", ex_id)
         assert g.status == FAILED and used in g.message, (ex_id, g.message)
 
 
 def test_hard_coded_checker_cases_fail_in_grading(graded):
-    g = _status(graded, "hardcoderh", "02.1")
+    g = _status(graded, "hardcoderh_1015", "02.1")
     assert g.status == FAILED and "other inputs" in g.message
 
 
 def test_names_late_marks_and_every_file_accounted_for(graded):
     rows = {r["learner"]: r for r in graded["rows"] if r["learner"]}
-    assert {"müllerjürgen", "nguyễnan", "ørsted", "anon_Ab3xZ", "anon_Qx7Pz", "zoëlind"} <= set(rows)
-    assert rows["müllerjürgen"]["id"] == "1001" and rows["anon_Ab3xZ"]["id"] == "Ab3xZ"
-    assert rows["ørsted"]["late"] == "04" and rows["anon_Qx7Pz"]["late"] == "04"
-    assert float(rows["ørsted"]["late penalty"]) == pytest.approx(0.4)  # 10 % of 4 points
-    assert rows["müllerjürgen"]["late"] == "" and "Returned late" in graded["md"]
+    assert {"müllerjürgen_1001", "nguyễnan_1002", "ørsted_1003", "anon_Ab3xZ", "anon_Qx7Pz", "zoëlind_1010"} <= set(rows)
+    assert rows["müllerjürgen_1001"]["id"] == "1001" and rows["anon_Ab3xZ"]["id"] == "Ab3xZ"
+    assert rows["ørsted_1003"]["late"] == "04" and rows["anon_Qx7Pz"]["late"] == "04"
+    assert float(rows["ørsted_1003"]["late penalty"]) == pytest.approx(0.4)  # 10 % of 4 points
+    assert rows["müllerjürgen_1001"]["late"] == "" and "Returned late" in graded["md"]
     graded_sources = {g.source for g in graded["result"].by_key.values()}
     listed = {r["notes"] for r in graded["rows"] if not r["learner"]}
     for name in [*graded["files"], "notes.txt"]:
