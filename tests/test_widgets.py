@@ -351,6 +351,16 @@ def test_multi_head_explorer_follows_sliders_and_heads():
     np.testing.assert_allclose(ex.state["output"], ex.state["output_initial"])
 
 
+def test_a_still_that_cannot_be_drawn_is_said_not_swallowed(monkeypatch):
+    """Where the still picture fails (matplotlib 3.8-3.10 once did), the widget says so: a silent
+    fallback had hidden that every explorer lost its text alternative on the lowest versions."""
+    ex = MultiHeadExplorer(np.ones((3, 6)), ["a", "b", "c"], n_heads=1)
+    monkeypatch.setattr(ex, "png", lambda: 1 / 0)
+    with pytest.warns(RuntimeWarning, match=r"MultiHeadExplorer: its still picture .* \(ZeroDivisionError"):
+        data = ex._repr_mimebundle_()
+    assert "text/html" not in data and data["text/plain"].startswith("MultiHeadExplorer")
+
+
 def test_multi_head_explorer_head_choices_divide_d_model():
     ex = MultiHeadExplorer(np.ones((3, 6)), ["a", "b", "c"], n_heads=1)
     assert ex.controls["n_heads"].options == (1, 2)

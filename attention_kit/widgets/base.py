@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import time
+import warnings
 from contextlib import contextmanager
 
 import ipywidgets as widgets
@@ -356,7 +357,10 @@ class Explorer(widgets.VBox):
         data["text/plain"] = self._PLAIN
         try:
             png = base64.b64encode(self.png()).decode("ascii")
-        except Exception:
+        except Exception as exc:  # said, not swallowed: a learner's matplotlib drew no still (issue 44)
+            warnings.warn(f"{type(self).__name__}: its still picture and text alternative could not be "
+                          f"drawn ({type(exc).__name__}: {exc}); the live explorer still works",
+                          RuntimeWarning, stacklevel=2)
             return data
         try:  # what the live description says first (06: which query is highlighted)
             extra = list(self.live.describe_extra()) if self.live.describe_extra is not None else []
