@@ -71,3 +71,21 @@ def test_the_checklist_states_the_range_of_times():
     claims = [notebook_time.stated(p) for p in NOTEBOOKS]
     assert m and (int(m.group(1)), int(m.group(2))) == (min(c[0] for c in claims),
                                                         max(c[1] for c in claims))
+
+
+def test_the_guide_repeats_each_headers_breakdown_and_sums_them():
+    """Each notebook's "**Time:**" line in the guide is its header's sentence (the breakdown adds up
+    to the time stated), and "All nine notebooks" is the sum of the notebooks' own times."""
+    guide = (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
+    lows, highs = 0, 0
+    for path in NOTEBOOKS:
+        section = guide.split(f"({'../notebooks/' + path.name})", 1)[1]
+        m = re.search(r"\*\*Time:\*\* about (\d+)–(\d+) minutes: (\d+) to read and run, (\d+) for [^,]+, "
+                      r"(\d+)–(\d+) for the", section)
+        assert m, path.name
+        low, high, reading, explorer, ex_low, ex_high = map(int, m.groups())
+        assert abs(reading + explorer + ex_low - low) <= 5 and abs(reading + explorer + ex_high - high) <= 5, \
+            (path.name, m.group(0))
+        lows, highs = lows + low, highs + high
+    total = re.search(r"All nine notebooks: about (\d+)–(\d+) minutes", guide)
+    assert total and (int(total.group(1)), int(total.group(2))) == (lows, highs)

@@ -24,6 +24,7 @@ it; ``attention_kit.check.registry``).
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import re
 import shutil
@@ -206,6 +207,35 @@ def _environment() -> str:
     return "\n".join(head + body) + "\n"
 
 
+def _is_prediction(node: ast.FunctionDef) -> bool:
+    return any((isinstance(d, ast.Name) and d.id == "prediction")
+               or (isinstance(d, ast.Attribute) and d.attr == "prediction") for d in node.decorator_list)
+
+
+def record_only_checkers(source: str) -> str:
+    """``source`` (a module of ``attention_kit/check``) with the body of every ``@prediction``
+    checker replaced by ``return record_only(<its answers>)``: a student edition that records
+    predictions ships no code that judges them, so nothing a learner can reach (``__wrapped__``,
+    ``graded_hints()``, the settings file, a reload) gives a verdict in class."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    found = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and _is_prediction(node)]
+    for node in sorted(found, key=lambda n: n.lineno, reverse=True):
+        body = node.body
+        if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            body = body[1:]
+        if not body:
+            continue
+        params = node.args.posonlyargs + node.args.args
+        answers = [a.arg for a in params[: len(params) - len(node.args.defaults)]]
+        indent = " " * body[0].col_offset
+        stub = (f"{indent}from . import record_only\n\n"
+                f"{indent}return record_only({', '.join(answers)})  # judged by make grade only\n")
+        lines[body[0].lineno - 1: node.end_lineno] = [stub]
+    return "".join(lines)
+
+
 def write_edition(out: Path, notebooks: list[Path], *, record_predictions: bool = False) -> None:
     """Everything but the notebooks: package, README, Makefile, environment and project files.
 
@@ -219,6 +249,8 @@ def write_edition(out: Path, notebooks: list[Path], *, record_predictions: bool 
     if record_predictions:
         (out / "attention_kit" / "check" / "class_settings.json").write_text(
             json.dumps({"predictions": "record"}) + "\n", encoding="utf-8")
+        for module in sorted((out / "attention_kit" / "check").glob("*.py")):
+            module.write_text(record_only_checkers(module.read_text(encoding="utf-8")), encoding="utf-8")
     readme = (TEMPLATES / "README.md").read_text(encoding="utf-8")
     (out / "README.md").write_text(readme.replace("{notebooks}", notebook_table(notebooks)),
                                    encoding="utf-8")

@@ -189,7 +189,7 @@ def main() -> int:
             for title, minutes in sections(path):
                 print(f"  {minutes:5.0f}  {title}")
         return 0
-    print(f"{'notebook':34} {'words':>5} {'code':>4} {'expl':>4} {'ex':>3} {'measured':>9} {'header':>9}")
+    print(f"{'notebook':34} {'words':>5} {'code':>4} {'expl':>4} {'ex':>3} {'estimated':>9} {'header':>9}")
     for path in make_student.course_notebooks():
         m = measure(path)
         claim = stated(path)

@@ -34,7 +34,7 @@ import numpy as np
 
 __all__ = ["Result", "recording", "prediction", "predictions_recorded", "RECORDED", "report",
            "not_attempted", "try_call", "try_repeat", "not_done", "close",
-           "PASSED", "FAILED", "NOT_ATTEMPTED", "quietly", "report_failure", "graded_hints"]
+           "PASSED", "FAILED", "NOT_ATTEMPTED", "quietly", "report_failure", "graded_hints", "record_only"]
 
 PASS = "✓"
 FAIL = "✗"
@@ -262,10 +262,21 @@ def prediction(checker: Callable[..., bool]) -> Callable[..., bool]:
     @functools.wraps(checker)
     def wrapper(*answers, **kwargs):
         if predictions_recorded() and not _state.graded and not any(not_done(a) for a in answers):
-            _emit(Result(RECORDED, f"recorded: {', '.join(_shown(a) for a in answers)}. This prediction is "
-                                   "checked when your notebook is graded; test it on the explorer first"))
-            return True
+            return record_only(*answers)
         return checker(*answers, **kwargs)
 
     wrapper.prediction = True
     return wrapper
+
+
+def record_only(*answers) -> bool:
+    """Record the prediction ``answers`` (``● recorded: ...``) without judging it. In a student
+    edition built with ``--record-predictions`` this is the whole body of every prediction
+    checker (``tools/make_student.py``): no judging code ships, so no switch (``graded_hints``,
+    ``__wrapped__``, the settings file) can give a verdict in class; ``make grade`` judges with
+    the teacher's checkers."""
+    if any(not_done(a) for a in answers):
+        return not_attempted("no answer yet: replace the `...` with your prediction, then run the cell again")
+    _emit(Result(RECORDED, f"recorded: {', '.join(_shown(a) for a in answers)}. This prediction is "
+                           "checked when your notebook is graded; test it on the explorer first"))
+    return True
