@@ -83,8 +83,8 @@ def lab_page(browser, lab):
         for nb in notebooks:
             jlab.open_notebook(pg, lab, nb.name)
             jlab.start_run_all(pg)
-        # Let every kernel finish before the first key press: the 2 s budget for a redraw is
-        # for a learner's machine, not for one that is still running two other notebooks.
+        # Let every kernel finish before the first key press (a press queued behind a running
+        # notebook waits for it).
         for nb in notebooks:
             jlab.activate(pg, nb.name)
             jlab.wait_run_all(pg)
