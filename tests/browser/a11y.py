@@ -204,20 +204,36 @@ def _new_text(value: str) -> str:
     return " ".join(other)
 
 
-def _settle(page, *, quiet_ms: int = 400, words_ms: int = 900, timeout_ms: int = 30000) -> None:
-    """Wait until the explorer's picture has not changed for ``quiet_ms`` (a button that trains
-    for 100 steps draws several pictures) and its description for ``words_ms``: the words follow
-    the picture (the kernel writes them up to DESCRIBE_EVERY later, the page reads them out at
-    most every 500 ms), so a description taken too soon is the one before the last press."""
-    page.wait_for_function("""([q, w]) => {
+#: The explorer's words are those of the picture it shows: the description's element carries the
+#: frame whose words it holds (live_figure.js, from the kernel's ``described``).
+_JS_SETTLED = """() => {
+    const area = document.querySelector('[data-ak-keys]');
+    const c = area.querySelector('canvas.ak-live-figure');
+    const d = area.querySelector('.ak-description');
+    return !!(d && c.dataset.frame !== undefined && d.dataset.frame === c.dataset.frame);
+}"""
+
+
+def _settle(page, *, timeout_ms: int = 30000) -> bool:
+    """Wait until the description in the page is the one of the picture shown: the kernel writes
+    the words after the picture (DESCRIBE_AFTER later, once its handler is done: a button that
+    trains for 100 steps draws several pictures first), the page places them at most every 500 ms,
+    and marks them with their frame. False when they did not come within ``timeout_ms``."""
+    try:
+        page.wait_for_function(_JS_SETTLED, timeout=timeout_ms)
+        return True
+    except Exception:  # playwright's TimeoutError: the caller says what is missing
+        return False
+
+
+def _words_of(page) -> str:
+    """Which frame the canvas shows and which one the description's words are of."""
+    return page.evaluate("""() => {
         const area = document.querySelector('[data-ak-keys]');
-        const c = area.querySelector('canvas.ak-live-figure');
-        const words = (area.querySelector('.ak-description') || {}).textContent || '';
-        const now = performance.now();
-        if (c.dataset.seenFrame !== c.dataset.frame) { c.dataset.seenFrame = c.dataset.frame; c.dataset.seenAt = now; }
-        if (c.dataset.seenWords !== words) { c.dataset.seenWords = words; c.dataset.seenWordsAt = now; }
-        return now - Number(c.dataset.seenAt) >= q && now - Number(c.dataset.seenWordsAt) >= w;
-    }""", arg=[quiet_ms, words_ms], timeout=timeout_ms, polling=100)
+        const d = area.querySelector('.ak-description');
+        return `frame ${area.querySelector('canvas.ak-live-figure').dataset.frame} shown, ` +
+               `words of frame ${d ? d.dataset.frame : '(no description)'}`;
+    }""")
 
 
 def _gist(words: str, n: int = 160) -> str:
@@ -276,7 +292,8 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
            "unreached": [], "failures": [], "log": []}
     if not page.evaluate(_JS_START, [n, CONTROLS]):
         return out
-    _settle(page)
+    if not _settle(page):
+        out["failures"].append(f"the description never became that of the picture shown: {_words_of(page)}")
     seen: list[int] = []
     memo: dict = {}
     for _ in range(max_tabs):
@@ -291,7 +308,8 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
             out["disabled"] += 1
             out["log"].append(f"{where}: disabled, skipped")
         else:
-            _settle(page)
+            if not _settle(page):
+                out["failures"].append(f"before {where}: the description is not the picture's: {_words_of(page)}")
             before = page.evaluate(_JS_PICTURE)
             if focus["kind"] == "slider":  # typed back into its value box, which Tab reaches next
                 memo["readout"] = focus["readout"]
@@ -305,11 +323,10 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
                     page.wait_for_function(
                         """(f) => document.querySelector('[data-ak-keys] canvas.ak-live-figure').dataset.frame !== f""",
                         arg=before["frame"], timeout=15000)
-                    page.wait_for_function(
-                        """(d) => ((document.querySelector('[data-ak-keys] .ak-description') || {}).textContent || '') !== d""",
-                        arg=before["full"], timeout=15000)
                 except Exception:  # playwright's TimeoutError: judged below
                     pass
+                else:
+                    _settle(page, timeout_ms=15000)  # the words of the new picture
                 after = page.evaluate(_JS_PICTURE)
                 if after["frame"] != before["frame"] and after["full"] != before["full"]:
                     break
