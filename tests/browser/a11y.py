@@ -287,7 +287,8 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
     each with its keys (a slider: ArrowRight, or ArrowLeft at its end; its value box: the value
     one more step, typed, Enter; a menu: ArrowDown/ArrowUp; a checkbox: Space; a button: Enter; a text
     box: new text, Enter), checking that the picture and the description change. Returns
-    ``{"controls", "reached", "operated", "disabled", "order_ok", "unreached", "failures", "log"}``."""
+    ``{"controls", "reached", "operated", "disabled", "order_ok", "unreached", "failures", "log",
+    "restored"}``; the checkboxes and menus are put back as they were at the end (``_put_back``)."""
     out = {"controls": 0, "reached": 0, "operated": 0, "disabled": 0, "order_ok": True,
            "unreached": [], "failures": [], "log": []}
     if not page.evaluate(_JS_START, [n, CONTROLS]):
@@ -296,6 +297,7 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
         out["failures"].append(f"the description never became that of the picture shown: {_words_of(page)}")
     seen: list[int] = []
     memo: dict = {}
+    undo: list[tuple[int, str]] = []  # the choices made (checkboxes, menus), put back at the end
     for _ in range(max_tabs):
         focus = page.evaluate(_JS_FOCUSED, CONTROLS)
         if not focus["inside"] or focus["index"] in seen:
@@ -346,6 +348,8 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
                     out["failures"].append(f"{where}: nothing was put in the live region")
                 else:
                     out["operated"] += 1
+                    if focus["kind"] in ("checkbox", "select"):
+                        undo.append((focus["index"], {"ArrowDown": "ArrowUp", "ArrowUp": "ArrowDown"}.get(done, done)))
             now = page.evaluate(_JS_FOCUSED, CONTROLS)
             if focus["kind"] == "slider" and now["inside"] and now["readout"]:
                 try:  # the value read out is the one shown (set a frame after the readout changes)
@@ -366,4 +370,26 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
     out["reached"] = len(seen)
     out["order_ok"] = seen == sorted(seen)
     out["unreached"] = sorted(tabbable - set(seen))
+    out["restored"] = _put_back(page, undo)
     return out
+
+
+def _put_back(page, undo: list[tuple[int, str]]) -> int:
+    """Make the choices of the pass undone, last first (a checkbox: Space again; a menu: the other
+    arrow), so that the explorer offers the same controls to the next pass (Notebook 7's, on the
+    same kernel) as it did to this one. Returns how many were put back; asserts nothing."""
+    n = 0
+    for index, key in reversed(undo):
+        if not page.evaluate(_JS_REFOCUS, [CONTROLS, index]):
+            continue
+        frame = page.evaluate(_JS_PICTURE)["frame"]
+        page.keyboard.press(key)
+        try:
+            page.wait_for_function(
+                """(f) => document.querySelector('[data-ak-keys] canvas.ak-live-figure').dataset.frame !== f""",
+                arg=frame, timeout=15000)
+        except Exception:  # playwright's TimeoutError: the next pass's counts will tell
+            continue
+        _settle(page, timeout_ms=15000)
+        n += 1
+    return n

@@ -63,15 +63,21 @@ def _wait_controls_named(page, timeout_ms: int = 15000) -> None:
         pass
 
 
+#: What the JupyterLab pass found per notebook: (controls, disabled) of each explorer; Notebook 7's
+#: pass, on the same kernel, must find the same (the choices are put back after each pass).
+_IN_LAB: dict[str, list[tuple[int, int]]] = {}
+
+
 def _keyboard_pass(page, notebook, front_end: str) -> None:
     """Every control of every explorer of the notebook in front, from the keyboard (see
     ``a11y.keyboard_pass``); prints what it reached and did, fails on what did not work."""
     n = a11y.explorer_count(page)
     if n == 0:
         pytest.skip(f"{notebook.name} has no explorer")
-    problems, operated = [], 0
+    problems, operated, found = [], 0, []
     for k in range(n):
         r = a11y.keyboard_pass(page, k)
+        found.append((r["controls"], r["disabled"]))
         print(f"{front_end} {notebook.name} explorer {k + 1}/{n}: {r['controls']} controls, "
               f"{r['reached']} reached by Tab, {r['operated']} operated from the keyboard, "
               f"{r['disabled']} disabled (skipped)")
@@ -85,6 +91,10 @@ def _keyboard_pass(page, notebook, front_end: str) -> None:
         if not r["order_ok"]:
             problems.append(f"explorer {k + 1}: Tab does not follow the order the controls are shown in")
         problems += [f"explorer {k + 1}: {f}" for f in r["failures"]]
+    if front_end == "JupyterLab":
+        _IN_LAB[notebook.name] = found
+    elif notebook.name in _IN_LAB and found != _IN_LAB[notebook.name]:
+        problems.append(f"(controls, disabled) per explorer: {found}, in JupyterLab {_IN_LAB[notebook.name]}")
     assert not problems, f"{front_end}, {notebook.name}:\n  " + "\n  ".join(problems)
     assert operated, f"no control of {notebook.name}'s explorers could be operated from the keyboard"
 
@@ -115,12 +125,16 @@ def test_every_control_of_every_explorer_works_from_the_keyboard_in_notebook7(
     The notebook is saved from JupyterLab (its outputs hold the explorers' views) and opened in
     Notebook 7 on the same server: the same kernel session, whose widgets Notebook 7's widget
     manager restores from the kernel. Every widget output must render there, and as many
-    explorers as in JupyterLab."""
+    explorers as in JupyterLab. These tests run after every other browser test (conftest.py): the
+    notebook is closed in JupyterLab (its kernel stays), so Notebook 7 is the kernel's one page."""
     jlab.activate(page, notebook.name)
     jlab.wait_widgets_rendered(page)
     in_lab = a11y.explorer_count(page)
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
     page.wait_for_function(_SAVED, timeout=30_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('application:close')")
+    page.wait_for_function("(p) => ![...window.jupyterapp.shell.widgets('main')].some("
+                           "(w) => w.context && w.context.path === p)", arg=notebook.name, timeout=30_000)
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     nb7 = context.new_page()
     try:
