@@ -147,6 +147,7 @@ _JS_FOCUSED = """(sel) => {
     return {inside: true, index: all.indexOf(a), kind, name,
             disabled: !!(a.disabled || a.closest('[disabled]') || a.getAttribute('aria-disabled') === 'true'),
             now: a.getAttribute('aria-valuenow'), max: a.getAttribute('aria-valuemax'),
+            min: a.getAttribute('aria-valuemin'),
             valuetext: a.getAttribute('aria-valuetext'),
             selected: a.tagName === 'SELECT' ? a.selectedIndex : null,
             options: a.tagName === 'SELECT' ? a.options.length : null,
@@ -258,7 +259,8 @@ def _operate(page, focus: dict, memo: dict) -> str | None:
             return None
         if v0 == v1:
             return None
-        text = f"{v1 + (v1 - v0):.6g}"
+        # (a slider the arrow took to its end: a step back past where it was, inside the range)
+        text = f"{v1 + (v1 - v0) * (-2 if memo.pop('at_end', False) else 1):.6g}"
         kb.press("Control+a")
         kb.type(text)
         kb.press("Enter")
@@ -287,17 +289,16 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
     each with its keys (a slider: ArrowRight, or ArrowLeft at its end; its value box: the value
     one more step, typed, Enter; a menu: ArrowDown/ArrowUp; a checkbox: Space; a button: Enter; a text
     box: new text, Enter), checking that the picture and the description change. Returns
-    ``{"controls", "reached", "operated", "disabled", "order_ok", "unreached", "failures", "log",
-    "restored"}``; the checkboxes and menus are put back as they were at the end (``_put_back``)."""
+    ``{"controls", "reached", "operated", "disabled", "order_ok", "unreached", "failures", "log"}``."""
     out = {"controls": 0, "reached": 0, "operated": 0, "disabled": 0, "order_ok": True,
            "unreached": [], "failures": [], "log": []}
     if not page.evaluate(_JS_START, [n, CONTROLS]):
         return out
-    if not _settle(page):
+    if not _settle(page):  # (then no press can be judged: stop here)
         out["failures"].append(f"the description never became that of the picture shown: {_words_of(page)}")
+        return out
     seen: list[int] = []
     memo: dict = {}
-    undo: list[tuple[int, str]] = []  # the choices made (checkboxes, menus), put back at the end
     for _ in range(max_tabs):
         focus = page.evaluate(_JS_FOCUSED, CONTROLS)
         if not focus["inside"] or focus["index"] in seen:
@@ -312,6 +313,7 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
         else:
             if not _settle(page):
                 out["failures"].append(f"before {where}: the description is not the picture's: {_words_of(page)}")
+                break
             before = page.evaluate(_JS_PICTURE)
             if focus["kind"] == "slider":  # typed back into its value box, which Tab reaches next
                 memo["readout"] = focus["readout"]
@@ -348,9 +350,10 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
                     out["failures"].append(f"{where}: nothing was put in the live region")
                 else:
                     out["operated"] += 1
-                    if focus["kind"] in ("checkbox", "select"):
-                        undo.append((focus["index"], {"ArrowDown": "ArrowUp", "ArrowUp": "ArrowDown"}.get(done, done)))
             now = page.evaluate(_JS_FOCUSED, CONTROLS)
+            if focus["kind"] == "slider" and now["inside"]:
+                memo["at_end"] = now["now"] is not None and any(
+                    x is not None and float(x) == float(now["now"]) for x in (now["max"], now["min"]))
             if focus["kind"] == "slider" and now["inside"] and now["readout"]:
                 try:  # the value read out is the one shown (set a frame after the readout changes)
                     page.wait_for_function(_JS_SAYS_SHOWN, timeout=3000)
@@ -370,26 +373,5 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
     out["reached"] = len(seen)
     out["order_ok"] = seen == sorted(seen)
     out["unreached"] = sorted(tabbable - set(seen))
-    out["restored"] = _put_back(page, undo)
     return out
 
-
-def _put_back(page, undo: list[tuple[int, str]]) -> int:
-    """Make the choices of the pass undone, last first (a checkbox: Space again; a menu: the other
-    arrow), so that the explorer offers the same controls to the next pass (Notebook 7's, on the
-    same kernel) as it did to this one. Returns how many were put back; asserts nothing."""
-    n = 0
-    for index, key in reversed(undo):
-        if not page.evaluate(_JS_REFOCUS, [CONTROLS, index]):
-            continue
-        frame = page.evaluate(_JS_PICTURE)["frame"]
-        page.keyboard.press(key)
-        try:
-            page.wait_for_function(
-                """(f) => document.querySelector('[data-ak-keys] canvas.ak-live-figure').dataset.frame !== f""",
-                arg=frame, timeout=15000)
-        except Exception:  # playwright's TimeoutError: the next pass's counts will tell
-            continue
-        _settle(page, timeout_ms=15000)
-        n += 1
-    return n

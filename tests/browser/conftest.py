@@ -60,14 +60,6 @@ def browser(chromium_path):
             b.close()
 
 
-#: Tests that close their notebook in the shared JupyterLab page: they run after all the others.
-LAST = ("test_every_control_of_every_explorer_works_from_the_keyboard_in_notebook7",)
-
-
-def pytest_collection_modifyitems(items):
-    items.sort(key=lambda item: getattr(item, "originalname", item.name) in LAST)  # (a stable sort)
-
-
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield

@@ -40,9 +40,6 @@ SETTINGS_OVERRIDES = {
         "checkForUpdates": False,
         "doNotDisturbMode": True,
     },
-    # a notebook open in JupyterLab and in Notebook 7 at once (test_accessibility) is saved only
-    # when a test says so: no "the file changed on disk" dialog over the page
-    "@jupyterlab/docmanager-extension:plugin": {"autosave": False},
 }
 
 
@@ -144,13 +141,7 @@ class LabServer:
         ]
         if self.app == "lab":
             cmd += ["--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-                    "--LabApp.extension_manager=readonly",
-                    # the same server serves Notebook 7 at /notebooks/ when the notebook package
-                    # is installed (notebook7_url): the same settings, and the app in the page
-                    f"--JupyterNotebookApp.app_settings_dir={app_settings}",
-                    f"--JupyterNotebookApp.user_settings_dir={self.tmp / 'user-settings'}",
-                    f"--JupyterNotebookApp.workspaces_dir={self.tmp / 'workspaces'}",
-                    "--JupyterNotebookApp.expose_app_in_browser=True"]
+                    "--LabApp.extension_manager=readonly"]
         if hasattr(os, "geteuid") and os.geteuid() == 0:  # CI runs as root
             cmd.append("--ServerApp.allow_root=True")
         cmd += self.extra_args
@@ -215,14 +206,9 @@ class LabServer:
         except OSError:
             pass
 
-    def notebook7_url(self, notebook: str) -> str:
-        """Jupyter Notebook 7's page for ``notebook``: one notebook per browser tab (also from a
-        JupyterLab server, when the notebook package is installed)."""
-        return f"{self.base}/notebooks/{notebook}?token={self.token}"
-
     def lab_url(self, notebook: str) -> str:
-        if self.app == "notebook":
-            return self.notebook7_url(notebook)
+        if self.app == "notebook":  # Notebook 7: one notebook per browser tab
+            return f"{self.base}/notebooks/{notebook}?token={self.token}"
         # ?reset: start from an empty workspace (no layout restored from an earlier test)
         return f"{self.base}/lab/tree/{notebook}?token={self.token}&reset"
 

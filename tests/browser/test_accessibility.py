@@ -14,9 +14,8 @@ After Run All, in each notebook:
   box: new text, Enter) and the picture changes, and so does the description that the page reads
   out (the polite live region, throttled to one text per 0.5 s). A control that is disabled
   (e.g. a window size while no local alignment is chosen) is skipped and counted.
-  (``a11y.keyboard_pass``). Notebook 7 is the same server's (the notebook package's extension),
-  on the notebook as saved from JupyterLab after its Run All: the same kernel, whose widgets the
-  widget manager restores, so the explorers are those JupyterLab ran, not a second Run All.
+  (``a11y.keyboard_pass``). Notebook 7's pass, on a Run All of its own, must find as many
+  controls (and disabled ones) per explorer as JupyterLab's.
 
 One notebook at a time while developing:
 ``BROWSER_NOTEBOOKS='notebooks/02_*.ipynb' .venv/bin/python -m pytest -q tests/browser/test_accessibility.py``
@@ -64,7 +63,7 @@ def _wait_controls_named(page, timeout_ms: int = 15000) -> None:
 
 
 #: What the JupyterLab pass found per notebook: (controls, disabled) of each explorer; Notebook 7's
-#: pass, on the same kernel, must find the same (the choices are put back after each pass).
+#: pass, from a Run All of its own, must find the same.
 _IN_LAB: dict[str, list[tuple[int, int]]] = {}
 
 
@@ -83,6 +82,7 @@ def _keyboard_pass(page, notebook, front_end: str) -> None:
               f"{r['disabled']} disabled (skipped)")
         for line in r["log"]:
             print("    " + line)
+        problems += [f"explorer {k + 1}: {f}" for f in r["failures"]]
         if not r["controls"]:
             continue  # a picture without controls (05's training monitor)
         operated += r["operated"]
@@ -90,7 +90,6 @@ def _keyboard_pass(page, notebook, front_end: str) -> None:
             problems.append(f"explorer {k + 1}: controls {r['unreached']} are not reached by Tab")
         if not r["order_ok"]:
             problems.append(f"explorer {k + 1}: Tab does not follow the order the controls are shown in")
-        problems += [f"explorer {k + 1}: {f}" for f in r["failures"]]
     if front_end == "JupyterLab":
         _IN_LAB[notebook.name] = found
     elif notebook.name in _IN_LAB and found != _IN_LAB[notebook.name]:
@@ -109,53 +108,31 @@ def test_every_control_of_every_explorer_works_from_the_keyboard_in_jupyterlab(n
 
 @pytest.fixture(scope="module")
 def notebook7():
-    """Jupyter Notebook 7 (the ``notebook`` package): the JupyterLab server serves it too."""
+    """Jupyter Notebook 7 (the ``notebook`` package), serving the course's notebooks."""
     pytest.importorskip("notebook", reason="Jupyter Notebook 7 is not installed (pip install -e '.[test]')")
-
-
-_SAVED = """() => { const w = window.jupyterapp.shell.currentWidget;
-    return w.context.model && !w.context.model.dirty; }"""
+    with jlab.LabServer(jlab.course_notebooks(), app="notebook") as server:
+        yield server
 
 
 @pytest.mark.parametrize("notebook", jlab.course_notebooks(), ids=lambda p: p.stem)
-def test_every_control_of_every_explorer_works_from_the_keyboard_in_notebook7(
-        notebook, page, lab, browser, notebook7):
+def test_every_control_of_every_explorer_works_from_the_keyboard_in_notebook7(notebook, browser, notebook7):
     """The same pass in Notebook 7, whose command mode takes the arrow keys for moving between
     cells unless the control says they are its own (live_figure.js: data-lm-suppress-shortcuts).
-    The notebook is saved from JupyterLab (its outputs hold the explorers' views) and opened in
-    Notebook 7 on the same server: the same kernel session, whose widgets Notebook 7's widget
-    manager restores from the kernel. Every widget output must render there, and as many
-    explorers as in JupyterLab. These tests run after every other browser test (conftest.py): the
-    notebook is closed in JupyterLab (its kernel stays), so Notebook 7 is the kernel's one page."""
-    jlab.activate(page, notebook.name)
-    jlab.wait_widgets_rendered(page)
-    in_lab = a11y.explorer_count(page)
-    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
-    page.wait_for_function(_SAVED, timeout=30_000)
-    page.evaluate("() => window.jupyterapp.commands.execute('application:close')")
-    page.wait_for_function("(p) => ![...window.jupyterapp.shell.widgets('main')].some("
-                           "(w) => w.context && w.context.path === p)", arg=notebook.name, timeout=30_000)
+    One notebook at a time (two cores): its own browser tab, its kernel stopped after."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    nb7 = context.new_page()
+    page = context.new_page()
     try:
-        nb7.goto(lab.notebook7_url(notebook.name))
-        nb7.wait_for_function(
+        page.goto(notebook7.lab_url(notebook.name))
+        page.wait_for_function(
             """(p) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
                         return !!(w && w.context && w.context.path === p); }""",
             arg=notebook.name, timeout=120_000)
-        assert "/notebooks/" in nb7.url, f"not Notebook 7's page: {nb7.url}"
-        jlab.wait_for_notebook(nb7)
-        cells = jlab.wait_widgets_rendered(nb7, timeout=60)
-        missing = [c.index for c in cells if c.widget_outputs and (
-            c.widget_views < c.widget_outputs or "Loading widget" in c.text)]
-        assert not missing, f"Notebook 7 shows no widget in cells {missing} of {notebook.name}"
-        _wait_controls_named(nb7)
-        in_nb7 = a11y.explorer_count(nb7)
-        assert in_nb7 == in_lab, f"Notebook 7 shows {in_nb7} explorers, JupyterLab {in_lab}"
-        _keyboard_pass(nb7, notebook, "Notebook 7")
-    except Exception:
-        jlab.SHOTS.mkdir(parents=True, exist_ok=True)
-        nb7.screenshot(path=str(jlab.SHOTS / f"FAILED-notebook7-{notebook.stem}.png"))
-        raise
+        jlab.wait_for_notebook(page)
+        jlab.start_run_all_by_command(page)
+        jlab.wait_run_all(page, timeout=400)
+        jlab.wait_widgets_rendered(page)
+        _wait_controls_named(page)
+        _keyboard_pass(page, notebook, "Notebook 7")
     finally:
-        context.close()  # (the kernel stays: it is JupyterLab's too)
+        context.close()
+        notebook7.shutdown_kernels(notebook.name)
