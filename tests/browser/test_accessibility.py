@@ -24,6 +24,8 @@ Notebook 7 only: ``-k notebook7``.
 
 from __future__ import annotations
 
+import os
+
 import a11y
 import jlab
 import pytest
@@ -110,7 +112,8 @@ def test_every_control_of_every_explorer_works_from_the_keyboard_in_jupyterlab(n
 def notebook7():
     """Jupyter Notebook 7 (the ``notebook`` package), serving the course's notebooks."""
     pytest.importorskip("notebook", reason="Jupyter Notebook 7 is not installed (pip install -e '.[test]')")
-    with jlab.LabServer(jlab.course_notebooks(), app="notebook") as server:
+    disabled = tuple(x for x in os.environ.get("BROWSER_DISABLE_EXTENSIONS", "").split(",") if x)
+    with jlab.LabServer(jlab.course_notebooks(), app="notebook", disabled_extensions=disabled) as server:
         yield server
 
 
@@ -118,7 +121,9 @@ def notebook7():
 def test_every_control_of_every_explorer_works_from_the_keyboard_in_notebook7(notebook, browser, notebook7):
     """The same pass in Notebook 7, whose command mode takes the arrow keys for moving between
     cells unless the control says they are its own (live_figure.js: data-lm-suppress-shortcuts).
-    One notebook at a time (two cores): its own browser tab, its kernel stopped after."""
+    One notebook at a time (two cores): its own browser tab, its kernel stopped after. Every widget
+    output must render (without the widget manager, ``BROWSER_DISABLE_EXTENSIONS``, it fails here
+    instead of finding no explorer to skip)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     try:
@@ -130,7 +135,10 @@ def test_every_control_of_every_explorer_works_from_the_keyboard_in_notebook7(no
         jlab.wait_for_notebook(page)
         jlab.start_run_all_by_command(page)
         jlab.wait_run_all(page, timeout=400)
-        jlab.wait_widgets_rendered(page)
+        cells = jlab.wait_widgets_rendered(page)
+        missing = [c.index for c in cells if c.widget_outputs and (
+            c.widget_views < c.widget_outputs or "Loading widget" in c.text)]
+        assert not missing, f"Notebook 7 shows no widget in cells {missing} of {notebook.name}"
         _wait_controls_named(page)
         _keyboard_pass(page, notebook, "Notebook 7")
     finally:
