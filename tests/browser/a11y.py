@@ -335,7 +335,10 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
                 if after["frame"] != before["frame"] and after["full"] != before["full"]:
                     break
                 if focus["kind"] == "slider":  # a step that changes no shown number: one more
-                    focus = page.evaluate(_JS_FOCUSED, CONTROLS)
+                    again = page.evaluate(_JS_FOCUSED, CONTROLS)
+                    if not again["inside"]:
+                        break  # the key took the focus out of the explorer: said below
+                    focus = again
             if done is None:
                 out["log"].append(f"{where}: nothing to do")
             else:
