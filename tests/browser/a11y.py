@@ -205,23 +205,29 @@ def _new_text(value: str) -> str:
     return " ".join(other)
 
 
-#: The explorer's words are those of the picture it shows: the description's element carries the
-#: frame whose words it holds (live_figure.js, from the kernel's ``described``).
-_JS_SETTLED = """() => {
+#: The explorer's words are those of the picture it shows (the description's element carries the
+#: frame whose words it holds: live_figure.js, from the kernel's ``described``), and no new
+#: picture came for ``quiet`` ms (one key press can reach the kernel as two messages, and a
+#: button that trains for 100 steps draws several pictures).
+_JS_SETTLED = """(quiet) => {
     const area = document.querySelector('[data-ak-keys]');
     const c = area.querySelector('canvas.ak-live-figure');
     const d = area.querySelector('.ak-description');
-    return !!(d && c.dataset.frame !== undefined && d.dataset.frame === c.dataset.frame);
+    const now = performance.now();
+    if (c.dataset.seenFrame !== c.dataset.frame) { c.dataset.seenFrame = c.dataset.frame; c.dataset.seenAt = now; }
+    return !!(d && c.dataset.frame !== undefined && d.dataset.frame === c.dataset.frame) &&
+        now - Number(c.dataset.seenAt) >= quiet;
 }"""
 
 
-def _settle(page, *, timeout_ms: int = 30000) -> bool:
-    """Wait until the description in the page is the one of the picture shown: the kernel writes
-    the words after the picture (DESCRIBE_AFTER later, once its handler is done: a button that
-    trains for 100 steps draws several pictures first), the page places them at most every 500 ms,
-    and marks them with their frame. False when they did not come within ``timeout_ms``."""
+def _settle(page, *, quiet_ms: int = 400, timeout_ms: int = 30000) -> bool:
+    """Wait until the description in the page is the one of the picture shown and no new picture
+    came for ``quiet_ms``: the kernel writes the words after the picture (DESCRIBE_AFTER later,
+    once its handler is done), the page places them at most every 500 ms and marks them with
+    their frame (instead of waiting for 900 ms without new words). False when that did not
+    happen within ``timeout_ms``."""
     try:
-        page.wait_for_function(_JS_SETTLED, timeout=timeout_ms)
+        page.wait_for_function(_JS_SETTLED, arg=quiet_ms, timeout=timeout_ms, polling=100)
         return True
     except Exception:  # playwright's TimeoutError: the caller says what is missing
         return False
