@@ -1,7 +1,9 @@
 // The page side of attention_kit's LiveFigure (an anywidget): a <canvas> showing the figure's
 // PNG background with the moving artists drawn on top from the kernel's "ops" (see draw_ops.py
 // for their format). Each new picture sets data-frame (a counter) and data-picture (a hash of
-// what was drawn) on the canvas and fires "ak-frame" (tests and benchmarks/ watch for it).
+// what was drawn) on the canvas and fires "ak-frame" (tests and benchmarks/ watch for it). The
+// description's element gets data-frame too, once the words of that frame are in it (the
+// kernel's `described`): a test waits for the two to match instead of for a quiet period.
 
 function clipTo(ctx, clip) {
   if (clip) {
@@ -210,6 +212,7 @@ function describer(model, canvas, full, region) {
     const summary = model.get("summary") || "";
     if (summary && canvas.getAttribute("aria-label") !== summary) canvas.setAttribute("aria-label", summary);
     full.textContent = text.replace(/\n/g, " ");
+    full.dataset.frame = String(model.get("described"));
     const lines = text.split("\n");
     const before = new Set(said);
     const changed = lines.filter((line) => !before.has(line));
@@ -223,11 +226,18 @@ function describer(model, canvas, full, region) {
     region.textContent = model.get("announce") === false ? "" : (fresh ? announcement : changed.join(" "));
     region.dataset.frame = String(model.get("frame"));
   }
-  return function changed() {
+  function changed() {
     if (timer !== null) return;  // a text is due: the newest one will be read then
     const wait = ANNOUNCE_MS - (performance.now() - last);
     timer = setTimeout(say, Math.max(0, wait));  // (0: after this frame's paint, not before it)
-  };
+  }
+  function marked() {
+    // the kernel described a frame in words it had written already (or is about to write): with
+    // no text due and the words in place, they are this frame's; else say() marks them
+    const text = (model.get("description") || "").replace(/\n/g, " ");
+    if (timer === null && full.textContent === text) full.dataset.frame = String(model.get("described"));
+  }
+  return { changed, marked };
 }
 
 function render({ model, el }) {
@@ -243,6 +253,7 @@ function render({ model, el }) {
   full.style.cssText = SR_ONLY;
   full.id = "ak-desc-" + Math.random().toString(36).slice(2);
   full.textContent = (model.get("description") || "").replace(/\n/g, " ");
+  full.dataset.frame = String(model.get("described"));
   canvas.setAttribute("aria-describedby", full.id);
   el.appendChild(full);
   const region = document.createElement("div");
@@ -302,15 +313,17 @@ function render({ model, el }) {
   }
 
   model.on("change:frame", update);
-  model.on("change:description", describe);
-  model.on("change:announcement", describe);
+  model.on("change:description", describe.changed);
+  model.on("change:announcement", describe.changed);
+  model.on("change:described", describe.marked);
   update();
   // the kernel may now use its idle time to prepare pictures a control will ask for
   if (typeof model.send === "function") model.send({ event: "shown" });
   return () => {
     model.off("change:frame", update);
-    model.off("change:description", describe);
-    model.off("change:announcement", describe);
+    model.off("change:description", describe.changed);
+    model.off("change:announcement", describe.changed);
+    model.off("change:described", describe.marked);
     unwatch();
   };
 }

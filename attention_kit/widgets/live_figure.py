@@ -81,6 +81,8 @@ class LiveFigure(anywidget.AnyWidget):
     announcement = traitlets.Unicode("", help="What the live region reads when the picture changes: "
                                      "the control and its new value, then the few first lines that "
                                      "changed (see announcement_for).").tag(sync=True)
+    described = traitlets.Int(0, help="The frame the description (and summary) is of: set with "
+                              "every description, also an unchanged one.").tag(sync=True)
 
     def __init__(self, figure: Figure, *, dpi: float | None = None, **kwargs):
         super().__init__(**kwargs)
@@ -362,6 +364,7 @@ class LiveFigure(anywidget.AnyWidget):
                 self.announcement = words
             if text != self.description:
                 self.description = text
+            self.described = self.frame  # (the page marks the words of this frame as placed)
 
 
 def widgets_under(roots) -> list:

@@ -147,6 +147,7 @@ _JS_FOCUSED = """(sel) => {
     return {inside: true, index: all.indexOf(a), kind, name,
             disabled: !!(a.disabled || a.closest('[disabled]') || a.getAttribute('aria-disabled') === 'true'),
             now: a.getAttribute('aria-valuenow'), max: a.getAttribute('aria-valuemax'),
+            min: a.getAttribute('aria-valuemin'),
             valuetext: a.getAttribute('aria-valuetext'),
             selected: a.tagName === 'SELECT' ? a.selectedIndex : null,
             options: a.tagName === 'SELECT' ? a.options.length : null,
@@ -204,20 +205,42 @@ def _new_text(value: str) -> str:
     return " ".join(other)
 
 
-def _settle(page, *, quiet_ms: int = 400, words_ms: int = 900, timeout_ms: int = 30000) -> None:
-    """Wait until the explorer's picture has not changed for ``quiet_ms`` (a button that trains
-    for 100 steps draws several pictures) and its description for ``words_ms``: the words follow
-    the picture (the kernel writes them up to DESCRIBE_EVERY later, the page reads them out at
-    most every 500 ms), so a description taken too soon is the one before the last press."""
-    page.wait_for_function("""([q, w]) => {
+#: The explorer's words are those of the picture it shows (the description's element carries the
+#: frame whose words it holds: live_figure.js, from the kernel's ``described``), and no new
+#: picture came for ``quiet`` ms (one key press can reach the kernel as two messages, and a
+#: button that trains for 100 steps draws several pictures).
+_JS_SETTLED = """(quiet) => {
+    const area = document.querySelector('[data-ak-keys]');
+    const c = area.querySelector('canvas.ak-live-figure');
+    const d = area.querySelector('.ak-description');
+    const now = performance.now();
+    if (c.dataset.seenFrame !== c.dataset.frame) { c.dataset.seenFrame = c.dataset.frame; c.dataset.seenAt = now; }
+    return !!(d && c.dataset.frame !== undefined && d.dataset.frame === c.dataset.frame) &&
+        now - Number(c.dataset.seenAt) >= quiet;
+}"""
+
+
+def _settle(page, *, quiet_ms: int = 400, timeout_ms: int = 30000) -> bool:
+    """Wait until the description in the page is the one of the picture shown and no new picture
+    came for ``quiet_ms``: the kernel writes the words after the picture (DESCRIBE_AFTER later,
+    once its handler is done), the page places them at most every 500 ms and marks them with
+    their frame (instead of waiting for 900 ms without new words). False when that did not
+    happen within ``timeout_ms``."""
+    try:
+        page.wait_for_function(_JS_SETTLED, arg=quiet_ms, timeout=timeout_ms, polling=100)
+        return True
+    except Exception:  # playwright's TimeoutError: the caller says what is missing
+        return False
+
+
+def _words_of(page) -> str:
+    """Which frame the canvas shows and which one the description's words are of."""
+    return page.evaluate("""() => {
         const area = document.querySelector('[data-ak-keys]');
-        const c = area.querySelector('canvas.ak-live-figure');
-        const words = (area.querySelector('.ak-description') || {}).textContent || '';
-        const now = performance.now();
-        if (c.dataset.seenFrame !== c.dataset.frame) { c.dataset.seenFrame = c.dataset.frame; c.dataset.seenAt = now; }
-        if (c.dataset.seenWords !== words) { c.dataset.seenWords = words; c.dataset.seenWordsAt = now; }
-        return now - Number(c.dataset.seenAt) >= q && now - Number(c.dataset.seenWordsAt) >= w;
-    }""", arg=[quiet_ms, words_ms], timeout=timeout_ms, polling=100)
+        const d = area.querySelector('.ak-description');
+        return `frame ${area.querySelector('canvas.ak-live-figure').dataset.frame} shown, ` +
+               `words of frame ${d ? d.dataset.frame : '(no description)'}`;
+    }""")
 
 
 def _gist(words: str, n: int = 160) -> str:
@@ -242,7 +265,8 @@ def _operate(page, focus: dict, memo: dict) -> str | None:
             return None
         if v0 == v1:
             return None
-        text = f"{v1 + (v1 - v0):.6g}"
+        # (a slider the arrow took to its end: a step back past where it was, inside the range)
+        text = f"{v1 + (v1 - v0) * (-2 if memo.pop('at_end', False) else 1):.6g}"
         kb.press("Control+a")
         kb.type(text)
         kb.press("Enter")
@@ -276,7 +300,9 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
            "unreached": [], "failures": [], "log": []}
     if not page.evaluate(_JS_START, [n, CONTROLS]):
         return out
-    _settle(page)
+    if not _settle(page):  # (then no press can be judged: stop here)
+        out["failures"].append(f"the description never became that of the picture shown: {_words_of(page)}")
+        return out
     seen: list[int] = []
     memo: dict = {}
     for _ in range(max_tabs):
@@ -291,7 +317,9 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
             out["disabled"] += 1
             out["log"].append(f"{where}: disabled, skipped")
         else:
-            _settle(page)
+            if not _settle(page):
+                out["failures"].append(f"before {where}: the description is not the picture's: {_words_of(page)}")
+                break
             before = page.evaluate(_JS_PICTURE)
             if focus["kind"] == "slider":  # typed back into its value box, which Tab reaches next
                 memo["readout"] = focus["readout"]
@@ -305,16 +333,18 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
                     page.wait_for_function(
                         """(f) => document.querySelector('[data-ak-keys] canvas.ak-live-figure').dataset.frame !== f""",
                         arg=before["frame"], timeout=15000)
-                    page.wait_for_function(
-                        """(d) => ((document.querySelector('[data-ak-keys] .ak-description') || {}).textContent || '') !== d""",
-                        arg=before["full"], timeout=15000)
                 except Exception:  # playwright's TimeoutError: judged below
                     pass
+                else:
+                    _settle(page, timeout_ms=15000)  # the words of the new picture
                 after = page.evaluate(_JS_PICTURE)
                 if after["frame"] != before["frame"] and after["full"] != before["full"]:
                     break
                 if focus["kind"] == "slider":  # a step that changes no shown number: one more
-                    focus = page.evaluate(_JS_FOCUSED, CONTROLS)
+                    again = page.evaluate(_JS_FOCUSED, CONTROLS)
+                    if not again["inside"]:
+                        break  # the key took the focus out of the explorer: said below
+                    focus = again
             if done is None:
                 out["log"].append(f"{where}: nothing to do")
             else:
@@ -330,6 +360,9 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
                 else:
                     out["operated"] += 1
             now = page.evaluate(_JS_FOCUSED, CONTROLS)
+            if focus["kind"] == "slider" and now["inside"]:
+                memo["at_end"] = now["now"] is not None and any(
+                    x is not None and float(x) == float(now["now"]) for x in (now["max"], now["min"]))
             if focus["kind"] == "slider" and now["inside"] and now["readout"]:
                 try:  # the value read out is the one shown (set a frame after the readout changes)
                     page.wait_for_function(_JS_SAYS_SHOWN, timeout=3000)
@@ -350,3 +383,4 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
     out["order_ok"] = seen == sorted(seen)
     out["unreached"] = sorted(tabbable - set(seen))
     return out
+
