@@ -343,7 +343,7 @@ class RunResult:
     cells: list[Cell] = field(default_factory=list)
 
 
-def wait_for_notebook(page, *, timeout: float = 120.0) -> None:
+def wait_for_notebook(page, *, timeout: float = 300.0) -> None:
     """Wait until the notebook panel exists, its context is ready and the kernel is idle."""
     deadline = time.monotonic() + timeout
     state = None

@@ -131,7 +131,7 @@ def test_every_control_of_every_explorer_works_from_the_keyboard_in_notebook7(no
         page.wait_for_function(
             """(p) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
                         return !!(w && w.context && w.context.path === p); }""",
-            arg=notebook.name, timeout=120_000)
+            arg=notebook.name, timeout=300_000)
         jlab.wait_for_notebook(page)
         jlab.start_run_all_by_command(page)
         jlab.wait_run_all(page, timeout=400)
