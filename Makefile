@@ -1,8 +1,8 @@
 # Two commands do all the setup on a fresh machine with Python >= 3.10 and make:
 #   make lab    - create .venv, install attention_kit (editable) and the locked versions of
 #                 requirements/lab.txt, open JupyterLab on notebooks/
-#   make test   - the same plus the test tools (requirements/test.txt), then ruff, the unit tests
-#                 and nbval on every notebook
+#   make test   - the same plus the test tools (requirements/test.txt), then ruff, the unit tests,
+#                 the browser tests and nbval (twice) on every notebook
 #   make check  - the quick loop after a small change: ruff, the fast unit tests, nbval on what changed
 PYTHON ?= python3
 VENV   := .venv
@@ -104,7 +104,12 @@ nbval-lowest: $(LOWEST_STAMP)
 	sys.exit(0 if v == '$(LOWEST_VERSION)' else '*** nbval-lowest: $(LOWEST) runs Python ' + v + ', not $(LOWEST_VERSION): make clean, then again')"
 	@if [ -n "$(NB)" ]; then env -u MPLBACKEND $(LOWEST)/bin/python -m pytest -q $(NBVAL) $(NBVAL_LOWEST_ARGS) $(NB); fi
 
-test: lint unit browser nbval nbval-elsewhere
+# make test: ruff, then the unit tests, nbval and nbval-elsewhere one after the other beside the
+# browser tests, two targets at a time (the browser tests mostly wait for the page and leave a core
+# idle); each target's output is printed whole when it ends. TEST_JOBS=1: one after the other.
+TEST_JOBS ?= 2
+test: lint
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target browser unit nbval nbval-elsewhere
 
 # Binder as repo2docker builds it (docs/development.md, "Binder as repo2docker builds it"): a venv,
 # .venv-binder, on Python 3.11 with repo2docker's base environment (requirements/repo2docker-base.txt,
