@@ -324,14 +324,22 @@ def test_replies_are_read_only_from_nonce_lines():
         thread.join(5)
 
 
-def test_the_time_limit_counts_the_learners_code_not_the_graders_round_trips():
+def test_the_time_limit_counts_the_learners_code_not_the_graders_round_trips(monkeypatch):
     """A busy machine makes each round trip slow; only the time the kernel measured around the
     learner's function counts against the exercise's limit (the CI of stop 39: an honest
-    learner's answer "did not finish" under load)."""
-    import time as _time
-
-    from attention_kit.grading import wire
+    learner's answer "did not finish" under load). The grader's clock is a stand-in that each
+    round trip moves by exactly 0.05 s (a real sleep took longer on a busy machine: issue 44)."""
+    from attention_kit.grading import remote, wire
     from attention_kit.grading.remote import Link, OutOfTime, RemoteFunction
+
+    class Clock:
+        now = 1000.0
+
+        def monotonic(self):
+            return self.now
+
+    _time = Clock()
+    monkeypatch.setattr(remote, "time", _time)
 
     class SlowLink(Link):  # every round trip takes 0.05 s of the grader's time
         def __init__(self, elapsed):  # no kernel: the replies are made here
@@ -339,7 +347,7 @@ def test_the_time_limit_counts_the_learners_code_not_the_graders_round_trips():
             self.budget(10.0)
 
         def request(self, request, timeout):
-            _time.sleep(0.05)
+            _time.now += 0.05
             self.sent.append(timeout)
             return {"result": wire.encode(1.0), "elapsed": self.elapsed, "args_after": wire.encode([])}
 
