@@ -138,6 +138,39 @@ def test_an_explorers_live_figure_describes_each_new_picture():
     assert e.live.description != first and "Masked" not in e.live.description
 
 
+@pytest.mark.parametrize("score,align", [("dot", "hard"), ("additive", "soft"), ("concat", "hard")])
+def test_each_step_of_01s_seed_changes_the_words_when_the_seed_is_used(score, align):
+    """The seed is said wherever it changes what is drawn (a sampled key, random score weights):
+    a press of it changes the description even when the sample drawn is the same key (a keyboard
+    run in Notebook 7 saw the picture change under unchanged words)."""
+    from attention_kit.widgets import AttentionExplorer
+
+    e = AttentionExplorer([1.0, 0.4], [[1.2, 0.3], [0.2, 1.0], [-0.8, 0.5]],
+                          [[1.5, -0.6], [-0.4, 1.5], [-1.2, -0.5]], score=score, align=align)
+    e.live.DESCRIBE_EVERY = e.live.DESCRIBE_AFTER = 0.0
+    if align == "hard":
+        e.controls["sample"].value = True
+    assert not e.controls["seed"].disabled
+    seen, picks = [], set()
+    for seed in range(6):
+        e.controls["seed"].value = seed
+        seen.append(e.live.description)
+        picks.add(tuple(e._compute()["weights"]))
+        assert f"seed {seed}" in e.live.description
+    assert len(set(seen)) == 6
+    if align == "hard" and score == "dot":
+        assert len(picks) < 6  # (some seeds draw the same key: the words differ all the same)
+
+
+def test_the_seed_is_not_said_where_it_changes_nothing():
+    from attention_kit.widgets import AttentionExplorer
+
+    e = AttentionExplorer([1.0, 0.4], [[1.2, 0.3], [0.2, 1.0]], score="dot", align="hard")
+    e.live.DESCRIBE_EVERY = e.live.DESCRIBE_AFTER = 0.0
+    e.update()
+    assert e.controls["seed"].disabled and "seed" not in e.live.description
+
+
 def test_in_a_kernel_the_words_follow_the_picture_not_with_it(monkeypatch):
     """In a kernel (its event loop stood in for), a picture's words come DESCRIBE_AFTER later, so
     the kernel's few ms of describing do not compete with the page drawing the picture; a burst

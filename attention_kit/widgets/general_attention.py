@@ -180,11 +180,17 @@ class AttentionExplorer(Explorer):
             t.set_text(f"{v:.2f}")
             t.set_position((i, v + 0.02))
         c = self.controls
-        self._ax_s.set_title(f"scores e = {c['score'].value}(q, k)", fontsize=11)
-        extra = ""
+        # the seed is named wherever it changes what is drawn (random score weights, a sampled key),
+        # so a press of the seed always changes the words as well as the picture
+        seed = int(c["seed"].value)
+        random_w = f", random W seed {seed}" if c["score"].value in ("additive", "concat") else ""
+        self._ax_s.set_title(f"scores e = {c['score'].value}(q, k){random_w}", fontsize=11)
+        extra, how = "", f"{c['align'].value} alignment"
         if c["align"].value == "local":
             extra = f", p={c['p'].value:.1f}, D={c['D'].value}"
-        self._ax_w.set_title(f"weights a = {c['align'].value} alignment of e "
+        elif c["align"].value == "hard" and c["sample"].value:
+            extra, how = f", seed {seed}", "hard sample"
+        self._ax_w.set_title(f"weights a = {how} of e "
                              f"(T={c['temperature'].value:.2f}{extra}); sum = {a.sum():.2f}", fontsize=11)
         K, V, q, ctx = st["K"], st["V"], st["q"], st["context"]
         pts = np.vstack([K, V, q[None], ctx[None]])
