@@ -236,6 +236,76 @@ def record_only_checkers(source: str) -> str:
     return "".join(lines)
 
 
+def _decorated(node, name: str) -> bool:
+    return any((isinstance(d, ast.Name) and d.id == name)
+               or (isinstance(d, ast.Attribute) and d.attr == name) for d in node.decorator_list)
+
+
+def strip_references(source: str, module: str = "?") -> str:
+    """``source`` (a module of ``attention_kit/check``) without the code that computes right
+    answers: every ``@reference`` helper is left out and every ``@recorded`` function's body is
+    replaced by a stub (the student edition reads its results from ``recorded.pkl``;
+    ``attention_kit/check/recorded.py``). Raises ValueError when code left in the module still
+    names a helper that was left out."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    dropped, stubbed = [], []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            if _decorated(node, "reference"):
+                dropped.append(node)
+            elif _decorated(node, "recorded"):
+                stubbed.append(node)
+    for node in sorted(dropped + stubbed, key=lambda n: n.lineno, reverse=True):
+        first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        if node in dropped:
+            lines[first - 1: node.end_lineno] = []
+            continue
+        indent = " " * node.body[0].col_offset
+        stub = (f"{indent}return None  # the student edition holds this function's results as data "
+                f"(check/recorded.pkl)\n")
+        lines[node.body[0].lineno - 1: node.end_lineno] = [stub]
+    out = "".join(lines)
+    names = {n.name for n in dropped}
+    used = {n.id for n in ast.walk(ast.parse(out)) if isinstance(n, ast.Name)} & names
+    if used:
+        raise ValueError(f"attention_kit/check/{module}: {sorted(used)} are marked @reference (left "
+                         "out of the student edition) but code the student edition keeps calls "
+                         "them; call them only from @recorded functions")
+    return out
+
+
+def record_data() -> dict:
+    """Every ``@recorded`` function of ``attention_kit.check``, called: the student edition's
+    ``recorded.pkl``."""
+    import importlib
+    import pkgutil
+
+    import attention_kit.check as check
+    from attention_kit.check import recorded
+
+    for info in pkgutil.iter_modules(check.__path__):
+        importlib.import_module(f"attention_kit.check.{info.name}")
+    return {key: fn() for key, fn in sorted(recorded.recorded_functions().items())}
+
+
+def write_check_package(folder: Path, *, record_predictions: bool = False) -> None:
+    """Turn ``folder`` (a copy of ``attention_kit/check``) into the student edition's: data
+    instead of reference code, and, with ``record_predictions``, prediction checkers that only
+    record."""
+    from attention_kit.check.recorded import save_store
+
+    if record_predictions:
+        (folder / "class_settings.json").write_text(
+            json.dumps({"predictions": "record"}) + "\n", encoding="utf-8")
+    for module in sorted(folder.glob("*.py")):
+        text = strip_references(module.read_text(encoding="utf-8"), module.name)
+        if record_predictions:
+            text = record_only_checkers(text)
+        module.write_text(text, encoding="utf-8")
+    save_store(folder / "recorded.pkl", record_data())
+
+
 def write_edition(out: Path, notebooks: list[Path], *, record_predictions: bool = False) -> None:
     """Everything but the notebooks: package, README, Makefile, environment and project files.
 
@@ -246,11 +316,7 @@ def write_edition(out: Path, notebooks: list[Path], *, record_predictions: bool 
     shutil.copytree(ROOT / "attention_kit", out / "attention_kit",
                     # the grader (with its hidden cases and their references) stays with the teacher
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "grading"))
-    if record_predictions:
-        (out / "attention_kit" / "check" / "class_settings.json").write_text(
-            json.dumps({"predictions": "record"}) + "\n", encoding="utf-8")
-        for module in sorted((out / "attention_kit" / "check").glob("*.py")):
-            module.write_text(record_only_checkers(module.read_text(encoding="utf-8")), encoding="utf-8")
+    write_check_package(out / "attention_kit" / "check", record_predictions=record_predictions)
     readme = (TEMPLATES / "README.md").read_text(encoding="utf-8")
     (out / "README.md").write_text(readme.replace("{notebooks}", notebook_table(notebooks)),
                                    encoding="utf-8")

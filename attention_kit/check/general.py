@@ -26,6 +26,7 @@ from ..mechanism.alignment import softmax
 from ..mechanism.scores import cosine_score, dot_score
 from . import close, not_attempted, not_done, prediction, quietly, report, try_call
 from .plain import plain_numpy
+from .recorded import recorded
 
 __all__ = [
     "quietly",
@@ -75,8 +76,16 @@ def _as_vector(x) -> np.ndarray | None:
     return arr
 
 
-def softmax_by_hand(weights, scores=SOFTMAX_SCORES, *, atol: float = 5e-3) -> bool:
-    """Check hand-computed softmax weights of ``scores`` (default ``[2, 1, 0]``), to ``atol``.
+@recorded
+def _softmax_table() -> dict:
+    """The by-hand softmax's scores, their weights and the usual mistakes' numbers."""
+    e = SOFTMAX_SCORES.astype(float)
+    return {"scores": e, "want": softmax(e), "exp": np.exp(e), "exp_sum": float(np.exp(e).sum()),
+            "linear": e / e.sum(), "negated": softmax(-e)}
+
+
+def softmax_by_hand(weights, *, atol: float = 5e-3) -> bool:
+    """Check hand-computed softmax weights of ``SOFTMAX_SCORES`` (``[2, 1, 0]``), to ``atol``.
 
     Parameters
     ----------
@@ -86,28 +95,29 @@ def softmax_by_hand(weights, scores=SOFTMAX_SCORES, *, atol: float = 5e-3) -> bo
     if not_done(weights):
         return not_attempted("no answer yet: replace the ... with your three weights")
     w = _as_vector(weights)
-    e = np.asarray(scores, dtype=float)
-    want = softmax(e)
+    t = _softmax_table()
+    e, want = t["scores"], t["want"]
     if w is None or w.shape != e.shape:
         shape = None if w is None else w.shape
         return report(False, f"expected {e.size} weights, one per score, shape {e.shape}; got shape {shape}")
     if np.allclose(w, want, atol=atol):
         return report(True, f"softmax({e.tolist()}) = {np.round(want, 3).tolist()}: the weights are positive and sum to 1")
-    if np.allclose(w, np.exp(e), atol=max(atol, 0.02)):
-        return report(False, "these are exp(e_l), not yet weights: divide each by their sum "
-                             f"({np.exp(e).sum():.3f}) so that they add up to 1")
-    if e.sum() != 0 and np.allclose(w, e / e.sum(), atol=atol):
-        return report(False, "you divided the raw scores by their sum, which skips the exponential: "
-                             "take exp(e_l) first, then divide by the sum of the exponentials")
-    if np.allclose(w, softmax(-e), atol=atol):
-        return report(False, "you gave the largest weight to the smallest score: softmax uses exp(+e_l), not exp(-e_l)")
+    if np.allclose(w, t["exp"], atol=max(atol, 0.02)):
+        return report(False, "these are exp(e_l), not yet weights: what must the weights add up to, "
+                             "and what turns these numbers into such weights?")
+    if np.allclose(w, t["linear"], atol=atol):
+        return report(False, "you divided the raw scores by their sum, which skips a step: softmax "
+                             "makes every score positive first, with the function that gives it its name")
+    if np.allclose(w, t["negated"], atol=atol):
+        return report(False, "you gave the largest weight to the smallest score: a larger score "
+                             "should get a larger weight")
     if np.allclose(np.sort(w), np.sort(want), atol=atol):
         return report(False, "right numbers, wrong order: weight l belongs to score l")
     if abs(w.sum() - 1.0) > 0.0015 + 1e-12:   # three weights rounded to 3 decimals: the sum is off by at most 0.0015
         return report(False, f"your weights sum to {w.sum():.3f}, not to 1; softmax weights always sum to 1 "
-                             "(up to rounding). Compute exp(e_l) for each score, then divide by the total")
-    return report(False, "your weights sum to 1 (to rounding) but are not the softmax: recompute exp(2), exp(1), exp(0) "
-                         "(about 7.389, 2.718, 1) and divide each by their sum")
+                             "(up to rounding): check each step of the recipe in section 1")
+    return report(False, "your weights sum to 1 (to rounding) but are not the softmax of these "
+                         "scores: recompute each exponential with more decimals before you divide")
 
 
 def _dot_cases():
