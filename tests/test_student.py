@@ -262,3 +262,42 @@ def test_a_sentence_pointing_at_a_solution_is_rejected(tmp_path):
     for text in ("x = 2 is a solution of the equation.", "Solutions of a linear system",
                  "a closed-form solution exists"):
         assert not make_student.FORBIDDEN.search(text), text
+
+
+def test_an_exercise_answered_above_itself_is_found(tmp_path):
+    """The builder fails when a kept cell above an exercise computes its worked solution's
+    expression (variables renamed) or prints its literal answer (issue 46)."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    from answers_above import answers_above
+
+    nb = nbformat.v4.new_notebook()
+    demo = nbformat.v4.new_code_cell("scores = Qd @ Kd.T / np.sqrt(Kd.shape[1])\nprint(scores)")
+    rows = nbformat.v4.new_code_cell("print('rows that change:', [3, 4, 5])")
+    rows.outputs = [nbformat.v4.new_output("stream", text="rows that change: [3 4 5]\n")]
+    ex2 = nbformat.v4.new_code_cell("def my_scaled_scores(Q, K):\n    return ...")
+    sol2 = nbformat.v4.new_code_cell("def my_scaled_scores(Q, K):\n    return Q @ K.T / np.sqrt(K.shape[1])")
+    sol2.metadata["tags"] = ["solution"]
+    nb.cells = [demo, rows, ex2, sol2]
+    found = answers_above(nb, "02_self_attention.ipynb", is_dropped=make_student.is_dropped)
+    assert len(found) == 1 and "02.2" in found[0] and "Qd @ Kd.T" in found[0]
+    nb.cells = [ex2, demo, sol2]  # the demonstration after the exercise: fine
+    assert answers_above(nb, "02_self_attention.ipynb", is_dropped=make_student.is_dropped) == []
+    ex4 = nbformat.v4.new_code_cell("answer = ...\ncheck.future_unchanged(answer)")
+    sol4 = nbformat.v4.new_code_cell("answer = [3, 4, 5]")
+    sol4.metadata["tags"] = ["solution"]
+    nb.cells = [rows, ex4, sol4]
+    found = answers_above(nb, "04_masks_and_positions.ipynb", is_dropped=make_student.is_dropped)
+    assert len(found) == 1 and "prints its answer '[3 4 5]'" in found[0]
+
+
+def test_a_pointer_at_files_the_edition_lacks_is_rejected(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_markdown_cell("The models were trained by `python tools/train_heads.py`."))
+    nbformat.write(nb, tmp_path / "08_what_heads_learn.ipynb")
+    (tmp_path / "attention_kit" / "check").mkdir(parents=True)
+    (tmp_path / "attention_kit" / "check" / "x.py").write_text('def f():\n    """See tests/test_x.py."""\n')
+    problems = make_student.find_leaks(tmp_path, originals=[])
+    assert any("points at 'tools/train_heads.py'" in p for p in problems)
+    assert any("x.py: says 'tests/test_x.py'" in p for p in problems)
+    for fine in ("the tests pass", "see attention_kit/tools.py", "the tools/ folder", "my/tests/x.py"):
+        assert not make_student.MISSING_PATHS.search(fine), fine

@@ -35,6 +35,7 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
 TEMPLATES = ROOT / "tools" / "student_edition"
 SOLUTION_TAGS = {"solution", "solutions"}
 DROP_TAGS = SOLUTION_TAGS | {"answer-reveal"}
@@ -48,7 +49,11 @@ FORBIDDEN = re.compile(r"worked\s+solution|solution\s+follows|collapsed\s+cell|f
                        r"|\b(?:in|from|against|see|with|under|to|than|of|at)\s+(?:the|its|each|their|our)"
                        r"\s+(?:\w+\s+)?solutions?\b"
                        r"|\bsolutions?\s+(?:cells?|below|above|shows?|says?|measures?|prints?)\b", re.I)
+# Paths the student edition does not ship (issue 46: 08 and 09 pointed learners at tools/ and tests/).
+MISSING_PATHS = re.compile(r"(?<![\w/.-])(?:tools|tests)/[\w./-]*\w")
 ZIP_ROOT = "attention-course"
+STUDENT_DOC = ('"""Exercise checkers of the course: each prints one line, ✓ or ✗ with a hint, and returns '
+               'True or False.\n\nThey compare your answer with recorded cases (recorded.pkl).\n"""\n')
 
 
 def _tags(cell) -> set[str]:
@@ -116,11 +121,23 @@ def find_leaks(folder: Path, originals: list[Path] | None = None) -> list[str]:
     secret = set()
     for src in originals:
         secret |= solution_lines(nbformat.read(src, as_version=4))
+    from answers_above import answers_above
+
     problems = []
+    for src in originals:
+        if (folder / src.name).exists():
+            problems += answers_above(nbformat.read(src, as_version=4), src.name, is_dropped=is_dropped)
     for path in sorted(folder.rglob("*")):
-        if not path.is_file() or ".venv" in path.parts or path.suffix in {".pyc", ".npz", ".js"}:
+        if not path.is_file() or ".venv" in path.parts or path.suffix in {".pyc", ".npz", ".js", ".pkl"}:
             continue
         rel = path.relative_to(folder)
+        if path.suffix == ".py":
+            if rel.parts[:2] == ("attention_kit", "check"):  # what `check.x??` shows a learner
+                text = path.read_text(encoding="utf-8")
+                for pattern in (FORBIDDEN, MISSING_PATHS):
+                    if m := pattern.search(text):
+                        problems.append(f"{rel}: says {m.group(0)!r}")
+            continue
         if path.suffix == ".ipynb":
             nb = nbformat.read(path, as_version=4)
             for k, cell in enumerate(nb.cells):
@@ -136,6 +153,8 @@ def find_leaks(folder: Path, originals: list[Path] | None = None) -> list[str]:
         for text in texts:
             if m := FORBIDDEN.search(text):
                 problems.append(f"{rel}: says {m.group(0)!r}")
+            if path.suffix == ".ipynb" and (m := MISSING_PATHS.search(text)):
+                problems.append(f"{rel}: points at {m.group(0)!r}, which the student edition does not have")
             if path.suffix == ".ipynb":
                 for ln in text.splitlines():
                     if ln.strip() in secret:
@@ -256,6 +275,8 @@ def strip_references(source: str, module: str = "?") -> str:
                 dropped.append(node)
             elif _decorated(node, "recorded"):
                 stubbed.append(node)
+    doc = tree.body[0] if tree.body and isinstance(tree.body[0], ast.Expr) \
+        and isinstance(tree.body[0].value, ast.Constant) and isinstance(tree.body[0].value.value, str) else None
     for node in sorted(dropped + stubbed, key=lambda n: n.lineno, reverse=True):
         first = min([node.lineno] + [d.lineno for d in node.decorator_list])
         if node in dropped:
@@ -265,6 +286,8 @@ def strip_references(source: str, module: str = "?") -> str:
         stub = (f"{indent}return None  # the student edition holds this function's results as data "
                 f"(check/recorded.pkl)\n")
         lines[node.body[0].lineno - 1: node.end_lineno] = [stub]
+    if doc is not None:  # the module's docstring is the maintainers' (paths, solutions): a learner's instead
+        lines[doc.lineno - 1: doc.end_lineno] = [STUDENT_DOC]
     out = "".join(lines)
     names = {n.name for n in dropped}
     used = {n.id for n in ast.walk(ast.parse(out)) if isinstance(n, ast.Name)} & names

@@ -57,8 +57,8 @@ _state = _State()
 def quietly() -> Iterator[None]:
     """Run checkers without printing; they still return True or False.
 
-    The worked solutions use it (``with check.quietly(): assert check.x(answer)``), so that their
-    cells store no output and the saved notebook gives no answer away before the learner tries.
+    A cell that only confirms an answer uses it (``with check.quietly(): assert check.x(answer)``),
+    so that it stores no output and the saved notebook gives no answer away before the learner tries.
     """
     _state.quiet += 1
     try:
@@ -234,7 +234,7 @@ def as_floats(x) -> np.ndarray | None:
 
 # ---------------------------------------------------------------- predictions recorded in class
 
-#: Written into a student edition by ``make student PREDICTIONS=record`` (``tools/make_student.py``).
+#: Written into a student edition by ``make student PREDICTIONS=record`` (the student-edition builder).
 CLASS_SETTINGS = Path(__file__).with_name("class_settings.json")
 
 
@@ -272,7 +272,7 @@ def prediction(checker: Callable[..., bool]) -> Callable[..., bool]:
 def record_only(*answers) -> bool:
     """Record the prediction ``answers`` (``● recorded: ...``) without judging it. In a student
     edition built with ``--record-predictions`` this is the whole body of every prediction
-    checker (``tools/make_student.py``): no judging code ships, so no switch (``graded_hints``,
+    checker (the student-edition builder): no judging code ships, so no switch (``graded_hints``,
     ``__wrapped__``, the settings file) can give a verdict in class; ``make grade`` judges with
     the teacher's checkers."""
     if any(not_done(a) for a in answers):

@@ -177,7 +177,7 @@ def exercises() -> Iterator[tuple[str, Notebook, Exercise]]:
 # Where the syntax trees are built: ``AK_PARSE_TRACE=<file>`` appends one line per parse_cell
 # call (process id, thread id, 1 if it is the process's main thread, start and end on the
 # monotonic clock). CPython 3.10/3.11 cannot build trees in two threads at once (the grader's
-# ``workers.py``); tests/test_grading_threads.py reads this file while a class is graded.
+# ``workers.py``); the grading-threads test reads this file while a class is graded.
 _TRACE = os.environ.get("AK_PARSE_TRACE")
 
 
