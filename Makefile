@@ -197,9 +197,9 @@ check: $(TESTS)
 	$(BIN)/ruff check .
 	@# bytecode caches kept (a second run skips compiling and pytest's assertion rewriting: about 6 s per
 	@# process) and nbval not loaded (its import costs about 4 s per process; the unit tests do not use it)
-	env -u PYTHONDONTWRITEBYTECODE MPLBACKEND=Agg $(BIN)/python -m pytest -q -p no:nbval -m "not slow" --ignore=tests/browser $(if $(filter 1,$(JOBS)),,-n $(JOBS)) tests
+	MPLBACKEND=Agg $(PYTEST) -q -p no:nbval $(XDIST) -m "not slow and not bench" --ignore=tests/browser $(PYTEST_ARGS) tests
 	@nb="$$($(BIN)/python tools/changed_notebooks.py $(SINCE))"; \
-	if [ -n "$$nb" ]; then echo "nbval on $$nb" | tr '\n' ' '; echo; env -u MPLBACKEND $(BIN)/python -m pytest -q $(NBVAL) $$nb; \
+	if [ -n "$$nb" ]; then echo "nbval on $$nb" | tr '\n' ' '; echo; env -u MPLBACKEND $(PYTEST) -q $(NBVAL) $$nb; \
 	else echo "nbval: no notebook touched (make nbval runs them all)"; fi
 
 # Re-execute notebooks in place (their stored outputs are what nbval compares):
