@@ -33,8 +33,8 @@ def _example():
     module: dict = {}
     exec(compile(blocks["checker"], "checker", "exec"), module)  # noqa: S102
     checker = module["temperature_softmax"]
-    fake = SimpleNamespace(general=SimpleNamespace(temperature_softmax=checker),
-                           quietly=check.quietly)
+    # as the notebooks bind it: `from attention_kit.check import general as check`
+    fake = SimpleNamespace(temperature_softmax=checker, quietly=check.quietly)
     return blocks, checker, fake
 
 
@@ -93,3 +93,31 @@ def test_the_registry_line_finds_the_exercise_and_the_student_copy_drops_the_sol
     assert removed == 1 and all("z - z.max()" not in c.source for c in student.cells)
     assert make_student.ungradable_exercises(student, nb01.file) == [
         ex_id for ex_id, _ in nb01.numbered()]   # the real 01's exercises are not in this tiny copy
+
+
+def test_the_example_checker_holds_data_in_the_student_edition():
+    """The page's checker, as make student writes it: the recorded table's code is gone and the
+    checker still judges from the recorded numbers."""
+    import pickle
+
+    blocks, checker, fake = _example()
+    stripped = make_student.strip_references(blocks["checker"], "example")
+    assert "softmax(e / T)" not in stripped.split("def temperature_softmax")[0]
+    assert "softmax(e * T)" not in stripped and "cases = [" not in stripped
+    from attention_kit.check import recorded
+
+    table = recorded.recorded_functions()["?._temperature_table"]()
+    module: dict = {}
+    exec(compile(stripped, "checker", "exec"), module)  # noqa: S102
+    store = {"?._temperature_table": table}
+    saved = recorded._store
+    recorded._store = store
+    try:
+        student = SimpleNamespace(temperature_softmax=module["temperature_softmax"], quietly=check.quietly)
+        _, results = _run(blocks["exercise"].replace("return ...", "return np.exp(e * T) / np.exp(e * T).sum()"), student)
+        assert "multiplied" in results[0].message
+        ns, results = _run(blocks["solution"], student)
+        assert results[-1].passed
+    finally:
+        recorded._store = saved
+    assert pickle.loads(pickle.dumps(table))  # data only: it goes into recorded.pkl

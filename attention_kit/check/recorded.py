@@ -56,7 +56,7 @@ def load_store() -> dict[str, Any]:
 
 
 def _key(fn: Callable) -> str:
-    return f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__qualname__}"
+    return f"{(fn.__module__ or '?').rsplit('.', 1)[-1]}.{fn.__qualname__}"
 
 
 def recorded(fn: Callable[[], Any]) -> Callable[[], Any]:
