@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import ast
 import collections
+import gc
 import inspect
 import os
 import sys
@@ -109,6 +110,12 @@ class Noise:
         self.stop.set()
         for t in self.threads:
             t.join()
+        # the garbage left is collected here, inside the test, not when the pytest-xdist worker
+        # exits: execnet sends a worker still busy 5 s after its shutdown a SIGINT, which landed
+        # in this finalizer ("Exception ignored in: _Cycle.__del__ ... KeyboardInterrupt")
+        start = time.monotonic()
+        gc.collect()
+        self.collect_s = time.monotonic() - start
 
 
 def _parses_off_main_or_overlapping(trace: Path) -> list[str]:
@@ -160,7 +167,8 @@ def stress(rounds: int, learners: int, workers: int, work: Path, out=print) -> d
                 out(f"round {r + 1}/{rounds}: {len(result.by_key)} notebooks in "
                     f"{time.monotonic() - start:.0f} s, {passed} of {len(verdicts)} exercises "
                     f"passed, {len(bad)} could not run" + (f": {bad[0]}" if bad else ""))
-            counts.update({"noise parses": noise.parses, "noise errors": noise.errors})
+        counts.update({"noise parses": noise.parses, "noise errors": noise.errors,
+                       "final collection s": round(noise.collect_s, 2)})
     finally:
         del os.environ["AK_PARSE_TRACE"]
         registry._TRACE = None
