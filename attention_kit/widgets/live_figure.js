@@ -309,6 +309,11 @@ function render({ model, el }) {
       background = img;
       paint();
     };
+    img.onerror = () => {  // a background this page cannot decode: the newest commands on the old one
+      if (backgroundUrl !== url) return;
+      canvas.dataset.error = "background image could not be decoded";
+      paint();
+    };
     img.src = url;
   }
 
