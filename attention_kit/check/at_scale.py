@@ -182,6 +182,7 @@ _TILE_HINTS = (
 )
 
 
+@reference
 def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
