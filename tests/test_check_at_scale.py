@@ -141,8 +141,9 @@ def _ceil(a, b):
     (lambda n, bq, bk: sum(any(j > i for i in range(r0, min(r0 + bq, n)) for j in range(c0, min(c0 + bk, n)))
                            for r0 in range(0, n, bq) for c0 in range(0, n, bk)), "diagonal tiles were counted"),
     (lambda n, bq, bk: _ceil(n, bq) * _ceil(n, bk) / 2, "about half"),
-    (lambda n, bq, bk: _ceil(n, bq) * (_ceil(n, bq) - 1) // 2, "only when block_q == block_k"),
+    (lambda n, bq, bk: _ceil(n, bq) * (_ceil(n, bq) - 1) // 2, "only when both blocks have the same size"),
     (lambda n, bq, bk: 3, "expected 6 skipped tiles, got 3"),
+    (lambda n, bq, bk: 3, "Draw the tiles of this case"),
     (lambda n, bq, bk: "6", "whole number"),
     (lambda n, bq, bk: None, "forget `return`"),
     (boom, "RuntimeError: boom"),
@@ -168,14 +169,15 @@ def test_kv_cache_size_accepts_right_answers(capsys, right):
 
 
 @pytest.mark.parametrize("wrong, words", [
-    (lambda n, L, H, Hkv, d, b: L * Hkv * d * b * n, "the factor 2"),
+    (lambda n, L, H, Hkv, d, b: L * Hkv * d * b * n, "beside its key"),
     (lambda n, L, H, Hkv, d, b: 2 * L * H * d * b * n, "query heads"),
     (lambda n, L, H, Hkv, d, b: 2 * Hkv * d * b * n, "one layer"),
-    (lambda n, L, H, Hkv, d, b: 2 * L * Hkv * d * n, "bytes_per_value"),
+    (lambda n, L, H, Hkv, d, b: 2 * L * Hkv * d * n, "how many bytes does each number take"),
     (lambda n, L, H, Hkv, d, b: 16 * L * Hkv * d * b * n, "bits"),
-    (lambda n, L, H, Hkv, d, b: 2 * L * Hkv * d * b * n * n, "n_tokens^2"),
+    (lambda n, L, H, Hkv, d, b: 2 * L * Hkv * d * b * n * n, "not with their square"),
     (lambda n, L, H, Hkv, d, b: 2 * L * Hkv * d * b * n / 2**30, "not GiB"),
-    (lambda n, L, H, Hkv, d, b: 3 * L * Hkv * d * b * n, "2 (K and V) x layers"),
+    (lambda n, L, H, Hkv, d, b: 3 * L * Hkv * d * b * n, "Count what one token leaves behind"),
+    (lambda n, L, H, Hkv, d, b: 2 * L * Hkv * d * b * n / 1e9, "not GiB or GB"),
     (lambda *a: [1], "number of bytes"),
     (boom, "RuntimeError: boom"),
     (lambda *a: ..., STUB),
@@ -188,8 +190,32 @@ def test_kv_cache_size_names_the_mistake(capsys, wrong, words):
 
 def test_first_kv_case_tells_heads_from_kv_heads():
     # the first case must have fewer key/value heads than heads, or the 'query heads' mistake would pass it
-    name, shape, _ = chk._KV_CASES[0]
-    assert shape["kv_heads"] < shape["heads"], name
+    table = chk._kv_table()
+    n, L, H, Hkv, d, b = table["cases"][0]
+    assert Hkv < H, table["names"][0]
+
+
+def test_every_checker_tries_several_sizes():
+    # a constant (a hard-coded d_v, block size or model size) must fail in class
+    assert len({V.shape[1] for _, _, V, _ in chk._update_table()["cases"]}) >= 2
+    assert len({b for _, _, _, b in chk._update_table()["cases"]}) >= 2
+    assert len({n for n, _, _ in chk._tiles_table()["cases"]}) >= 2
+    assert len({c for c in chk._kv_table()["cases"]}) >= 2
+
+
+@pytest.mark.parametrize("checker, table", [("online_update", "_update_table"), ("skipped_tiles", "_tiles_table"),
+                                            ("kv_cache_size", "_kv_table")])
+def test_the_kept_code_states_no_formula(checker, table):
+    """What ``check.x??`` shows: no update, count or size formula in the checker or its texts."""
+    import inspect
+
+    src = inspect.getsource(getattr(chk, checker).__wrapped__)
+    for formula in ("p @ V", "alpha * l", "exp(m - m_new)", "T (T - 1)", "c0 >", "ceil(", "2 * L", "2 (K and V)",
+                    "x layers x kv_heads", "ak.kv_cache_bytes", "tile_counts("):
+        assert formula not in src, (checker, formula)
+    for hint in chk._UPDATE_HINTS + chk._TILE_HINTS + chk._KV_HINTS:
+        for formula in ("exp(m - m_new)", "ceil(", " // ", "2 (K and V)", "x layers x", "T (T - 1)"):
+            assert formula not in hint, hint
 
 
 def test_module_docstring_lists_every_checker():

@@ -59,6 +59,7 @@ def test_the_reference_is_the_score_of_rotated_vectors():
     (lambda d, delta: np.eye(d), False, "nothing turned"),
     (lambda d, delta: matrix_right(d, delta)[:-1], False, "give a"),
     (lambda d, delta: matrix_right(d, delta + 1), False, "wrong numbers"),
+    (lambda d, delta: matrix_right(d, delta + 1), False, "Check d = 2 by hand"),
     (lambda d, delta: ak.rope(np.eye(d), np.full(d, -delta)), False, "attention_kit"),
     (boom, False, "boom"),
 ])
@@ -176,6 +177,7 @@ def test_the_ratio_is_the_weights_own():
     (lambda m, i: weights_right(np.ones(len(m)), i), False, "slope is missing"),
     (lambda m, i: weights_right(m, i)[0], False, "one row per head"),
     (lambda m, i: weights_right(m, i) + 0.01, False, "wrong numbers"),
+    (lambda m, i: weights_right(m, i) + 0.01, False, "as it always does"),
     (lambda m, i: ak.softmax(ak.alibi_bias(m, i + 1)[:, i]), False, "attention_kit"),
     (boom, False, "boom"),
 ])
@@ -238,8 +240,10 @@ def test_alibi_weights_over_the_heads(capsys):
     ([0, 6.5, 7, 8, 9.9], False, "list of whole numbers"),
     ([0.0, 6.0, 7.0, 8.0, 9.0], False, "list of whole numbers"),
     ([False, True], False, "list of whole numbers"),
-    ({0, 6, 7, 8, 9}, False, "not a set"),
-    (frozenset({0, 6, 7, 8, 9}), False, "not a set"),
+    ({0, 6, 7, 8, 9}, True, "the sink"),                   # order does not matter: a set is fine too
+    (frozenset({0, 6, 7, 8, 9}), True, "the sink"),
+    ({6, 7, 8, 9}, False, "sink is missing"),
+    ({0.0, 6.0, 7.0, 8.0, 9.0}, False, "list of whole numbers"),
     (7, False, "list of whole numbers"),
 ])
 def test_cache_keeps(answer, ok, words, capsys):
@@ -261,3 +265,24 @@ def test_graded_hints_of_the_reach_do_not_state_the_answer(cached, fresh, capsys
         assert chk.sliding_reach(cached, fresh) is False
     line = one_line(capsys)
     assert "14" not in line and "17" not in line
+
+
+@pytest.mark.parametrize("checker", ["rope_matrix", "alibi_weights", "sliding_reach", "cache_keeps"])
+def test_the_kept_code_states_no_formula(checker):
+    """What ``check.x??`` shows: no rotation angle, ALiBi weight or answer in the checker or its texts."""
+    import inspect
+
+    fn = getattr(chk, checker)
+    src = inspect.getsource(getattr(fn, "__wrapped__", fn))
+    for formula in ("-delta", "theta_i", "10000", "_softmax(", "alibi_bias(", "e^(9", "np.exp(", "rope(E",
+                    "KVCache(1", "stream_logits", "[0, 6, 7, 8, 9]"):
+        assert formula not in src, (checker, formula)
+    for hint in chk._MATRIX_HINTS + chk._WEIGHT_HINTS + chk._RATIO_HINTS:
+        for formula in ("-(m - n)", "theta_i", "10000^", "-m_h (i - j)", "e^(9"):
+            assert formula not in hint, hint
+
+
+def test_every_checker_tries_several_sizes():
+    assert len({d for d, _ in chk._matrix_table()["cases"]}) >= 2
+    assert len({len(s) for s, _ in chk._alibi_table()["cases"]}) >= 2
+    assert len({i for _, i in chk._alibi_table()["cases"]}) >= 2

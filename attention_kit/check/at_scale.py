@@ -16,8 +16,10 @@ returns True or False. The learner's exceptions are reported, never raised.
 * ``kv_cache_size(fn)``: ``fn(n_tokens, layers, heads, kv_heads, d_head, bytes_per_value) -> int``
   bytes; catches the forgotten 2 (keys *and* values), query heads instead of key/value heads, the
   layers or the bytes per value forgotten, bits instead of bytes, and a size that is not an int.
-* ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers;
-  the worked solutions use it so that their cells store no output.
+* ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers.
+
+What a checker compares with (its cases, their right answers and the usual mistakes' outputs) is
+computed once by the functions marked ``@recorded`` (``check/recorded.py``).
 """
 
 from __future__ import annotations
@@ -26,10 +28,10 @@ import math
 
 import numpy as np
 
-from .. import kv_cache_bytes, tile_counts
 from ..scale.kvcache import MODEL_SHAPES
 from . import close, not_attempted, not_done, quietly, report, report_failure, try_call
 from .plain import plain_numpy
+from .recorded import recorded, reference
 
 __all__ = ["quietly", "online_update", "skipped_tiles", "kv_cache_size"]
 
@@ -42,55 +44,60 @@ def _stub(got) -> bool:
 
 # ---------------------------------------------------------------- online update
 
+# The hints of the usual slips, in the order of the recorded table's mistakes.
+_UPDATE_HINTS = (
+    "o is normalised (divided by the old l), so before new terms can be added it must be turned back "
+    "into a sum against the old maximum, which is what the old l undoes",
+    "the old output was not rescaled: its terms were taken against the old maximum, and when the "
+    "maximum rises every one of them shrinks by the same factor",
+    "the old sum l was not rescaled: its terms were taken against the old maximum too, so they shrink "
+    "by the same factor as the output's",
+    "that is section 3's unnormalised accumulator: this exercise keeps o normalised after every block, "
+    "so that o is at each step the softmax-weighted average of the values seen so far",
+    "the old output was rescaled twice: the factor applies once to each old term",
+    "return the new maximum, not the old m: the next block is compared with it",
+)
 
-def _right(m, l, o, s, V):
+
+@reference
+def _update_step(m, l, o, s, V, slip=None):
+    """One normalised online step (``slip=None``), or the usual mistake number ``slip``."""
     m_new = max(m, float(np.max(s)))
-    alpha = math.exp(m - m_new)  # 0 from m = -inf
+    a = math.exp(m - m_new)  # 0 from m = -inf
     p = np.exp(s - m_new)
-    l_new = alpha * l + p.sum()
-    return m_new, l_new, (alpha * l * o + p @ V) / l_new
+    pv = p @ V
+    l_new = (1.0 if slip == 2 else a) * l + p.sum()
+    o_new = {None: lambda: (a * l * o + pv) / l_new, 0: lambda: (a * o + pv) / l_new,
+             1: lambda: (l * o + pv) / l_new, 2: lambda: (a * l * o + pv) / l_new,
+             3: lambda: a * o + pv, 4: lambda: (a * a * l * o + pv) / l_new,
+             5: lambda: (a * l * o + pv) / l_new}[slip]()
+    return (m if slip == 5 else m_new), l_new, o_new
 
 
-def _wrong_updates():
-    """(update, hint) for the usual mistakes, each a full step (m, l, o, s, V) -> state."""
-    def step(o_new, *, l_scaled=True, m_fixed=False):
-        def f(m, l, o, s, V):
-            m_new = max(m, float(np.max(s)))
-            a = math.exp(m - m_new)
-            p = np.exp(s - m_new)
-            l_new = (a if l_scaled else 1.0) * l + p.sum()
-            return (m if m_fixed else m_new), l_new, o_new(a, l, o, p @ V, l_new)
-        return f
-
-    return [
-        (step(lambda a, l, o, pv, ln: (a * o + pv) / ln),
-         "o is normalised (divided by the old l), so before new terms can be added it must be turned back "
-         "into a sum against the old maximum, which is what the old l undoes"),
-        (step(lambda a, l, o, pv, ln: (l * o + pv) / ln),
-         "the old output was not rescaled: its terms were taken against the old maximum, and when the "
-         "maximum rises every one of them shrinks by the same factor"),
-        (step(lambda a, l, o, pv, ln: (a * l * o + pv) / ln, l_scaled=False),
-         "the old sum l was not rescaled: its terms were taken against the old maximum too, so they shrink "
-         "by the same factor as the output's"),
-        (step(lambda a, l, o, pv, ln: a * o + pv),
-         "that is section 3's unnormalised accumulator: this exercise keeps o normalised after every block, "
-         "so that o is at each step the softmax-weighted average of the values seen so far"),
-        (step(lambda a, l, o, pv, ln: (a * a * l * o + pv) / ln),
-         "the old output was rescaled twice: the factor applies once to each old term"),
-        (step(lambda a, l, o, pv, ln: (a * l * o + pv) / ln, m_fixed=True),
-         "return the new maximum, not the old m: the next block is compared with it"),
-    ]
+@reference
+def _update_states(s, V, b, slip=None):
+    m, l, o = -np.inf, 0.0, np.zeros(V.shape[1])
+    states = []
+    for start in range(0, len(s), b):
+        m, l, o = _update_step(m, l, o, s[start:start + b], V[start:start + b], slip)
+        states.append((float(m), float(l), np.asarray(o, dtype=float)))
+    return states
 
 
-def _update_cases():
-    """Blocks of one row whose maximum rises (so the rescaling matters), and one where it does not."""
+@recorded
+def _update_table() -> dict:
+    """Blocks of one row whose maximum rises (so the rescaling matters), one where it does not,
+    and two widths of values; the right states after every block and the usual slips' states."""
     rng = np.random.default_rng(7)
     V = rng.normal(size=(9, 3))  # (n_k, d_v)
     rising = np.array([-1.0, 0.5, 0.2, 2.0, 1.0, -0.5, 4.0, 3.0, 0.0])  # new maxima in blocks 2 and 3
     falling = np.array([5.0, 1.0, 2.0, 0.0, -1.0, 3.0, 1.5, -2.0, 0.5])
-    return [("blocks of 3 scores whose maximum rises", rising, V, 3),
-            ("blocks of 2 scores (the last block shorter)", rising[::-1].copy(), V, 2),
-            ("blocks whose maximum comes first", falling, V, 4)]
+    cases = [("blocks of 3 scores whose maximum rises", rising, V, 3),
+             ("blocks of 2 scores (the last block shorter)", rising[::-1].copy(), V, 2),
+             ("blocks whose maximum comes first, two value features", falling, V[:, :2].copy(), 4)]
+    return {"cases": cases,
+            "want": [_update_states(s, V_, b) for _, s, V_, b in cases],
+            "slips": [[_update_states(s, V_, b, k) for k in range(len(_UPDATE_HINTS))] for _, s, V_, b in cases]}
 
 
 def _run(fn, s, V, b):
@@ -124,11 +131,11 @@ def online_update(fn) -> bool:
     the output ``o`` kept normalised (``o = softmax(scores so far) @ values so far`` after every block)."""
     if not_done(fn):
         return not_attempted("no answer yet: write my_online_update(m, l, o, s, V) and pass it in")
-    for case, s, V, b in _update_cases():
+    table = _update_table()
+    for (case, s, V, b), want, slips in zip(table["cases"], table["want"], table["slips"], strict=True):
         got, err = _run(fn, s, V, b)
         if err:
             return report_failure(err, stub=STUB)
-        want, _ = _run(_right, s, V, b)
         if _same_states(got, want):
             continue
         first = got[0]
@@ -137,9 +144,8 @@ def online_update(fn) -> bool:
                                  "old terms must be exp(-inf) = 0 (there are none yet); the factor upside down "
                                  "is exp(+inf) = inf, and inf times l = 0 is NaN. The old terms shrink when the "
                                  "maximum rises: the factor is at most 1")
-        for wrong, hint in _wrong_updates():
-            ref, _ = _run(wrong, s, V, b)
-            if ref is not None and _same_states(got, ref):
+        for states, hint in zip(slips, _UPDATE_HINTS, strict=True):
+            if _same_states(got, states):
                 return report(False, f"{case}: {hint}")
         shape = np.shape(got[-1][2])
         if shape != (V.shape[1],):
@@ -150,48 +156,63 @@ def online_update(fn) -> bool:
         part = ("m_new" if not close(got[bad][0], want[bad][0], atol=1e-9) else
                 "l_new" if not close(got[bad][1], want[bad][1], atol=1e-9) else "o_new")
         return report(False, f"{case}: after block {bad + 1}, {part} is off. After every block m must be the "
-                             "largest score so far, l the sum of exp(score - m) so far, and o the "
-                             "softmax-weighted average of the values so far")
-    return report(True, "the online update is right: the old output, turned back into a sum and rescaled once "
-                        "by exp(m - m_new), plus the new terms, divided by the new l: o is the softmax "
-                        "average of every value so far, after every block")
+                             "largest score so far, l the sum of the exponentials so far taken against that "
+                             "maximum, and o the softmax-weighted average of the values so far")
+    return report(True, "the online update is right: after every block o is the softmax average of every value "
+                        "so far, for blocks of any size and a maximum that rises or not")
 
 
 # ---------------------------------------------------------------- skipped tiles
 
-# (n, block_q, block_k): a block that divides n, one that does not, and unequal blocks
-_TILE_CASES = ((13, 4, 4), (12, 4, 4), (10, 4, 2), (16, 4, 8), (7, 3, 3), (9, 2, 3))
+_TILE_HINTS = (
+    "that is the number of (query, key) pairs above the diagonal; the question counts tiles, blocks of "
+    "block_q x block_k pairs",
+    "the last, shorter block was left out: when a block size does not divide n, the leftover queries (or "
+    "keys) still form a block of their own",
+    "the diagonal tiles were counted as skipped: a tile is skipped only when *every* pair in it is masked; "
+    "a diagonal tile still holds allowed pairs and must be computed",
+    "that is the number of tiles that are computed; the question asks for the skipped ones",
+    "about half is right for large n, but count exactly: which one pair of a tile decides whether all of "
+    "its pairs are masked?",
+    "about half is right for large n, but count exactly: which one pair of a tile decides whether all of "
+    "its pairs are masked?",
+    "a triangle of tiles holds only when both blocks have the same size; with unequal blocks the tiles "
+    "are not squares on the diagonal: go through the query blocks one at a time and count the key blocks "
+    "each one does not need",
+)
 
 
+@reference
 def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def _partly_masked(n, bq, bk):
-    """Tiles with at least one masked pair (the diagonal tiles included)."""
-    return sum(c1 - 1 > r0 for r0 in range(0, n, bq) for c1 in [min(c + bk, n) for c in range(0, n, bk)])
+@reference
+def _tile_values(n: int, bq: int, bk: int) -> tuple[int, list]:
+    """The right count, then the usual mistakes' counts (in the order of ``_TILE_HINTS``)."""
+    starts_q, starts_k = range(0, n, bq), range(0, n, bk)
+    last_q = [min(r0 + bq, n) - 1 for r0 in starts_q]
+    skipped = sum(c0 > lq for lq in last_q for c0 in starts_k)
+    last_k = [min(c0 + bk, n) - 1 for c0 in starts_k]
+    return skipped, [
+        n * (n - 1) // 2,
+        sum(1 for i in range(n // bq) for j in range(n // bk) if j * bk > (i + 1) * bq - 1),
+        sum(lk > r0 for r0 in starts_q for lk in last_k),
+        len(last_q) * len(last_k) - skipped,
+        _ceil(n, bq) * _ceil(n, bk) / 2,
+        _ceil(n, bq) * _ceil(n, bk) // 2,
+        _ceil(n, bq) * (_ceil(n, bq) - 1) // 2,
+    ]
 
 
-_WRONG_TILES = [
-    (lambda n, bq, bk: n * (n - 1) // 2,
-     "that is the number of (query, key) pairs above the diagonal; count tiles of block_q x block_k instead"),
-    (lambda n, bq, bk: sum(1 for i in range(n // bq) for j in range(n // bk) if j * bk > (i + 1) * bq - 1),
-     "the last, shorter block was left out: there are ceil(n / block) blocks per side, not n // block"),
-    (_partly_masked,
-     "the diagonal tiles were counted as skipped: a tile is skipped only when *every* pair in it is masked; "
-     "a diagonal tile still holds allowed pairs and must be computed"),
-    (lambda n, bq, bk: tile_counts(n, n, block_q=bq, block_k=bk, causal=True).computed,
-     "that is the number of tiles that are computed; the question asks for the skipped ones"),
-    (lambda n, bq, bk: _ceil(n, bq) * _ceil(n, bk) / 2,
-     "about half is right for large n, but count exactly: a tile is skipped when its first key comes after "
-     "its last query"),
-    (lambda n, bq, bk: _ceil(n, bq) * _ceil(n, bk) // 2,
-     "about half is right for large n, but count exactly: a tile is skipped when its first key comes after "
-     "its last query"),
-    (lambda n, bq, bk: _ceil(n, bq) * (_ceil(n, bq) - 1) // 2,
-     "T (T - 1) / 2 holds only when block_q == block_k; with unequal blocks, count for each query block "
-     "the key blocks that start after its last query"),
-]
+@recorded
+def _tiles_table() -> dict:
+    """(n, block_q, block_k): blocks that divide n and blocks that do not, equal and unequal, several
+    sizes; the right counts and, per mistake, its counts on every case."""
+    cases = ((13, 4, 4), (12, 4, 4), (10, 4, 2), (16, 4, 8), (7, 3, 3), (9, 2, 3))
+    values = [_tile_values(*c) for c in cases]
+    return {"cases": cases, "want": [v[0] for v in values],
+            "wrong": [[v[1][k] for v in values] for k in range(len(_TILE_HINTS))]}
 
 
 def _answers(fn, cases, what: str):
@@ -231,49 +252,63 @@ def skipped_tiles(fn) -> bool:
     """Check ``fn(n, block_q, block_k) -> int``: the tiles a causal mask lets tiled attention skip."""
     if not_done(fn):
         return not_attempted("no answer yet: write my_skipped_tiles(n, block_q, block_k) and pass it in")
-    got, err = _answers(fn, _TILE_CASES, "a whole number of tiles")
+    table = _tiles_table()
+    cases, want = table["cases"], table["want"]
+    got, err = _answers(fn, cases, "a whole number of tiles")
     if err:
         return report_failure(err, stub=STUB)
-    want = [tile_counts(n, n, block_q=bq, block_k=bk, causal=True).skipped for n, bq, bk in _TILE_CASES]
     if got == want and (msg := _not_int(got, "the number of tiles")):
         return report(False, msg)
     if got == want:
-        return report(True, "the count is right: a tile is skipped exactly when its first key comes after its "
-                            "last query; with equal blocks that is T (T - 1) / 2 of the T^2 tiles")
+        return report(True, "the count is right, for equal and unequal blocks and for a last block that is "
+                            "shorter: for long texts about half of the tiles")
     i = next(k for k, (g, w) in enumerate(zip(got, want, strict=True)) if g != w)
-    (n, bq, bk) = _TILE_CASES[i]
+    (n, bq, bk) = cases[i]
     case = f"n = {n}, block_q = {bq}, block_k = {bk}: expected {want[i]} skipped tiles, got {got[i]:g}"
-    hint = _diagnose(got, [([w(*c) for c in _TILE_CASES], h) for w, h in _WRONG_TILES])
+    hint = _diagnose(got, list(zip(table["wrong"], _TILE_HINTS, strict=True)))
     return report(False, f"{case}; {hint}" if hint else
-                  f"{case}. Tile (i, j) covers queries i*block_q .. and keys j*block_k ..; it is skipped when "
-                  "its first key j*block_k is after its last query")
+                  f"{case}. Draw the tiles of this case on squared paper, mark the masked pairs, and count the "
+                  "tiles in which every pair is masked: which of a tile's pairs is the last to be masked?")
 
 
 # ---------------------------------------------------------------- KV cache size
 
-# Mistral 7B at its window, 4,096 tokens: its rolling buffer caches min(n, W) tokens, which the learner's
-# formula (without a window) gives only up to W.
-_KV_CASES = [(name, shape, n) for name, n in (("Llama 2 70B", 4096), ("Falcon 7B", 2048),
-                                               ("Llama 2 7B", 1000), ("Mistral 7B", 4096))
-             for shape in [MODEL_SHAPES[name]]]
-_BPV = (2, 2, 4, 2)  # float16, float16, float32, bfloat16
+_KV_HINTS = (
+    "half the right size: what else does the cache keep for every token, beside its key?",
+    "that counts the query heads: which heads' keys and values does the cache keep? (in GQA and MQA "
+    "there are fewer of them)",
+    "that is the cache of one layer: every layer keeps its own keys and values",
+    "that counts numbers, not bytes: how many bytes does each number take?",
+    "that is in bits: a byte is 8 bits, and bytes_per_value already counts bytes",
+    "the cache grows in proportion to the tokens, one key and one value each, not with their square",
+    "return bytes, not GiB or GB: leave out the division",
+    "return bytes, not GiB or GB: leave out the division",
+)
 
 
-def _kv_wrong(n, L, H, Hkv, d, b):
-    return [
-        (kv_cache_bytes(n, layers=L, kv_heads=Hkv, d_head=d, bytes_per_value=b) // 2,
-         "half the right size: the cache holds a key *and* a value per token, head and layer: the factor 2"),
-        (kv_cache_bytes(n, layers=L, kv_heads=H, d_head=d, bytes_per_value=b),
-         "you used the query heads: only the key/value heads are cached, kv_heads (fewer than heads in GQA and MQA)"),
-        (kv_cache_bytes(n, layers=1, kv_heads=Hkv, d_head=d, bytes_per_value=b),
-         "that is one layer: every layer keeps its own keys and values, so multiply by layers"),
-        (kv_cache_bytes(n, layers=L, kv_heads=Hkv, d_head=d, bytes_per_value=1),
-         "that counts numbers, not bytes: multiply by bytes_per_value"),
-        (8 * kv_cache_bytes(n, layers=L, kv_heads=Hkv, d_head=d, bytes_per_value=b),
-         "that is in bits: a byte is 8 bits, and bytes_per_value already counts bytes"),
-        (n * kv_cache_bytes(n, layers=L, kv_heads=Hkv, d_head=d, bytes_per_value=b),
-         "the cache grows linearly with the tokens, one key and one value each: n_tokens, not n_tokens^2"),
-    ]
+@reference
+def _kv_values(n, L, H, Hkv, d, b) -> tuple[int, list]:
+    """The right size, then the usual mistakes' sizes (in the order of ``_KV_HINTS``)."""
+    def size(n=n, L=L, heads=Hkv, b=b):
+        return 2 * L * heads * d * b * n
+    right = size()
+    return right, [right // 2, size(heads=H), size(L=1), size(b=1), 8 * right, n * right,
+                   right / 2**30, right / 1e9]
+
+
+@recorded
+def _kv_table() -> dict:
+    """Real shapes (``MODEL_SHAPES``), several sizes: Mistral 7B at 4,096 tokens, its window, where the
+    rolling buffer is full; the right sizes and, per mistake, its sizes on every case."""
+    picks = (("Llama 2 70B", 4096, 2), ("Falcon 7B", 2048, 2), ("Llama 2 7B", 1000, 4), ("Mistral 7B", 4096, 2))
+    names, cases = [], []
+    for name, n, b in picks:  # float16, float16, float32, bfloat16
+        s = MODEL_SHAPES[name]
+        names.append(name)
+        cases.append((n, s["layers"], s["heads"], s["kv_heads"], s["d_head"], b))
+    values = [_kv_values(*c) for c in cases]
+    return {"names": names, "cases": cases, "want": [v[0] for v in values],
+            "wrong": [[v[1][k] for v in values] for k in range(len(_KV_HINTS))]}
 
 
 @plain_numpy()
@@ -282,25 +317,21 @@ def kv_cache_size(fn) -> bool:
     if not_done(fn):
         return not_attempted("no answer yet: write my_kv_cache_bytes(n_tokens, layers, heads, kv_heads, d_head, "
                              "bytes_per_value) and pass it in")
-    cases = [(n, s["layers"], s["heads"], s["kv_heads"], s["d_head"], b)
-             for (_, s, n), b in zip(_KV_CASES, _BPV, strict=True)]
+    table = _kv_table()
+    cases, want = table["cases"], table["want"]
     got, err = _answers(fn, cases, "a number of bytes")
     if err:
         return report_failure(err, stub=STUB)
-    want = [kv_cache_bytes(n, layers=L, kv_heads=Hkv, d_head=d, bytes_per_value=b) for n, L, _, Hkv, d, b in cases]
     if all(g == w for g, w in zip(got, want, strict=True)) and (msg := _not_int(got, "the number of bytes")):
         return report(False, msg)
     if all(g == w for g, w in zip(got, want, strict=True)):
-        return report(True, "the cache size is right: 2 x layers x kv_heads x d_head x bytes per token; GQA and "
-                            "MQA shrink it by heads / kv_heads")
+        return report(True, "the cache size is right for all four models; GQA and MQA shrink it by as many times "
+                            "as there are query heads per key/value head")
     i = next(k for k, (g, w) in enumerate(zip(got, want, strict=True)) if g != w)
-    name, (n, L, H, Hkv, d, b) = _KV_CASES[i][0], cases[i]
+    name, (n, L, H, Hkv, d, b) = table["names"][i], cases[i]
     case = (f"{name} ({L} layers, {H} heads, {Hkv} key/value heads, d_head {d}, {b} bytes) at {n} tokens: "
             f"expected {want[i] / 2**30:.3g} GiB, got {got[i] / 2**30:.3g} GiB")
-    wrongs = [[w for w, _ in _kv_wrong(*c)] for c in cases]  # per case, one value per mistake
-    hints = [h for _, h in _kv_wrong(*cases[0])]
-    units = ([w / 2**30 for w in want], "return bytes, not GiB or GB: leave out the division")
-    units_gb = ([w / 1e9 for w in want], units[1])
-    hint = _diagnose(got, [([row[k] for row in wrongs], hints[k]) for k in range(len(hints))] + [units, units_gb])
+    hint = _diagnose(got, list(zip(table["wrong"], _KV_HINTS, strict=True)))
     return report(False, f"{case}; {hint}" if hint else
-                  f"{case}. Per token: 2 (K and V) x layers x kv_heads x d_head x bytes_per_value")
+                  f"{case}. Count what one token leaves behind: in each layer, which vectors, for which heads, "
+                  "of how many numbers, each of how many bytes; then the tokens")

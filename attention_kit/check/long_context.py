@@ -20,13 +20,15 @@ returns True or False. The learner's exceptions are reported, never raised.
   catches one step or ten steps counted instead of nine, the ratio upside down, the biases' difference
   given without the exponential, one number for both heads.
 * ``cache_keeps(answer)``: a prediction, the positions a cache with ``window=4, sinks=1`` holds
-  after token 9; catches the sink forgotten, the sink counted in the window, off-by-ones, a set
-  given for the list, and answers that are not whole numbers.
+  after token 9, in any order (a list, tuple, set or numpy array); catches the sink forgotten, the
+  sink counted in the window, off-by-ones, and answers that are not whole numbers.
+
+What a checker compares with (its cases, their right answers and the usual mistakes' outputs) is
+computed once by the functions marked ``@recorded`` (``check/recorded.py``).
 """
 
 from __future__ import annotations
 
-import functools
 import numbers
 
 import numpy as np
@@ -35,6 +37,7 @@ from ..relative.alibi import alibi_bias, alibi_slopes
 from ..relative.rope import rope
 from . import close, not_attempted, not_done, prediction, quietly, report, try_call
 from .plain import plain_numpy
+from .recorded import recorded, reference
 
 __all__ = ["quietly", "rope_matrix", "sliding_reach", "alibi_weights", "cache_keeps"]
 
@@ -49,8 +52,8 @@ def _whole(x) -> int | None:
 
 
 def _whole_list(answer) -> list[int] | None:
-    """``answer`` (a list, tuple or 1-D array) as a list of ints, or None if any entry is not whole."""
-    if isinstance(answer, (str, bytes, dict, set)) or not_done(answer):
+    """``answer`` (a list, tuple, set or 1-D array) as a list of ints, or None if any entry is not whole."""
+    if isinstance(answer, (str, bytes, dict)) or not_done(answer):
         return None
     try:
         items = list(answer.tolist() if isinstance(answer, np.ndarray) else answer)
@@ -62,10 +65,25 @@ def _whole_list(answer) -> list[int] | None:
 
 # ---------------------------------------------------------------- exercise 1: RoPE's matrix of the distance
 
+_MATRIX_HINTS = (
+    "this is the transpose of M: it gives the score of the query at n and the key at m. Work out one "
+    "pair by hand: does the query's rotation enter the dot product as it is, or transposed, and which way "
+    "does that turn the key?",
+    "every pair turned by the same angle: each pair of features has its own frequency (section 1)",
+    "the frequencies are the wrong way round: pair 0 turns fastest",
+    "you paired feature i with feature i + d/2 (the half-split layout of GPT-NeoX and Hugging Face); here "
+    "the pairs are neighbours, (0, 1), (2, 3), ...",
+    "M gives the dot product q' . k'; leave the 1/sqrt(d) of the score out",
+    "nothing turned: that is the matrix at distance 0; at distance delta each pair turns",
+)
+
+
+@reference
 def _theta(d):
     return 10000.0 ** (-np.arange(0, d, 2) / d)
 
 
+@reference
 def _blocks(d, angles, *, halves=False):
     """The (d, d) rotation by ``angles`` (d/2,) pair by pair, acting on a column vector."""
     M = np.zeros((d, d))
@@ -76,6 +94,7 @@ def _blocks(d, angles, *, halves=False):
     return M
 
 
+@reference
 def _rope_matrix(d, delta):
     """The reference, from ``rope`` itself: entry (a, b) is rope(e_a, m) . rope(e_b, n), m - n = delta."""
     E = np.eye(d)
@@ -83,21 +102,19 @@ def _rope_matrix(d, delta):
     return rope(E, np.full(d, float(m))) @ rope(E, np.full(d, float(n))).T  # (d, d)
 
 
-def _matrix_mistakes(d, delta):
-    th = _theta(d)
-    return [
-        (_blocks(d, delta * th), "this is the transpose of M: it gives the score of the query at n and the key at "
-                                 "m. The query's rotation enters transposed, R(m theta)^T R(n theta) = R((n - m) theta), "
-                                 "so each pair turns by -(m - n) theta_i"),
-        (_blocks(d, -delta * np.ones_like(th)), "every pair turned by the same angle: pair i has its own "
-                                                "frequency theta_i = 10000^(-2i/d)"),
-        (_blocks(d, -delta * th[::-1]), "the frequencies are the wrong way round: pair 0 turns fastest (theta_0 = 1)"),
-        (_blocks(d, -delta * th, halves=True), "you paired feature i with feature i + d/2 (the half-split layout of "
-                                               "GPT-NeoX and Hugging Face); here the pairs are neighbours, "
-                                               "(0, 1), (2, 3), ..."),
-        (_rope_matrix(d, delta) / np.sqrt(d), "M gives the dot product q' . k'; leave the 1/sqrt(d) of the score out"),
-        (np.eye(d), "nothing turned: that is the matrix at distance 0; at distance delta each pair turns"),
-    ]
+@recorded
+def _matrix_table() -> dict:
+    """Four sizes d and distances of both signs; the right matrices and the usual mistakes' (in the
+    order of ``_MATRIX_HINTS``)."""
+    cases = ((4, 3), (2, 1), (8, -5), (16, 40))
+    want, wrong = [], []
+    for d, delta in cases:
+        th = _theta(d)
+        want.append(_rope_matrix(d, delta))
+        wrong.append([_blocks(d, delta * th), _blocks(d, -delta * np.ones_like(th)),
+                      _blocks(d, -delta * th[::-1]), _blocks(d, -delta * th, halves=True),
+                      _rope_matrix(d, delta) / np.sqrt(d), np.eye(d)])
+    return {"cases": cases, "want": want, "wrong": wrong}
 
 
 @plain_numpy()
@@ -105,36 +122,36 @@ def rope_matrix(fn) -> bool:
     """Check ``fn(d, delta) -> ndarray (d, d)``: ``rope(q, m) . rope(k, n) = q @ M @ k`` for ``m - n = delta``."""
     if not_done(fn):
         return not_attempted("no answer yet: define my_rope_matrix(d, delta) and pass it in")
-    for d, delta in ((4, 3), (2, 1), (8, -5), (16, 40)):
+    table = _matrix_table()
+    for (d, delta), want, wrong in zip(table["cases"], table["want"], table["wrong"], strict=True):
         out, err = try_call(fn, d, delta)
         if out is Ellipsis:
             return not_attempted(STUB)
         if err:
             return report(False, f"for d = {d} and delta = {delta}: {err}")
-        want = _rope_matrix(d, delta)
         if close(out, want, atol=1e-9):
             continue
         if np.shape(out) != (d, d):
             return report(False, f"for d = {d} give a ({d}, {d}) matrix, one row and one column per feature; "
                                  f"got shape {np.shape(out)}")
-        for wrong, hint in _matrix_mistakes(d, delta):
-            if close(out, wrong, atol=1e-9):
+        for M, hint in zip(wrong, _MATRIX_HINTS, strict=True):
+            if close(out, M, atol=1e-9):
                 return report(False, hint)
-        return report(False, f"wrong numbers for d = {d}, delta = {delta}: M is block-diagonal, one 2 x 2 "
-                             "rotation per pair of neighbouring features, each by the angle -delta * theta_i")
-    return report(True, "M depends on m - n only: one rotation per pair, by -(m - n) theta_i, and "
-                        "rope(q, m) . rope(k, n) = q @ M @ k at any m")
+        return report(False, f"wrong numbers for d = {d}, delta = {delta}. Check d = 2 by hand: what is the score "
+                             "of q = (1, 0) at position delta against k = (1, 0) at position 0, and against "
+                             "k = (0, 1)? Those are two entries of M's first row; larger d repeats it pair by pair")
+    return report(True, "M depends on m - n only: the same matrix gives rope(q, m) . rope(k, n) = q @ M @ k "
+                        "at any m")
 
 
 # ---------------------------------------------------------------- exercise 2: how far back a sliding cache reaches
 
 
 
-@functools.lru_cache(maxsize=1)
+@recorded
 def _reach() -> tuple[int, int]:
     """(earliest cached, earliest fresh): measured on the shipped two-layer RoPE model by changing one
-    token at a time and seeing whether token 20's logits move (the student edition ships this file,
-    so the answer is measured, not written down; tests/test_check_long_context.py does the same)."""
+    token at a time and seeing whether token 20's logits move."""
     from ..long import streaming
 
     params, cfg, _ = streaming.load_rope_lm(2)
@@ -150,6 +167,7 @@ def _reach() -> tuple[int, int]:
                 earliest[how] = pos
                 break
     return earliest["cached"], earliest["fresh"]
+
 
 _GRADED_REACH = ("a layer lets a token see the window - 1 tokens before it; a cached key or value of layer 2 "
                  "was computed when its token arrived, from a layer-1 state that saw its own window; a fresh "
@@ -198,50 +216,64 @@ def sliding_reach(earliest_cached, earliest_fresh) -> bool:
 
 # ---------------------------------------------------------------- exercise 3: ALiBi's weights when content is equal
 
+_WEIGHT_HINTS = (
+    "these are the biases; the weights are what attention makes of the scores (every q . k is equal, so "
+    "the biases are all that is left of them)",
+    "each head's row must sum to 1, as every row of attention weights does",
+    "the far keys got the most weight (the sign, or the row, is reversed): ALiBi's bias is a penalty for "
+    "distance, and key j = i, the query itself, is the nearest",
+    "you normalised over the heads: each head's row sums to 1 over the keys",
+    "the slope is missing: each head's penalty grows with the distance at its own rate",
+)
+
+_RATIO_HINTS = (
+    "that is the ratio for one step back (one back against two back); from one back to ten back is nine "
+    "steps",
+    "off by one: from the token one back to the token ten back is nine steps, not ten",
+    "upside down: the token one back is nearer, so it gets more weight, and the ratio is above 1",
+    "that is the difference of the biases; the weights are exponentials of the scores, so a difference of "
+    "biases becomes a factor",
+)
+
+
+@reference
 def _softmax(s, axis=-1):
     e = np.exp(s - s.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
 
-def _weight_mistakes(m, i):
-    j = np.arange(i + 1.0)
-    bias = alibi_bias(m, i + 1)[:, i]  # (h, i + 1)
-    return [
-        (bias, "these are the biases; the weights are their softmax over the keys (every q . k is equal)"),
-        (np.exp(bias), "each row must sum to 1: divide the exponentials by their row's sum"),
-        (_softmax(-bias), "the far keys got the most weight (the sign, or the row, is reversed): ALiBi subtracts "
-                          "m (i - j), a penalty for distance, and key j = i, the query itself, is the nearest"),
-        (_softmax(bias, axis=0), "you normalised over the heads: each head's row sums to 1 over the keys"),
-        (_softmax(-np.broadcast_to(i - j, bias.shape)), "the slope is missing: head h's penalty is m_h (i - j)"),
-    ]
-
-
-_RATIO_SLOPES = (2.0 ** -4, 2.0 ** -8)  # the paper's slopes for two heads
-_RATIO_BACK = (1, 10)  # the token one back against the token ten back
-
-
+@reference
 def _ratio_of(slopes, near, far):
     """Weight of the key ``near`` back over the key ``far`` back, per head, from ALiBi's softmax."""
     w = _softmax(alibi_bias(np.array(slopes), far + 1)[:, far])  # (h, far + 1): query far, keys 0 .. far
     return w[:, far - near] / w[:, 0]
 
 
-def _ratio_mistakes():
-    near, far = _RATIO_BACK
-    m = np.array(_RATIO_SLOPES)
-    return [
-        (_ratio_of(_RATIO_SLOPES, near, near + 1), "that is the ratio for one step back (one back against two "
-                                                   "back); from one back to ten back is nine steps"),
-        (_ratio_of(_RATIO_SLOPES, 0, far), "off by one: from the token one back to the token ten back is nine "
-                                           "steps, not ten"),
-        (1 / _ratio_of(_RATIO_SLOPES, near, far), "upside down: the token one back is nearer, so it gets more "
-                                                  "weight, and the ratio is above 1"),
-        ((far - near) * m, "that is the difference of the biases; the weights are exponentials of the scores, "
-                           "so a difference of biases becomes a factor"),
-    ]
+@recorded
+def _alibi_table() -> dict:
+    """(slopes, i) of several head counts and lengths; the right weights, the usual mistakes'
+    (in the order of ``_WEIGHT_HINTS``); the ratio asked for, its mistakes, and the ✓ text that
+    states it."""
+    cases = (((2.0 ** -4, 2.0 ** -8), 3), ((1.0, 0.0), 0), (tuple(alibi_slopes(8)), 9), ((0.5,), 6))
+    want, wrong = [], []
+    for slopes, i in cases:
+        m = np.array(slopes)
+        bias = alibi_bias(m, i + 1)[:, i]  # (h, i + 1)
+        j = np.arange(i + 1.0)
+        want.append(_softmax(bias))
+        wrong.append([bias, np.exp(bias), _softmax(-bias), _softmax(bias, axis=0),
+                      _softmax(-np.broadcast_to(i - j, bias.shape))])
+    slopes, (near, far) = (2.0 ** -4, 2.0 ** -8), (1, 10)  # the paper's slopes for two heads
+    ratio = _ratio_of(slopes, near, far)
+    return {"cases": cases, "want": want, "wrong": wrong, "n_heads": len(slopes), "ratio": ratio,
+            "ratio_wrong": [_ratio_of(slopes, near, near + 1), _ratio_of(slopes, 0, far), 1 / ratio,
+                            (far - near) * np.array(slopes)],
+            "ratio_ok": ("right weights, and each head's ratio is e^(9 m): "
+                         f"{ratio[0]:.2f} for slope 1/16 and {ratio[1]:.2f} for 1/256. Even the steeper head "
+                         "weighs its two nearest neighbours almost alike: one step back is worth only e^m")}
 
 
-def _check_ratio(ratio) -> bool:
+def _check_ratio(ratio, table) -> bool:
     """Check ``ratio``: per head, the weight on the token one back over the token ten back (slopes 2^-4, 2^-8)."""
     if not_done(ratio):
         return not_attempted("the function is right; now replace the `...` after `ratio =` with one number per "
@@ -250,15 +282,12 @@ def _check_ratio(ratio) -> bool:
         got = np.asarray(ratio, dtype=float)
     except (TypeError, ValueError):
         return report(False, f"give the ratio as numbers, one per head, such as [2.0, 3.0]; got {ratio!r}")
-    if got.shape != (len(_RATIO_SLOPES),):
-        return report(False, f"give one number per head, {len(_RATIO_SLOPES)} in all, such as [2.0, 3.0]; "
-                             f"got shape {got.shape}")
-    want = _ratio_of(_RATIO_SLOPES, *_RATIO_BACK)
-    if close(got, want, atol=0.006):
-        return report(True, "right weights, and each head's ratio is e^(9 m): "
-                            f"{want[0]:.2f} for slope 1/16 and {want[1]:.2f} for 1/256. Even the steeper head "
-                            "weighs its two nearest neighbours almost alike: one step back is worth only e^m")
-    for wrong, hint in _ratio_mistakes():
+    h = table["n_heads"]
+    if got.shape != (h,):
+        return report(False, f"give one number per head, {h} in all, such as [2.0, 3.0]; got shape {got.shape}")
+    if close(got, table["ratio"], atol=0.006):
+        return report(True, table["ratio_ok"])
+    for wrong, hint in zip(table["ratio_wrong"], _RATIO_HINTS, strict=True):
         if close(got, wrong, atol=0.006):
             return report(False, hint)
     return report(False, "not the ratio of the weights: for each head, divide the weight of the key one back by the "
@@ -271,53 +300,53 @@ def alibi_weights(fn, ratio) -> bool:
     then ``ratio``: the paper's two heads' weight on the token one back over the token ten back."""
     if not_done(fn):
         return not_attempted("no answer yet: define my_alibi_weights(slopes, i) and pass it in")
-    for slopes, i in (((2.0 ** -4, 2.0 ** -8), 3), ((1.0, 0.0), 0), (tuple(alibi_slopes(8)), 9), ((0.5,), 6)):
+    table = _alibi_table()
+    for (slopes, i), want, wrong in zip(table["cases"], table["want"], table["wrong"], strict=True):
         m = np.array(slopes)
         out, err = try_call(fn, m.copy(), i)
         if out is Ellipsis:
             return not_attempted(STUB)
         if err:
             return report(False, f"for slopes {slopes} and i = {i}: {err}")
-        want = _softmax(alibi_bias(m, i + 1)[:, i])  # (h, i + 1)
         if close(out, want, atol=1e-9):
             continue
         if np.shape(out) != want.shape:
             return report(False, f"for {len(m)} heads and i = {i} give shape {want.shape}: one row per head, one "
                                  f"weight per key 0 .. {i}; got shape {np.shape(out)}")
-        for wrong, hint in _weight_mistakes(m, i):
-            if close(out, wrong, atol=1e-9):
+        for W, hint in zip(wrong, _WEIGHT_HINTS, strict=True):
+            if close(out, W, atol=1e-9):
                 return report(False, hint)
-        return report(False, f"wrong numbers for slopes {slopes}, i = {i}: head h's weights are the softmax over "
-                             "the keys of its biases -m_h (i - j)")
-    return _check_ratio(ratio)
+        return report(False, f"wrong numbers for slopes {slopes}, i = {i}: with every q . k equal, each head's "
+                             "scores are its ALiBi biases alone, and attention turns a row of scores into "
+                             "weights as it always does")
+    return _check_ratio(ratio, table)
 
 
 # ---------------------------------------------------------------- exercise 4: what a cache with a sink keeps
 
 
 
+@recorded
 def _keeps() -> list[int]:
-    """What KVCache(window=4, sinks=1) holds after tokens 0 .. 9, asked of the package's cache
-    (the student edition ships this file: the answer is computed, not written down)."""
+    """What KVCache(window=4, sinks=1) holds after tokens 0 .. 9, asked of the package's cache."""
     from ..scale.kvcache import KVCache
 
     cache = KVCache(1, 1, window=4, sinks=1)
     for _ in range(10):
         cache.append(np.zeros((1, 1)), np.zeros((1, 1)))
     return [int(p) for p in cache.positions]
+
+
 _GRADED_KEEPS = ("a cache with window W and k sinks keeps the first k tokens for ever and, beside "
                  "them, the W most recent ones, the new token included")
 
 
 @prediction
 def cache_keeps(answer) -> bool:
-    """Check ``answer``: the positions a KVCache(window=4, sinks=1) holds after tokens 0 .. 9."""
+    """Check ``answer``: the positions a KVCache(window=4, sinks=1) holds after tokens 0 .. 9, in any order."""
     if not_done(answer):
         return not_attempted("no answer yet: replace the `...` after `answer =` with a list of positions, "
                              "then run the cell again")
-    if isinstance(answer, (set, frozenset)):
-        return report(False, "give the positions as a list, such as [1, 2], not a set: write them in square "
-                             f"brackets; got {answer!r}")
     got = _whole_list(answer)
     if got is None:
         return report(False, "give a list of whole numbers, the positions the cache holds (such as [1, 2], "
