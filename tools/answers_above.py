@@ -13,7 +13,8 @@ student copy keeps above the exercise's answer cell and reports
   of four characters or more) printed by a kept cell above in the full notebook's stored outputs
   (a learner who runs the cells sees them).
 
-``tools/make_student.py`` fails the build on any of them.
+A cell tagged ``given`` (the code an exercise hands over, as 02's code to repair) is not looked
+at. ``tools/make_student.py`` fails the build on any of them.
 """
 
 from __future__ import annotations
@@ -138,6 +139,8 @@ def answers_above(nb, file_name: str, *, is_dropped) -> list[str]:
         for i in kept:
             if i >= at:
                 break
+            if "given" in code[i].get("metadata", {}).get("tags", []):
+                continue  # the code an exercise hands over to repair (02's source code), not an answer
             tree = _parse(code[i].source)
             for node in (ast.walk(tree) if tree else ()):
                 if isinstance(node, ast.expr) and _size(node) >= MIN_NODES and normalised(node) in wanted:
