@@ -25,6 +25,9 @@ import re
 
 #: Expressions smaller than this (syntax nodes, operators and contexts not counted) are not compared.
 MIN_NODES = 7
+#: ...and a step on the way to it (an assignment inside the solution's function) smaller than this
+#: (``c, s = np.cos(a), np.sin(a)`` is a step any demonstration takes).
+MIN_STEP_NODES = 10
 KEEP = {"np", "ak", "math", "numpy", "check", "self"} | set(dir(builtins))
 _SKIP = (ast.expr_context, ast.operator, ast.cmpop, ast.boolop, ast.unaryop)
 
@@ -63,18 +66,18 @@ def solution_expressions(source: str, answers) -> list[ast.expr]:
     tree = _parse(source)
     if tree is None:
         return []
-    found = []
+    found = []  # (expression, the smallest size that tells something)
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name in answers:
             for sub in ast.walk(node):
                 if isinstance(sub, ast.Return) and sub.value is not None:
-                    found.append(sub.value)
-                elif isinstance(sub, ast.Assign) and sub is not node:
-                    found.append(sub.value)
+                    found.append((sub.value, MIN_NODES))
+                elif isinstance(sub, ast.Assign) and sub is not node:  # a step on the way
+                    found.append((sub.value, MIN_STEP_NODES))
         elif isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id in answers for t in node.targets):
-            found.append(node.value)
-    return [e for e in found if _size(e) >= MIN_NODES]
+            found.append((node.value, MIN_NODES))
+    return [e for e, least in found if _size(e) >= least]
 
 
 def literal_answers(source: str, answers) -> list:
