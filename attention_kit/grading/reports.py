@@ -29,8 +29,10 @@ sets a subset and weights).
   and the attachment id, and attaches the file as a comment to that learner's submission
   (instructure/canvas-lms ``app/models/assignment.rb``, ``infer_comment_context_from_filename``;
   ``lib/content_zipper.rb``, ``get_filename`` and ``sanitize_user_name``, which keeps ``_\d+_``
-  out of the name part for this reason). The file is a notebook because Canvas shows it under
-  the name of the learner's attachment.
+  out of the name part for this reason). Anonymous grading's ``[LATE_]anon_<id>_<attachment>_``
+  names are kept too: Canvas drops ``LATE`` and, ``anon`` first, finds the submission by its
+  anonymous id (``app/models/abstract_assignment.rb``, the same method). The file is a notebook
+  because Canvas shows it under the name of the learner's attachment.
 * ``moodle.csv``: Moodle's offline grading worksheet, the columns of its own download
   (mod/assign/gradingtable.php) in the language of the Moodle (``--moodle-headers``), the grade
   on the assignment's maximum grade (``--moodle-max``, default 100, Moodle's default). Moodle's
