@@ -55,6 +55,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import textwrap
 from collections import Counter
 from dataclasses import asdict
 from datetime import datetime
@@ -170,7 +171,9 @@ def summary_text(grades: ClassGrades, width: int = 120) -> str:
     pairs = sorted({note for notes in grades.flags.values() for note in notes})
     if pairs:
         lines += ["", "Answers to read side by side (more alike than the worked solution explains; "
-                      "no points taken):"] + [f"  {_clip(p, width - 2)}" for p in pairs]
+                      "no points taken):"]
+        for p in pairs:  # wrapped, not clipped: a group's note names every member
+            lines += textwrap.wrap(" ".join(p.split()), width, initial_indent="  ", subsequent_indent="    ")
     return "\n".join(lines)
 
 
