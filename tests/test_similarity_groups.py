@@ -19,8 +19,8 @@ import nbformat
 from attention_kit.check import registry
 from attention_kit.grading.class_grades import ClassGrades
 from attention_kit.grading.reports import summary_text
-from attention_kit.grading.similarity import _prints as similarity_prints
 from attention_kit.grading.similarity import (
+    answer_prints,
     find_similar,
     note_similar,
     rare_limit,
@@ -60,7 +60,7 @@ class _Rename(ast.NodeTransformer):
         return node
 
 
-def _second_copy() -> list[str]:
+def second_copy() -> list[str]:
     """Zoë's notebook renamed again, by another hand than COPY's."""
     return ["# copied, honestly\n" + ast.unparse(_Rename().visit(ast.parse(src)))
             for src in trust_class.ZOE.values()]
@@ -73,14 +73,14 @@ def _class(n_honest: int = 5) -> dict[str, list[str]]:
 
 
 def test_the_second_copy_is_renamed_but_the_same_shape():
-    a, b = _second_copy()[0], trust_class.ZOE["02.1"]
+    a, b = second_copy()[0], trust_class.ZOE["02.1"]
     assert a != b and "tmp" in a
-    assert similar_groups({"x": [a, trust_class.ZOE["02.2"]], "y": [b, _second_copy()[1]]}, "02") \
+    assert similar_groups({"x": [a, trust_class.ZOE["02.2"]], "y": [b, second_copy()[1]]}, "02") \
         == [(("x", "y"), ["02.1", "02.2"])]
 
 
 def test_a_copy_shared_by_three_is_flagged_as_one_group():
-    learners = _class() | {"copier": list(trust_class.COPY.values()), "other": _second_copy()}
+    learners = _class() | {"copier": list(trust_class.COPY.values()), "other": second_copy()}
     assert rare_limit(len(learners)) == 3
     groups = similar_groups(learners, "02", _teacher())
     assert groups == [(("copier", "other", "zoë"), list(EXERCISES))]
@@ -99,7 +99,7 @@ def test_a_renamed_copy_is_found_though_a_third_learner_wrote_some_of_the_same_c
 
 
 def test_every_member_is_named_and_nobody_loses_points():
-    learners = _class() | {"copier": list(trust_class.COPY.values()), "other": _second_copy()}
+    learners = _class() | {"copier": list(trust_class.COPY.values()), "other": second_copy()}
     found = find_similar({(ln, "02"): src for ln, src in learners.items()}, {"02": _teacher()})
     assert found == [("02", ("copier", "other", "zoë"), list(EXERCISES))]
     grades = ClassGrades(sorted(learners), [], notebooks=["02"])
@@ -129,7 +129,7 @@ def test_honest_styles_and_textbook_forms_are_not_flagged():
 def test_a_group_as_large_as_half_the_class_is_not_rare():
     assert [rare_limit(n) for n in (2, 5, 6, 7, 14, 40, 60)] == [2, 2, 2, 3, 3, 4, 6]
     # three of six learners share Zoë's forms: half the class, not flagged as a group
-    learners = _class(3) | {"copier": list(trust_class.COPY.values()), "other": _second_copy()}
+    learners = _class(3) | {"copier": list(trust_class.COPY.values()), "other": second_copy()}
     assert len(learners) == 6 and similar_groups(learners, "02", _teacher()) == []
 
 
@@ -144,7 +144,7 @@ def test_the_worked_solutions_form_is_never_rare():
     form where they did not cheat: three or more learners, two exercises, no copy."""
     for number in ("02", "04"):
         theirs = teacher_prints(_teacher(number), number)
-        assert set(similarity_prints(_own(number), number).values()) <= theirs
+        assert set(answer_prints(_own(number), number).values()) <= theirs
         exs = [e for e in trust_class.HONEST if e.startswith(number)]
         learners = {f"honest{k}": [trust_class.HONEST[e][k] for e in exs] for k in range(5)}
         learners |= {f"own{j}": _own(number) for j in range(3)}
@@ -153,14 +153,14 @@ def test_the_worked_solutions_form_is_never_rare():
         # and Zoë's notebook copied by two, in the same class, is one group of three
     learners = {f"honest{k}": _honest(k) for k in range(5)} | {f"own{j}": _own("02") for j in range(3)}
     learners |= {"zoë": list(trust_class.ZOE.values()), "copier": list(trust_class.COPY.values()),
-                 "other": _second_copy()}
+                 "other": second_copy()}
     assert similar_groups(learners, "02", _teacher()) == [(("copier", "other", "zoë"), list(EXERCISES))]
 
 
 def test_a_group_of_three_is_one_flag_in_the_summary_files_and_every_members_notes(tmp_path):
     from attention_kit.grading.reports import summary_markdown, write_csv
 
-    learners = _class() | {"copier": list(trust_class.COPY.values()), "other": _second_copy()}
+    learners = _class() | {"copier": list(trust_class.COPY.values()), "other": second_copy()}
     found = find_similar({(ln, "02"): src for ln, src in learners.items()}, {"02": _teacher()})
     grades = ClassGrades(sorted(learners), [], notebooks=["02"])
     note_similar(grades, found)

@@ -37,7 +37,7 @@ from typing import Iterable, Mapping, Sequence
 
 from ..check import registry
 
-__all__ = ["answer_print", "teacher_prints", "similar_groups", "similar_pairs", "find_similar", "note_similar",
+__all__ = ["answer_print", "answer_prints", "teacher_prints", "similar_groups", "similar_pairs", "find_similar", "note_similar",
            "flag_similar", "rare_limit", "MIN_NODES", "MIN_SHARED", "GROUP_SHARE"]
 
 #: An answer smaller than this (syntax-tree nodes) is too short to tell anything: ``answer = [3]``.
@@ -121,7 +121,8 @@ def answer_print(sources: Sequence[str], ex: registry.Exercise, cells: Sequence[
     return ast.dump(module, annotate_fields=False)
 
 
-def _prints(sources: Sequence[str], number: str) -> dict[str, str]:
+def answer_prints(sources: Sequence[str], number: str) -> dict[str, str]:
+    """``{exercise id: print}`` of one learner's notebook ``number`` (its code cell sources)."""
     entry = registry.notebook(number)
     cells = registry.answer_cells(sources, entry)
     out = {}
@@ -161,7 +162,7 @@ def similar_groups(notebooks: Mapping[str, Sequence[str]], number: str,
     to notebook ``number`` (``{learner: code cell sources}``) share :data:`MIN_SHARED` rare
     prints or more (the rule: the module's docstring), largest groups first. ``teacher``: the
     code cells of the full notebook (its solutions' prints explain nothing)."""
-    prints = {learner: _prints(src, number) for learner, src in notebooks.items()}
+    prints = {learner: answer_prints(src, number) for learner, src in notebooks.items()}
     theirs = teacher_prints(teacher, number) if teacher else set()
     holders: dict[tuple[str, str], set[str]] = {}
     for learner, per in prints.items():
