@@ -13,9 +13,11 @@ Each reader below follows the LMS's public source (no kernels: a small class is 
 * Canvas's gradebook import: instructure/canvas-lms lib/gradebook_importer.rb
   (``row_has_student_headers?``, ``update_column_count``, ``header?``,
   ``check_for_non_student_row``, ``process_pp``, ``process_student``).
-* Canvas's "Re-upload submissions": app/models/assignment.rb
-  (``infer_comment_context_from_filename``: the base name split on ``_``, the first two parts
-  that are all digits are the user id and the attachment id of the learner's submission).
+* Canvas's "Re-upload submissions": app/models/abstract_assignment.rb (formerly assignment.rb)
+  ``infer_comment_context_from_filename``: the base name split on ``_`` with every ``LATE``
+  part dropped; when the first part is ``anon``, the next two are the anonymous id and the
+  attachment id (the submission found by its anonymous id); otherwise the first two parts
+  that are all digits are the user id and the attachment id of the learner's submission.
 """
 
 from __future__ import annotations
@@ -220,20 +222,26 @@ def test_canvas_csv_on_the_assignments_points(tmp_path):
 
 
 def canvas_reupload_target(name: str):
-    """assignment.rb infer_comment_context_from_filename: (user id, attachment id) or None."""
+    """abstract_assignment.rb infer_comment_context_from_filename: (user id, attachment id), or
+    ("anon <anonymous id>", attachment id), or None (the file is ignored)."""
     base = name.rsplit("/", 1)[-1]
-    digits = [p for p in base.split("_") if re.fullmatch(r"\d+", p)][:2]
+    parts = [p for p in base.split("_") if p != "LATE"]  # split_filename - ["LATE"]
+    if parts[0] == "anon":
+        anon, attachment = (parts[1:3] + ["", ""])[:2]
+        return (f"anon {anon}", int(attachment)) if anon and attachment.isdigit() else None
+    digits = [p for p in parts if re.fullmatch(r"\d+", p)][:2]
     return tuple(int(d) for d in digits) if len(digits) == 2 else None
 
 
 def test_canvas_reupload_files_carry_user_and_attachment(tmp_path):
     written, left_out = write_canvas_reupload(_grades(), tmp_path / "r.zip")
-    assert written == 3 and left_out == ["Dana_Lee", "anon_Ab3xZ"]
+    assert written == 4 and left_out == ["Dana_Lee"]
     with zipfile.ZipFile(tmp_path / "r.zip") as zf:
         names = sorted(zf.namelist())
-        assert names == sorted(CANVAS_FILES.values())
+        assert names == sorted([*CANVAS_FILES.values(), "anon_Ab3xZ_70017_02_self_attention.ipynb"])
         targets = {canvas_reupload_target(n) for n in names}
-        assert targets == {(123456, 7890123), (123456, 7890124), (1007, 555)}
+        # the anonymous learner's feedback goes to the submission of anonymous id Ab3xZ
+        assert targets == {(123456, 7890123), (123456, 7890124), (1007, 555), ("anon Ab3xZ", 70017)}
         book = nbformat.reads(zf.read(CANVAS_FILES[("smithjohn", "04")]).decode(), as_version=4)
         nbformat.validate(book)
         text = book.cells[0].source
@@ -256,7 +264,7 @@ def test_download_names_read_back_as_the_learners_graded(tmp_path):
 def test_write_reports_and_state_round_trip(tmp_path):
     grades = _grades(exercises=None)
     written = write_reports(grades, tmp_path, moodle_max=100, moodle_headers="de", canvas_points=20)
-    assert written["reupload"] == 3 and written["moodle_zip"] == 1 and written["canvas_points"] == "20"
+    assert written["reupload"] == 4 and written["moodle_zip"] == 1 and written["canvas_points"] == "20"
     for name in ("grades.csv", "summary.md", "canvas.csv", "moodle.csv", "canvas_reupload.zip",
                  "moodle_feedback.zip"):
         assert (tmp_path / name).is_file(), name

@@ -4,7 +4,9 @@ and Moodle write, nobody merged or dropped, and a regrade that touches only whom
 A class of empty notebooks is graded through ``main`` (an empty file is "could not run" without
 a kernel), then every file is read back with the importer-faithful readers of
 ``test_lms_formats`` (Canvas's gradebook_importer.rb and assignment.rb; Moodle's
-importgradeslib.php and importziplib.php)."""
+importgradeslib.php and importziplib.php). The last test (slow) grades the issue's whole class
+in kernels: every layout at once, late files with a penalty, Zoë's notebook copied renamed by two
+classmates in other layouts (one group flag), and a regrade that repeats no setting."""
 
 from __future__ import annotations
 
@@ -12,8 +14,11 @@ import csv
 import json
 import zipfile
 
+import nbformat
 import pytest
+import trust_class
 from test_lms_formats import canvas_import, canvas_reupload_target, moodle_import, moodle_zip_target
+from test_similarity_groups import second_copy
 
 from attention_kit.check import registry
 from attention_kit.grading import FAILED, PASSED, ExerciseGrade, NotebookGrade
@@ -84,8 +89,10 @@ def test_a_class_with_same_names_through_every_file(tmp_path, capsys):
     assert set(scores) == {1013, 1044, 1050} and all(0 <= s <= possible for s in scores.values())
     assert "anonymous_id=<id>: anon" not in summary and "Ab3xZ 0, Qx7Pz 0" in summary
     with zipfile.ZipFile(out / "canvas_reupload.zip") as zf:
-        targets = sorted(canvas_reupload_target(n) for n in zf.namelist())
-    assert targets == [(1013, 9001), (1044, 9002), (1044, 9003), (1050, 9004)]
+        targets = [canvas_reupload_target(n) for n in zf.namelist()]
+    # every returned notebook's feedback matched by Canvas, the anonymous ones by anonymous id
+    assert len(targets) == 6 and set(targets) == {(1013, 9001), (1044, 9002), (1044, 9003), (1050, 9004),
+                                                  ("anon Ab3xZ", 9005), ("anon Qx7Pz", 9006)}
     # Moodle: every participant matched by the worksheet and by the zip, before and after 4.1
     participants = {int(i) for _, i in MOODLE.values()}
     got = moodle_import(out / "moodle.csv", MOODLE_STRINGS["en"], 100, participants)
@@ -171,3 +178,76 @@ def test_moodle_folder_forms_both_read(tmp_path, name):
     _write(tmp_path, [f"{name}/{NB2}"])
     found = find_submissions(tmp_path)
     assert list(found.info) == ["Full Name_4711"] and found.info["Full Name_4711"].moodle_id == "4711"
+
+
+# --- the issue's class, graded in kernels: every case at once, a group copy among them ---------
+
+def _small_notebook(answers: list[str]):
+    """A notebook 02 holding only the imports and these answer cells (what the grader reads)."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import numpy as np\nimport attention_kit as ak\n"
+                                          "from attention_kit import check")]
+    nb.cells += [nbformat.v4.new_code_cell(src) for src in answers]
+    return nb
+
+
+@pytest.mark.slow  # five notebooks in kernels (about a minute on 2 cores)
+def test_the_issues_class_every_case_through_every_file(tmp_path, capsys):
+    """Same names on Canvas (wangwei x2) and Moodle (Ole Berg x2), blind marking (Participant
+    x2), Moodle before and after 4.1, anonymous Canvas learners, late files (Canvas LATE_) with a
+    10 % penalty, Zoë's notebook 02 handed in renamed by two classmates in other layouts (one late,
+    one blind-marked), two honest learners in other styles; then a regrade of one learner by id
+    that repeats no setting."""
+    subs, out = tmp_path / "returned", tmp_path / "grades"
+    real = {"Ole Berg_4712_assignsubmission_file/" + NB2: list(trust_class.ZOE.values()),
+            "Participant_4715_assignsubmission_file/" + NB2: list(trust_class.COPY.values()),
+            f"wangwei_LATE_1044_9002_{NB2}": second_copy(),
+            "Dana Lee_4711_assignsubmission_file_/" + NB2: [s[0] for e, s in trust_class.HONEST.items() if e.startswith("02")],
+            f"smithjohn_1050_9004_{NB2}": [s[1] for e, s in trust_class.HONEST.items() if e.startswith("02")]}
+    _write(subs, [f for f in [*MOODLE, *CANVAS] if f not in real] + ["stray.txt"])
+    for name, answers in real.items():
+        (subs / name).parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(_small_notebook(answers), subs / name)
+    assert main([str(subs), "--out", str(out), "--workers", "2", "--exercises", "02,04", "--seed", "s3cret",
+                 "--late-penalty", "10"]) == 0
+    rows = {r["learner"]: r for r in csv.DictReader(open(out / "grades.csv", encoding="utf-8")) if r["learner"]}
+    assert len(rows) == 11  # nothing merged
+    not_graded = {r["file"] for r in csv.DictReader(open(out / "not_graded.csv", encoding="utf-8"))}
+    graded = {g["source"] for g in json.loads((out / "grades.json").read_text("utf-8"))["grades"]}
+    assert graded | not_graded == {*MOODLE, *CANVAS, "stray.txt"} and not graded & not_graded  # nothing dropped
+    # the copies scored (Zoë's forms pass), the late one less its penalty
+    assert float(rows["Ole Berg_4712"]["points"]) == 4 and float(rows["Participant_4715"]["points"]) == 4
+    assert rows["wangwei_1044"]["late"] == "02" and float(rows["wangwei_1044"]["late penalty"]) == pytest.approx(0.4)
+    # one group flag, every member named, in the summary and each member's notes; no honest flag
+    group = "Ole Berg_4712, Participant_4715 and wangwei_1044: notebook 02, exercises 02.1, 02.2, 02.5, 02.6"
+    md = (out / "summary.md").read_text("utf-8")
+    assert md.count(group) == 1 and md.count("read them side by side") == 1
+    for learner in ("Ole Berg_4712", "Participant_4715", "wangwei_1044"):
+        assert group in rows[learner]["notes"]
+    assert not any("side by side" in rows[ln]["notes"] for ln in rows if ln not in
+                   ("Ole Berg_4712", "Participant_4715", "wangwei_1044"))
+    # every importer matches every learner it can, every value on its scale
+    _, possible, scores = canvas_import(out / "canvas.csv")
+    assert set(scores) == {1013, 1044, 1050} and all(0 <= s <= possible for s in scores.values())
+    assert scores[1044] == pytest.approx(3.6)  # 4 of 10, 10 % of the late notebook's 4 points off
+    participants = {int(i) for _, i in MOODLE.values()}
+    got = moodle_import(out / "moodle.csv", MOODLE_STRINGS["en"], 100, participants)
+    assert set(got) == participants and got[4712][0] == 40.0 and got[4715][0] == 40.0
+    with zipfile.ZipFile(out / "canvas_reupload.zip") as zf:
+        targets = [canvas_reupload_target(n) for n in zf.namelist()]
+    assert len(targets) == 6 and {t[0] for t in targets} == {1013, 1044, 1050, "anon Ab3xZ", "anon Qx7Pz"}
+    with zipfile.ZipFile(out / "moodle_feedback.zip") as zf:
+        for old in (False, True):
+            assert {moodle_zip_target(n, participants, old)[0] for n in zf.namelist()} == participants
+    # a regrade of one learner by id, no setting repeated but the seed: the others' rows unchanged
+    before = {name: (out / name).read_text("utf-8") for name in ("grades.csv", "canvas.csv", "moodle.csv")}
+    again = tmp_path / "again"
+    _write(again, [f"smithjohn_1050_9100_{NB4}"])
+    capsys.readouterr()
+    assert main([str(again), "--out", str(out), "--workers", "1", "--learners", "1050", "--seed", "s3cret"]) == 0
+    state = json.loads((out / "grades.json").read_text("utf-8"))
+    assert state["settings"]["late_penalty"] == 10
+    for name, text in before.items():
+        old = {ln for ln in text.splitlines() if "smithjohn" not in ln and "not graded" not in ln}
+        assert old <= set((out / name).read_text("utf-8").splitlines()), name
+    assert (out / "summary.md").read_text("utf-8").count(group) == 1  # the group's flag is kept

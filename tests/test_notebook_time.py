@@ -89,3 +89,6 @@ def test_the_guide_repeats_each_headers_breakdown_and_sums_them():
         lows, highs = lows + low, highs + high
     total = re.search(r"All nine notebooks: about (\d+)–(\d+) minutes", guide)
     assert total and (int(total.group(1)), int(total.group(2))) == (lows, highs)
+    # the same total from the notebooks' own headers
+    headers = [notebook_time.stated(path) for path in NOTEBOOKS]
+    assert (lows, highs) == (sum(h[0] for h in headers), sum(h[1] for h in headers))

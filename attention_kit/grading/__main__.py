@@ -276,7 +276,9 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
         lines.append("Canvas anonymous grading: canvas.csv cannot name these learners (Canvas's "
                      "import matches a user id); enter their points in SpeedGrader, opened at "
                      "...speed_grader?assignment_id=<assignment>&anonymous_id=<id>: " +
-                     ", ".join(f"{a} {p:g}" for a, p in written["anonymous"]) + ".")
+                     ", ".join(f"{a} {p:g}" for a, p in written["anonymous"]) + ". Their feedback is "
+                     "in canvas_reupload.zip under the download's anon_<id>_<attachment>_ names, which "
+                     "Canvas's re-upload matches by anonymous id.")
     return result, "\n".join(lines)
 
 

@@ -15,7 +15,7 @@ import nbformat
 
 from .class_grades import ClassGrades, lms_comment, number_text, whole_points
 from .feedback import feedback_file_name, feedback_markdown
-from .submissions import CANVAS
+from .submissions import CANVAS, CANVAS_ANONYMOUS
 
 __all__ = ["write_canvas", "canvas_anonymous", "write_moodle", "write_canvas_reupload", "write_moodle_feedback",
            "moodle_strings", "MOODLE_STRINGS", "MOODLE_COLUMNS"]
@@ -196,22 +196,31 @@ def write_moodle_feedback(grades: ClassGrades, path: Path) -> tuple[int, int]:
 
 
 def _canvas_download_name(source: str | None) -> str | None:
-    """The file name Canvas's download gave a submission, if it gave one (with a user id)."""
+    """The file name Canvas's download gave a submission, if Canvas's re-upload can match it:
+    a user id and an attachment id in it, or an anonymous id and an attachment id."""
     if not source:
         return None
     name = PurePosixPath(source.replace("\\", "/")).name
+    # Canvas's own rule (infer_comment_context_from_filename): the name split on "_", every
+    # "LATE" part dropped; "anon" first: the anonymous id and the attachment id follow it;
+    # otherwise the first two parts that are all digits are the user and attachment ids
+    parts = [p for p in name.split("_") if p != "LATE"]
+    m = CANVAS_ANONYMOUS.match(name)
+    if m:
+        return name if parts[:3] == ["anon", m.group("anon"), m.group("submission")] else None
     m = CANVAS.match(name)
-    if not m or name.startswith(("anon_", "LATE_anon_")):
+    if not m or parts[0] == "anon":
         return None
-    # Canvas's own rule: the first two parts that are all digits are the user and attachment ids
-    digits = [part for part in name.split("_") if re.fullmatch(r"[0-9]+", part)][:2]
+    digits = [part for part in parts if re.fullmatch(r"[0-9]+", part)][:2]
     return name if digits == [m.group("id"), m.group("submission")] else None
 
 
 def write_canvas_reupload(grades: ClassGrades, path: Path) -> tuple[int, list[str]]:
     """``canvas_reupload.zip``: per returned notebook with a Canvas download name, a feedback
-    notebook under that same name (user id and attachment id in it), for the gradebook's
-    "Re-upload submissions". Returns (files written, learners with no such name, left out)."""
+    notebook under that same name (user id and attachment id in it; for anonymous grading the
+    anonymous id and attachment id, which Canvas matches to the submission without naming the
+    learner), for the gradebook's "Re-upload submissions". Returns (files written, learners
+    with no such name, left out)."""
     written, left_out = 0, []
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         for learner in grades.learners:

@@ -29,8 +29,10 @@ sets a subset and weights).
   and the attachment id, and attaches the file as a comment to that learner's submission
   (instructure/canvas-lms ``app/models/assignment.rb``, ``infer_comment_context_from_filename``;
   ``lib/content_zipper.rb``, ``get_filename`` and ``sanitize_user_name``, which keeps ``_\d+_``
-  out of the name part for this reason). The file is a notebook because Canvas shows it under
-  the name of the learner's attachment.
+  out of the name part for this reason). Anonymous grading's ``[LATE_]anon_<id>_<attachment>_``
+  names are kept too: Canvas drops ``LATE`` and, ``anon`` first, finds the submission by its
+  anonymous id (``app/models/abstract_assignment.rb``, the same method). The file is a notebook
+  because Canvas shows it under the name of the learner's attachment.
 * ``moodle.csv``: Moodle's offline grading worksheet, the columns of its own download
   (mod/assign/gradingtable.php) in the language of the Moodle (``--moodle-headers``), the grade
   on the assignment's maximum grade (``--moodle-max``, default 100, Moodle's default). Moodle's
@@ -53,6 +55,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import textwrap
 from collections import Counter
 from dataclasses import asdict
 from datetime import datetime
@@ -168,7 +171,9 @@ def summary_text(grades: ClassGrades, width: int = 120) -> str:
     pairs = sorted({note for notes in grades.flags.values() for note in notes})
     if pairs:
         lines += ["", "Answers to read side by side (more alike than the worked solution explains; "
-                      "no points taken):"] + [f"  {_clip(p, width - 2)}" for p in pairs]
+                      "no points taken):"]
+        for p in pairs:  # wrapped, not clipped: a group's note names every member
+            lines += textwrap.wrap(" ".join(p.split()), width, initial_indent="  ", subsequent_indent="    ")
     return "\n".join(lines)
 
 

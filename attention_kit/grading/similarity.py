@@ -1,34 +1,51 @@
-"""Pairs of learners whose answers are the same beyond what the worked solution explains.
+"""Groups of learners whose answers are the same beyond what the worked solution explains.
 
 Two honest learners converge on the textbook form of a short answer (and on the teacher's), so
 sameness with the solution, or with a form many learners share, says nothing. What does say
-something is two learners who share, exercise after exercise, a form that nobody else and not
+something is a few learners who share, exercise after exercise, a form that nobody else and not
 the worked solution uses. :func:`answer_print` reduces a learner's answer to an exercise to its
 shape: the functions that define the answer (value answers such as ``variance, std = 32,
 np.sqrt(32)`` are short, and two honest learners write them alike: they are left out), with
 comments, docstrings and layout dropped and
 every name the answer binds itself (arguments, local variables) renamed in order of appearance;
-names it only reads (``np``, ``len``) are kept. :func:`similar_pairs` then counts, for each pair,
-the exercises whose prints are equal, not the teacher's, and shared by at most two learners; a
-pair with two such exercises or more in one notebook is flagged. Nothing is taken off: the
-summary and the CSV's notes ask the teacher to read the two notebooks side by side.
+names it only reads (``np``, ``len``) are kept.
+
+The rule (:func:`similar_groups`), for one notebook and a class of N learners who returned it:
+
+- a print is *rare* when it is not the teacher's (the worked solution's prints explain nothing:
+  :func:`teacher_prints`, each solution cell's print alone, for the natural form the solution
+  writes is one honest learners write too) and the learners who wrote it, all of them, number from 2 to :func:`rare_limit` (N): two in
+  any class; in a class of 7 or more, up to a tenth of the class (:data:`GROUP_SHARE`) but at
+  least three, and always fewer than half of it (a form half the class writes is the textbook's);
+- a *group* is the set of all the learners of one rare print; its exercises are those where
+  every member wrote the same rare print (others in a rare print's set allowed: a pair inside
+  a group of three keeps the exercises the three share);
+- a group with :data:`MIN_SHARED` exercises or more is flagged. A group of three or more is
+  flagged as one, a note naming every member; a pair within it is flagged too when the pair
+  alone shares a further rare print (it then has more exercises than the group).
+
+Honest convergence on a textbook form is a form many learners write (not rare), or a rare form
+written by different learners from one exercise to the next (no group with two exercises).
+Nothing is taken off: the summary and the CSV's notes ask the teacher to read the answers side by
+side.
 """
 
 from __future__ import annotations
 
 import ast
-from collections import Counter
-from itertools import combinations
 from typing import Iterable, Mapping, Sequence
 
 from ..check import registry
 
-__all__ = ["answer_print", "similar_pairs", "find_similar", "note_similar", "flag_similar", "MIN_NODES", "MIN_SHARED"]
+__all__ = ["answer_print", "answer_prints", "teacher_prints", "similar_groups", "similar_pairs", "find_similar", "note_similar",
+           "flag_similar", "rare_limit", "MIN_NODES", "MIN_SHARED", "GROUP_SHARE"]
 
 #: An answer smaller than this (syntax-tree nodes) is too short to tell anything: ``answer = [3]``.
 MIN_NODES = 12
 #: Exercises of one notebook whose rare prints a pair must share to be flagged.
 MIN_SHARED = 2
+#: A group may be up to one learner in this many of the class (at least three, fewer than half).
+GROUP_SHARE = 10
 
 
 class _Normalise(ast.NodeTransformer):
@@ -104,7 +121,8 @@ def answer_print(sources: Sequence[str], ex: registry.Exercise, cells: Sequence[
     return ast.dump(module, annotate_fields=False)
 
 
-def _prints(sources: Sequence[str], number: str) -> dict[str, str]:
+def answer_prints(sources: Sequence[str], number: str) -> dict[str, str]:
+    """``{exercise id: print}`` of one learner's notebook ``number`` (its code cell sources)."""
     entry = registry.notebook(number)
     cells = registry.answer_cells(sources, entry)
     out = {}
@@ -115,28 +133,62 @@ def _prints(sources: Sequence[str], number: str) -> dict[str, str]:
     return out
 
 
+def teacher_prints(sources: Sequence[str], number: str) -> set[str]:
+    """The prints of the full notebook's answers (code cell sources ``sources``): each exercise's
+    worked solution cell alone, and every cell that binds an answer alone, as well as all of
+    them together. The full notebook also holds the exercise cell's stub, so the print of all
+    its cells together is no learner's: a learner who writes the solution's form (the natural
+    form, which honest learners write too) shares the print of the solution cell alone."""
+    entry = registry.notebook(number)
+    cells = registry.answer_cells(sources, entry)
+    out = set()
+    for ex_id, ex in entry.numbered():
+        for group in [cells[ex_id], *([k] for k in cells[ex_id])]:
+            p = answer_print(sources, ex, group)
+            if p is not None:
+                out.add(p)
+    return out
+
+
+def rare_limit(n: int) -> int:
+    """The most learners, in a class of ``n``, who may share a print for it to count as rare:
+    two always; a tenth of the class, at least three, when that is fewer than half of it."""
+    return max(2, min(max(3, n // GROUP_SHARE), (n - 1) // 2))
+
+
+def similar_groups(notebooks: Mapping[str, Sequence[str]], number: str,
+                   teacher: Sequence[str] | None = None) -> list[tuple[tuple[str, ...], list[str]]]:
+    """``[((learners, ...), [exercise ids])]``: the groups of two learners or more whose answers
+    to notebook ``number`` (``{learner: code cell sources}``) share :data:`MIN_SHARED` rare
+    prints or more (the rule: the module's docstring), largest groups first. ``teacher``: the
+    code cells of the full notebook (its solutions' prints explain nothing)."""
+    prints = {learner: answer_prints(src, number) for learner, src in notebooks.items()}
+    theirs = teacher_prints(teacher, number) if teacher else set()
+    holders: dict[tuple[str, str], set[str]] = {}
+    for learner, per in prints.items():
+        for ex_id, p in per.items():
+            if p not in theirs:
+                holders.setdefault((ex_id, p), set()).add(learner)
+    limit = rare_limit(len(notebooks))
+    rare = {key: frozenset(who) for key, who in holders.items() if 2 <= len(who) <= limit}
+    groups = []
+    for group in set(rare.values()):  # every group that is, on some exercise, all of the print's users
+        shared = sorted({ex_id for (ex_id, _), who in rare.items() if group <= who})
+        if len(shared) >= MIN_SHARED:
+            groups.append((tuple(sorted(group)), shared))
+    return sorted(groups, key=lambda g: (-len(g[0]), g[0]))
+
+
 def similar_pairs(notebooks: Mapping[str, Sequence[str]], number: str,
                   teacher: Sequence[str] | None = None) -> list[tuple[str, str, list[str]]]:
-    """``[(learner a, learner b, [exercise ids])]``: the pairs of learners whose answers to
-    notebook ``number`` (``{learner: code cell sources}``) share :data:`MIN_SHARED` rare prints or
-    more. ``teacher``: the code cells of the full notebook (its solutions' prints explain nothing)."""
-    prints = {learner: _prints(src, number) for learner, src in notebooks.items()}
-    theirs = set(_prints(teacher, number).values()) if teacher else set()
-    counts: Counter = Counter()
-    for per in prints.values():
-        counts.update(set(per.values()))
-    pairs = []
-    for a, b in combinations(sorted(prints), 2):
-        shared = [ex_id for ex_id, p in prints[a].items()
-                  if prints[b].get(ex_id) == p and p not in theirs and counts[p] <= 2]
-        if len(shared) >= MIN_SHARED:
-            pairs.append((a, b, sorted(shared)))
-    return pairs
+    """``[(learner a, learner b, [exercise ids])]``: the groups of :func:`similar_groups` that
+    are pairs (the larger groups are left out here)."""
+    return [(*g, shared) for g, shared in similar_groups(notebooks, number, teacher) if len(g) == 2]
 
 
 def find_similar(sources: Mapping[tuple[str, str], Sequence[str]],
-                 teacher: Mapping[str, Sequence[str]] | None = None) -> list[tuple[str, str, str, list[str]]]:
-    """The similar pairs of a class as ``(notebook, a, b, exercises)``; ``sources``:
+                 teacher: Mapping[str, Sequence[str]] | None = None) -> list[tuple[str, tuple[str, ...], list[str]]]:
+    """The similar groups of a class as ``(notebook, (learners, ...), exercises)``; ``sources``:
     ``{(learner, notebook number): code cell sources}``, ``teacher``: ``{number: code cell
     sources}`` of the full notebooks."""
     found = []
@@ -145,25 +197,31 @@ def find_similar(sources: Mapping[tuple[str, str], Sequence[str]],
         if number not in {nb.number for nb in registry.NOTEBOOKS}:
             continue
         per = {learner: src for (learner, nb), src in sources.items() if nb == number}
-        for a, b, shared in similar_pairs(per, number, (teacher or {}).get(number)):
-            found.append((number, a, b, shared))
+        for group, shared in similar_groups(per, number, (teacher or {}).get(number)):
+            found.append((number, group, shared))
     return found
 
 
-def note_similar(grades, found: Iterable[tuple[str, str, str, list[str]]]) -> None:
-    """Add a note for the teacher to both learners of every pair :func:`find_similar` found
+def _names(group: Sequence[str]) -> str:
+    return f"{', '.join(group[:-1])} and {group[-1]}"
+
+
+def note_similar(grades, found: Iterable[tuple[str, Sequence[str], list[str]]]) -> None:
+    """Add a note for the teacher to every learner of every group :func:`find_similar` found
     (``grades.flags``)."""
-    for number, a, b, shared in found:
-        note = (f"{a} and {b}: notebook {number}, exercises {', '.join(shared)} are the same up to "
-                "names, comments and layout, in a form no other learner and not the worked "
+    for number, group, shared in found:
+        whom = ("no other learner" if len(group) == 2 else
+                f"only these {len(group)} learners (nobody else in the class)")
+        note = (f"{_names(group)}: notebook {number}, exercises {', '.join(shared)} are the same up to "
+                f"names, comments and layout, in a form {whom} and not the worked "
                 "solution uses: read them side by side")
-        for learner in (a, b):
+        for learner in group:
             grades.flags.setdefault(learner, []).append(note)
 
 
 def flag_similar(grades, sources: Mapping[tuple[str, str], Sequence[str]],
-                 teacher: Mapping[str, Sequence[str]] | None = None) -> list[tuple[str, str, str, list[str]]]:
-    """:func:`find_similar`, then :func:`note_similar`; returns the pairs found."""
+                 teacher: Mapping[str, Sequence[str]] | None = None) -> list[tuple[str, tuple[str, ...], list[str]]]:
+    """:func:`find_similar`, then :func:`note_similar`; returns the groups found."""
     found = find_similar(sources, teacher)
     note_similar(grades, found)
     return found

@@ -40,7 +40,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-__all__ = ["Learner", "Submission", "Found", "find_submissions", "CANVAS", "MOODLE"]
+__all__ = ["Learner", "Submission", "Found", "find_submissions", "CANVAS", "CANVAS_ANONYMOUS", "MOODLE"]
 
 _NUMBER = re.compile(r"^(\d\d)[_\-\s.]")
 FLAT_SEPARATOR = "__"

@@ -1,0 +1,25 @@
+"""docs/teaching.md's worked example ("### An example", end of "Grading a class") is what a real
+run prints and writes today: tests/guide_example.py builds the five learners, grades them as the
+guide says, and renders the example; only the run's duration may differ. After a change to what
+the grader prints or writes: ``python tests/guide_example.py --write``."""
+
+from __future__ import annotations
+
+import difflib
+
+import pytest
+from guide_example import guide_example, run, same_but_duration
+
+pytestmark = pytest.mark.slow  # grades five learners in kernels (about a minute on 2 cores)
+
+
+def test_the_guides_example_is_a_real_run_today(tmp_path):
+    new, old = run(tmp_path), guide_example()
+    assert same_but_duration(new, old), "docs/teaching.md's example is out of date (python tests/guide_example.py " \
+        "--write):\n" + "\n".join(difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=1))
+
+
+def test_the_example_has_the_columns_the_grader_writes():
+    example = guide_example()
+    assert ",late,late penalty,points,max points,percent,notes" in example
+    assert '    Points Possible,,,,"exercises set: 02.1-02.6, 04.1-04.4",10' in example
