@@ -26,11 +26,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..mechanism.alignment import softmax
-from ..mechanism.scores import cosine_score, dot_score
 from . import close, not_attempted, not_done, prediction, quietly, report, try_call
+from .general_cases import (
+    SOFTMAX_SCORES,
+    WINNER_K,
+    WINNER_LABELS,
+    WINNER_Q,
+    context_table,
+    dot_table,
+    output_table,
+    softmax_table,
+    winner_table,
+)
 from .plain import plain_numpy
-from .recorded import recorded, reference
 
 __all__ = [
     "quietly",
@@ -46,18 +54,6 @@ __all__ = [
     "array_answer",
     "first_match",
 ]
-
-#: The score vector of the by-hand softmax exercise.
-SOFTMAX_SCORES = np.array([2.0, 1.0, 0.0])
-
-#: Query and keys of the "which key wins?" exercise: k1 is orthogonal to q, k2 is short and points
-#: almost along q, k3 is long but 45 degrees off (not the order of notebook 01's section 3).
-WINNER_Q = np.array([1.0, 0.0])
-WINNER_K = np.array([[0.0, 1.0],    # k1: orthogonal to q
-                     [0.5, 0.05],   # k2: short, nearly parallel to q
-                     [1.5, 1.5]])   # k3: long, 45 degrees away from q
-WINNER_LABELS = ("k1", "k2", "k3")
-
 
 def array_answer(out) -> str | None:
     """The hint when a function returns a list or a tuple where the task asks for a numpy array, else None.
@@ -81,14 +77,6 @@ def _as_vector(x) -> np.ndarray | None:
     return arr
 
 
-@recorded
-def _softmax_table() -> dict:
-    """The by-hand softmax's scores, their weights and the usual mistakes' numbers."""
-    e = SOFTMAX_SCORES.astype(float)
-    return {"scores": e, "want": softmax(e), "exp": np.exp(e), "exp_sum": float(np.exp(e).sum()),
-            "linear": e / e.sum(), "negated": softmax(-e)}
-
-
 def softmax_by_hand(weights, *, atol: float = 5e-3) -> bool:
     """Check hand-computed softmax weights of ``SOFTMAX_SCORES`` (``[2, 1, 0]``), to ``atol``.
 
@@ -100,7 +88,7 @@ def softmax_by_hand(weights, *, atol: float = 5e-3) -> bool:
     if not_done(weights):
         return not_attempted("no answer yet: replace the ... with your three weights")
     w = _as_vector(weights)
-    t = _softmax_table()
+    t = softmax_table()
     e, want = t["scores"], t["want"]
     if w is None or w.shape != e.shape:
         shape = None if w is None else w.shape
@@ -137,35 +125,6 @@ def first_match(out, candidates) -> str | None:
     return None
 
 
-@reference
-def _dot_cases():
-    rng = np.random.default_rng(101)
-    return [
-        (rng.normal(size=3), rng.normal(size=(5, 3))),  # n_k != d: a transposed K fails loudly
-        (rng.normal(size=4), rng.normal(size=(4, 4))),  # n_k == d: a transposed K gives wrong numbers
-        (np.array([1.0, 2.0]), np.array([[3.0, 4.0]])),  # one key
-    ]
-
-
-@recorded
-def _dot_table() -> list[dict]:
-    """Each case's q and K, its scores, and the outputs of the usual mistakes with their hints."""
-    table = []
-    for q, K in _dot_cases():
-        want = dot_score(q, K)
-        table.append({"q": q, "K": K, "want": want, "mistakes": [
-            (K.T @ q if K.shape[0] == K.shape[1] else None,
-             "you used the keys as columns: in attention_kit the rows of K are the keys, so score l "
-             "pairs q with row l of K"),
-            (want / np.sqrt(q.shape[-1]), "you divided by sqrt(d): that is the scaled dot product; the "
-             "plain dot score has no scaling"),
-            (softmax(want), "you applied the softmax: that gives weights; the score is the raw q . k_l"),
-            (cosine_score(q, K), "you divided by the vector lengths: that is the cosine score, not the "
-             "dot score"),
-        ]})
-    return table
-
-
 @plain_numpy()
 def dot_scores(fn) -> bool:
     """Check ``fn(q, K) -> scores``: the dot-product score of one query against every key.
@@ -178,7 +137,7 @@ def dot_scores(fn) -> bool:
     """
     if not_done(fn):
         return not_attempted("no answer yet: define the function and pass it in")
-    for case in _dot_table():
+    for case in dot_table():
         q, K, want = case["q"], case["K"], case["want"]
         out, err = try_call(fn, q.copy(), K.copy())
         if out is Ellipsis:
@@ -216,14 +175,6 @@ def dot_scores(fn) -> bool:
     return report(True, "your dot scores match ak.dot_score for several q and K, including n_k != d")
 
 
-@recorded
-def _winner_table() -> dict:
-    """The winning keys of ``WINNER_Q`` among ``WINNER_K`` under the dot and the cosine score."""
-    return {"labels": list(WINNER_LABELS),
-            "dot": WINNER_LABELS[int(np.argmax(dot_score(WINNER_Q, WINNER_K)))],
-            "cosine": WINNER_LABELS[int(np.argmax(cosine_score(WINNER_Q, WINNER_K)))]}
-
-
 @prediction
 def predict_winners(dot_winner, cosine_winner) -> bool:
     """Check the prediction of which key of ``WINNER_K`` gets the highest score for ``WINNER_Q``
@@ -236,7 +187,7 @@ def predict_winners(dot_winner, cosine_winner) -> bool:
     """
     if not_done(dot_winner) or not_done(cosine_winner):
         return not_attempted("no answer yet: give both winners as key labels such as 'k1'")
-    t = _winner_table()
+    t = winner_table()
     labels = t["labels"]
     answers = []
     for name, ans in (("dot_winner", dot_winner), ("cosine_winner", cosine_winner)):
@@ -264,43 +215,6 @@ def predict_winners(dot_winner, cosine_winner) -> bool:
                          "Compare q . k = |q| |k| cos(angle) for the other two keys, then their angles alone")
 
 
-@reference
-def _context_cases():
-    rng = np.random.default_rng(202)
-    a1 = softmax(rng.normal(size=4))  # (n_k,)
-    V1 = rng.normal(size=(4, 3))  # (n_k, d_v)
-    A2 = softmax(rng.normal(size=(2, 4)))  # (n_q, n_k)
-    V2 = rng.normal(size=(4, 3))
-    A3 = softmax(rng.normal(size=(3, 3)))  # square: a transposed product gives wrong numbers
-    V3 = rng.normal(size=(3, 3))
-    return [(a1, V1), (A2, V2), (A3, V3)]
-
-
-@recorded
-def _context_table() -> list[dict]:
-    """Each case's weights and values, its context, and the usual mistakes' outputs with their hints."""
-    table = []
-    for a, V in _context_cases():
-        want = general_attention_context(a, V)
-        mean = np.broadcast_to(V.mean(axis=0), want.shape).copy()
-        table.append({"a": a, "V": V, "want": want, "mistakes": [
-            (mean, "that is the plain average of the values: each value must be weighted by its a_l"),
-            (want.T if a.ndim == 2 else None,
-             f"transposed layout: for weights of shape {a.shape} the context has shape {want.shape}, "
-             "one row per query (rows are tokens)"),
-            (general_attention_context(a.T, V) if a.ndim == 2 and a.shape[0] == a.shape[1] else None,
-             "you transposed the weights: row i of a holds query i's weights over the keys, and it "
-             "should stay the row of query i"),
-        ]})
-    return table
-
-
-@reference
-def general_attention_context(a: np.ndarray, V: np.ndarray) -> np.ndarray:
-    """The context of weights ``a`` (``(n_k,)`` or ``(n_q, n_k)``) over the values ``V``."""
-    return np.einsum("...k,kd->...d", a, V)
-
-
 @plain_numpy()
 def context_vector(fn) -> bool:
     """Check ``fn(a, V) -> c``: the context vector as one matrix product.
@@ -313,7 +227,7 @@ def context_vector(fn) -> bool:
     """
     if not_done(fn):
         return not_attempted("no answer yet: define the function and pass it in")
-    for case in _context_table():
+    for case in context_table():
         a, V, want = case["a"], case["V"], case["want"]
         out, err = try_call(fn, a.copy(), V.copy())
         if out is Ellipsis:
@@ -346,40 +260,6 @@ def context_vector(fn) -> bool:
     return report(True, "your context vectors are right for one query (n_k,) and for a batch of queries (n_q, n_k)")
 
 
-@reference
-def _output_cases():
-    rng = np.random.default_rng(303)
-    return [
-        (rng.normal(size=(2, 3)), rng.normal(size=(4, 3)), rng.normal(size=4)),  # n=2, d_v=3, d_y=4
-        (rng.normal(size=(3, 3)), rng.normal(size=(3, 3)), rng.normal(size=3)),  # square: W_c vs W_c.T, axis 0 vs 1
-        (rng.normal(size=(1, 2)), rng.normal(size=(3, 2)), rng.normal(size=3)),  # one context
-    ]
-
-
-@recorded
-def _output_table() -> list[dict]:
-    """Each case's contexts, W_c and b_c, the probabilities, and the usual mistakes' outputs."""
-    table = []
-    for C, W, b in _output_cases():
-        logits = np.einsum("yv,nv->ny", W, C) + b          # (n, d_y): row i is (W_c c_i + b_c)^T
-        want = softmax(logits)
-        on_c = softmax(np.einsum("yv,nv->ny", W, softmax(C)) + b)
-        table.append({"C": C, "W": W, "b": b, "want": want, "mistakes": [
-            (want.T, f"transposed layout: the result must have shape {want.shape}, one row of "
-                     "probabilities per context (rows are tokens), not one column"),
-            (logits, "these are the logits W_c c + b_c: apply the softmax to turn them into probabilities"),
-            (softmax(logits - b), "you forgot the bias b_c: the logits are W_c c + b_c"),
-            (softmax(logits.T).T, "your columns sum to 1, not your rows: the softmax runs over the classes "
-                                  "of one context, the last axis, not down the contexts"),
-            (softmax(np.einsum("vy,nv->ny", W, C) + b) if W.shape[0] == W.shape[1] else None,
-             "you multiplied by W_c itself, the survey's column-form matrix: your contexts are rows, and "
-             "section 2's table shows what a column-form matrix becomes when the vectors are rows"),
-            (on_c, "the softmax goes on the logits W_c c + b_c, not on c"),
-            (np.einsum("yv,nv->ny", W, softmax(C)) + b, "the softmax goes on the logits W_c c + b_c, not on c"),
-        ]})
-    return table
-
-
 @plain_numpy(allow=('softmax',))
 def output_model(fn) -> bool:
     """Check ``fn(C, W_c, b_c) -> Y``: the output model ``softmax(W_c c + b_c)`` for every row ``c`` of ``C``.
@@ -393,7 +273,7 @@ def output_model(fn) -> bool:
     """
     if not_done(fn):
         return not_attempted("no answer yet: define the function and pass it in")
-    for case in _output_table():
+    for case in output_table():
         C, W, b, want = case["C"], case["W"], case["b"], case["want"]
         out, err = try_call(fn, C.copy(), W.copy(), b.copy())
         if out is Ellipsis:
