@@ -118,11 +118,26 @@ def test_softmax_rows_catches_in_place_change(capsys):
 # --- scaled_scores ---------------------------------------------------------------------------
 
 
+def loop_scores(Q, K):
+    if Q.ndim == 3:   # a stack of heads: one head at a time
+        return np.stack([loop_scores(q, k) for q, k in zip(Q, K, strict=True)])
+    return np.array([[q @ k / np.sqrt(len(q)) for k in K] for q in Q])
+
+
 def test_scaled_scores_accepts(capsys):
-    ok, out = run(capsys, check.scaled_scores, lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1]))
-    assert ok, out
-    loop = lambda Q, K: np.array([[q @ k / np.sqrt(len(q)) for k in K] for q in Q])  # noqa: E731
-    assert run(capsys, check.scaled_scores, loop)[0]
+    for fn in (loop_scores, lambda Q, K: Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]),
+               lambda Q, K: np.einsum("...id,...jd->...ij", Q, K) / Q.shape[-1] ** 0.5):
+        ok, out = run(capsys, check.scaled_scores, fn)
+        assert ok and out.startswith("✓"), out
+
+
+def test_scaled_scores_rejects_the_one_matrix_forms_on_a_stack(capsys):
+    # right for one (n_q, d_k) matrix, wrong or failing on a stack of heads (h, n_q, d_k)
+    for fn, hint in ((lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1]), ".T reverses every axis"),
+                     (lambda Q, K: np.einsum("id,jd->ij", Q, K) / np.sqrt(Q.shape[-1]), "Whatever stands in front"),
+                     (lambda Q, K: np.tensordot(Q, K, axes=([1], [1])) / np.sqrt(Q.shape[-1]), "stack of heads")):
+        ok, out = run(capsys, check.scaled_scores, fn)
+        assert not ok and hint in out, out
 
 
 @pytest.mark.parametrize(
@@ -138,7 +153,7 @@ def test_scaled_scores_accepts(capsys):
         # a constant that is right for one width only: the checker tries d_k = 9 and d_k = 4
         (lambda Q, K: Q @ K.T / 3, "a fixed number cannot be right for every width"),
         (lambda Q, K: Q @ K.T / np.sqrt(7), "a fixed number cannot be right for every width"),
-        (lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1]) + 0.1, "wrong values"),
+        (lambda Q, K: Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]) + 0.1, "wrong values"),
     ],
 )
 def test_scaled_scores_names_the_mistake(capsys, fn, hint):

@@ -113,14 +113,20 @@ def softmax_rows(fn: Callable) -> bool:
 
 @plain_numpy()
 def scaled_scores(fn: Callable) -> bool:
-    """Check ``fn(Q, K)``, the scaled scores (n_q, n_k), on two widths d_k: no scaling, by d_k,
-    by sqrt(n), times sqrt(d_k), a fixed divisor, transposed, ``K`` not transposed."""
+    """Check ``fn(Q, K)``, the scaled scores (n_q, n_k) of one matrix pair, on two widths d_k, and of a
+    stack of them (h, n_q, n_k): no scaling, by d_k, by sqrt(n), times sqrt(d_k), a fixed divisor,
+    transposed, ``K`` not transposed, ``.T`` on a stack."""
     if not_done(fn):
         return not_attempted(NOT_DONE)
     for case in scores_table():
         Q, K, want, dots = case["Q"], case["K"], case["want"], case["dots"]
         out, err = _call(fn, Q.copy(), K.copy())
+        what = f"for a stack of heads, Q {Q.shape} and K {K.shape}: " if Q.ndim == 3 else ""
         if err is not None:
+            if Q.ndim == 3:
+                return report(False, f"{what}{err}. Whatever stands in front, the scores pair the last axis "
+                              "of Q with the last axis of K, one head at a time; .T reverses every axis, the "
+                              "heads' axis too")
             if "matmul" in err or "aligned" in err or "mismatch" in err:
                 return report(False, f"{err}. Q is (n_q, d_k) = {Q.shape} and K is (n_k, d_k) = {K.shape}: "
                               "the product must pair the d_k axis of Q with the d_k axis of K")
@@ -131,11 +137,13 @@ def scaled_scores(fn: Callable) -> bool:
             continue
         hint = first_match(out, case["mistakes"])
         if hint is not None:
-            return report(False, hint)
+            return report(False, what + hint)
         shape = shape_of(out)
         if shape != want.shape:
             return report(False, f"for Q {Q.shape} and K {K.shape} the scores must have shape "
-                          f"(n_q, n_k) = {want.shape}, yours has {shape}")
+                          f"{want.shape}, yours has {shape}" + (
+                              ": one (n_q, n_k) matrix per head, each head's queries against its own keys"
+                              if Q.ndim == 3 else " (n_q, n_k)"))
         ratio = np.asarray(out, dtype=float) / dots
         if np.all(np.isfinite(ratio)) and np.allclose(ratio, ratio.flat[0]):
             return report(False, f"for Q {Q.shape} and K {K.shape} (d_k = {case['d_k']}) your scores are the "
@@ -143,8 +151,8 @@ def scaled_scores(fn: Callable) -> bool:
                           "for every width; take d_k from the inputs' shapes")
         return report(False, "wrong values: score (i, j) is the dot product of query i and key j, divided "
                       "by sqrt(d_k)")
-    return report(True, "scaled scores right for two widths of the queries and keys (d_k = 9 and 4), "
-                  "shape (n_q, n_k)")
+    return report(True, "scaled scores right for two widths of the queries and keys (d_k = 9 and 4) "
+                  "and for a stack of heads (h, n_q, n_k)")
 
 
 # ---------------- Exercise: one output row by hand

@@ -95,27 +95,32 @@ def softmax_rows_table() -> list[dict]:
 
 @recorded
 def scores_table() -> list[dict]:
-    """Two cases of different widths (d_k = 9, then 4): a constant divisor passes at most one."""
+    """Two widths (d_k = 9, then 4: a constant divisor passes at most one), then a stack of heads
+    (h, n, d_k) with h = n_k = d_k = 3, where ``K.T`` (it reverses the head axis too) runs but
+    gives wrong numbers."""
     rng = np.random.default_rng(3)
     table = []
-    for n_q, n_k, d_k in ((2, 4, 9), (3, 5, 4)):
-        Q = np.round(rng.normal(size=(n_q, d_k)), 2)
-        K = np.round(rng.normal(size=(n_k, d_k)), 2)
-        dots = Q @ K.T
+    for lead, n_q, n_k, d_k in (((), 2, 4, 9), ((), 3, 5, 4), ((3,), 2, 3, 3)):
+        Q = np.round(rng.normal(size=(*lead, n_q, d_k)), 2)
+        K = np.round(rng.normal(size=(*lead, n_k, d_k)), 2)
+        dots = Q @ _swap(K)
         want = dots / np.sqrt(d_k)
-        table.append({"Q": Q, "K": K, "want": want, "dots": dots, "d_k": d_k, "mistakes": [
+        stack = [(_attempt(lambda Q=Q, K=K: Q @ K.T / np.sqrt(d_k)),
+                  ".T reverses every axis of a 3-D array, the heads' axis too; transpose only the last two "
+                  "axes of K, so that each head's queries meet its own keys")] if lead else []
+        table.append({"Q": Q, "K": K, "want": want, "dots": dots, "d_k": d_k, "mistakes": stack + [
             (dots, "forgot the scaling: the scores of this exercise are divided by the square root of "
              "d_k, the width of the queries and keys"),
             (dots / d_k, f"you divided by d_k = {d_k}; divide by its square root. The variance of a "
              "dot product grows like d_k, so its standard deviation grows like sqrt(d_k)"),
-            (dots / np.sqrt(n_k), "you divided by sqrt(n_k), the number of keys; divide by sqrt(d_k), the "
-             "width of the vectors"),
+            (dots / np.sqrt(n_k) if n_k != d_k else None, "you divided by sqrt(n_k), the number of keys; "
+             "divide by sqrt(d_k), the width of the vectors"),
             (dots / np.sqrt(n_q), "you divided by sqrt(n_q), the number of queries; divide by sqrt(d_k), the "
              "width of the vectors"),
             (dots * np.sqrt(d_k), "you multiplied by sqrt(d_k); divide by it instead"),
-            (want.T, f"transposed layout: row i must be query i and column j key j (shape (n_q, n_k) = "
-             f"{want.shape})"),
-            (dots.T, "transposed layout (rows must be queries) and no scaling by sqrt(d_k)"),
+            (_swap(want), f"transposed layout: row i must be query i and column j key j (shape (n_q, n_k) = "
+             f"{want.shape[-2:]})"),
+            (_swap(dots), "transposed layout (rows must be queries) and no scaling by sqrt(d_k)"),
         ]})
     return table
 
