@@ -365,3 +365,22 @@ def test_dot_variance_recognises_the_subtracted_means(capsys):
     # E(q) = E(k) = 1: the wrong rule d_k (Var Var - E E) gives 16 x 0 = 0
     ok, out = run(capsys, check.dot_variance, 0.0, 0.0, d_k=16, mean_q=1.0, mean_k=1.0)
     assert not ok and "wrong rule" in out, out
+
+
+def test_the_student_editions_checkers_spell_no_answer():
+    """What ``check.x??`` shows in the student edition (the modules without their ``@reference``
+    helpers and recorded bodies) computes no answer of notebooks 01 and 02."""
+    import sys
+    from pathlib import Path
+
+    tools = Path(__file__).resolve().parents[1] / "tools"
+    sys.path.insert(0, str(tools))
+    import make_student
+
+    folder = Path(check.__file__).parent
+    kept = "".join(make_student.strip_references((folder / name).read_text(encoding="utf-8"), name)
+                   for name in ("general.py", "general_cases.py", "self_attention.py",
+                                "self_attention_cases.py"))
+    for code in ("K @ q", "q @ K", "a @ V", "@ W.T", "np.exp(", "np.sqrt(9", "K.T /", "swapaxes(K",
+                 "dot_score(q", "cosine_score(q", "softmax(S", "self_attention(X", "var_q * var_k"):
+        assert code not in kept, code

@@ -105,7 +105,7 @@ def scores_table() -> list[dict]:
         K = np.round(rng.normal(size=(*lead, n_k, d_k)), 2)
         dots = Q @ _swap(K)
         want = dots / np.sqrt(d_k)
-        stack = [(_attempt(lambda Q=Q, K=K: Q @ K.T / np.sqrt(d_k)),
+        stack = [(_attempt(lambda Q=Q, K=K, d_k=d_k: Q @ K.T / np.sqrt(d_k)),
                   ".T reverses every axis of a 3-D array, the heads' axis too; transpose only the last two "
                   "axes of K, so that each head's queries meet its own keys")] if lead else []
         table.append({"Q": Q, "K": K, "want": want, "dots": dots, "d_k": d_k, "mistakes": stack + [
