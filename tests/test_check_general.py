@@ -36,6 +36,8 @@ def test_softmax_by_hand_accepts_closed_form_rounded_to_three_decimals(capsys):
         ([0.245, 0.665, 0.090], "wrong order"),
         ([0.5, 0.3, 0.1], "sum to 0.900"),
         ([0.6, 0.3, 0.1], "not the softmax"),
+        ([0.7, 0.2, 0.1], "rounded too coarsely"),          # right, to one decimal
+        ([0.66, 0.26, 0.08], "rounded too coarsely"),
         ([0.67, 0.25, 0.09], "sum to 1.010, not to 1"),    # 1.01 is not "sums to 1"
         ([0.6, 0.4], "shape (3,)"),
         (..., "no answer yet"),
@@ -70,7 +72,7 @@ def test_dot_scores_accepts_loop_and_vectorised(capsys):
         (lambda q, K: np.exp(K @ q) / np.exp(K @ q).sum(), "applied the softmax"),
         (lambda q, K: K @ q / (np.linalg.norm(q) * np.linalg.norm(K, axis=1)), "cosine score"),
         (lambda q, K: None, "forget `return`"),
-        (lambda q, K: K @ q + 1, "should be"),
+        (lambda q, K: K @ q + 1, "work that one out by hand"),
         (lambda q, K: np.sum(K * q), "one number for all the keys"),
         (lambda q, K: np.dot(q, K), "rows of K are the keys"),
     ],

@@ -5,6 +5,7 @@ import pytest
 
 import attention_kit as ak
 import attention_kit.check.self_attention as check
+from attention_kit.check.self_attention_cases import OUTPUT_ROW_X
 
 # --- reference answers written independently of attention_kit (plain loops) ------------------
 
@@ -70,6 +71,9 @@ def test_softmax_rows_accepts_loop_and_attention_kit(capsys):
         (lambda S: sm(S, -1).tolist(), "returned a list"),
         # the 2-D-only answers: right on a matrix, wrong on a stack of them (h, n_q, n_k)
         (lambda S: sm(S, 1), "LAST axis"),
+        # no recorded mistake: what is wrong is named, the expected weights are not printed
+        (lambda S: sm(2 * S, -1), "work that row out by hand"),
+        (lambda S: sm(S, -1) * 0.5, "your rows sum to [0.5"),
         (lambda S: None, "return"),
         (lambda S: 1 / 0, "ZeroDivisionError"),
         (..., "not answered"),
@@ -78,6 +82,14 @@ def test_softmax_rows_accepts_loop_and_attention_kit(capsys):
 def test_softmax_rows_names_the_mistake(capsys, fn, hint):
     ok, out = run(capsys, check.softmax_rows, fn)
     assert not ok and out.startswith("✗") and hint in out, out
+    assert "expected" not in out, out   # the hint never prints the right weights
+
+
+def test_checkers_know_only_the_exercises_inputs(capsys):
+    ok, out = run(capsys, check.output_row, np.zeros(2), X=TOY + 1, W_q=I2, W_k=I2, W_v=I2, i=2)
+    assert not ok and "exercise's inputs only" in out, out
+    ok, out = run(capsys, check.dot_variance, 48, 6.93, d_k=48)
+    assert not ok and "exercise's numbers only" in out, out
 
 
 def test_softmax_given_of_section_6_does_not_pass(capsys):
@@ -106,11 +118,26 @@ def test_softmax_rows_catches_in_place_change(capsys):
 # --- scaled_scores ---------------------------------------------------------------------------
 
 
+def loop_scores(Q, K):
+    if Q.ndim == 3:   # a stack of heads: one head at a time
+        return np.stack([loop_scores(q, k) for q, k in zip(Q, K, strict=True)])
+    return np.array([[q @ k / np.sqrt(len(q)) for k in K] for q in Q])
+
+
 def test_scaled_scores_accepts(capsys):
-    ok, out = run(capsys, check.scaled_scores, lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1]))
-    assert ok, out
-    loop = lambda Q, K: np.array([[q @ k / np.sqrt(len(q)) for k in K] for q in Q])  # noqa: E731
-    assert run(capsys, check.scaled_scores, loop)[0]
+    for fn in (loop_scores, lambda Q, K: Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]),
+               lambda Q, K: np.einsum("...id,...jd->...ij", Q, K) / Q.shape[-1] ** 0.5):
+        ok, out = run(capsys, check.scaled_scores, fn)
+        assert ok and out.startswith("✓"), out
+
+
+def test_scaled_scores_rejects_the_one_matrix_forms_on_a_stack(capsys):
+    # right for one (n_q, d_k) matrix, wrong or failing on a stack of heads (h, n_q, d_k)
+    for fn, hint in ((lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1]), ".T reverses every axis"),
+                     (lambda Q, K: np.einsum("id,jd->ij", Q, K) / np.sqrt(Q.shape[-1]), "Whatever stands in front"),
+                     (lambda Q, K: np.tensordot(Q, K, axes=([1], [1])) / np.sqrt(Q.shape[-1]), "stack of heads")):
+        ok, out = run(capsys, check.scaled_scores, fn)
+        assert not ok and hint in out, out
 
 
 @pytest.mark.parametrize(
@@ -123,6 +150,10 @@ def test_scaled_scores_accepts(capsys):
         (lambda Q, K: Q @ K.T * np.sqrt(Q.shape[-1]), "multiplied"),
         (lambda Q, K: K @ Q.T / np.sqrt(Q.shape[-1]), "transposed layout"),
         (lambda Q, K: Q @ K / np.sqrt(Q.shape[-1]), "pair the d_k axis"),
+        # a constant that is right for one width only: the checker tries d_k = 9 and d_k = 4
+        (lambda Q, K: Q @ K.T / 3, "a fixed number cannot be right for every width"),
+        (lambda Q, K: Q @ K.T / np.sqrt(7), "a fixed number cannot be right for every width"),
+        (lambda Q, K: Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]) + 0.1, "wrong values"),
     ],
 )
 def test_scaled_scores_names_the_mistake(capsys, fn, hint):
@@ -132,7 +163,7 @@ def test_scaled_scores_names_the_mistake(capsys, fn, hint):
 
 # --- output_row --------------------------------------------------------------------------------
 
-TOY = np.array([[0.1, 0.5], [0.3, 0.4], [0.8, 0.0]])
+TOY = OUTPUT_ROW_X  # the exercise's toy sentence, x3 moved: the checker's recorded case
 I2 = np.eye(2)
 
 
@@ -307,11 +338,11 @@ def test_untouched_stub_is_reported_as_not_answered(capsys, checker, stub):
     "var, std, ok_expected, hint",
     [
         (32, 32**0.5, True, "variance 32"),
-        (16, 4, False, "not just Var(q)Var(k)"),
+        (16, 4, False, "left the means out"),
         (32 ** 0.5, 32 ** 0.5, False, "standard deviation, not the variance"),
         (32, 32, False, "square root"),
         (512, 32 ** 0.5, False, "add"),
-        (40, 6, False, "Var(q)E(k)^2 + Var(k)E(q)^2"),
+        (40, 6, False, "the means count"),
         (32, 5.66, True, "variance 32"),       # two decimals, as the task asks: sqrt(32) = 5.657
         (32, 5.657, True, "variance 32"),
         (32, 5.65, False, "square root, to two decimals"),
@@ -334,3 +365,22 @@ def test_dot_variance_recognises_the_subtracted_means(capsys):
     # E(q) = E(k) = 1: the wrong rule d_k (Var Var - E E) gives 16 x 0 = 0
     ok, out = run(capsys, check.dot_variance, 0.0, 0.0, d_k=16, mean_q=1.0, mean_k=1.0)
     assert not ok and "wrong rule" in out, out
+
+
+def test_the_student_editions_checkers_spell_no_answer():
+    """What ``check.x??`` shows in the student edition (the modules without their ``@reference``
+    helpers and recorded bodies) computes no answer of notebooks 01 and 02."""
+    import sys
+    from pathlib import Path
+
+    tools = Path(__file__).resolve().parents[1] / "tools"
+    sys.path.insert(0, str(tools))
+    import make_student
+
+    folder = Path(check.__file__).parent
+    kept = "".join(make_student.strip_references((folder / name).read_text(encoding="utf-8"), name)
+                   for name in ("general.py", "general_cases.py", "self_attention.py",
+                                "self_attention_cases.py"))
+    for code in ("K @ q", "q @ K", "a @ V", "@ W.T", "np.exp(", "np.sqrt(9", "K.T /", "swapaxes(K",
+                 "dot_score(q", "cosine_score(q", "softmax(S", "self_attention(X", "var_q * var_k"):
+        assert code not in kept, code

@@ -219,7 +219,7 @@ WRONG = {
     # axis 1 is a row of one matrix, and the queries' axis of a stack (h, n_q, n_k)
     ("02.1", 0): "def f(S):\n    e = np.exp(S - S.max(axis=1, keepdims=True))\n"
                  "    return e / e.sum(axis=1, keepdims=True)",
-    ("02.2", 0): "def f(Q, K):\n    return Q @ K.T / 3.0",  # sqrt(9) of the in-class d_k: passes in class
+    ("02.2", 0): "def f(Q, K):\n    return Q @ K.T / 3.0",  # sqrt(9) of the first in-class d_k (its d_k = 4 fails it)
     # sqrt(3) of the in-class d_k: passes in class
     ("02.5", 0): "def f(X, W_q, W_k, W_v):\n    K_T = np.swapaxes(X @ W_k, -1, -2)\n"
                  "    return ak.softmax(X @ W_q @ K_T / np.sqrt(3)) @ (X @ W_v)",

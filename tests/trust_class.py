@@ -2,8 +2,8 @@
 
 HONEST: for each function exercise of notebooks 02, 04 and 06.1, five answers written
 independently in different styles, the textbook ones included (the numerically stable softmax over
-``axis=-1``, ``Q @ K.T / np.sqrt(d_k)``, the standard layer norm with the ``eps`` passed, the
-Annotated Transformer's positions), each for the task as it stands: 02.1 a matrix or a stack of
+``axis=-1``, ``Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)``, the standard layer norm with the ``eps`` passed, the
+Annotated Transformer's positions), each for the task as it stands: 02.1 and 02.2 a matrix or a stack of
 them, 02.5 a batch or one sequence, 04.3 the positions given, 06.1 a batch with the ``eps`` given.
 Learner ``k`` of the honest class writes style ``k`` of every exercise.
 
@@ -29,12 +29,12 @@ HONEST: dict[str, list[str]] = {
         "    num = np.exp(rows - m)\n    return (num / num.sum(axis=1, keepdims=True)).reshape(S.shape)",
     ],
     "02.2": [
-        "def my_scaled_scores(Q, K):\n    d_k = Q.shape[-1]\n    return Q @ K.T / np.sqrt(d_k)",
-        "def my_scaled_scores(Q, K):\n    return (Q @ K.T) / np.sqrt(Q.shape[1])",
-        "def my_scaled_scores(Q, K):\n    return np.matmul(Q, K.T) / Q.shape[-1] ** 0.5",
-        "import math\n\ndef my_scaled_scores(Q, K):\n    scale = 1 / math.sqrt(K.shape[1])\n"
-        "    return scale * np.dot(Q, K.T)",
-        "def my_scaled_scores(Q, K):\n    return np.einsum('id,jd->ij', Q, K) / np.sqrt(Q.shape[-1])",
+        "def my_scaled_scores(Q, K):\n    d_k = Q.shape[-1]\n    return Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)",
+        "def my_scaled_scores(Q, K):\n    return (Q @ K.swapaxes(-2, -1)) / np.sqrt(Q.shape[-1])",
+        "def my_scaled_scores(Q, K):\n    return np.matmul(Q, np.moveaxis(K, -1, -2)) / Q.shape[-1] ** 0.5",
+        "import math\n\ndef my_scaled_scores(Q, K):\n    scale = 1 / math.sqrt(K.shape[-1])\n"
+        "    return scale * np.matmul(Q, np.swapaxes(K, -2, -1))",
+        "def my_scaled_scores(Q, K):\n    return np.einsum('...id,...jd->...ij', Q, K) / np.sqrt(Q.shape[-1])",
     ],
     "02.5": [
         "def my_self_attention(X, W_q, W_k, W_v):\n    Q, K, V = X @ W_q, X @ W_k, X @ W_v\n"
@@ -149,8 +149,8 @@ VALUES = {
 ZOE = {
     "02.1": "def my_softmax_rows(S):\n    T = np.exp(S - np.amax(S, axis=-1)[..., np.newaxis])\n"
             "    T *= 1.0 / np.add.reduce(T, axis=-1)[..., np.newaxis]\n    return T",
-    "02.2": "def my_scaled_scores(Q, K):\n    G = np.tensordot(Q, K, axes=([1], [1]))\n"
-            "    G *= np.reciprocal(np.sqrt(np.float64(K.shape[1])))\n    return G",
+    "02.2": "def my_scaled_scores(Q, K):\n    G = np.matmul(Q, np.transpose(K, (*range(K.ndim - 2), -1, -2)))\n"
+            "    G *= np.reciprocal(np.sqrt(np.float64(K.shape[-1])))\n    return G",
     "02.5": "def my_self_attention(X, W_q, W_k, W_v):\n    P = np.matmul(np.dot(X, W_q), np.swapaxes(np.dot(X, W_k), -1, -2))\n"
             "    P *= np.reciprocal(np.sqrt(np.float64(W_k.shape[1])))\n    return ak.softmax(P) @ np.dot(X, W_v)",
     "02.6": "def self_attention_fixed(X, W_q, W_k, W_v):\n    G = np.tensordot(X @ W_q, X @ W_k, axes=([1], [1]))\n"
@@ -163,8 +163,8 @@ ZOE = {
 COPY = {
     "02.1": "def my_softmax_rows(scores):\n    # my softmax\n    out = np.exp(scores - np.amax(scores, axis=-1)[..., np.newaxis])\n"
             "    out *= 1.0 / np.add.reduce(out, axis=-1)[..., np.newaxis]\n    return out",
-    "02.2": "def my_scaled_scores(A, B):\n    M = np.tensordot(A, B, axes=([1], [1]))\n"
-            "    M *= np.reciprocal(np.sqrt(np.float64(B.shape[1])))   # scale\n    return M",
+    "02.2": "def my_scaled_scores(A, B):\n    M = np.matmul(A, np.transpose(B, (*range(B.ndim - 2), -1, -2)))\n"
+            "    M *= np.reciprocal(np.sqrt(np.float64(B.shape[-1])))   # scale\n    return M",
     "02.5": "def my_self_attention(inp, wq, wk, wv):\n"
             "    sc = np.matmul(np.dot(inp, wq), np.swapaxes(np.dot(inp, wk), -1, -2))   # batch\n"
             "    sc *= np.reciprocal(np.sqrt(np.float64(wk.shape[1])))\n    return ak.softmax(sc) @ np.dot(inp, wv)",

@@ -4,29 +4,41 @@ Each checker prints one line, ``✓ ...`` for a right answer or ``✗ ...`` with
 usual mistake, and returns True or False. The learner's exceptions are reported, never raised.
 
 * ``softmax_by_hand(weights)``: the softmax of ``SOFTMAX_SCORES`` worked out by hand.
-* ``dot_scores(fn)``: ``fn(q, K)`` returns ``q . k_l`` for every key at once, shape ``(n_k,)``.
+* ``dot_scores(fn)``: ``fn(q, K)`` returns the dot score of one query against every key, shape
+  ``(n_k,)``.
 * ``predict_winners(dot_winner, cosine_winner)``: which key of ``WINNER_K`` wins for the query
   ``WINNER_Q`` under the dot score and under the cosine score.
-* ``context_vector(fn)``: ``fn(a, V)`` returns the context ``a V`` for one query ``(n_k,)`` or
-  several ``(n_q, n_k)``.
-* ``output_model(fn)``: ``fn(C, W_c, b_c)`` returns the survey's ``softmax(W_c c + b_c)`` for a
-  stack of contexts ``C``, one per row, ``(n, d_v)``: the result is ``(n, d_y)``, one row of
+* ``context_vector(fn)``: ``fn(a, V)`` returns the context vector for one query's weights
+  ``(n_k,)`` or several queries' ``(n_q, n_k)``.
+* ``output_model(fn)``: ``fn(C, W_c, b_c)`` applies the survey's output model to a stack of
+  contexts ``C``, one per row, ``(n, d_v)``: the result is ``(n, d_y)``, one row of
   probabilities per context.
 * ``array_answer(out)``: the hint for a function that returns a list or a tuple where the task
   asks for a numpy array (the other notebooks' checkers use it too).
-* ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers;
-  the worked solutions use it so that their cells store no output.
+* ``first_match(out, mistakes)``: the hint of the first recorded mistake that ``out`` equals.
+* ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers.
+
+The checkers compare with recorded cases: their inputs, right answers and the outputs of the
+usual mistakes (``attention_kit.check.recorded``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..mechanism.alignment import softmax
-from ..mechanism.scores import cosine_score, dot_score
 from . import close, not_attempted, not_done, prediction, quietly, report, try_call
+from .general_cases import (
+    SOFTMAX_SCORES,
+    WINNER_K,
+    WINNER_LABELS,
+    WINNER_Q,
+    context_table,
+    dot_table,
+    output_table,
+    softmax_table,
+    winner_table,
+)
 from .plain import plain_numpy
-from .recorded import recorded
 
 __all__ = [
     "quietly",
@@ -40,19 +52,8 @@ __all__ = [
     "context_vector",
     "output_model",
     "array_answer",
+    "first_match",
 ]
-
-#: The score vector of the by-hand softmax exercise.
-SOFTMAX_SCORES = np.array([2.0, 1.0, 0.0])
-
-#: Query and keys of the "which key wins?" exercise: k1 is orthogonal to q, k2 is short and points
-#: almost along q, k3 is long but 45 degrees off (not the order of notebook 01's section 3).
-WINNER_Q = np.array([1.0, 0.0])
-WINNER_K = np.array([[0.0, 1.0],    # k1: orthogonal to q
-                     [0.5, 0.05],   # k2: short, nearly parallel to q
-                     [1.5, 1.5]])   # k3: long, 45 degrees away from q
-WINNER_LABELS = ("k1", "k2", "k3")
-
 
 def array_answer(out) -> str | None:
     """The hint when a function returns a list or a tuple where the task asks for a numpy array, else None.
@@ -76,14 +77,6 @@ def _as_vector(x) -> np.ndarray | None:
     return arr
 
 
-@recorded
-def _softmax_table() -> dict:
-    """The by-hand softmax's scores, their weights and the usual mistakes' numbers."""
-    e = SOFTMAX_SCORES.astype(float)
-    return {"scores": e, "want": softmax(e), "exp": np.exp(e), "exp_sum": float(np.exp(e).sum()),
-            "linear": e / e.sum(), "negated": softmax(-e)}
-
-
 def softmax_by_hand(weights, *, atol: float = 5e-3) -> bool:
     """Check hand-computed softmax weights of ``SOFTMAX_SCORES`` (``[2, 1, 0]``), to ``atol``.
 
@@ -95,7 +88,7 @@ def softmax_by_hand(weights, *, atol: float = 5e-3) -> bool:
     if not_done(weights):
         return not_attempted("no answer yet: replace the ... with your three weights")
     w = _as_vector(weights)
-    t = _softmax_table()
+    t = softmax_table()
     e, want = t["scores"], t["want"]
     if w is None or w.shape != e.shape:
         shape = None if w is None else w.shape
@@ -116,17 +109,20 @@ def softmax_by_hand(weights, *, atol: float = 5e-3) -> bool:
     if abs(w.sum() - 1.0) > 0.0015 + 1e-12:   # three weights rounded to 3 decimals: the sum is off by at most 0.0015
         return report(False, f"your weights sum to {w.sum():.3f}, not to 1; softmax weights always sum to 1 "
                              "(up to rounding): check each step of the recipe in section 1")
+    if np.allclose(w, want, atol=0.05):
+        return report(False, "close, but rounded too coarsely: give each weight to three decimals "
+                             "(the checker accepts a difference of 0.005)")
     return report(False, "your weights sum to 1 (to rounding) but are not the softmax of these "
-                         "scores: recompute each exponential with more decimals before you divide")
+                         "scores: check each exponential, and the total you divide them by")
 
 
-def _dot_cases():
-    rng = np.random.default_rng(101)
-    return [
-        (rng.normal(size=3), rng.normal(size=(5, 3))),  # n_k != d: a transposed K fails loudly
-        (rng.normal(size=4), rng.normal(size=(4, 4))),  # n_k == d: a transposed K gives wrong numbers
-        (np.array([1.0, 2.0]), np.array([[3.0, 4.0]])),  # one key
-    ]
+def first_match(out, candidates) -> str | None:
+    """The hint of the first recorded mistake ``(output, hint)`` that ``out`` equals, else None
+    (an output of None: that mistake cannot happen on this case)."""
+    for arr, hint in candidates:
+        if arr is not None and close(out, arr):
+            return hint
+    return None
 
 
 @plain_numpy()
@@ -137,11 +133,12 @@ def dot_scores(fn) -> bool:
     ----------
     fn : callable
         ``q`` has shape ``(d,)`` and ``K`` shape ``(n_k, d)`` (rows are keys); the result must
-        have shape ``(n_k,)`` with entry ``l`` equal to ``q . k_l``.
+        have shape ``(n_k,)``, one score per key.
     """
     if not_done(fn):
         return not_attempted("no answer yet: define the function and pass it in")
-    for q, K in _dot_cases():
+    for case in dot_table():
+        q, K, want = case["q"], case["K"], case["want"]
         out, err = try_call(fn, q.copy(), K.copy())
         if out is Ellipsis:
             return not_attempted("no answer yet: replace the `...` after `return` with your code, then run the cell again")
@@ -154,7 +151,6 @@ def dot_scores(fn) -> bool:
         if (msg := array_answer(out)):
             return report(False, msg)
         out = _as_vector(out)
-        want = dot_score(q, K)
         if out is None:
             return report(False, "your function must return an array of numbers")
         if out.shape == () and K.shape[0] > 1:
@@ -171,23 +167,18 @@ def dot_scores(fn) -> bool:
                                  f"one per key; you returned shape {out.shape}")
         if close(out, want):
             continue
-        if K.shape[0] == K.shape[1] and close(out, K.T @ q):
-            return report(False, "you used the keys as columns: in attention_kit the rows "
-                                 "of K are the keys, so score l pairs q with row l of K")
-        if close(out, want / np.sqrt(q.shape[-1])):
-            return report(False, "you divided by sqrt(d): that is the scaled dot product; the plain dot score has no scaling")
-        if close(out, softmax(want)):
-            return report(False, "you applied the softmax: that gives weights; the score is the raw q . k_l")
-        if close(out, cosine_score(q, K)):
-            return report(False, "you divided by the vector lengths: that is the cosine score, not the dot score")
+        if (hint := first_match(out, case["mistakes"])):
+            return report(False, hint)
         return report(False, f"for q = {np.round(q, 2).tolist()} and the first key {np.round(K[0], 2).tolist()} "
-                             f"the score should be {want[0]:.3f}, you gave {out[0]:.3f}")
+                             f"your score is {out[0]:.3f}: work that one out by hand (multiply the matching "
+                             "features and add the products up) and compare")
     return report(True, "your dot scores match ak.dot_score for several q and K, including n_k != d")
 
 
 @prediction
-def predict_winners(dot_winner, cosine_winner, q=WINNER_Q, K=WINNER_K, labels=WINNER_LABELS) -> bool:
-    """Check the prediction of which key gets the highest score under ``dot`` and under ``similarity``.
+def predict_winners(dot_winner, cosine_winner) -> bool:
+    """Check the prediction of which key of ``WINNER_K`` gets the highest score for ``WINNER_Q``
+    under ``dot`` and under ``similarity``.
 
     Parameters
     ----------
@@ -196,7 +187,8 @@ def predict_winners(dot_winner, cosine_winner, q=WINNER_Q, K=WINNER_K, labels=WI
     """
     if not_done(dot_winner) or not_done(cosine_winner):
         return not_attempted("no answer yet: give both winners as key labels such as 'k1'")
-    labels = list(labels)
+    t = winner_table()
+    labels = t["labels"]
     answers = []
     for name, ans in (("dot_winner", dot_winner), ("cosine_winner", cosine_winner)):
         ans = str(ans).strip().lower()
@@ -206,8 +198,7 @@ def predict_winners(dot_winner, cosine_winner, q=WINNER_Q, K=WINNER_K, labels=WI
             return report(False, f"{name} must be one of {labels}, got {ans!r}")
         answers.append(ans)
     d_ans, c_ans = answers
-    d_true = labels[int(np.argmax(dot_score(q, K)))]
-    c_true = labels[int(np.argmax(cosine_score(q, K)))]
+    d_true, c_true = t["dot"], t["cosine"]
     if (d_ans, c_ans) == (d_true, c_true):
         return report(True, f"dot picks {d_true} (length counts), cosine picks {c_true} (only the angle counts)")
     if (d_ans, c_ans) == (c_true, d_true):
@@ -224,17 +215,6 @@ def predict_winners(dot_winner, cosine_winner, q=WINNER_Q, K=WINNER_K, labels=WI
                          "Compare q . k = |q| |k| cos(angle) for the other two keys, then their angles alone")
 
 
-def _context_cases():
-    rng = np.random.default_rng(202)
-    a1 = softmax(rng.normal(size=4))  # (n_k,)
-    V1 = rng.normal(size=(4, 3))  # (n_k, d_v)
-    A2 = softmax(rng.normal(size=(2, 4)))  # (n_q, n_k)
-    V2 = rng.normal(size=(4, 3))
-    A3 = softmax(rng.normal(size=(3, 3)))  # square: a transposed product gives wrong numbers
-    V3 = rng.normal(size=(3, 3))
-    return [(a1, V1), (A2, V2), (A3, V3)]
-
-
 @plain_numpy()
 def context_vector(fn) -> bool:
     """Check ``fn(a, V) -> c``: the context vector as one matrix product.
@@ -247,7 +227,8 @@ def context_vector(fn) -> bool:
     """
     if not_done(fn):
         return not_attempted("no answer yet: define the function and pass it in")
-    for a, V in _context_cases():
+    for case in context_table():
+        a, V, want = case["a"], case["V"], case["want"]
         out, err = try_call(fn, a.copy(), V.copy())
         if out is Ellipsis:
             return not_attempted("no answer yet: replace the `...` after `return` with your code, then run the cell again")
@@ -260,7 +241,6 @@ def context_vector(fn) -> bool:
         if (msg := array_answer(out)):
             return report(False, msg)
         out = _as_vector(out)
-        want = a @ V
         if out is None:
             return report(False, "your function must return an array of numbers")
         if close(out, want):
@@ -271,32 +251,13 @@ def context_vector(fn) -> bool:
         if a.ndim == 1 and out.shape == (V.shape[0],):
             return report(False, "you summed over the value's components instead of over the keys: "
                                  "the context has one entry per component, d_v of them")
-        if close(out, V.mean(axis=0)) or (a.ndim == 2 and close(out, np.broadcast_to(V.mean(axis=0), want.shape))):
-            return report(False, "that is the plain average of the values: each value must be weighted by its a_l")
-        if a.ndim == 2 and close(out, want.T):
-            return report(False, f"transposed layout: for weights of shape {a.shape} the context has shape "
-                                 f"{want.shape}, one row per query (rows are tokens)")
-        if a.ndim == 2 and a.shape[0] == a.shape[1] and close(out, a.T @ V):
-            return report(False, "you transposed the weights: row i of a holds query i's weights over the keys, "
-                                 "and it should stay the row of query i")
+        if (hint := first_match(out, case["mistakes"])):
+            return report(False, hint)
         if out.shape != want.shape:
             return report(False, f"for a of shape {a.shape} and V of shape {V.shape} the context must have "
                                  f"shape {want.shape}; you returned {out.shape}")
         return report(False, "wrong numbers: the context is sum_l a_l v_l, weight l times value l (row l of V), summed over l")
-    return report(True, "c = a @ V works for one query (n_k,) and for a batch of queries (n_q, n_k)")
-
-
-def _output_cases():
-    rng = np.random.default_rng(303)
-    return [
-        (rng.normal(size=(2, 3)), rng.normal(size=(4, 3)), rng.normal(size=4)),  # n=2, d_v=3, d_y=4
-        (rng.normal(size=(3, 3)), rng.normal(size=(3, 3)), rng.normal(size=3)),  # square: W_c vs W_c.T, axis 0 vs 1
-        (rng.normal(size=(1, 2)), rng.normal(size=(3, 2)), rng.normal(size=3)),  # one context
-    ]
-
-
-def _softmax_cols(z: np.ndarray) -> np.ndarray:
-    return softmax(z.T).T  # softmax down each column (the wrong axis for rows of contexts)
+    return report(True, "your context vectors are right for one query (n_k,) and for a batch of queries (n_q, n_k)")
 
 
 @plain_numpy(allow=('softmax',))
@@ -308,11 +269,12 @@ def output_model(fn) -> bool:
     fn : callable
         ``C`` shape ``(n, d_v)``, one context per row (rows are tokens); ``W_c`` shape
         ``(d_y, d_v)`` and ``b_c`` shape ``(d_y,)`` as in the survey's column layout. The result
-        has shape ``(n, d_y)``: row ``i`` is ``softmax(W_c C[i] + b_c)``, so it sums to 1.
+        has shape ``(n, d_y)``, one row of probabilities per context, so each row sums to 1.
     """
     if not_done(fn):
         return not_attempted("no answer yet: define the function and pass it in")
-    for C, W, b in _output_cases():
+    for case in output_table():
+        C, W, b, want = case["C"], case["W"], case["b"], case["want"]
         out, err = try_call(fn, C.copy(), W.copy(), b.copy())
         if out is Ellipsis:
             return not_attempted("no answer yet: replace the `...` after `return` with your code, then run the cell again")
@@ -326,30 +288,18 @@ def output_model(fn) -> bool:
         if (msg := array_answer(out)):
             return report(False, msg)
         out = _as_vector(out)
-        Z = C @ W.T + b                      # (n, d_y): row i is (W_c c_i + b_c)^T
-        want = softmax(Z)
         if out is None:
             return report(False, "your function must return an array of numbers")
         if close(out, want):
             continue
-        if close(out, want.T):
-            return report(False, f"transposed layout: the result must have shape {want.shape}, one row of "
-                                 "probabilities per context (rows are tokens), not one column")
+        mistakes = case["mistakes"]
+        if (hint := first_match(out, mistakes[:1])):
+            return report(False, hint)
         if out.shape != want.shape:
             return report(False, f"for C of shape {C.shape} the output must have shape {want.shape}, one row "
                                  f"per context and one probability per class (d_y); you returned {out.shape}")
-        if close(out, Z):
-            return report(False, "these are the logits W_c c + b_c: apply the softmax to turn them into probabilities")
-        if close(out, softmax(C @ W.T)):
-            return report(False, "you forgot the bias b_c: the logits are W_c c + b_c")
-        if close(out, _softmax_cols(Z)):
-            return report(False, "your columns sum to 1, not your rows: the softmax runs over the classes of one "
-                                 "context, the last axis, not down the contexts")
-        if W.shape[0] == W.shape[1] and close(out, softmax(C @ W + b)):
-            return report(False, "you multiplied by W_c itself: in the row form a row c multiplies the transpose "
-                                 "of the survey's W_c from the right, (W_c c)^T = c^T W_c^T")
-        if close(out, softmax(softmax(C) @ W.T + b)) or close(out, softmax(C) @ W.T + b):
-            return report(False, "the softmax goes on the logits W_c c + b_c, not on c")
+        if (hint := first_match(out, mistakes[1:])):
+            return report(False, hint)
         return report(False, "wrong numbers: for each context the logits are W_c c + b_c, "
                              "and the probabilities are their softmax")
-    return report(True, "your output model matches softmax(W_c c + b_c) for every context: each row sums to 1")
+    return report(True, "your output model gives softmax(W_c c + b_c) for every context: each row sums to 1")

@@ -1,10 +1,11 @@
 """Exercise checkers for notebook 02 (self-attention): ``softmax_rows``, ``scaled_scores``,
 ``output_row``, ``full_self_attention``, ``dot_variance`` and ``fixed_source_code``.
 
-Each runs the learner's answer on small inputs chosen so that the usual mistakes give *different*
-numbers (non-square matrices, a batch), compares with ``attention_kit``, and prints one line, ``✓``
-or ``✗`` with a hint aimed at the mistake it recognised; it returns True or False and never lets the
-learner's exception escape. ``quietly()`` silences them (the worked solutions use it).
+Each runs the learner's answer on small recorded inputs chosen so that the usual mistakes give
+*different* numbers (non-square matrices, a batch, two widths), compares with the recorded answers
+and mistakes (``attention_kit.check.self_attention_cases``), and prints one line, ``✓`` or ``✗``
+with a hint aimed at the mistake it recognised; it returns True or False and never lets the
+learner's exception escape. ``quietly()`` silences them.
 """
 
 from __future__ import annotations
@@ -13,22 +14,22 @@ from typing import Callable
 
 import numpy as np
 
-from ..mechanism.alignment import softmax
-from ..mechanism.attention import self_attention
 from . import close, not_attempted, not_done, quietly, report, report_failure, shape_of, try_call
-from .general import array_answer
+from .general import array_answer, first_match
 from .plain import plain_numpy
+from .self_attention_cases import (
+    fix_table,
+    full_table,
+    output_row_table,
+    scores_table,
+    softmax_rows_table,
+    variance_table,
+)
 
 __all__ = ["quietly", "softmax_rows", "scaled_scores", "output_row", "full_self_attention", "dot_variance",
            "fixed_source_code"]
 
 NOT_DONE = "not answered yet: replace the `...` with your code, then run this cell again"
-
-
-def _sm(x, axis=-1):
-    """Plain softmax along ``axis`` (the reference for wrong-axis candidates)."""
-    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
 
 
 def _call(fn: Callable, *args) -> tuple[object, str | None]:
@@ -39,60 +40,23 @@ def _call(fn: Callable, *args) -> tuple[object, str | None]:
     return out, err
 
 
-def _first_match(out, candidates) -> str | None:
-    """The hint of the first candidate ``(array or function, hint)`` that ``out`` equals (a function that
-    raises ValueError, say a product that only fits square inputs, is skipped), else None."""
-    for arr, hint in candidates:
-        if callable(arr):
-            try:
-                arr = arr()
-            except ValueError:
-                continue
-        if close(out, arr):
-            return hint
-    return None
+def _copies(args) -> list:
+    return [a.copy() for a in args]
 
 
 # ---------------- Exercise: softmax row by row
 
-def _softmax_cases() -> list[np.ndarray]:
-    rng = np.random.default_rng(2)
-    wide = np.round(rng.normal(size=(3, 4)), 2)  # (n_q, n_k) = (3, 4): rows and columns differ
-    square = np.array([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0], [2.0, 2.0, 2.0]])  # (3, 3)
-    big = np.array([[1000.0, 1001.0, 999.0], [-1000.0, -1002.0, -1001.0]])  # overflow, and 0/0 for a global max
-    stack = np.round(rng.normal(size=(2, 3, 4)), 2)  # (h, n_q, n_k): a stack of score matrices, one per head
-    return [wide, square, big, stack]
-
-
-def _softmax_hint(S: np.ndarray, out) -> str | None:
-    """The hint for the usual wrong softmax that ``out`` equals (None when none does)."""
-    if close(out, softmax(S)):
-        return None
-    e = np.exp(S - S.max())
-    cands = [
-        (_sm(S, axis=0), "each COLUMN sums to 1, not each row: you took the softmax over the queries' axis. "
-         "Row i holds query i's scores over the keys, so normalise along the keys' axis, the last one"),
-        (_sm(S, axis=0).T, "wrong axis and transposed: normalise along the keys' axis and keep the shape "
-         "(n_q, n_k)"),
-        (np.swapaxes(softmax(S), -1, -2), f"the numbers are right but the result is transposed: shape "
-         f"{np.swapaxes(S, -1, -2).shape} instead of {S.shape}. Do not transpose; rows are queries"),
-        (e / e.sum(), "the whole matrix sums to 1, but each ROW must: one probability "
-         "distribution per query, so sum each row separately"),
-        (lambda: np.exp(S) / np.exp(S).sum(axis=-1)[None, :], "you divided column j by the sum of row j: "
-         "the row sums lost their axis and broadcast as a row vector; keep them as a column"),
-        (S / S.sum(axis=-1, keepdims=True), "you normalised the raw scores without the exponential: weights "
-         "can then be negative. Exponentiate first"),
-        (np.exp(S - S.max(axis=-1, keepdims=True)), "the rows do not sum to 1: divide each row by its sum"),
-        (np.exp(S), "the rows do not sum to 1: divide each row by its sum"),
-    ]
-    if S.ndim == 3:
-        cands = [
-            (_sm(S, axis=1), "for a stack of score matrices (h, n_q, n_k) you normalised along axis 1, the "
-             "queries: a row is the LAST axis, whatever comes in front of it"),
-            (_sm(S, axis=0), "for a stack (h, n_q, n_k) you normalised along the first axis, across the "
-             "stack: a row is the LAST axis"),
-        ] + cands
-    return _first_match(out, cands)
+def _softmax_wrong_values(S: np.ndarray, out) -> str:
+    """The hint for a result of the right shape that matches no recorded mistake."""
+    arr = np.asarray(out, dtype=float)
+    sums = arr.sum(axis=-1)
+    if not np.allclose(sums, 1.0, atol=1e-6):
+        return (f"your rows sum to {np.round(sums.ravel()[:3], 3).tolist()}...: each row of weights must "
+                "sum to 1, one probability distribution per query")
+    first = tuple(0 for _ in S.shape[:-1])
+    return (f"wrong values: for the scores {np.round(S[first], 2).tolist()} (the first row) your weights are "
+            f"{np.round(arr[first], 3).tolist()}; work that row out by hand, as in notebook 01's first "
+            "exercise, and compare")
 
 
 @plain_numpy()
@@ -104,7 +68,8 @@ def softmax_rows(fn: Callable) -> bool:
     """
     if not_done(fn):
         return not_attempted(NOT_DONE)
-    for S in _softmax_cases():
+    for case in softmax_rows_table():
+        S, want = case["S"], case["want"]
         S_before = S.copy()
         with np.errstate(all="ignore"):
             out, err = _call(fn, S)
@@ -121,113 +86,93 @@ def softmax_rows(fn: Callable) -> bool:
                           "writes into the caller's array); compute into a new array instead")
         if (msg := array_answer(out)):
             return report(False, msg)
+        if close(out, want):
+            continue
         with np.errstate(all="ignore"):
-            hint = _softmax_hint(S, out)
+            hint = first_match(out, case["mistakes"])
         if hint is not None:
             return report(False, hint)
-        if not close(out, softmax(S)):
-            arr = np.asarray(out, dtype=float) if shape_of(out) == S.shape else None
-            if arr is not None and np.abs(S).max() >= 1000 and not np.isfinite(arr).all():
-                with np.errstate(all="ignore"):
-                    g = np.exp(S - S.max())  # the global maximum: a row far below it is 0/0
-                if np.array_equal(np.isfinite(arr), np.isfinite(g / g.sum(axis=-1, keepdims=True))):
-                    return report(False, "a row of scores near -1000 gives NaN: you subtracted the maximum of the "
-                                  "whole matrix, so every exp in that row underflows to 0 and the row is 0/0. "
-                                  "Subtract each row's own maximum (the result does not change)")
-                return report(False, "scores near 1000 give NaN or inf: the exponential of 1000 overflows. "
-                              "Subtract each row's maximum first (the result does not change)")
-            shape = shape_of(out)
-            if shape != S.shape:
-                return report(False, f"for S of shape {S.shape} your result has shape {shape}; "
-                              f"it must keep the shape (n_q, n_k) = {S.shape}")
-            return report(False, f"wrong values for S =\n{S}\nexpected\n{np.round(softmax(S), 4)}\n"
-                          f"got\n{np.round(np.asarray(out, dtype=float), 4)}")
+        arr = np.asarray(out, dtype=float) if shape_of(out) == S.shape else None
+        if arr is not None and np.abs(S).max() >= 1000 and not np.isfinite(arr).all():
+            if np.array_equal(np.isfinite(arr), case["global_max_finite"]):
+                return report(False, "a row of scores near -1000 gives NaN: you subtracted the maximum of the "
+                              "whole matrix, so every exp in that row underflows to 0 and the row is 0/0. "
+                              "Subtract each row's own maximum (the result does not change)")
+            return report(False, "scores near 1000 give NaN or inf: the exponential of 1000 overflows. "
+                          "Subtract each row's maximum first (the result does not change)")
+        shape = shape_of(out)
+        if shape != S.shape:
+            return report(False, f"for S of shape {S.shape} your result has shape {shape}; "
+                          f"it must keep the shape (n_q, n_k) = {S.shape}")
+        return report(False, _softmax_wrong_values(S, out))
     return report(True, "softmax row by row: every row is a probability distribution over the keys, "
                   "and large scores are handled")
 
 
 # ---------------- Exercise: scaled scores
 
-def _scores_case():
-    rng = np.random.default_rng(3)
-    Q = np.round(rng.normal(size=(2, 9)), 2)  # (n_q, d_k) = (2, 9): sqrt(d_k) = 3
-    K = np.round(rng.normal(size=(4, 9)), 2)  # (n_k, d_k) = (4, 9)
-    return Q, K
-
-
 @plain_numpy()
 def scaled_scores(fn: Callable) -> bool:
-    """Check ``fn(Q, K)`` -> ``Q K^T / sqrt(d_k)`` (n_q, n_k): no scaling, by d_k, sqrt(n), times sqrt(d_k),
-    transposed, ``Q @ K`` without the transpose."""
+    """Check ``fn(Q, K)``, the scaled scores (n_q, n_k) of one matrix pair, on two widths d_k, and of a
+    stack of them (h, n_q, n_k): no scaling, by d_k, by sqrt(n), times sqrt(d_k), a fixed divisor,
+    transposed, ``K`` not transposed, ``.T`` on a stack."""
     if not_done(fn):
         return not_attempted(NOT_DONE)
-    Q, K = _scores_case()
-    out, err = _call(fn, Q.copy(), K.copy())
-    if err is not None:
-        if "matmul" in err or "aligned" in err or "mismatch" in err:
-            return report(False, f"{err}. Q is (n_q, d_k) = {Q.shape} and K is (n_k, d_k) = {K.shape}: "
-                          "the product must pair the d_k axis of Q with the d_k axis of K")
-        return report_failure(err, stub=NOT_DONE)
-    if (msg := array_answer(out)):
-        return report(False, msg)
-    dots = Q @ K.T  # (2, 4)
-    want = dots / np.sqrt(9)
-    hint = _first_match(out, [
-        (want, None),
-        (dots, "forgot the scaling: divide the dot products by sqrt(d_k), the width of the queries (9 here)"),
-        (dots / 9, "you divided by d_k = 9; divide by its square root, sqrt(d_k) = 3. The variance of a "
-         "dot product grows like d_k, so its standard deviation grows like sqrt(d_k)"),
-        (dots / np.sqrt(4), "you divided by sqrt(n_k), the number of keys; divide by sqrt(d_k), the "
-         "width of the vectors"),
-        (dots / np.sqrt(2), "you divided by sqrt(n_q), the number of queries; divide by sqrt(d_k), the "
-         "width of the vectors"),
-        (dots * 3.0, "you multiplied by sqrt(d_k); divide by it instead"),
-        (want.T, "transposed layout: row i must be query i and column j key j "
-         f"(shape (n_q, n_k) = {want.shape})"),
-        (dots.T, "transposed layout (rows must be queries) and no scaling by sqrt(d_k)"),
-    ])
-    if hint is not None:
-        return report(False, hint)
-    if close(out, want):
-        return report(True, f"scaled scores Q K^T / sqrt(d_k), shape {want.shape}")
-    shape = shape_of(out)
-    if shape != want.shape:
-        return report(False, f"for Q {Q.shape} and K {K.shape} the scores must have shape "
-                      f"(n_q, n_k) = {want.shape}, yours has {shape}")
-    return report(False, "wrong values: score (i, j) is the dot product of query i and key j, divided by sqrt(d_k)")
+    for case in scores_table():
+        Q, K, want, dots = case["Q"], case["K"], case["want"], case["dots"]
+        out, err = _call(fn, Q.copy(), K.copy())
+        what = f"for a stack of heads, Q {Q.shape} and K {K.shape}: " if Q.ndim == 3 else ""
+        if err is not None:
+            if Q.ndim == 3:
+                return report(False, f"{what}{err}. Whatever stands in front, the scores pair the last axis "
+                              "of Q with the last axis of K, one head at a time; .T reverses every axis, the "
+                              "heads' axis too")
+            if "matmul" in err or "aligned" in err or "mismatch" in err:
+                return report(False, f"{err}. Q is (n_q, d_k) = {Q.shape} and K is (n_k, d_k) = {K.shape}: "
+                              "the product must pair the d_k axis of Q with the d_k axis of K")
+            return report_failure(err, stub=NOT_DONE)
+        if (msg := array_answer(out)):
+            return report(False, msg)
+        if close(out, want):
+            continue
+        hint = first_match(out, case["mistakes"])
+        if hint is not None:
+            return report(False, what + hint)
+        shape = shape_of(out)
+        if shape != want.shape:
+            return report(False, f"for Q {Q.shape} and K {K.shape} the scores must have shape "
+                          f"{want.shape}, yours has {shape}" + (
+                              ": one (n_q, n_k) matrix per head, each head's queries against its own keys"
+                              if Q.ndim == 3 else " (n_q, n_k)"))
+        ratio = np.asarray(out, dtype=float) / dots
+        if np.all(np.isfinite(ratio)) and np.allclose(ratio, ratio.flat[0]):
+            return report(False, f"for Q {Q.shape} and K {K.shape} (d_k = {case['d_k']}) your scores are the "
+                          f"dot products divided by {1 / ratio.flat[0]:.4g}: a fixed number cannot be right "
+                          "for every width; take d_k from the inputs' shapes")
+        return report(False, "wrong values: score (i, j) is the dot product of query i and key j, divided "
+                      "by sqrt(d_k)")
+    return report(True, "scaled scores right for two widths of the queries and keys (d_k = 9 and 4) "
+                  "and for a stack of heads (h, n_q, n_k)")
 
 
 # ---------------- Exercise: one output row by hand
 
 def output_row(answer, *, X, W_q, W_k, W_v, i: int) -> bool:
-    """Check one output row ``y_i`` of ``self_attention(X, W_q, W_k, W_v)`` computed by hand: no scaling,
-    no softmax, the wrong axis, another token's row, the weights, the input row itself."""
+    """Check one output row ``y_i`` of self-attention on the exercise's inputs, computed by hand:
+    no scaling, no softmax, the wrong axis, another token's row, the weights, the input row itself."""
     if not_done(answer):
         return not_attempted(NOT_DONE)
-    X = np.asarray(X, dtype=float)
-    W_q, W_k, W_v = (np.asarray(W, dtype=float) for W in (W_q, W_k, W_v))
-    Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (n, d_k), (n, d_k), (n, d_v)
-    dots = Q @ K.T  # (n, n)
-    S = dots / np.sqrt(Q.shape[-1])
-    out, A = self_attention(X, W_q, W_k, W_v)
-    want = out[i]
+    given = (X, W_q, W_k, W_v)
+    for case in output_row_table():
+        names = ("X", "W_q", "W_k", "W_v")
+        if case["i"] == i and all(close(a, case[k], atol=0) for a, k in zip(given, names, strict=True)):
+            break
+    else:
+        return report(False, "this checker knows the exercise's inputs only: call it as the exercise cell does")
+    want = case["want"]
     if close(answer, want, atol=1e-3):
         return report(True, f"y_{i + 1} = {np.array2string(np.asarray(want), precision=3)}")
-    cands = [
-        (_sm(dots)[i] @ V, "forgot the scaling: divide the scores by sqrt(d_k) before the softmax"),
-        ((dots @ V)[i], "no softmax: turn the scores into weights with softmax before mixing the values"),
-        ((S @ V)[i], "no softmax: the scaled scores must go through softmax to become weights"),
-        ((_sm(S, axis=0) @ V)[i], "softmax over the wrong axis: y_i uses row i of the weights, a "
-         "softmax over query i's scores against every key"),
-        (A[i], "that is the weight row a_i, not the output: multiply it with V, y_i = a_i V"),
-        (X[i], "that is the input x_i itself; the output mixes all the value rows"),
-        (V[i], "that is the value row v_i; the output is the weighted sum of ALL value rows"),
-    ]
-    for j in range(len(X)):
-        if j != i:
-            cands.append((out[j], f"that is the output of token {j + 1} (row {j}); Python counts from 0, "
-                          f"so token {i + 1} is row {i}"))
-    for arr, hint in cands:
+    for arr, hint in case["mistakes"]:
         if close(answer, arr, atol=1e-3):
             return report(False, hint)
     if shape_of(answer) != want.shape:
@@ -237,50 +182,7 @@ def output_row(answer, *, X, W_q, W_k, W_v, i: int) -> bool:
                   "sum_j a_ij v_j (values are compared to 3 decimals)")
 
 
-# ---------------- Exercise: full self-attention in one line
-
-def _full_cases():
-    rng = np.random.default_rng(5)
-    X = np.round(rng.normal(size=(5, 4)), 2)  # (n, d_model) = (5, 4)
-    W_q, W_k, W_v = (np.round(rng.normal(size=s), 2) for s in ((4, 3), (4, 3), (4, 2)))  # (d_model, d_k | d_v)
-    Xb = np.round(rng.normal(size=(3, 5, 4)), 2)  # (b, n, d_model): a batch of 3 sequences
-    Xc = np.round(rng.normal(size=(3, 3, 3)), 2)  # (b, n, d_model) with b = n = d_model = d_k = 3
-    Wc = [np.round(rng.normal(size=(3, 3)), 2) for _ in range(3)]
-    return [(Xb, W_q, W_k, W_v), (Xc, *Wc), (X, W_q, W_k, W_v)]
-
-
-def _swap(M: np.ndarray) -> np.ndarray:
-    return np.swapaxes(M, -1, -2)  # transpose the last two axes only
-
-
-def _wrong_outputs(X, W_q, W_k, W_v) -> list[tuple[np.ndarray, str]]:
-    """Outputs of the usual mistakes, each with the hint for it (X is (n, d) or (b, n, d))."""
-    Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (..., n, d_k), (..., n, d_k), (..., n, d_v)
-    d_k, d_model = Q.shape[-1], X.shape[-1]
-    dots = Q @ _swap(K)  # (..., n, n)
-    right = _sm(dots / np.sqrt(d_k)) @ V
-    out = [(lambda: _sm(Q @ K.T / np.sqrt(d_k)) @ V,   # K.T of (b, n, d_k) is (d_k, n, b): a ValueError, or wrong
-            ".T reverses every axis of a 3-D array, the batch axis too; transpose only the last two axes of K, "
-            "so each sequence's queries meet its own keys")] if X.ndim == 3 else []
-    out += [
-        (_sm(dots) @ V, "forgot the scaling: divide the scores by sqrt(d_k) before the softmax"),
-        (_sm(dots / d_k) @ V, "you divided by d_k; divide by sqrt(d_k)"),
-        (_sm(dots / np.sqrt(d_k), axis=-2) @ V, "softmax over the wrong axis: normalise each ROW, "
-         "one distribution per query over the keys"),
-        (dots / np.sqrt(d_k) @ V, "no softmax: the scaled scores are not weights yet"),
-        (dots @ V, "no softmax and no scaling: the scores must be divided by sqrt(d_k) and turned "
-         "into weights that sum to 1 before they mix the values"),
-        (_sm((dots / np.sqrt(d_k)).reshape(*dots.shape[:-2], -1)).reshape(dots.shape) @ V, "softmax over "
-         "the whole matrix: every ROW of the weights must sum to 1, one distribution per query"),
-        (_sm(dots / np.sqrt(d_k)) @ X, "you mixed the inputs X; mix the values, the inputs projected by W_v"),
-        (_swap(right), f"transposed layout: your output is (d_v, n); rows are tokens, so return "
-         f"{right.shape}"),
-    ]
-    if d_model != d_k:
-        out.append((_sm(dots / np.sqrt(d_model)) @ V, "you scaled by sqrt(d_model), the width of X; "
-                    "scale by sqrt(d_k), the width of the queries and keys"))
-    return out
-
+# ---------------- Exercise: self-attention for a batch
 
 @plain_numpy(allow=('softmax',))
 def full_self_attention(fn: Callable) -> bool:
@@ -289,8 +191,9 @@ def full_self_attention(fn: Callable) -> bool:
     where ``K.T`` (which reverses the batch axis too) runs but gives wrong numbers."""
     if not_done(fn):
         return not_attempted(NOT_DONE)
-    for X, W_q, W_k, W_v in _full_cases():
-        out, err = _call(fn, X.copy(), W_q.copy(), W_k.copy(), W_v.copy())
+    for case in full_table():
+        X, want = case["args"][0], case["want"]
+        out, err = _call(fn, *_copies(case["args"]))
         what = f"for X of shape {X.shape}" + (" (a batch of sequences)" if X.ndim == 3 else " (one sequence)")
         if err is not None:
             if "matmul" in err or "aligned" in err or "mismatch" in err:
@@ -304,11 +207,9 @@ def full_self_attention(fn: Callable) -> bool:
                           "(ak.self_attention returns (output, weights): take [0])")
         if (msg := array_answer(out)):
             return report(False, msg)
-        want = np.stack([self_attention(x, W_q, W_k, W_v)[0] for x in X]) if X.ndim == 3 else \
-            self_attention(X, W_q, W_k, W_v)[0]  # (b, n, d_v) or (n, d_v)
         if close(out, want):
             continue
-        hint = _first_match(out, _wrong_outputs(X, W_q, W_k, W_v))
+        hint = first_match(out, case["mistakes"])
         if hint is not None:
             return report(False, f"{what}: {hint}")
         if shape_of(out) != want.shape:
@@ -323,24 +224,27 @@ def full_self_attention(fn: Callable) -> bool:
 
 def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: float = 1.0,
                  mean_k: float = 0.0, var_k: float = 1.0) -> bool:
-    """Check the predicted variance and standard deviation (to two decimals) of ``q . k``, whose ``d_k``
-    independent terms have variance ``Var(q)Var(k) + Var(q)E(k)^2 + Var(k)E(q)^2`` each (the defaults: 64
-    and 8). Recognises: the std as the variance, the variance after scaling, squared, the means wrong."""
+    """Check the predicted variance and standard deviation (to two decimals) of ``q . k``, a sum of
+    ``d_k`` independent terms ``q_m k_m`` whose entries have the given means and variances (the
+    exercise's numbers; the defaults are section 3's). Recognises: the std as the variance, the
+    variance after scaling, squared, the means left out or subtracted."""
     if not_done(variance) or not_done(std):
         return not_attempted(NOT_DONE)
     try:
         v, s = float(variance), float(std)
     except (TypeError, ValueError):
         return report(False, "give two numbers: the variance and the standard deviation")
-    term = var_q * var_k + var_q * mean_k**2 + var_k * mean_q**2  # Var(q_m k_m), independent q_m, k_m
-    want = d_k * term
+    t = variance_table().get((d_k, float(mean_q), float(var_q), float(mean_k), float(var_k)))
+    if t is None:
+        return report(False, "this checker knows the exercise's numbers only: call it as the exercise cell does")
+    want, root = t["want"], t["std"]
     # the task asks for two decimals: 5.66 for sqrt(32) = 5.657 is right, 5.65 or 5.7 is not
-    v_ok, s_ok = abs(v - want) <= 0.005, abs(s - np.sqrt(want)) <= 0.005 + 1e-9
+    v_ok, s_ok = abs(v - want) <= 0.005, abs(s - root) <= 0.005 + 1e-9
     if v_ok and s_ok:
-        return report(True, f"variance {want:g} = {d_k} terms x {term:g}, standard deviation "
-                      f"{np.sqrt(want):.3f}; dividing by {np.sqrt(want):.3f} brings the variance back to 1")
-    if abs(v - np.sqrt(want)) <= 0.006:
-        return report(False, f"{np.sqrt(want):.3f} is the standard deviation, not the variance (a common "
+        return report(True, f"variance {want:g}, standard deviation {root:.3f}; dividing by {root:.3f} "
+                      "brings the variance back to 1")
+    if abs(v - root) <= 0.006:
+        return report(False, f"{root:.3f} is the standard deviation, not the variance (a common "
                       f"slip): q.k is a sum of {d_k} independent terms, so the variances add up",
                       graded="you gave the standard deviation where the variance is asked (a common "
                              "slip): q.k is a sum of independent terms, so their variances add up")
@@ -350,33 +254,22 @@ def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: fl
     if v_ok:
         return report(False, f"the variance is right; the standard deviation is its square root, to two "
                       f"decimals (you gave {s:g})")
-    if abs(v - d_k**2 * term) < 1e-3 and d_k > 1:
-        return report(False, f"variances of independent terms add: {d_k} terms of variance {term:g} "
-                      f"give {want:g}, not {d_k}^2 x {term:g}",
-                      graded="variances of independent terms add: the number of terms multiplies "
-                             "one term's variance once, it is not squared")
-    without_means = d_k * var_q * var_k
-    subtracted = d_k * (var_q * var_k - mean_q * mean_k)
-    if term != var_q * var_k and abs(v - without_means) < 1e-3:
-        return report(False, "with a non-zero mean the product's variance is not just Var(q)Var(k): "
-                      "add Var(q)E(k)^2 + Var(k)E(q)^2 for each term")
-    if mean_q * mean_k != 0 and abs(v - subtracted) < 1e-3:
+    if abs(v - t["squared"]) < 1e-3 and d_k > 1:
+        return report(False, "variances of independent terms add: the number of terms multiplies "
+                      "one term's variance once, it is not squared")
+    if t["term_has_means"] and abs(v - t["without_means"]) < 1e-3:
+        return report(False, "you left the means out: with a non-zero mean, the variance of a product of "
+                      "independent factors is not just the product of their variances (section 3.2's rule)")
+    if t["means"] and abs(v - t["subtracted"]) < 1e-3:
         return report(False, "subtracting E(q)E(k) is a wrong rule that can even give a negative "
-                      "variance; for independent factors add Var(q)E(k)^2 + Var(k)E(q)^2")
-    return report(False, f"each term q_m k_m has variance Var(q)Var(k) + Var(q)E(k)^2 + Var(k)E(q)^2 "
-                  f"= {term:g}, and the {d_k} terms are independent, so their variances add",
+                      "variance; section 3.2 has the rule for a product of independent factors")
+    return report(False, "work out the variance of one term q_m k_m from the means and variances of q and "
+                  "k (section 3.2's rule: the means count), then use that independent terms' variances add",
                   graded="work out the variance of one term q_m k_m from the means and variances "
                          "of q and k (mind the means), then use that independent terms' variances add")
 
 
 # ---------------- Exercise: repair a broken numpy implementation
-
-def _fix_cases():
-    rng = np.random.default_rng(7)
-    X = np.round(rng.normal(size=(4, 3)), 2)  # (n, d) = (4, 3): n != d
-    Ws = [np.round(rng.normal(size=(3, 3)), 2) for _ in range(3)]  # (d, d) each, as in the broken code
-    return X, *Ws
-
 
 @plain_numpy()
 def fixed_source_code(fn: Callable) -> bool:
@@ -384,8 +277,9 @@ def fixed_source_code(fn: Callable) -> bool:
     -> Y (n, d). Recognises: the column convention, no scaling, the wrong axis, new random matrices inside."""
     if not_done(fn):
         return not_attempted(NOT_DONE)
-    X, W_q, W_k, W_v = _fix_cases()
-    out, err = _call(fn, X.copy(), W_q.copy(), W_k.copy(), W_v.copy())
+    case = fix_table()
+    X, W_q, want = case["args"][0], case["args"][1], case["want"]
+    out, err = _call(fn, *_copies(case["args"]))
     if err is not None:
         if "matmul" in err or "aligned" in err or "mismatch" in err:
             return report(False, f"{err}. X is (n, d) = {X.shape} with one token per row, and W_q is "
@@ -396,18 +290,17 @@ def fixed_source_code(fn: Callable) -> bool:
         return report(False, "return only Y, the output of shape (n, d)")
     if (msg := array_answer(out)):
         return report(False, msg)
-    want, _ = self_attention(X, W_q, W_k, W_v)
     if close(out, want):
         return report(True, "the repaired code matches attention_kit.self_attention "
                       f"(Y has shape {want.shape}, one row per token)")
-    col, _ = self_attention(X, W_q.T, W_k.T, W_v.T)
-    if close(out, col):
+    if close(out, case["columns"]):
         return report(False, "column convention: your projections use the transposes of W_q, W_k, W_v. "
-                      "With tokens as rows, each row of X multiplies W_q (shape (d_model, d_k)) from the left")
-    hint = _first_match(out, _wrong_outputs(X, W_q, W_k, W_v))
+                      "With tokens as rows, a projection matrix is applied the row way round (notebook 01, "
+                      "section 2's table of the two forms)")
+    hint = first_match(out, case["mistakes"])
     if hint is not None:
         return report(False, hint)
-    out2, err2 = _call(fn, X.copy(), W_q.copy(), W_k.copy(), W_v.copy())
+    out2, err2 = _call(fn, *_copies(case["args"]))
     if err2 is None and not close(out, out2):
         return report(False, "two calls with the same inputs gave different outputs: use the W_q, W_k, "
                       "W_v passed in, do not draw new random matrices inside the function")

@@ -127,14 +127,18 @@ def softmax_rows_ref(S):
 
 
 def scores_cases(rng):
-    n_q, n_k, d_k = draw_sizes(rng, 2, 9, 3, avoid=(9,))  # the in-class case has d_k = 9
-    d2 = int(rng.choice([4, 16, 25]))
+    """(Q, K): one pair of matrices of widths other than the in-class 9 and 4, another, and a stack
+    of heads (h, n, d_k) with h = d_k (where ``K.T`` runs and gives wrong numbers)."""
+    n_q, n_k, d_k = draw_sizes(rng, 2, 9, 3, avoid=(9, 4))
+    d2 = int(rng.choice([16, 25]))
+    h = int(rng.choice([2, 5]))
     return [(rng.normal(size=(n_q, d_k)), rng.normal(size=(n_k, d_k))),
-            (rng.normal(size=(3, d2)), rng.normal(size=(6, d2)))]
+            (rng.normal(size=(3, d2)), rng.normal(size=(6, d2))),
+            (rng.normal(size=(h, 3, h)), rng.normal(size=(h, h, h)))]
 
 
 def scores_ref(Q, K):
-    return np.einsum("id,jd->ij", Q, K) / math.sqrt(Q.shape[-1])
+    return np.einsum("...id,...jd->...ij", Q, K) / math.sqrt(Q.shape[-1])
 
 
 def _attention_case(rng, n, d_model, d_k, d_v):

@@ -1,0 +1,144 @@
+"""Notebook 01's exercises: the cases the checkers of ``attention_kit.check.general`` compare with.
+
+Each ``@recorded`` table holds a checker's public cases, their right answers and the outputs of
+the usual mistakes with the hint for each; the student edition keeps the tables as data
+(``attention_kit.check.recorded``) and leaves out the ``@reference`` code that computed them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..mechanism.alignment import softmax
+from ..mechanism.scores import cosine_score, dot_score
+from .recorded import recorded, reference
+
+__all__ = ["SOFTMAX_SCORES", "WINNER_Q", "WINNER_K", "WINNER_LABELS", "softmax_table", "dot_table",
+           "winner_table", "context_table", "output_table"]
+
+#: The score vector of the by-hand softmax exercise.
+SOFTMAX_SCORES = np.array([2.0, 1.0, 0.0])
+
+#: Query and keys of the "which key wins?" exercise: k1 is orthogonal to q, k2 is short and points
+#: almost along q, k3 is long but 45 degrees off (not the order of notebook 01's section 3).
+WINNER_Q = np.array([1.0, 0.0])
+WINNER_K = np.array([[0.0, 1.0],    # k1: orthogonal to q
+                     [0.5, 0.05],   # k2: short, nearly parallel to q
+                     [1.5, 1.5]])   # k3: long, 45 degrees away from q
+WINNER_LABELS = ("k1", "k2", "k3")
+
+
+@recorded
+def softmax_table() -> dict:
+    """The by-hand softmax's scores, their weights and the usual mistakes' numbers."""
+    e = SOFTMAX_SCORES.astype(float)
+    return {"scores": e, "want": softmax(e), "exp": np.exp(e), "exp_sum": float(np.exp(e).sum()),
+            "linear": e / e.sum(), "negated": softmax(-e)}
+
+
+@reference
+def _dot_cases():
+    rng = np.random.default_rng(101)
+    return [
+        (rng.normal(size=3), rng.normal(size=(5, 3))),  # n_k != d: a transposed K fails loudly
+        (rng.normal(size=4), rng.normal(size=(4, 4))),  # n_k == d: a transposed K gives wrong numbers
+        (np.array([1.0, 2.0]), np.array([[3.0, 4.0]])),  # one key
+    ]
+
+
+@recorded
+def dot_table() -> list[dict]:
+    """Each case's q and K, its scores, and the outputs of the usual mistakes with their hints."""
+    table = []
+    for q, K in _dot_cases():
+        want = dot_score(q, K)
+        table.append({"q": q, "K": K, "want": want, "mistakes": [
+            (K.T @ q if K.shape[0] == K.shape[1] else None,
+             "you used the keys as columns: in attention_kit the rows of K are the keys, so score l "
+             "pairs q with row l of K"),
+            (want / np.sqrt(q.shape[-1]), "you divided by sqrt(d): that is the scaled dot product; the "
+             "plain dot score has no scaling"),
+            (softmax(want), "you applied the softmax: that gives weights; the score is the raw q . k_l"),
+            (cosine_score(q, K), "you divided by the vector lengths: that is the cosine score, not the "
+             "dot score"),
+        ]})
+    return table
+
+
+@recorded
+def winner_table() -> dict:
+    """The winning keys of ``WINNER_Q`` among ``WINNER_K`` under the dot and the cosine score."""
+    return {"labels": list(WINNER_LABELS),
+            "dot": WINNER_LABELS[int(np.argmax(dot_score(WINNER_Q, WINNER_K)))],
+            "cosine": WINNER_LABELS[int(np.argmax(cosine_score(WINNER_Q, WINNER_K)))]}
+
+
+@reference
+def _context_cases():
+    rng = np.random.default_rng(202)
+    a1 = softmax(rng.normal(size=4))  # (n_k,)
+    V1 = rng.normal(size=(4, 3))  # (n_k, d_v)
+    A2 = softmax(rng.normal(size=(2, 4)))  # (n_q, n_k)
+    V2 = rng.normal(size=(4, 3))
+    A3 = softmax(rng.normal(size=(3, 3)))  # square: a transposed product gives wrong numbers
+    V3 = rng.normal(size=(3, 3))
+    return [(a1, V1), (A2, V2), (A3, V3)]
+
+
+@recorded
+def context_table() -> list[dict]:
+    """Each case's weights and values, its context, and the usual mistakes' outputs with their hints."""
+    table = []
+    for a, V in _context_cases():
+        want = general_attention_context(a, V)
+        mean = np.broadcast_to(V.mean(axis=0), want.shape).copy()
+        table.append({"a": a, "V": V, "want": want, "mistakes": [
+            (mean, "that is the plain average of the values: each value must be weighted by its a_l"),
+            (want.T if a.ndim == 2 else None,
+             f"transposed layout: for weights of shape {a.shape} the context has shape {want.shape}, "
+             "one row per query (rows are tokens)"),
+            (general_attention_context(a.T, V) if a.ndim == 2 and a.shape[0] == a.shape[1] else None,
+             "you transposed the weights: row i of a holds query i's weights over the keys, and it "
+             "should stay the row of query i"),
+        ]})
+    return table
+
+
+@reference
+def general_attention_context(a: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """The context of weights ``a`` (``(n_k,)`` or ``(n_q, n_k)``) over the values ``V``."""
+    return np.einsum("...k,kd->...d", a, V)
+
+
+@reference
+def _output_cases():
+    rng = np.random.default_rng(303)
+    return [
+        (rng.normal(size=(2, 3)), rng.normal(size=(4, 3)), rng.normal(size=4)),  # n=2, d_v=3, d_y=4
+        (rng.normal(size=(3, 3)), rng.normal(size=(3, 3)), rng.normal(size=3)),  # square: W_c vs W_c.T, axis 0 vs 1
+        (rng.normal(size=(1, 2)), rng.normal(size=(3, 2)), rng.normal(size=3)),  # one context
+    ]
+
+
+@recorded
+def output_table() -> list[dict]:
+    """Each case's contexts, W_c and b_c, the probabilities, and the usual mistakes' outputs."""
+    table = []
+    for C, W, b in _output_cases():
+        logits = np.einsum("yv,nv->ny", W, C) + b          # (n, d_y): row i is (W_c c_i + b_c)^T
+        want = softmax(logits)
+        on_c = softmax(np.einsum("yv,nv->ny", W, softmax(C)) + b)
+        table.append({"C": C, "W": W, "b": b, "want": want, "mistakes": [
+            (want.T, f"transposed layout: the result must have shape {want.shape}, one row of "
+                     "probabilities per context (rows are tokens), not one column"),
+            (logits, "these are the logits W_c c + b_c: apply the softmax to turn them into probabilities"),
+            (softmax(logits - b), "you forgot the bias b_c: the logits are W_c c + b_c"),
+            (softmax(logits.T).T, "your columns sum to 1, not your rows: the softmax runs over the classes "
+                                  "of one context, the last axis, not down the contexts"),
+            (softmax(np.einsum("vy,nv->ny", W, C) + b) if W.shape[0] == W.shape[1] else None,
+             "you multiplied by W_c itself, the survey's column-form matrix: your contexts are rows, and "
+             "section 2's table shows what a column-form matrix becomes when the vectors are rows"),
+            (on_c, "the softmax goes on the logits W_c c + b_c, not on c"),
+            (np.einsum("yv,nv->ny", W, softmax(C)) + b, "the softmax goes on the logits W_c c + b_c, not on c"),
+        ]})
+    return table
