@@ -77,7 +77,14 @@ def solution_expressions(source: str, answers) -> list[ast.expr]:
         elif isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id in answers for t in node.targets):
             found.append((node.value, MIN_NODES))
-    return [e for e, least in found if _size(e) >= least]
+    out = []
+    while found:  # a tuple of results (``Q, K, V = X @ W_q, ...``) is several steps, each judged alone
+        e, least = found.pop(0)
+        if isinstance(e, ast.Tuple):
+            found += [(x, least) for x in e.elts]
+        elif _size(e) >= least:
+            out.append(e)
+    return out
 
 
 def literal_answers(source: str, answers) -> list:
