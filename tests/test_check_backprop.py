@@ -151,7 +151,7 @@ def test_general_score_grads_reference_matches_central_differences():
 @pytest.mark.parametrize("right", [
     gs_loop,
     lambda Q, K, W, dS: (dS @ K @ W.T, dS.T @ Q @ W),
-    lambda Q, K, W, dS: [(dS @ (K @ W.T)).tolist(), (dS.T @ (Q @ W)).astype(np.float32)],
+    lambda Q, K, W, dS: [dS @ (K @ W.T), (dS.T @ (Q @ W)).astype(np.float32)],
     lambda Q, K, W, dS: (np.einsum("ij,jb,ab->ia", dS, K, W), np.einsum("ij,ia,ab->jb", dS, Q, W)),
 ])
 def test_general_score_grads_accepts_right_answers(capsys, right):
@@ -172,6 +172,7 @@ def test_general_score_grads_accepts_right_answers(capsys, right):
     (lambda Q, K, W, dS: (dS @ K @ W.T, dS.T @ Q @ W + 0.1), "the terms that contain K[j, b]"),
     (lambda Q, K, W, dS: (dS @ K @ W.T, (dS.T @ Q @ W)[:, :2]), "must have the shape of K"),
     (lambda Q, K, W, dS: dS @ K @ W.T, "return two arrays"),
+    (lambda Q, K, W, dS: ((dS @ K @ W.T).tolist(), dS.T @ Q @ W), "dQ is a list"),
     (lambda Q, K, W, dS: (..., ...), STUB),
     (boom, "RuntimeError: boom"),
     (..., "no answer yet: write my_general_score_grads"),
@@ -239,6 +240,7 @@ def test_key_bias_reference_matches_central_differences():
     (lambda Q, K, dS: ((dS @ K).sum(axis=0), bias_right(Q, K, dS)[1]), "b", "1/sqrt(d_k)"),
     (lambda Q, K, dS: (bias_right(Q, K, dS)[0] + 1, bias_right(Q, K, dS)[1]), "b", "right shape but the wrong"),
     (lambda Q, K, dS: bias_right(Q, K, dS)[0], "b", "return two arrays"),
+    (lambda Q, K, dS: (bias_right(Q, K, dS)[0], bias_right(Q, K, dS)[1].tolist()), "b", "db_k is a list"),
     (lambda Q, K, dS: ..., "b", STUB),
     (boom, "b", "RuntimeError: boom"),
     (..., "b", "no answer yet: write my_bias_grads"),

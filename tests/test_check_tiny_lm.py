@@ -13,12 +13,24 @@ def ln_right(X, g, b, eps=1e-5):
 
 
 def layer_norm_loop(X, gamma, beta, eps=1e-5):
-    """Notebook 06's cell 14, copied: a loop over the rows of a 2-D X."""
+    """A loop over the rows of a 2-D X, as a learner may write it from section 2's loop."""
     out = np.empty_like(X)
     for i, x in enumerate(X):
         mu = x.mean()
         var = ((x - mu) ** 2).mean()
         out[i] = gamma * (x - mu) / np.sqrt(var + eps) + beta
+    return out
+
+
+def layer_norm_notebook_loop(X, gamma, beta, eps=1e-5):
+    """Notebook 06's section 2 loop, copied: a matrix (n, d) only."""
+    n, d = X.shape
+    out = np.empty_like(X)
+    for i in range(n):
+        mu = sum(X[i, j] for j in range(d)) / d
+        var = sum((X[i, j] - mu) ** 2 for j in range(d)) / d
+        for j in range(d):
+            out[i, j] = gamma[j] * (X[i, j] - mu) / np.sqrt(var + eps) + beta[j]
     return out
 
 
@@ -40,7 +52,8 @@ LN_CASES = {
     # no keepdims: a broadcast error, which is about the row statistics, not about eps
     "no keepdims": (lambda X, g, b, eps=1e-5: (X - X.mean(-1)) / np.sqrt(X.var(-1) + eps) * g + b,
                     "keep them as a column"),
-    "section 2's loop": (layer_norm_loop, "a whole sequence"),
+    "a row loop": (layer_norm_loop, "a whole sequence"),
+    "section 2's loop": (layer_norm_notebook_loop, "another axis in front"),
     "a list": (lambda X, g, b, eps=1e-5: ln_right(X, g, b, eps).tolist(), "returned a list"),
     # a width written in: right for d = 6, wrong for the checker's d = 5
     "hard-coded d": (lambda X, g, b, eps=1e-5: (X - X.sum(-1, keepdims=True) / 6)

@@ -114,6 +114,15 @@ def rotate_pattern(answer) -> bool:
 # ---------------------------------------------------------------- dQ and dK of the general score
 
 
+def _not_arrays(*named) -> str | None:
+    """The hint when one of the returned gradients is a list (or a number), not a numpy array."""
+    for name, x in named:
+        if isinstance(x, (list, tuple)):
+            return (f"{name} is a {type(x).__name__}; the task asks for numpy arrays: compute with numpy "
+                    "arrays all the way")
+    return None
+
+
 @reference
 def _measured_grads(Q, K, W, dS) -> tuple[np.ndarray, np.ndarray]:
     """The gradients of L = sum(dS * (Q W K^T)) by Q and by K, measured: L is linear in each of
@@ -211,6 +220,8 @@ def general_score_grads(fn) -> bool:
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             return report(False, f"return two arrays, (dQ, dK); got {type(got).__name__}")
         dQ, dK = got
+        if (msg := _not_arrays(("dQ", dQ), ("dK", dK))):
+            return report(False, msg)
         if Q.shape == K.shape and close(dQ, c["dK"]) and close(dK, c["dQ"]):
             return report(False, "dQ and dK are swapped: return (dQ, dK) in that order")
         if not close(dQ, c["dQ"]):
@@ -306,6 +317,8 @@ def key_bias(fn, why) -> bool:
             return report(False, f"{case}: {err}")
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             return report(False, f"return two arrays, (db_q, db_k); got {type(got).__name__}")
+        if (msg := _not_arrays(("db_q", got[0]), ("db_k", got[1]))):
+            return report(False, msg)
         for name, got_b in zip(("db_q", "db_k"), got, strict=True):
             if (hint := _bias_hint(case, name, got_b, c["parts"][name])) is not None:
                 return report(False, hint)

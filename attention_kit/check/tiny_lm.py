@@ -119,6 +119,9 @@ def layer_norm(fn) -> bool:
             if "broadcast" in err:
                 hint = (" The row means and variances lost their last axis, so they do not line up with the "
                         "rows: keep them as a column, one number per row")
+            elif "unpack" in err and X.ndim == 3:
+                hint = (" Your function takes X as one matrix (n, d); a batch (b, n, d) has another axis in "
+                        "front: normalise over the last axis, whatever stands before it")
             elif "eps" in err and "argument" in err:
                 hint = " Your function must take the argument eps and use it"
             else:
