@@ -8,6 +8,7 @@ import pytest
 from test_check_masks_positions import Weird, boom, one_line  # (tests/ is on sys.path)
 
 from attention_kit.check import backprop as chk
+from attention_kit.check import grad_check
 from attention_kit.learn.backward import numerical_gradient, relative_error
 
 STUB = "✗ no answer yet: replace the `...` after `return` with your code, then run the cell again"
@@ -97,7 +98,7 @@ def test_gradient_check_rejects_perturbing_x_in_place(capsys):
 def test_gradient_check_cases_separate_the_mistakes():
     """The absolute error of the tiny wrong gradient is far below any sane threshold, and of the huge
     right one far above: only a relative error judges both correctly."""
-    (_, f1, x1, a1, _), (_, f2, x2, a2, _), (_, f3, x3, a3, _) = chk._cases()
+    (_, f1, x1, a1, _), (_, f2, x2, a2, _), (_, f3, x3, a3, _) = grad_check._cases()
     assert np.max(np.abs(a2 - numerical_gradient(f2, x2, 1e-4))) < 1e-8
     assert np.max(np.abs(a3 - numerical_gradient(f3, x3, 1e-4))) > 1e-6
     assert relative_error(a1, _numeric(f1, x1, 1e-4, "one-sided")) > 1e-5

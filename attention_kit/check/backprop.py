@@ -36,7 +36,7 @@ from . import (
     shape_text,
     try_call,
 )
-from .grad_check import _cases, gradient_check  # noqa: F401 (notebook 05 calls check.gradient_check)
+from .grad_check import gradient_check  # noqa: F401 (notebook 05 calls check.gradient_check)
 from .plain import plain_numpy
 from .recorded import recorded, reference
 
