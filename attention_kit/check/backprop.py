@@ -63,8 +63,7 @@ def _rotate_table() -> dict:
     return {"n": n, "want": want, "backwards": [(i - 1) % n for i in range(n)],
             "diagonal": list(range(n)), "reverse": list(range(n))[::-1],
             "ok": "query i attends to key i + 1, and the last query wraps round to key 0: attention goes "
-                  "where the answer is stored",
-            "almost": f"almost: the last query ({n - 1}) outputs the word at position ({n - 1} + 1) mod {n} = 0"}
+                  "where the answer is stored"}
 
 
 @prediction
@@ -75,6 +74,9 @@ def rotate_pattern(answer) -> bool:
     if not_done(answer):
         return not_attempted(f"no answer yet: replace the `...` after `answer =` with a list of {n} key indices, "
                              "then run the cell again")
+    if isinstance(answer, (set, frozenset)):
+        return report(False, f"a set has no order, and here the order is the answer: give a list of {n} key "
+                             "indices, the first for query 0, the next for query 1, and so on")
     items = None
     if not isinstance(answer, (str, bytes, dict)):
         try:
@@ -104,7 +106,8 @@ def rotate_pattern(answer) -> bool:
                              "to output",
                       graded="that is the reverse task's pattern. " + _GRADED_ROTATE)
     if got[:-1] == want[:-1]:
-        return report(False, t["almost"],
+        return report(False, f"almost: the last query ({n - 1}) has no position after it; what does the "
+                             "rotate task ask it to output?",
                       graded="almost: look again at the last query, and at what the rotate task asks it "
                              "to output when there is no position after it")
     return report(False, "for each query, which word does the task want as its output, and which key holds "
