@@ -8,6 +8,7 @@ import pytest
 from test_check_masks_positions import Weird, boom, one_line  # (tests/ is on sys.path)
 
 from attention_kit.check import backprop as chk
+from attention_kit.check import grad_check
 from attention_kit.learn.backward import numerical_gradient, relative_error
 
 STUB = "✗ no answer yet: replace the `...` after `return` with your code, then run the cell again"
@@ -45,11 +46,12 @@ def test_gradient_check_accepts_right_answers(capsys, right):
     (lambda f, x, a, eps: float(np.max(np.abs(a - numerical_gradient(f, x, eps)))), "absolute error"),
     (lambda f, x, a, eps: float(np.linalg.norm(a - numerical_gradient(f, x, eps))), "absolute error"),
     (lambda f, x, a, eps: relative_error(a, _numeric(f, x, eps, "one-sided")), "one-sided difference"),
-    (lambda f, x, a, eps: relative_error(a, _numeric(f, x, eps, "over")), "divide by 2 * eps"),
+    (lambda f, x, a, eps: relative_error(a, _numeric(f, x, eps, "over")), "how far apart are the two points"),
     (lambda f, x, a, eps: -1.0, "never negative"),
     (lambda f, x, a, eps: np.ones(3), "return one finite number"),
     (lambda f, x, a, eps: float("nan"), "return one finite number"),
     (lambda f, x, a, eps: 0.5, "below 1e-6"),
+    (lambda f, x, a, eps: 1e-7, "between 0.1 and 1"),
     (lambda f, x, a, eps: ..., STUB),
     (boom, "RuntimeError: boom"),
 ])
@@ -96,7 +98,7 @@ def test_gradient_check_rejects_perturbing_x_in_place(capsys):
 def test_gradient_check_cases_separate_the_mistakes():
     """The absolute error of the tiny wrong gradient is far below any sane threshold, and of the huge
     right one far above: only a relative error judges both correctly."""
-    (_, f1, x1, a1, _), (_, f2, x2, a2, _), (_, f3, x3, a3, _) = chk._cases()
+    (_, f1, x1, a1, _), (_, f2, x2, a2, _), (_, f3, x3, a3, _) = grad_check._cases()
     assert np.max(np.abs(a2 - numerical_gradient(f2, x2, 1e-4))) < 1e-8
     assert np.max(np.abs(a3 - numerical_gradient(f3, x3, 1e-4))) > 1e-6
     assert relative_error(a1, _numeric(f1, x1, 1e-4, "one-sided")) > 1e-5
@@ -108,13 +110,16 @@ def test_gradient_check_cases_separate_the_mistakes():
     ([1, 2, 3, 4, 5, 0], "✓"),
     (np.array([1, 2, 3, 4, 5, 0]), "✓"),
     ([5, 0, 1, 2, 3, 4], "the query that reads it"),
+    ([5, 0, 1, 2, 3, 4], "the key whose word"),
     ([0, 1, 2, 3, 4, 5], "copy each word in place"),
     ([5, 4, 3, 2, 1, 0], "reverse task"),
-    ([1, 2, 3, 4, 5, 6], "(5 + 1) mod 6 = 0"),
+    ([1, 2, 3, 4, 5, 6], "has no position after it"),
+    ({1, 2, 3, 4, 5, 0}, "a set has no order"),
     ([1, 2, 3], "give a list of 6 key indices"),
     ([1.0, 2, 3, 4, 5, 0], "whole numbers"),
     ("1 2 3 4 5 0", "give a list of 6"),
-    ([3, 3, 3, 3, 3, 3], "where must it look"),
+    ((1, 2, 3, 4, 5, 0), "✓"),
+    ([3, 3, 3, 3, 3, 3], "which key holds"),
     (..., "no answer yet"),
 ])
 def test_rotate_pattern(capsys, answer, words):
@@ -148,7 +153,7 @@ def test_general_score_grads_reference_matches_central_differences():
 @pytest.mark.parametrize("right", [
     gs_loop,
     lambda Q, K, W, dS: (dS @ K @ W.T, dS.T @ Q @ W),
-    lambda Q, K, W, dS: [(dS @ (K @ W.T)).tolist(), (dS.T @ (Q @ W)).astype(np.float32)],
+    lambda Q, K, W, dS: [dS @ (K @ W.T), (dS.T @ (Q @ W)).astype(np.float32)],
     lambda Q, K, W, dS: (np.einsum("ij,jb,ab->ia", dS, K, W), np.einsum("ij,ia,ab->jb", dS, Q, W)),
 ])
 def test_general_score_grads_accepts_right_answers(capsys, right):
@@ -165,10 +170,11 @@ def test_general_score_grads_accepts_right_answers(capsys, right):
     (lambda Q, K, W, dS: (dS @ K @ W.T, dS.T @ Q @ W.T), "transpose of W where W itself belongs"),
     (lambda Q, K, W, dS: (dS @ K @ W.T, dS.T @ Q), "dK leaves W out"),
     (lambda Q, K, W, dS: (dS.T @ Q @ W, dS @ K @ W.T), "swapped"),
-    (lambda Q, K, W, dS: (dS @ K @ W.T + 0.1, dS.T @ Q @ W), "differentiate it by Q[i, a]"),
-    (lambda Q, K, W, dS: (dS @ K @ W.T, dS.T @ Q @ W + 0.1), "differentiate S[i, j]"),
+    (lambda Q, K, W, dS: (dS @ K @ W.T + 0.1, dS.T @ Q @ W), "the terms that contain Q[i, a]"),
+    (lambda Q, K, W, dS: (dS @ K @ W.T, dS.T @ Q @ W + 0.1), "the terms that contain K[j, b]"),
     (lambda Q, K, W, dS: (dS @ K @ W.T, (dS.T @ Q @ W)[:, :2]), "must have the shape of K"),
     (lambda Q, K, W, dS: dS @ K @ W.T, "return two arrays"),
+    (lambda Q, K, W, dS: ((dS @ K @ W.T).tolist(), dS.T @ Q @ W), "dQ is a list"),
     (lambda Q, K, W, dS: (..., ...), STUB),
     (boom, "RuntimeError: boom"),
     (..., "no answer yet: write my_general_score_grads"),
@@ -223,15 +229,20 @@ def test_key_bias_reference_matches_central_differences():
     (bias_right, "c", "does not remove it"),
     (bias_right, "d", "before the softmax"),
     (bias_right, "e", "give one of the letters"),
+    (bias_right, "b ", "✓"),
     (bias_right, ..., "now replace the `...` after `why =`"),
     (lambda Q, K, dS: (bias_right(Q, K, dS)[0], np.zeros(Q.shape[1])), "b", "do not write down the 0"),
-    (lambda Q, K, dS: (dS @ K / np.sqrt(3), bias_right(Q, K, dS)[1]), "b", "one row per token"),
-    (lambda Q, K, dS: ((dS @ K).sum(axis=1) / np.sqrt(3), bias_right(Q, K, dS)[1]), "b", "wrong axis"),
-    (lambda Q, K, dS: ((dS @ K).mean(axis=0) / np.sqrt(3), bias_right(Q, K, dS)[1]), "b", "not averaged"),
-    (lambda Q, K, dS: (bias_right(Q, K, dS)[0], (dS.T @ Q).mean(axis=0) / np.sqrt(3)), "b", "not averaged"),
+    (lambda Q, K, dS: (dS @ K / np.sqrt(Q.shape[1]), bias_right(Q, K, dS)[1]), "b", "one row per token"),
+    (lambda Q, K, dS: ((dS @ K).sum(axis=1) / np.sqrt(Q.shape[1]), bias_right(Q, K, dS)[1]), "b", "wrong axis"),
+    # a hard-coded d_k: right for the first case (d_k = 3), wrong for the second (d_k = 2)
+    (lambda Q, K, dS: ((dS @ K).sum(axis=0) / np.sqrt(3), (dS.T @ Q).sum(axis=0) / np.sqrt(3)), "b",
+     "scaled by a fixed number"),
+    (lambda Q, K, dS: ((dS @ K).mean(axis=0) / np.sqrt(Q.shape[1]), bias_right(Q, K, dS)[1]), "b", "not averaged"),
+    (lambda Q, K, dS: (bias_right(Q, K, dS)[0], (dS.T @ Q).mean(axis=0) / np.sqrt(Q.shape[1])), "b", "not averaged"),
     (lambda Q, K, dS: ((dS @ K).sum(axis=0), bias_right(Q, K, dS)[1]), "b", "1/sqrt(d_k)"),
     (lambda Q, K, dS: (bias_right(Q, K, dS)[0] + 1, bias_right(Q, K, dS)[1]), "b", "right shape but the wrong"),
     (lambda Q, K, dS: bias_right(Q, K, dS)[0], "b", "return two arrays"),
+    (lambda Q, K, dS: (bias_right(Q, K, dS)[0], bias_right(Q, K, dS)[1].tolist()), "b", "db_k is a list"),
     (lambda Q, K, dS: ..., "b", STUB),
     (boom, "b", "RuntimeError: boom"),
     (..., "b", "no answer yet: write my_bias_grads"),
@@ -269,3 +280,22 @@ def test_key_bias_never_raises(capsys):
 def test_module_docstring_lists_every_checker():
     for name in chk.__all__:
         assert f"``{name}(" in chk.__doc__, name
+
+
+def test_gradient_check_hints_teach_the_idea_not_the_formula(capsys):
+    wrongs = [lambda f, x, a, eps: float(np.max(np.abs(a - numerical_gradient(f, x, eps)))),
+              lambda f, x, a, eps: relative_error(a, _numeric(f, x, eps, "one-sided")),
+              lambda f, x, a, eps: relative_error(a, _numeric(f, x, eps, "over")),
+              lambda f, x, a, eps: -1.0, lambda f, x, a, eps: 0.5, lambda f, x, a, eps: 1e-7]
+    for wrong in wrongs:
+        chk.gradient_check.__wrapped__(wrong)
+        out = one_line(capsys)
+        for formula in ("|a| + |n|", "(f(x + eps)", "2 * eps", "/ (2", "f(x - eps)"):
+            assert formula not in out, out
+
+
+def test_no_hint_of_the_rotate_pattern_names_its_keys(capsys):
+    for wrong in ([5, 0, 1, 2, 3, 4], [0, 1, 2, 3, 4, 5], [5, 4, 3, 2, 1, 0], [3, 3, 3, 3, 3, 3]):
+        chk.rotate_pattern(wrong)
+        out = one_line(capsys)
+        assert "key i + 1" not in out and "looks at key" not in out, out

@@ -5,14 +5,6 @@ import numpy as np
 import pytest
 
 from attention_kit.check import tiny_lm as C
-from attention_kit.decoder.lm_training import rhyme_stream
-from attention_kit.decoder.tiny_lm import load_pretrained
-
-
-@pytest.fixture(scope="module")
-def model():
-    p, cfg, _ = load_pretrained()
-    return {"params": p, "config": cfg, "vocab": rhyme_stream()[1]}
 
 
 def ln_right(X, g, b, eps=1e-5):
@@ -21,12 +13,24 @@ def ln_right(X, g, b, eps=1e-5):
 
 
 def layer_norm_loop(X, gamma, beta, eps=1e-5):
-    """Notebook 06's cell 14, copied: a loop over the rows of a 2-D X."""
+    """A loop over the rows of a 2-D X, as a learner may write it from section 2's loop."""
     out = np.empty_like(X)
     for i, x in enumerate(X):
         mu = x.mean()
         var = ((x - mu) ** 2).mean()
         out[i] = gamma * (x - mu) / np.sqrt(var + eps) + beta
+    return out
+
+
+def layer_norm_notebook_loop(X, gamma, beta, eps=1e-5):
+    """Notebook 06's section 2 loop, copied: a matrix (n, d) only."""
+    n, d = X.shape
+    out = np.empty_like(X)
+    for i in range(n):
+        mu = sum(X[i, j] for j in range(d)) / d
+        var = sum((X[i, j] - mu) ** 2 for j in range(d)) / d
+        for j in range(d):
+            out[i, j] = gamma[j] * (X[i, j] - mu) / np.sqrt(var + eps) + beta[j]
     return out
 
 
@@ -36,11 +40,11 @@ LN_CASES = {
     "no eps": (lambda X, g, b, eps=1e-5: (X - X.mean(-1, keepdims=True)) / X.std(-1, keepdims=True) * g + b,
                "eps is missing"),
     "variance": (lambda X, g, b, eps=1e-5: (X - X.mean(-1, keepdims=True)) / (X.var(-1, keepdims=True) + eps) * g + b,
-                 "not by the variance"),
+                 "you divided by the variance"),
     "ddof 1": (lambda X, g, b, eps=1e-5: (X - X.mean(-1, keepdims=True))
                / np.sqrt(X.var(-1, ddof=1, keepdims=True) + eps) * g + b, "divided by d - 1"),
     "eps outside the root": (lambda X, g, b, eps=1e-5: (X - X.mean(-1, keepdims=True))
-                             / (X.std(-1, keepdims=True) + eps) * g + b, "inside the square root"),
+                             / (X.std(-1, keepdims=True) + eps) * g + b, "before the square root is taken"),
     "no gamma": (lambda X, g, b, eps=1e-5: (X - X.mean(-1, keepdims=True)) / np.sqrt(X.var(-1, keepdims=True) + eps),
                  "gamma and shift beta are missing"),
     # eps written in: right for eps = 1e-5, wrong for the checker's eps = 0.5
@@ -48,8 +52,13 @@ LN_CASES = {
     # no keepdims: a broadcast error, which is about the row statistics, not about eps
     "no keepdims": (lambda X, g, b, eps=1e-5: (X - X.mean(-1)) / np.sqrt(X.var(-1) + eps) * g + b,
                     "keep them as a column"),
-    "section 2's loop": (layer_norm_loop, "a whole sequence"),
+    "a row loop": (layer_norm_loop, "a whole sequence"),
+    "section 2's loop": (layer_norm_notebook_loop, "another axis in front"),
     "a list": (lambda X, g, b, eps=1e-5: ln_right(X, g, b, eps).tolist(), "returned a list"),
+    # a width written in: right for d = 6, wrong for the checker's d = 5
+    "hard-coded d": (lambda X, g, b, eps=1e-5: (X - X.sum(-1, keepdims=True) / 6)
+                     / np.sqrt(((X - X.sum(-1, keepdims=True) / 6) ** 2).sum(-1, keepdims=True) / 6 + eps) * g + b,
+                     "section 2's formula"),
 }
 
 
@@ -62,25 +71,26 @@ def test_layer_norm_checker(capsys):
         out = capsys.readouterr().out
         assert hint in out, (name, out)
         assert "axis=-1" not in out and "keepdims=True" not in out, out   # the idea, not the code
+        assert "sqrt(var + eps)" not in out and "inside the square root" not in out, out
     assert not C.layer_norm(...)
     assert "no answer yet" in capsys.readouterr().out
     assert not C.layer_norm(lambda X, g, b, eps=1e-5: 1 / 0)
     assert "ZeroDivisionError" in capsys.readouterr().out
 
 
-def test_mask_at_inference_checker(model, capsys):
-    assert C.mask_at_inference(False, True, **model)
+def test_mask_at_inference_checker(capsys):
+    assert C.mask_at_inference(False, True)
     assert "✓" in capsys.readouterr().out
-    assert not C.mask_at_inference(True, True, **model)
+    assert not C.mask_at_inference(True, True)
     out = capsys.readouterr().out
     assert "last row of the causal mask" in out
-    assert not C.mask_at_inference(False, False, **model)
+    assert not C.mask_at_inference(False, False)
     out += capsys.readouterr().out
     assert "earlier word's row" in out
     for verdict in ("cannot change", "its prediction changes", "so with one block"):   # in class too: no answer
         assert verdict not in out, out
-    assert not C.mask_at_inference(..., True, **model)
-    assert not C.mask_at_inference("no", True, **model)
+    assert not C.mask_at_inference(..., True)
+    assert not C.mask_at_inference("no", True)
     assert "True or False" in capsys.readouterr().out
 
 
@@ -106,6 +116,16 @@ def test_sample_checker(capsys):
                        "do not come from the rng you were given"),
         "a float": (lambda lg, t, rng: float(sample_right(lg, t, rng)), "return one token id, an int"),
         "a bool": (lambda lg, t, rng: bool(sample_right(lg, t, rng)), "return one token id, an int"),
+        # a generator seeded anew on every call: the same token every time, whatever the softmax
+        "re-seeded": (lambda lg, t, rng: sample_right(lg, t, np.random.default_rng(0)), "every call returned the same token"),
+        "re-seeded 7": (lambda lg, t, rng: sample_right(lg, t, np.random.default_rng(7)), "every call returned the same token"),
+        "np.random.seed": (lambda lg, t, rng: (np.random.seed(0), int(np.random.choice(len(lg), p=np.exp(lg / t - (lg / t).max())
+                                                                                  / np.exp(lg / t - (lg / t).max()).sum())))[1],
+                           "every call returned the same token"),
+        # the number of tokens written in: right for 4 logits, not for 6
+        "four tokens": (lambda lg, t, rng: int(rng.choice(4, p=np.exp(lg[:4] / t - (lg[:4] / t).max())
+                                                          / np.exp(lg[:4] / t - (lg[:4] / t).max()).sum())),
+                        "but not for 6"),
     }
     for name, (fn, hint) in cases.items():
         with np.errstate(all="ignore"):
@@ -115,23 +135,28 @@ def test_sample_checker(capsys):
     assert "one token id" in capsys.readouterr().out
 
 
-def test_head_role_checker(model, capsys):
-    assert C.head_role("muffet", **model)
+def test_head_role_checker(capsys):
+    assert C.head_role("muffet")
     assert "✓" in capsys.readouterr().out
-    assert not C.head_role("on", **model)
+    assert not C.head_role("on")
     assert "where head 1 looks" in capsys.readouterr().out
     # another context: head 2 looks back at "dumpty", head 1 at the last word itself
-    assert C.head_role("dumpty", context="humpty dumpty had a", **model)
+    assert C.head_role("dumpty", context="humpty dumpty had a")
     assert "“dumpty”, 2 words back" in capsys.readouterr().out
-    assert not C.head_role("a", context="humpty dumpty had a", **model)
+    assert not C.head_role("a", context="humpty dumpty had a")
     assert "where head 1 looks" in capsys.readouterr().out
-    assert not C.head_role("little", **model)
+    assert not C.head_role("little")
     assert "brightest cell" in capsys.readouterr().out
-    assert not C.head_role(3, **model)
-    assert not C.head_role(None, **model)
+    assert not C.head_role(3)
+    assert not C.head_role(None)
 
 
 def test_model_checkers_default_to_the_shipped_weights(capsys):
     assert C.mask_at_inference(False, True)
     assert C.head_role("muffet")
     assert capsys.readouterr().out.count("✓") == 2
+
+
+def test_head_role_knows_only_its_recorded_contexts(capsys):
+    assert not C.head_role("jill", context="jill came")
+    assert "this checker knows the contexts" in capsys.readouterr().out

@@ -1,0 +1,137 @@
+"""Exercise checker for notebook 05 (how attention learns): the gradient check.
+
+* ``gradient_check(fn)``: ``fn(f, x, analytic, eps) -> relative error``; catches an absolute error
+  (which hides the scale of the gradient), a one-sided difference, a division by eps where the two
+  points are 2 eps apart, and x perturbed in place. ``attention_kit.check.backprop`` imports it, with
+  notebook 05's other checkers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import as_floats, not_attempted, not_done, report, shape_text, try_call
+from .plain import plain_numpy
+from .recorded import recorded, reference
+
+__all__ = ["gradient_check"]
+
+STUB = "no answer yet: replace the `...` after `return` with your code, then run the cell again"
+
+
+# ---------------------------------------------------------------- gradient check
+
+_EPS = 1e-4  # central differences: ~1e-8 relative here; one-sided: ~1e-4, so the two cannot be confused
+
+
+def _curved(z):
+    """A lot of curvature (module-level, so the grader can send it to a learner's kernel by name)."""
+    return float(np.sum(np.sin(3 * z) * z**2))
+
+
+def _tiny(z):
+    """A gradient of order 1e-9."""
+    return 1e-9 * float(np.sum(z**3))
+
+
+def _huge(z):
+    """A gradient of order 1e6."""
+    return 1e6 * float(np.sum(np.cos(z)))
+
+
+_FUNCTIONS = {"curved": _curved, "tiny": _tiny, "huge": _huge}
+
+
+@reference
+def _numeric(f, x, eps, kind: str) -> np.ndarray:
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += eps
+        down[i] -= eps
+        if kind == "central":
+            g[i] = (f(up) - f(down)) / (2 * eps)
+        elif kind == "one-sided":
+            g[i] = (f(up) - f(x)) / eps
+        else:  # "over eps": a central difference divided by eps, not 2 eps
+            g[i] = (f(up) - f(down)) / eps
+    return g
+
+
+@recorded
+def _gradient_table() -> list[dict]:
+    """Per case: the function's name, x, the analytic gradient, the band a right checker's answer
+    falls in, and what the usual mistakes return (absolute errors, a one-sided difference, a
+    division by eps)."""
+    from ..learn.backward import relative_error
+
+    x = np.linspace(-1.2, 1.3, 6).reshape(2, 3)  # no 0, where a gradient would vanish
+    y = np.linspace(0.4, 1.5, 5)                  # another shape: nothing about the size is fixed
+    cases = [("a correct gradient", "curved", x, np.cos(3 * x) * 3 * x**2 + 2 * x * np.sin(3 * x), "small"),
+             ("a wrong gradient of size 1e-9", "tiny", y, 2 * (3e-9 * y**2), "large"),  # twice the truth: 1/3
+             ("a correct gradient of size 1e6", "huge", x, -1e6 * np.sin(x), "small")]
+    out = []
+    for case, name, xc, analytic, band in cases:
+        num = {k: _numeric(_FUNCTIONS[name], xc, _EPS, k) for k in ("central", "one-sided", "over eps")}
+        diff = analytic - num["central"]
+        out.append({"case": case, "f": name, "x": xc, "analytic": analytic, "band": band,
+                    "absolute": [float(np.max(np.abs(diff))), float(np.linalg.norm(diff))],
+                    "one-sided": relative_error(analytic, num["one-sided"]),
+                    "over eps": relative_error(analytic, num["over eps"])})
+    return out
+
+
+def _cases():
+    """(name, f, x, analytic, wanted band) for the gradient-check checker."""
+    return [(c["case"], _FUNCTIONS[c["f"]], c["x"], c["analytic"], c["band"]) for c in _gradient_table()]
+
+
+@plain_numpy()
+def gradient_check(fn) -> bool:
+    """Check ``fn(f, x, analytic, eps) -> float``: the relative error between ``analytic`` and a
+    numerical gradient of ``f`` at ``x``."""
+    if not_done(fn):
+        return not_attempted("no answer yet: write my_gradient_check(f, x, analytic, eps) and pass it in")
+    for c in _gradient_table():
+        case, f, x, analytic, band = c["case"], _FUNCTIONS[c["f"]], c["x"], c["analytic"], c["band"]
+        x_in = x.copy()
+        x_in.setflags(write=False)  # perturbing x itself (in place) fails here, restored or not
+        got, err = try_call(fn, f, x_in, analytic.copy(), _EPS)
+        if got is Ellipsis:
+            return not_attempted(STUB)
+        if err and "read-only" in err:
+            return report(False, f"{case}: your function perturbs x itself (in place); the checker passes x "
+                                 "read-only to show it. The task says to perturb a copy: changing the caller's x, "
+                                 "even if you put it back, leaves it changed after an exception or an early return")
+        if err:
+            return report(False, f"{case}: {err}")
+        v = as_floats(got)
+        if v is None or v.size != 1 or not np.isfinite(v):
+            return report(False, f"{case}: return one finite number, the relative error, got {shape_text(got)}")
+        v = float(v.reshape(()))
+        if v < 0:
+            return report(False, f"{case}: a relative error compares the size of a difference with the sizes "
+                                 f"of the gradients, so it is never negative; got {v:.3g}")
+        if band == "small" and v <= 1e-6:
+            continue
+        if band == "large" and 0.1 <= v <= 1.0:
+            continue
+        if any(np.isclose(v, e, rtol=0.05) for e in c["absolute"]):
+            return report(False, f"{case}: you returned an absolute error ({v:.3g}). It hides the scale: a "
+                                 "gradient of size 1e-9 that is wrong by 100% differs by only 1e-9, and one of size "
+                                 "1e6 that is right differs by more than that. Measure the difference against "
+                                 "the size of the gradients themselves")
+        if np.isclose(v, c["one-sided"], rtol=0.2):
+            return report(False, f"{case}: this is the error of a one-sided difference, {v:.1e}: its own error "
+                                 "is of order eps. A difference taken symmetrically about x cancels the "
+                                 "curvature's term, and its error is of order eps^2")
+        if np.isclose(v, c["over eps"], rtol=0.05):
+            return report(False, f"{case}: your numerical gradient is twice too large: how far apart are "
+                                 "the two points at which you evaluate f?")
+        if band == "small":
+            return report(False, f"{case}: a correct gradient should give a relative error below 1e-6, got {v:.2e}; "
+                                 "check your numerical gradient entry by entry, then the error's denominator")
+        return report(False, f"{case}: a gradient that is twice too large should give a relative error between "
+                             f"0.1 and 1, got {v:.2e}: is your error measured against the size of the gradients?")
+    return report(True, "your gradient check is right: central differences, and an error relative to the "
+                        "size of the gradients, so 1e-9 and 1e6 are judged alike")
