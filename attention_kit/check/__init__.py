@@ -12,7 +12,7 @@ printed line.
 
 Submodules by concept: ``check.general`` (notebook 01), ``check.self_attention`` (notebook 02),
 ``check.multi_head`` (notebook 03), ``check.masks_positions`` (notebook 04),
-``check.backprop`` (notebook 05), ``check.tiny_lm`` (notebook 06), ``check.at_scale`` (notebook
+``check.backprop`` and ``check.grad_check`` (notebook 05), ``check.tiny_lm`` (notebook 06), ``check.at_scale`` (notebook
 07), ``check.heads`` (notebook 08); ``check.plain`` rejects ``attention_kit`` calls in exercises that ask for plain numpy.
 
 Prediction exercises (which rows change, where a query looks) give two hints: in class, one that
