@@ -9,7 +9,7 @@ queries it applies to.
 * :func:`previous_token_score`: the weight query i puts on key i - 1.
 * :func:`prefix_matching_score`: the weight query i puts on the tokens that *followed* an earlier
   occurrence of its own token (Olsson et al. 2022's induction score): "... A B ... A" -> B.
-* :func:`sink_mass`: the weight on the first token (Xiao et al. 2023's attention sink).
+* :func:`sink_mass`: the weight on the first token (Xiao et al. 2024's attention sink).
 * :func:`head_means` and :func:`mean_ablation`: replace a head's output by its mean (an ablation
   that keeps the average signal, unlike zeroing it).
 * :func:`path_ablation`: a head mean-ablated only where later layers build their queries, keys or
