@@ -54,6 +54,8 @@ def _variant(kind):
             return float((w * m).sum(axis=1)[seen].mean())
         if kind == "all":
             return float((w * m).sum(axis=1).mean())
+        if kind == "not first":  # every query but query 0
+            return float((w * m).sum(axis=1)[1:].mean())
         if kind == "columns":
             return float((w.T * m).sum(axis=1)[m.any(axis=1)].mean())
         if kind == "previous":
@@ -64,23 +66,34 @@ def _variant(kind):
     return f
 
 
-@pytest.mark.parametrize("kind, hint", [("copy", "FOLLOWED the earlier copy"), ("all", "averaged over every query"),
+@pytest.mark.parametrize("kind, hint", [("copy", "FOLLOWED the earlier copy"), ("all", "averaged over every query;"),
+                                        ("not first", "every query but the first"),
                                         ("not causal", "at or after the query"), ("diagonal", "query itself"),
                                         ("seen", "whose token occurred before"),
                                         ("columns", "by column"), ("previous", "previous token"),
-                                        ("pairs", "(query, key) pairs"), ("other", "expected")])
+                                        ("pairs", "(query, key) pairs"), ("other", "by hand")])
 def test_prefix_matching_names_the_mistake(kind, hint, capsys):
     assert not chk.prefix_matching(_variant(kind))
     out = one_line(capsys)
     assert out.startswith("✗") and hint in out, out
+    assert "ids[j - 1]" not in out and "j < i" not in out and "axis" not in out, out  # the idea, not the line
 
 
 def test_prefix_matching_cases_include_an_immediate_repeat():
     """Without an "A A" case, counting key i (j <= i) or every query whose token occurred before would pass."""
-    assert any((ids[1:] == ids[:-1]).any() for _, ids in chk._prefix_cases())
+    cases = chk._prefix_table()["cases"]
+    assert any((ids[1:] == ids[:-1]).any() for _, ids in cases)
     for kind in ("diagonal", "seen"):
         f = _variant(kind)
-        assert any(not np.isclose(f(w, ids), prefix_loop(w, ids)) for w, ids in chk._prefix_cases()), kind
+        assert any(not np.isclose(f(w, ids), prefix_loop(w, ids)) for w, ids in cases), kind
+
+
+def test_prefix_matching_table_is_the_loop():
+    """The recorded right answers are the loop's, and every recorded mistake differs from them somewhere."""
+    t = chk._prefix_table()
+    assert np.allclose(t["want"], [prefix_loop(w, ids) for w, ids in t["cases"]])
+    for name, values in t["wrong"].items():
+        assert not np.allclose(values, t["want"]), name
 
 
 def test_prefix_matching_stub_errors_and_library_use(capsys):
@@ -116,8 +129,9 @@ def test_the_failing_queries_are_what_the_shipped_model_does():
         ids, targets = seqs[:, :24], seqs[:, 1:]
         assert (D.seen_before(ids) == (np.arange(24) >= 14)).all()  # queries 14..23 have an earlier copy
         acc = (run(params, ids)[0].argmax(axis=-1) == targets).mean(axis=0)  # (24,) per query
-        assert {i for i in range(14, 24) if acc[i] < 0.5} == set(chk._failing())
-        assert acc[sorted(set(chk._failing()))].max() < 0.4 and np.delete(acc[14:], [2, 3, 6, 7]).min() > 0.9
+        failing = chk._failing_table()["failing"]
+        assert [i for i in range(14, 24) if acc[i] < 0.5] == failing
+        assert acc[failing].max() < 0.4 and np.delete(acc[14:], [2, 3, 6, 7]).min() > 0.9
 
 
 @pytest.mark.parametrize("right", [[16, 17, 20, 21], (21, 20, 17, 16), {16, 17, 20, 21}, np.array([16, 17, 20, 21])])
@@ -130,8 +144,8 @@ def test_failing_queries_accepts_the_answer_in_any_order_and_container(right, ca
     ([17, 18, 21, 22], "query i predicts token i + 1"),
     ([17, 21], "where the earlier copy itself lies"),
     ([], "some queries do fail"),
-    (list(range(14, 24)), "most queries still work"),
-    ([16, 17], "queries 20 and 21 fail too"),
+    (list(range(14, 24)), "query 14, for one,"),
+    ([16, 17], "some later queries fail too"),
     ([16, 17, 20, 21, 22], "query 22 works"),
     ([16, 20, 21], "query 17 fails too"),
     ([14, 15, 18, 19, 22, 23], "queries that succeed"),
@@ -185,10 +199,28 @@ def test_sink_window_mask_accepts_a_loop(capsys):
     (lambda n, w, s: mask_loop(n, w - 1, s) if w > 1 else mask_loop(n, w, s), "one too narrow"),
     (lambda n, w, s: mask_loop(n, w, 0), "sinks are missing"),
     (lambda n, w, s: ~mask_loop(n, w, s), "swapped"),
+    (lambda n, w, s: mask_loop(n, max(w - s, 1), s), "IN ADDITION"),
+    (lambda n, w, s: ~mask_loop(n, w, s) & np.tri(n, dtype=bool), "inside the causal part"),
+    (lambda n, w, s: (np.abs(np.arange(n)[:, None] - np.arange(n)) < w) | (np.arange(n) < s), "into the future"),
     (lambda n, w, s: mask_loop(n, w, s).astype(int), "boolean"),
     (lambda n, w, s: mask_loop(n, w, s)[:-1], "shape"),
+    (lambda n, w, s: mask_loop(n, w, s).tolist(), "numpy array"),
+    (lambda n, w, s: tuple(mask_loop(n, w, s)), "numpy array"),
+    (lambda n, w, s: mask_loop(n, 3, 1), "three questions"),  # one size hard-coded
+    (lambda n, w, s: mask_loop(n, w, 1), "three questions"),  # one number of sinks hard-coded
+    (lambda n, w, s: mask_loop(n, 3, s), "three questions"),  # one window hard-coded
 ])
 def test_sink_window_mask_names_the_mistake(wrong, hint, capsys):
     assert not chk.sink_window_mask(wrong)
     out = one_line(capsys)
     assert out.startswith("✗") and hint in out, out
+    assert "<=" not in out and "astype" not in out and "i - j" not in out, out  # the idea, not the line
+
+
+def test_sink_window_mask_table_is_the_loop():
+    """The recorded masks are the loop's; a window shrunk by the sinks is told so, not "one too narrow"."""
+    t = chk._mask_table()
+    for (n, w, s), want in zip(chk.MASK_CASES, t["want"], strict=True):
+        assert want.dtype == np.bool_ and np.array_equal(want, mask_loop(n, w, s))
+    assert len({n for n, _, _ in chk.MASK_CASES}) > 1 and len({w for _, w, _ in chk.MASK_CASES}) > 1
+    assert len({s for _, _, s in chk.MASK_CASES}) > 2  # no sinks, one, and more than one

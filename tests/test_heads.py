@@ -224,3 +224,30 @@ def test_composition_scores_equal_elhage_et_al_s_column_convention():
     np.testing.assert_allclose(OV0_cols, D.head_matrices(p, 0, 0)[1].T, atol=1e-12)  # the transpose
     theirs = np.linalg.norm(QK_cols @ OV0_cols) / np.linalg.norm(QK_cols) / np.linalg.norm(OV0_cols)
     np.testing.assert_allclose(D.composition_scores(p, (0, 0), (1, 0))["K"], theirs)
+
+
+def test_path_ablation_isolates_the_queries_keys_and_values_of_later_layers():
+    cfg = AttnOnlyConfig(vocab=7, d_model=8, n_heads=(2, 2, 1), d_head=4, max_len=9)
+    p = init_attention_only(cfg, rng=np.random.default_rng(5))
+    ids = np.random.default_rng(6).integers(0, 7, size=(3, 9))
+    means = D.head_means(p, ids, positions="learned")
+    logits, saved = run(p, ids)
+    plain, w = D.path_ablation(p, ids, means, (0, 1), ())
+    np.testing.assert_allclose(plain, logits, atol=1e-10)  # nothing ablated: the model's forward pass
+    for a, b in zip(w, saved["weights"], strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-12)
+    # ablated for every later read, the only difference from a full mean-ablation is the direct path
+    full, _ = run(p, ids, replace_heads=D.mean_ablation(means, [(0, 1)]))
+    every, w_every = D.path_ablation(p, ids, means, (0, 1), ("q", "k", "v"))
+    direct = D.head_direct_logits(p, saved, 0, 1) - means[(0, 1)] @ p["l0.attn.W_o"][4:8] @ p["W_out"]
+    np.testing.assert_allclose(every - direct, full, atol=1e-10)
+    np.testing.assert_allclose(w_every[0], saved["weights"][0], atol=1e-12)  # its own layer is untouched
+    # keys only: layer 1's queries and values read the real stream, so its weights change, not its values' path
+    _, w_k = D.path_ablation(p, ids, means, (0, 1), ("k",))
+    assert not np.allclose(w_k[1], saved["weights"][1])
+    _, w_v = D.path_ablation(p, ids, means, (0, 1), ("v",))
+    np.testing.assert_allclose(w_v[1], saved["weights"][1], atol=1e-12)  # values do not move the weights
+    with pytest.raises(ParameterError, match="some of"):
+        D.path_ablation(p, ids, means, (0, 1), ("x",))
+    with pytest.raises(ParameterError, match="no mean"):
+        D.path_ablation(p, ids, means, (3, 0), ("k",))

@@ -1,34 +1,32 @@
 """Exercise checkers for notebook 08 (what trained heads do).
 
 Every checker prints one line, ``✓ ...`` or ``✗ ...`` with a hint aimed at the usual mistake, and
-returns True or False. The learner's exceptions are reported, never raised.
+returns True or False. The learner's exceptions are reported, never raised. Each compares with
+recorded data: the public cases, their right answers and the outputs of the usual mistakes.
 
 * ``prefix_matching(fn)``: ``fn(w, ids) -> float``, one head's prefix-matching score from its
-  weights ``w`` (n, n) and the tokens ``ids`` (n,), averaged over the queries that have a key
-  j < i with ``ids[j - 1] == ids[i]``; catches the earlier copy itself instead of the token after
-  it (off by one), queries without such a key counted (also an immediate repeat "A A", whose
-  token occurred before), the weights read by columns (keys) instead of rows (queries), keys at or
-  after the query (not causal, or the query itself, j <= i), and the key ``i - 1`` for every query. A mistake is named only when it explains the answer on every case.
-* ``failing_queries(answer)``: a prediction, the list of queries 14 .. 23 where the two-layer model
-  fails on a prefix of 10 tokens followed by a repeated segment of 4 (where the previous-token head
-  wrote nothing); catches the predicted tokens' positions instead of the queries, the earlier copy's
-  position instead of the key after it, a second copy taken to help, only queries that work (such as
-  the complement of the answer), and non-integer answers.
-* ``sink_window_mask(fn)``: ``fn(n, window, sinks) -> bool (n, n)``, the sliding-window mask that
-  keeps the first ``sinks`` tokens; catches sinks that see the future, a window one too wide or too
-  narrow, the sinks forgotten, a window that replaces the causal mask, and the polarity reversed.
+  weights ``w`` (n, n) and the tokens ``ids`` (n,). Names a mistake only when it explains the
+  answer on every case: the earlier copy itself instead of the token after it, queries without such
+  a key counted (an immediate repeat "A A" among them), the weights read by columns, keys at or
+  after the query, the previous token, an average over (query, key) pairs.
+* ``failing_queries(answer)``: a prediction, the queries 14 .. 23 where the two-layer model fails
+  on a prefix of 10 tokens followed by a repeated segment of 4; a list, tuple, set or array of whole
+  numbers in any order. Catches the predicted tokens' positions instead of the queries, the earlier
+  copy's position instead of the key after it, a second copy taken to help, queries that work.
+* ``sink_window_mask(fn)``: ``fn(n, window, sinks) -> bool ndarray (n, n)``, the sliding-window mask
+  that keeps the first ``sinks`` tokens; catches sinks that see the future, a window one too wide or
+  too narrow, a window shrunk by the sinks, the sinks forgotten, a window without the causal limit,
+  the polarity reversed, a list or an integer array.
 """
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
-from ..heads.diagnostics import prefix_match_mask
-from ..scale.sliding_window import sliding_window_mask
 from . import close, not_attempted, not_done, prediction, quietly, report, report_failure, try_call
+from .general import array_answer
 from .plain import plain_numpy
+from .recorded import recorded, reference
 
 __all__ = ["quietly", "prefix_matching", "failing_queries", "sink_window_mask"]
 
@@ -46,28 +44,42 @@ def _call(fn, *args):
 
 # ---------------------------------------------------------------- prefix matching
 
+_AFTER = "a key right after an earlier copy of its token"
 
-def _prefix_cases():
-    """(w, ids) pairs: random causal weights on sequences with repeats (one with a token seen twice, one with
-    immediate repeats "5 5", where the query's own token occurred before but no key j < i follows a copy)."""
-    rng = np.random.default_rng(8)
-    cases = []
-    for ids in ([3, 1, 4, 5, 3, 1, 4, 5, 3, 1], [2, 7, 2, 7, 2, 9, 0], [6, 0, 1, 6, 1, 0, 6, 0, 1],
-                [5, 5, 2, 5, 2, 7, 5]):
-        n = len(ids)
-        s = rng.normal(0, 1.5, (n, n))
-        s[np.triu_indices(n, 1)] = -np.inf  # causal
-        w = np.exp(s - s.max(axis=1, keepdims=True))
-        cases.append((w / w.sum(axis=1, keepdims=True), np.array(ids)))
-    return cases
+#: The usual mistakes of the prefix-matching score, in the order they are tried, and their hints.
+_PREFIX_HINTS = {
+    "copy": "you summed the weight on the earlier copy of the token itself; an induction head looks one step "
+            "further, at the token that FOLLOWED the earlier copy",
+    "not causal": "your match also counts keys at or after the query: then the query's own position counts "
+                  "as an \"earlier\" copy, and almost every query seems to have one. An earlier copy lies "
+                  "before the query, and so does the key after it, in the sum and in choosing the queries",
+    "diagonal": "your match counts the query itself as a key: after an immediate repeat \"A A\", the second "
+                "A's own position follows a copy of A. The keys that count lie strictly before the query",
+    "all": f"you averaged over every query; average only over the queries that have {_AFTER} (the others "
+           "have nothing to match, and would pull the score down)",
+    "not first": f"you averaged over every query but the first; only the queries that have {_AFTER} count",
+    "seen": f"you averaged over every query whose token occurred before; only those that have {_AFTER} "
+            "count. In an immediate repeat \"A A\" the second A has an earlier copy, but no earlier key "
+            "follows it: it has nothing to match",
+    "columns": "you read the weights by column: row i of w holds query i's weights over the keys, so a "
+               "query's weight on its keys lies along its row",
+    "previous": "that is the weight on the previous token: the prefix-matching score counts the weight on "
+                "the keys right after an earlier occurrence of the query's token, wherever they are",
+    "pairs": "you averaged over matching (query, key) pairs: the score is one number per query (its total "
+             "weight on such keys), and each query that has one counts once, however many keys it has",
+}
 
 
-def _score(w, match, rows):
+@reference
+def _prefix_score(w, match, rows):
     """Sum of ``w`` on ``match`` per query, averaged over ``rows`` (bool (n,))."""
     return float((w * match).sum(axis=1)[rows].mean()) if rows.any() else 0.0
 
 
-def _prefix_variants(w, ids):
+@reference
+def _prefix_variants(w, ids) -> tuple[float, dict]:
+    from ..heads.diagnostics import prefix_match_mask
+
     n = len(ids)
     match = prefix_match_mask(ids)[0]  # (n, n)
     has = match.any(axis=1)
@@ -76,33 +88,37 @@ def _prefix_variants(w, ids):
     anywhere = np.zeros((n, n), dtype=bool)  # no causal limit: key j may lie at or after query i
     anywhere[:, 1:] = ids[:, None] == ids[None, :-1]
     with_self = anywhere & np.tri(n, dtype=bool)  # j <= i: the query itself counted as a key
-    seen = copy.any(axis=1)  # queries whose token occurred before (with or without a key after a copy)
-    right = _score(w, match, has)
-    wrong = [
-        (_score(w, copy, copy.any(axis=1)), "you summed the weight on the earlier copy of the token itself; an "
-         "induction head looks one step further, at the token that FOLLOWED the earlier copy (key j with "
-         "ids[j - 1] == ids[i])"),
-        (_score(w, anywhere, anywhere.any(axis=1)), "your match also counts keys at or after the query (j >= i): "
-         "then the query's own position counts as an \"earlier\" copy, and almost every query seems to have "
-         "one. Keep only the keys before the query, j < i, both in the sum and in choosing the queries"),
-        (_score(w, with_self, with_self.any(axis=1)), "your match counts the query itself as a key (j <= i): "
-         "after an immediate repeat \"A A\", key i follows a copy of token i. Keep only the keys before the "
-         "query, j < i"),
-        (_score(w, match, np.ones(n, dtype=bool)), "you averaged over every query; average only over the queries "
-         "that have such a key (the others have nothing to match, and would pull the score down)"),
-        (_score(w, match, np.arange(n) > 0), "you averaged over queries 1..n-1; average only over the queries that "
-         "have a key j < i with ids[j - 1] == ids[i]"),
-        (_score(w, match, seen), "you averaged over every query whose token occurred before; average only over "
-         "those that have a key j < i with ids[j - 1] == ids[i]. In an immediate repeat \"A A\" the second A has "
-         "an earlier copy, but no earlier key follows it: it has nothing to match"),
-        (_score(w.T, match, has), "you read the weights by column: row i of w is query i's weights over the keys, "
-         "so sum along each row (axis 1), not each column"),
-        (_score(w, prev, has), "that is the weight on the previous token (key i - 1): the prefix-matching score "
-         "sums the weight on the keys right after an earlier occurrence of query i's token"),
-        (float((w * match).sum() / max(int(match.sum()), 1)), "you averaged over matching (query, key) pairs; first "
-         "sum each query's weight over its matching keys, then average over the queries that have one"),
-    ]
-    return right, wrong
+    s = _prefix_score
+    wrong = {
+        "copy": s(w, copy, copy.any(axis=1)),
+        "not causal": s(w, anywhere, anywhere.any(axis=1)),
+        "diagonal": s(w, with_self, with_self.any(axis=1)),
+        "all": s(w, match, np.ones(n, dtype=bool)),
+        "not first": s(w, match, np.arange(n) > 0),
+        "seen": s(w, match, copy.any(axis=1)),
+        "columns": s(w.T, match, has),
+        "previous": s(w, prev, has),
+        "pairs": float((w * match).sum() / max(int(match.sum()), 1)),
+    }
+    return s(w, match, has), wrong
+
+
+@recorded
+def _prefix_table() -> dict:
+    """The cases (random causal weights on sequences with repeats, one with immediate repeats "5 5"),
+    the right score of each and each usual mistake's."""
+    rng = np.random.default_rng(8)
+    cases = []
+    for ids in ([3, 1, 4, 5, 3, 1, 4, 5, 3, 1], [2, 7, 2, 7, 2, 9, 0], [6, 0, 1, 6, 1, 0, 6, 0, 1],
+                [5, 5, 2, 5, 2, 7, 5]):
+        n = len(ids)
+        sc = rng.normal(0, 1.5, (n, n))
+        sc[np.triu_indices(n, 1)] = -np.inf  # causal
+        w = np.exp(sc - sc.max(axis=1, keepdims=True))
+        cases.append((w / w.sum(axis=1, keepdims=True), np.array(ids)))
+    variants = [_prefix_variants(w, ids) for w, ids in cases]
+    return {"cases": cases, "want": [v[0] for v in variants],
+            "wrong": {k: [v[1][k] for v in variants] for k in _PREFIX_HINTS}}
 
 
 @plain_numpy()
@@ -114,7 +130,8 @@ def prefix_matching(fn) -> bool:
     """
     if not_done(fn):
         return not_attempted("no answer yet: define my_prefix_matching(w, ids) and pass it in")
-    cases, got = _prefix_cases(), []
+    t = _prefix_table()
+    cases, got = t["cases"], []
     for w, ids in cases:
         out, err = _call(fn, w.copy(), ids.copy())
         if err:
@@ -123,21 +140,19 @@ def prefix_matching(fn) -> bool:
             got.append(float(np.asarray(out, dtype=float).reshape(())))
         except Exception:  # the learner's object: never raise
             return report(False, f"return one number (a float), got {type(out).__name__} "
-                                 f"{getattr(out, 'shape', '')}; average over the queries")
-    variants = [_prefix_variants(w, ids) for w, ids in cases]
-    bad = [k for k, (right, _) in enumerate(variants) if not close(got[k], right)]
+                                 f"{getattr(out, 'shape', '')}: one score for the head, over all its queries")
+    bad = [k for k, right in enumerate(t["want"]) if not close(got[k], right)]
     if not bad:
         return report(True, "the prefix-matching score: for each query with a key right after an earlier copy, the "
                             "weight on such keys, averaged over those queries")
     first = bad[0]
     ids = cases[first][1]
-    for m, (_, hint) in enumerate(variants[first][1]):
-        if all(close(got[k], variants[k][1][m][0]) for k in range(len(cases))):
+    for name, hint in _PREFIX_HINTS.items():
+        if all(close(got[k], t["wrong"][name][k]) for k in range(len(cases))):
             return report(False, f"for ids = {ids.tolist()}: {hint}")
-    right = variants[first][0]
-    return report(False, f"for ids = {ids.tolist()}: expected {right:.4f}, got {got[first]:.4f}. For each query i "
-                         "that has such a key, add up w[i, j] over the keys j < i with ids[j - 1] == "
-                         "ids[i]; then average those sums")
+    return report(False, f"for ids = {ids.tolist()}: expected {t['want'][first]:.4f}, got {got[first]:.4f}. Work "
+                         "through this sequence by hand: which queries have a key right after an earlier copy "
+                         "of their token, which keys are those, and how much weight does each query put on them?")
 
 
 # ---------------------------------------------------------------- where the circuit fails
@@ -147,11 +162,10 @@ PREFIX, SEGMENT = 10, 4
 _QUERIES = range(PREFIX + SEGMENT, 24)  # 14 .. 23: the queries whose token occurred before
 
 
-@functools.lru_cache(maxsize=1)
-def _failing() -> frozenset:
+@recorded
+def _failing_table() -> dict:
     """The queries of the exercise's sequences that the shipped two-layer model gets right less than
-    half the time, measured here on 512 draws (the student edition ships this file, so the answer
-    is measured, not written down; tests/test_check_heads.py measures it on other draws too)."""
+    half the time (measured on 512 draws), and the sets the usual mistakes give."""
     from ..heads.model import run
     from ..heads.trained import load_trained
 
@@ -159,12 +173,17 @@ def _failing() -> frozenset:
     order = np.argsort(np.random.default_rng(5).random((512, 16)), axis=1)  # random distinct tokens
     seqs = np.concatenate([order[:, :PREFIX], order[:, PREFIX + np.arange(15) % SEGMENT]], axis=1)
     acc = (run(params, seqs[:, :24])[0].argmax(axis=-1) == seqs[:, 1:]).mean(axis=0)  # (24,)
-    return frozenset(int(i) for i in _QUERIES if acc[i] < 0.5)
+    failing = sorted(int(i) for i in _QUERIES if acc[i] < 0.5)
+    return {"failing": failing, "works": sorted(set(_QUERIES) - set(failing)),
+            "tokens": sorted(k + 1 for k in failing),  # the positions of the tokens they predict
+            "copy_high": sorted(k for k in failing if k % SEGMENT == (PREFIX + 3) % SEGMENT),  # the copy above 12
+            "first_repeat": sorted(k for k in failing if k < PREFIX + 2 * SEGMENT)}
 
 
 def _listed(queries) -> str:
     q = sorted(queries)
     return ", ".join(str(k) for k in q[:-1]) + f" and {q[-1]}" if len(q) > 1 else str(q[0])
+
 
 _GRADED_FAILS = ("for each query from 14 to 23, list the keys right after the earlier copies of its token; "
                  "then ask where layer 0 head 0 writes \"my previous token was X\" (section 2's plot of its "
@@ -203,17 +222,18 @@ def failing_queries(answer) -> bool:
         return report(False, f"the question is about queries 14 to 23, whose token occurred before; got {outside}. "
                              "Queries 0 to 13 have no earlier copy: no induction head can answer them")
     have = set(got)
-    _FAILING = set(_failing())
-    if have == _FAILING:
-        return report(True, f"queries {_listed(_FAILING)}: every earlier copy of their token is followed by a "
+    t = _failing_table()
+    fail, works = set(t["failing"]), set(t["works"])
+    if have == fail:
+        return report(True, f"queries {_listed(fail)}: every earlier copy of their token is followed by a "
                             "key above 12, where layer 0 writes no \"my previous token was X\", so the induction "
                             "head cannot find it. The model gets them right less than 0.4 of the time, the "
                             "others more than 0.9")
-    if have == {k + 1 for k in _FAILING}:
+    if have == set(t["tokens"]):
         return report(False, "those are the positions of the tokens to be predicted: query i predicts token "
                              "i + 1. Give the queries", graded="query i predicts token i + 1: give the queries, "
                                                                "not the tokens they predict")
-    if have == {k for k in _FAILING if k % SEGMENT == (PREFIX + 3) % SEGMENT}:  # the copy itself lies above 12
+    if have == set(t["copy_high"]):
         return report(False, "you looked at where the earlier copy itself lies; the induction head reads the key "
                              "right AFTER it, and that key is the one that must carry \"my previous token was X\"",
                       graded="the induction head attends to the key right after the earlier copy, not the copy "
@@ -223,82 +243,116 @@ def failing_queries(answer) -> bool:
                              "only at keys 1 to 12, and here some tokens' earlier copies are followed only by keys "
                              "above 12", graded=_GRADED_FAILS)
     if have == set(_QUERIES):
-        return report(False, "most queries still work: queries 14, 15, 18, 19, 22 and 23 have an earlier copy "
-                             "followed by a key of at most 12, which carries what the previous-token head wrote",
+        return report(False, f"most queries still work: query {min(works)}, for one, has an earlier copy followed "
+                             "by a key of at most 12, which carries what the previous-token head wrote",
                       graded="not every query fails. " + _GRADED_FAILS)
-    if not have & _FAILING:  # only queries that work, e.g. the complement of the answer
-        works = sorted(have)
-        return report(False, f"query {works[0]} works: its token has an earlier copy followed by a key of at most "
+    if not have & fail:  # only queries that work, e.g. the complement of the answer
+        return report(False, f"query {min(have)} works: its token has an earlier copy followed by a key of at most "
                              "12, where the previous-token head wrote \"my previous token was X\". "
                              + ("You listed the queries that succeed; the question asks for those that fail"
-                                if have == set(_QUERIES) - _FAILING else "None of your queries fails"),
+                                if have == works else "None of your queries fails"),
                       graded="none of your queries fails: each has a copy the induction head can find. "
                              + _GRADED_FAILS)
-    first_repeat = {k for k in _FAILING if k < PREFIX + 2 * SEGMENT}
+    first_repeat = set(t["first_repeat"])
     if first_repeat and have == first_repeat:
-        later = _FAILING - first_repeat
-        return report(False, f"queries {_listed(later)} fail too: their tokens occurred twice before, and both "
-                             "copies are followed by keys above 12",
+        return report(False, "some later queries fail too: a token that occurred twice before does not help "
+                             "when both copies are followed by keys above 12",
                       graded="a second earlier copy helps only if the key after it is one the previous-token head "
                              "wrote to. " + _GRADED_FAILS)
-    if have >= _FAILING:
-        extra = sorted(have - _FAILING)
-        return report(False, f"query {extra[0]} works: its token has an earlier copy followed by a key of at most "
-                             "12, where the previous-token head wrote \"my previous token was X\"",
+    if have >= fail:
+        return report(False, f"query {min(have - fail)} works: its token has an earlier copy followed by a key of "
+                             "at most 12, where the previous-token head wrote \"my previous token was X\"",
                       graded="one of your queries has a copy the induction head can find. " + _GRADED_FAILS)
-    missing = sorted(_FAILING - have)
-    return report(False, f"query {missing[0]} fails too: every earlier copy of its token is followed by a key "
+    return report(False, f"query {min(fail - have)} fails too: every earlier copy of its token is followed by a key "
                          "above 12, where layer 0 writes no previous token", graded=_GRADED_FAILS)
 
 
 # ---------------------------------------------------------------- the sink-keeping window
 
+#: The public cases ``(n, window, sinks)``: several sizes, windows and numbers of sinks (none among them).
+MASK_CASES = ((8, 3, 1), (10, 4, 2), (6, 2, 0), (5, 8, 1))
 
-def _mask_variants(n, window, sinks):
-    causal = np.tri(n, dtype=bool)
-    plain = sliding_window_mask(n, window)
-    sink_cols = np.zeros((n, n), dtype=bool)
-    sink_cols[:, :sinks] = True
-    return [
-        (plain | sink_cols, "the sinks are visible to queries BEFORE them too: keep the mask causal (a query i "
-         "sees a sink j only when j <= i)"),
-        (sliding_window_mask(n, window + 1, sinks=sinks), "the window is one too wide: query i sees "
-         "i - window + 1 .. i, that is `window` keys counting itself"),
-        (sliding_window_mask(n, window - 1, sinks=sinks) if window > 1 else None, "the window is one too narrow: "
-         "query i sees i - window + 1 .. i, that is `window` keys counting itself"),
-        (plain, "the sinks are missing: every query must also see the first `sinks` tokens"),
-        (causal & ~sliding_window_mask(n, window, sinks=sinks), "True and False are swapped inside the causal "
-         "part: True means \"may attend\""),
-        (~sliding_window_mask(n, window, sinks=sinks), "True and False are swapped: True means \"may attend\""),
-        (sink_cols | (np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]) < window),
-         "the window looks into the future: a causal model sees only keys j <= i"),
-    ]
+_WINDOW_COUNT = "count the keys a query sees in its window, itself included: there are exactly `window` of them"
+
+#: The usual mistakes of the sink-keeping mask, in the order they are tried, and their hints.
+_MASK_HINTS = {
+    "sinks see the future": "the sinks are visible to queries that come BEFORE them too: a sink is still a key, "
+                            "and a causal mask never lets a query see a key after itself",
+    "minus sinks": "your window shrinks when there are sinks: the first `sinks` keys come IN ADDITION to the "
+                   "last `window` keys, they do not take places in the window",
+    "too wide": f"the window is one too wide: {_WINDOW_COUNT}",
+    "too narrow": f"the window is one too narrow: {_WINDOW_COUNT}",
+    "no sinks": "the sinks are missing: every query must also see the first `sinks` tokens",
+    "swapped inside": "True and False are swapped inside the causal part: True means \"may attend\"",
+    "swapped": "True and False are swapped: True means \"may attend\"",
+    "future window": "your window reaches into the future: in a causal model no query sees a key after itself",
+}
+
+
+@reference
+def _mask(n, window, sinks):
+    from ..scale.sliding_window import sliding_window_mask
+
+    return sliding_window_mask(n, window, sinks=sinks) if window >= 1 else None
+
+
+@recorded
+def _mask_table() -> dict:
+    """The right mask of each public case and the masks of the usual mistakes (None: not defined there)."""
+    want, wrong = [], {k: [] for k in _MASK_HINTS}
+    for n, window, sinks in MASK_CASES:
+        causal, right = np.tri(n, dtype=bool), _mask(n, window, sinks)
+        sink_cols = np.zeros((n, n), dtype=bool)
+        sink_cols[:, :sinks] = True
+        want.append(right)
+        for name, value in (
+                ("sinks see the future", _mask(n, window, 0) | sink_cols),
+                ("minus sinks", _mask(n, window - sinks, sinks)),
+                ("too wide", _mask(n, window + 1, sinks)),
+                ("too narrow", _mask(n, window - 1, sinks)),
+                ("no sinks", _mask(n, window, 0)),
+                ("swapped inside", causal & ~right),
+                ("swapped", ~right),
+                ("future window", sink_cols | (np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]) < window))):
+            wrong[name].append(value)
+    return {"want": want, "wrong": wrong}
 
 
 @plain_numpy()
 def sink_window_mask(fn) -> bool:
-    """Check ``fn(n, window, sinks) -> bool (n, n)``: a causal sliding window plus the first ``sinks`` keys."""
+    """Check ``fn(n, window, sinks) -> bool ndarray (n, n)``: the causal sliding window that keeps the sinks."""
     if not_done(fn):
         return not_attempted("no answer yet: define my_sink_window_mask(n, window, sinks) and pass it in")
-    for n, window, sinks in ((8, 3, 1), (10, 4, 2), (6, 2, 0), (5, 8, 1)):
+    t = _mask_table()
+    got = []
+    for n, window, sinks in MASK_CASES:
         out, err = _call(fn, n, window, sinks)
-        if err:
-            return report_failure(err if err == STUB else f"for n = {n}, window = {window}, sinks = {sinks}: {err}",
-                                  stub=STUB)
-        got = np.asarray(out)
         case = f"for n = {n}, window = {window}, sinks = {sinks}"
-        if got.shape != (n, n):
-            return report(False, f"{case}: expected a mask of shape ({n}, {n}), got {got.shape}")
-        if got.dtype != np.bool_:
-            return report(False, f"{case}: return a boolean mask (True = may attend), got dtype {got.dtype}; "
-                                 "compare with >= or <= to get booleans, or use .astype(bool)")
-        want = sliding_window_mask(n, window, sinks=sinks)
-        if np.array_equal(got, want):
-            continue
-        for value, hint in _mask_variants(n, window, sinks):
-            if value is not None and np.array_equal(got, value):
-                return report(False, f"{case}: {hint}")
-        i, j = np.argwhere(got != want)[0]
-        return report(False, f"{case}: mask[{i}, {j}] should be {bool(want[i, j])}. Query i sees key j when "
-                             f"j <= i and (i - j < window or j < sinks)")
-    return report(True, "the StreamingLLM mask: a causal window of the last `window` tokens plus the first `sinks`")
+        if err:
+            return report_failure(err if err == STUB else f"{case}: {err}", stub=STUB)
+        if (msg := array_answer(out)):
+            return report(False, f"{case}: {msg}")
+        if not isinstance(out, np.ndarray):
+            return report(False, f"{case}: return a numpy array of booleans, got {type(out).__name__}")
+        if out.shape != (n, n):
+            return report(False, f"{case}: expected a mask of shape ({n}, {n}), got {out.shape}")
+        if out.dtype != np.bool_:
+            return report(False, f"{case}: return a boolean mask (True = may attend), got dtype {out.dtype}: each "
+                                 "entry answers yes or no, and comparisons of positions already give such answers")
+        got.append(out)
+    bad = [k for k, want in enumerate(t["want"]) if not np.array_equal(got[k], want)]
+    if not bad:
+        return report(True, "the StreamingLLM mask: a causal window of the last `window` tokens plus the first `sinks`")
+    first = bad[0]
+    n, window, sinks = MASK_CASES[first]
+    case = f"for n = {n}, window = {window}, sinks = {sinks}"
+    for name, hint in _MASK_HINTS.items():
+        values = t["wrong"][name]
+        if values[first] is not None and all(np.array_equal(got[k], t["want"][k] if v is None else v)
+                                             for k, v in enumerate(values)):
+            return report(False, f"{case}: {hint}")
+    want = t["want"][first]
+    i, j = np.argwhere(got[first] != want)[0]
+    return report(False, f"{case}: mask[{i}, {j}] should be {bool(want[i, j])}. Ask three questions about key {j} "
+                         f"and query {i}: is the key in the query's future, is it among the last `window` keys, "
+                         "is it one of the sinks?")

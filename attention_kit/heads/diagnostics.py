@@ -9,9 +9,11 @@ queries it applies to.
 * :func:`previous_token_score`: the weight query i puts on key i - 1.
 * :func:`prefix_matching_score`: the weight query i puts on the tokens that *followed* an earlier
   occurrence of its own token (Olsson et al. 2022's induction score): "... A B ... A" -> B.
-* :func:`sink_mass`: the weight on the first token (Xiao et al. 2023's attention sink).
+* :func:`sink_mass`: the weight on the first token (Xiao et al. 2024's attention sink).
 * :func:`head_means` and :func:`mean_ablation`: replace a head's output by its mean (an ablation
   that keeps the average signal, unlike zeroing it).
+* :func:`path_ablation`: a head mean-ablated only where later layers build their queries, keys or
+  values (which path of a composition the model uses).
 * :func:`composition_scores`: Elhage et al.'s (2021) Q-, K- and V-composition between a head of
   one layer and a head of a later layer, read from the weights alone.
 * :func:`composition_baseline`: the same scores for random matrices of the same shapes and rank, the
@@ -31,7 +33,7 @@ from ..decoder.block import decoder_forward
 from ..errors import ParameterError, ShapeError
 
 __all__ = ["previous_token_score", "prefix_match_mask", "prefix_matching_score", "sink_mass",
-           "head_means", "mean_ablation", "head_matrices", "composition_scores", "composition_baseline",
+           "head_means", "mean_ablation", "path_ablation", "head_matrices", "composition_scores", "composition_baseline",
            "head_direct_logits", "seen_before", "accuracy"]
 
 
@@ -137,6 +139,50 @@ def mean_ablation(means: dict, heads) -> dict:
     if missing:
         raise ParameterError(f"no mean for {missing}; the model's heads are {sorted(means)}")
     return {x: means[x] for x in heads}
+
+
+def path_ablation(params: dict, ids, means: dict, head: tuple, reads) -> tuple[np.ndarray, list]:
+    """Logits (batch, n, vocab) and every layer's weights (batch, h, n, n), with ``head`` mean-ablated
+    only where the later layers build ``reads`` (some of ``"q"``, ``"k"``, ``"v"``).
+
+    An attention-only model (learned positions, no MLP, no layer norm). The head's output minus its
+    mean (``means``, from :func:`head_means`) is taken out of the stream that the layers after it read
+    for their queries, keys or values, as ``reads`` says; everything else, the read-out included,
+    sees the real stream. ``reads=()`` is the plain forward pass; ``reads=("q", "k", "v")`` differs
+    from :func:`mean_ablation` only by the head's direct path to the logits. It tells which path of a
+    composition (Elhage et al. 2021's Q-, K- or V-composition) the model depends on.
+    """
+    reads = set(reads)
+    if not reads <= {"q", "k", "v"}:
+        raise ParameterError(f"reads holds some of 'q', 'k', 'v'; got {sorted(reads)}")
+    if "lnf.g" in params or any(k.endswith("mlp.W1") for k in params):
+        raise ParameterError("path ablation is written for an attention-only model (no MLP, no layer norm)")
+    ids = _batched_ids(ids)
+    layer, h_ab = head
+    if tuple(head) not in means:
+        raise ParameterError(f"no mean for {head}; the model's heads are {sorted(means)}")
+    n = ids.shape[1]
+    x = params["E"][ids] + params["P"][:n]  # (batch, n, d)
+    delta = np.zeros_like(x)  # what the head wrote, minus its mean: taken out where `reads` say
+    causal = np.tri(n, dtype=bool)
+    weights = []
+    for l in range(sum(1 for k in params if k.endswith(".attn.W_q"))):
+        W_q, W_k, W_v = (params[f"l{l}.attn.{w}"] for w in ("W_q", "W_k", "W_v"))  # (h, d, d_head)
+        W_o = params[f"l{l}.attn.W_o"]  # (h d_head, d)
+        h, d_head = W_q.shape[0], W_q.shape[2]
+        ins = {r: x - delta if r in reads else x for r in "qkv"}
+        q, k, v = (np.einsum("bnd,hde->bhne", ins[r], W) for r, W in zip("qkv", (W_q, W_k, W_v), strict=True))
+        s = np.where(causal, q @ np.swapaxes(k, -1, -2) / np.sqrt(d_head), -np.inf)  # (batch, h, n, n)
+        a = np.exp(s - s.max(axis=-1, keepdims=True))
+        a /= a.sum(axis=-1, keepdims=True)
+        weights.append(a)
+        out = a @ v  # (batch, h, n, d_head)
+        for j in range(h):
+            x = x + out[:, j] @ W_o[j * d_head:(j + 1) * d_head]
+        if l == layer:
+            rows = W_o[h_ab * d_head:(h_ab + 1) * d_head]
+            delta = (out[:, h_ab] - means[tuple(head)]) @ rows  # (batch, n, d)
+    return x @ params["W_out"], weights
 
 
 def head_matrices(params: dict, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
