@@ -207,7 +207,7 @@ def test_alibi_ratio(ratio, ok, words, capsys):
 def test_alibi_ratio_not_given_yet(capsys):
     assert chk.alibi_weights(weights_right, ...) is False
     line = one_line(capsys)
-    assert "the function is right" in line and "ratio =" in line
+    assert "the function is right" in line and "`my_ratio =`" in line
     for shown in (f"{r:.2f}" for r in RATIO):                  # the asked numbers are not printed before
         assert shown not in line                               # they are answered
     for wrong in (np.exp(np.array([2.0 ** -4, 2.0 ** -8])), 1 / RATIO, [2.0, 3.0]):

@@ -1,6 +1,7 @@
-"""Notebook 09 section 3's claims about the stored length-extrapolation runs
-(``attention_kit/data/extrapolation.npz``, three seeds), checked here rather than in front of the
-learners: the notebook's prose quotes these numbers."""
+"""Notebook 09's claims about its stored models, checked here rather than in front of the learners:
+the notebook's prose quotes these numbers. Section 3: the length-extrapolation runs
+(``attention_kit/data/extrapolation.npz``, three seeds, and seed 0's weights); section 4.1: the RoPE
+rhyme models' training windows and losses."""
 
 from __future__ import annotations
 
@@ -68,3 +69,81 @@ def test_the_boundary_token(runs):
     assert (boundary < 0.5).all()
     means = [round(boundary[s, :, 0].mean(), 2) for s in range(len(stored["schemes"]))]
     assert min(means) == 0.08 and max(means) == 0.36                         # learned poorly: 0.08 to 0.36
+
+
+# Section 3, seed 0's shipped weights: the numbers the notebook prints and its prose quotes.
+
+@pytest.fixture(scope="module")
+def seed0_at_192(runs):
+    from attention_kit.decoder import block
+    from attention_kit.heads.tasks import repeated_sequences
+
+    stored, _ = runs
+    ids, tg, _ = repeated_sequences(np.random.default_rng(123), 128, length=192, vocab=64, periods=(4, 12))
+    can = extrapolation.predictable(ids, tg)[0]
+    right = {}
+    for scheme in stored["schemes"]:
+        logits = block.decoder_forward(stored["params"][scheme], ids, **extrapolation.SCHEMES[scheme])[0]
+        right[scheme] = logits.argmax(axis=-1) == tg
+    return right, can
+
+
+def test_seed0_by_position_matches_the_stored_runs(runs, seed0_at_192):
+    stored, A = runs
+    right, can = seed0_at_192
+    for scheme in stored["schemes"]:
+        assert abs(right[scheme][can].mean() - A[scheme][0, -1]) < 0.02       # = seed 0's stored accuracy at 192
+    late = {s: right[s][:, 96:][can[:, 96:]].mean() for s in ("sinusoidal", "rope")}
+    assert [round(late[s], 2) for s in ("sinusoidal", "rope")] == [0.57, 0.42]   # positions 96-191
+
+
+def test_first_layer_preference_and_the_window(runs):
+    from attention_kit.decoder import block
+    from attention_kit.heads.tasks import repeated_sequences
+
+    stored, A = runs
+    ids24, _, _ = repeated_sequences(np.random.default_rng(123), 128, length=24, vocab=64, periods=(4, 12))
+    ratio = {}
+    for scheme in stored["schemes"]:
+        w0 = block.decoder_forward(stored["params"][scheme], ids24, **extrapolation.SCHEMES[scheme])[1]["weights"][0]
+        one, two = (np.mean([w0[:, :, i, i - back] for i in range(2, 24)], axis=(0, 1)) for back in (1, 2))
+        ratio[scheme] = one / two
+    assert (np.abs(ratio["alibi"] - 1) < 0.1).all()                           # the paper's slopes: no preference
+    for name in ("sinusoidal", "rope", "alibi 1, 0"):
+        assert ratio[name].max() > 2.5                                        # the others have a head that prefers
+    win = {s: extrapolation.accuracy(stored["params"][s], s, 192, window=24) for s in ("sinusoidal", "rope")}
+    assert A["rope"][0, -1] + 0.1 < win["rope"] < A["rope"][0, 0] - 0.1        # hiding far keys: part of it
+    assert win["sinusoidal"] < A["sinusoidal"][0, -1] - 0.1                   # sinusoidal: the window hurts
+
+
+# Section 4.1: the rhyme models' training windows and the table of losses.
+
+def test_the_rhyme_models_saw_90_percent_of_the_windows():
+    from attention_kit.decoder.lm_training import make_lm_data, rhyme_stream
+
+    data = make_lm_data(16, seed=0)                                           # as tools/train_tiny_lm.py
+    assert (len(data.X_train), len(data.X_held)) == (245, 27)                  # 272 windows, 10 % held out
+    ids = data.vocab.encode(rhyme_stream()[0])
+    windows = ids[np.arange(len(ids) - 16)[:, None] + np.arange(17)]           # inputs and the next token
+    held = {tuple(w) for w in np.concatenate([data.X_held, data.Y_held[:, -1:]], axis=1)}
+    assert len({tuple(w) for w in windows}) == len(windows)                   # no window occurs twice
+    assert sum(tuple(w) in held for w in windows[:200 - 16 + 1]) == 16       # section 4.1's 185 windows
+
+
+def test_the_streaming_losses_the_text_quotes():
+    from attention_kit.decoder import block
+    from attention_kit.decoder.lm_training import rhyme_stream
+    from attention_kit.learn.layers import cross_entropy
+    from attention_kit.long import streaming
+
+    tokens, vocab = rhyme_stream()
+    ids = vocab.encode(tokens)[:200]
+    got = {}
+    for layers in (1, 2):
+        p, c, _ = streaming.load_rope_lm(layers)
+        ways = [streaming.recompute_logits(p, c, ids[:-1]), streaming.stream_logits(p, c, ids[:-1]),
+                streaming.stream_logits(p, c, ids[:-1], sinks=1),
+                streaming.stream_logits(p, c, ids[:-1], sinks=1, sink_positions="cache"),
+                block.decoder_forward(p, ids[None, :-1], positions="rope")[0][0]]
+        got[layers] = [round(cross_entropy(z[None, 16:], ids[None, 17:])[0], 4) for z in ways]
+    assert got == {1: [0.0008, 0.0008, 0.0012, 0.0017, 1.6868], 2: [0.0016, 0.0022, 0.0030, 0.0032, 0.9783]}

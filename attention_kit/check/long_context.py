@@ -276,7 +276,7 @@ def _alibi_table() -> dict:
 def _check_ratio(ratio, table) -> bool:
     """Check ``ratio``: per head, the weight on the token one back over the token ten back (slopes 2^-4, 2^-8)."""
     if not_done(ratio):
-        return not_attempted("the function is right; now replace the `...` after `ratio =` with one number per "
+        return not_attempted("the function is right; now replace the `...` after `my_ratio =` with one number per "
                              "head (use your function), then run the cell again")
     try:
         got = np.asarray(ratio, dtype=float)
