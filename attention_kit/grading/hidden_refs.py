@@ -212,13 +212,18 @@ def merge_ref(Xh):
 
 
 def head_cases(rng):
+    """(X, W_q, W_k, W_v): one sequence of sizes all different; one with d_k = 1; a batch
+    (b, n, d_model) with b = n = d_k, where a transpose of every axis of K runs and gives other
+    numbers (the exercise asks for one sequence or a batch)."""
     n, d_model, d_k, d_v = draw_sizes(rng, 2, 10, 4)
+    m = int(rng.choice([2, 4, 6]))
     return [_attention_case(rng, n, d_model, d_k, d_v),
-            _attention_case(rng, int(rng.integers(5, 9)), 3, 1, 2)]
+            _attention_case(rng, int(rng.integers(5, 9)), 3, 1, 2),
+            _batch_case(rng, m, m, int(rng.integers(2, 8)), m, int(rng.integers(1, 5)))]
 
 
 def head_ref(X, W_q, W_k, W_v):
-    return scaled_dot_product_attention(X @ W_q, X @ W_k, X @ W_v)[0]
+    return scaled_dot_product_attention(X @ W_q, X @ W_k, X @ W_v)[0]  # attends over the last two axes
 
 
 def combine_cases(rng):
