@@ -208,7 +208,7 @@ def _merge_b(H):
     (lambda H, W: H.sum(axis=1), "added the heads"),
     (lambda H, W: H.mean(axis=1), "averaged the heads"),
     (lambda H, W: _merge_b(H) @ W.T, "W_o, of shape (h*d_v, d_model)"),
-    (lambda H, W: H.transpose(1, 0, 2).reshape(H.shape[1], -1) @ W, "batch axis first"),   # section 4, copied
+    (lambda H, W: H.transpose(1, 0, 2).reshape(H.shape[1], -1) @ W, "batch axis first"),   # a one-sequence merge
     (lambda H, W: list(_merge_b(H) @ W), "returned a list"),
 ])
 def test_concat_project_names_the_mistake(capsys, wrong, words):

@@ -156,8 +156,8 @@ def _softmax_hint(got, t: dict) -> str:
     """Name the mistake behind a wrong masked softmax (``got`` may hold NaN or inf)."""
     S, mask, want = t["S"], t["mask"], t["want"]
     overflow = ("your weights are NaN, inf or all 0 where keys are allowed: exp overflows (or underflows) for "
-                "scores of +-1000. A row's softmax does not change when one number is taken from all its scores: "
-                "choose it so that no exp overflows, among the keys the row may see")
+                "scores of +-1000. A row's softmax does not change when the same number is subtracted from all "
+                "its scores: choose that number so that no exp overflows, among the keys the row may see")
     g = as_floats(got)
     live = mask.any(axis=-1)  # rows with at least one allowed key
     if g is not None and g.shape == S.shape and np.abs(S).max() > 700:  # exp(710) = inf in float64
@@ -326,8 +326,8 @@ def positions(fn) -> bool:
             if hint is None and shape_of(got) != (len(p), d):
                 hint = f"expected shape (len(pos), d) = {(len(p), d)}, one row per position, got {shape_text(got)}"
             return report(False, f"pos = {p.tolist()}, d = {d}: " + (
-                hint or "the shape is right but the numbers are not: work out the row of the first position by "
-                        "hand from section 4.1's formula and compare it with yours, column by column"))
+                hint or "the shape is right but the numbers are not: work out one row by hand from section "
+                        "4.1's formula, at a position other than 0, and compare it with yours, column by column"))
     return report(True, "the positional encoding is right: one sin/cos pair per frequency, from fast to slow, "
                         "at any positions you give it")
 
