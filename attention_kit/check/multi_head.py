@@ -1,30 +1,28 @@
 """Exercise checkers for notebook 03 (multi-head attention).
 
-Every checker prints one line, ``✓ ...`` or ``✗ ...`` with a hint aimed at the usual mistake, and
-returns True or False. The learner's exceptions are reported, never raised. Hints name the mistake
-and the idea, not the line of code that fixes it. What a checker compares with (its cases, their
-right answers and the outputs of the usual mistakes) comes from ``@recorded`` tables.
+Every checker prints one line, ``✓ ...`` or ``✗ ...`` with a hint aimed at the usual mistake (the
+idea, not the line of code that fixes it), and returns True or False. The learner's exceptions are
+reported, never raised. What a checker compares with (its cases, their right answers and the
+outputs of the usual mistakes) comes from ``@recorded`` tables.
 
 * ``split_merge(split_fn, merge_fn)``: for a batch of sequences, ``(b, n, h*d_head) -> (b, h, n, d_head)``
-  and back (the layout of nanoGPT's ``(B, nh, T, hs)``); catches the reshape without the
-  transpose, which has the right shape and the wrong entries.
+  and back (the layout of nanoGPT's ``(B, nh, T, hs)``).
 * ``one_head(fn)``: one head of scaled dot-product attention by hand, for one sequence ``(n, d_model)``
   and for a batch ``(b, n, d_model)``, with keys of several sizes (one array, not a tuple).
 * ``concat_project(fn)``: for a batch, concatenate the heads ``(b, h, n, d_v)``, then apply ``W_o``.
-* ``n_parameters(answer, d_model=..., n_heads=..., d_head=..., bias=...)``: the parameter count of a
-  layer whose heads have ``d_head`` columns each (``d_model / n_heads`` when not given), for the
-  layers of the notebook's exercise and of section 5 (``PARAMETER_LAYERS``); a whole number.
+* ``n_parameters(answer, d_model=..., n_heads=..., d_head=..., bias=...)``: the parameter count of one
+  of the layers of ``PARAMETER_LAYERS`` (heads of ``d_head`` columns, ``d_model / n_heads`` when not
+  given); a whole number.
 * ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers.
 """
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
-from . import close, not_attempted, not_done, quietly, report, try_call
+from . import close, not_attempted, not_done, quietly, report, shape_of, try_call
 from .general import array_answer
+from .multi_head_count import PARAMETER_LAYERS, n_parameters
 from .plain import plain_numpy
 from .recorded import recorded, reference
 
@@ -41,13 +39,6 @@ def _shape_error(err: str) -> bool:
     return any(w in err for w in ("shape", "align", "dimension", "matmul", "axes", "broadcast"))
 
 
-def _shape(x) -> tuple:
-    try:
-        return tuple(np.shape(x))
-    except Exception:  # the learner's object: never raise
-        return ()
-
-
 def _first(got, mistakes) -> str | None:
     """The hint of the first recorded mistake whose output ``got`` matches, else None."""
     for out, hint in mistakes:
@@ -57,6 +48,11 @@ def _first(got, mistakes) -> str | None:
 
 
 # ---------------------------------------------------------------- split and merge
+
+_GLUED = ("the reshape without the transpose: it glues the heads together in memory order, head after head, "
+          "not token by token. Bring the token axis in front of the head axis first")
+_INTERLEAVED = ("the columns come out interleaved: each head's columns must stay side by side, head 1's block "
+                "first")
 
 @reference
 def _split(X: np.ndarray, h: int) -> np.ndarray:
@@ -87,12 +83,8 @@ def _split_table() -> list[dict]:
                                        "(b, h, n, d_head)"),
         ]
         merge_wrong = [
-            (Xh.reshape(b, n, h * d),
-             "this is the reshape without the transpose: it glues the heads together in memory order, head after "
-             "head, not token by token. Bring the token axis in front of the head axis first"),
-            (Xh.transpose(0, 2, 3, 1).reshape(b, n, h * d),
-             "the columns come out interleaved (d_head-major): each head's d_head columns must stay side by side, "
-             "head 1's block first"),
+            (Xh.reshape(b, n, h * d), "this is " + _GLUED),
+            (Xh.transpose(0, 2, 3, 1).reshape(b, n, h * d), _INTERLEAVED),
         ]
         out.append({"shape": (b, n, h, d), "X": X, "heads": Xh, "split_wrong": split_wrong,
                     "merge_wrong": merge_wrong})
@@ -104,9 +96,9 @@ def _split_hint(got, case: dict) -> str:
     b, n, h, d = case["shape"]
     if (hint := _first(got, case["split_wrong"])):
         return hint
-    if _shape(got) != (b, h, n, d):
+    if shape_of(got) != (b, h, n, d):
         return (f"expected shape (b, h, n, d_head) = {(b, h, n, d)} for X of shape {case['X'].shape} and h = {h}, "
-                f"got {_shape(got)}; X is a batch of sequences, (b, n, h*d_head)")
+                f"got {shape_of(got)}; X is a batch of sequences, (b, n, h*d_head)")
     return ("the shape is right but the numbers are not: head i of sequence s should hold columns i*d_head "
             "up to, not including, (i+1)*d_head of every token of sequence s")
 
@@ -116,8 +108,8 @@ def _merge_hint(got, case: dict) -> str:
     b, n, h, d = case["shape"]
     if (hint := _first(got, case["merge_wrong"])):
         return hint
-    if _shape(got) != (b, n, h * d):
-        return f"expected shape (b, n, h*d_head) = {(b, n, h * d)} for heads of shape {(b, h, n, d)}, got {_shape(got)}"
+    if shape_of(got) != (b, n, h * d):
+        return f"expected shape (b, n, h*d_head) = {(b, n, h * d)} for heads of shape {(b, h, n, d)}, got {shape_of(got)}"
     return "merge should undo split: merge(split(X, h)) must give back X exactly"
 
 
@@ -260,9 +252,9 @@ def one_head(fn) -> bool:
         if any(close(got, w) for w in case["other_scale"]):
             return report(False, where + "your scaling fits keys of another size: it must follow the size of the "
                                          "keys your function is given, not a number typed in")
-        if _shape(got) != want.shape:
+        if shape_of(got) != want.shape:
             return report(False, f"{where}expected shape {want.shape}, one row of d_v = {want.shape[-1]} numbers per "
-                                 f"query, got {_shape(got)}")
+                                 f"query, got {shape_of(got)}")
         return report(False, where + "the shape is right but the numbers are not: compute one query's row by hand "
                                      "on a small case and compare it with yours step by step")
     return report(True, "one head is right, for one sequence and for a batch, whatever the size of the keys")
@@ -276,25 +268,30 @@ def _concat(heads: np.ndarray) -> np.ndarray:
     return merge_heads(heads)  # (b, h, n, d_v) -> (b, n, h*d_v)
 
 
+# (seed, (b, h, n, d_v, d_model)): h*d_v differs from d_model, so W_o is not square; two sizes, so no
+# shape typed in fits both; the second has n == h, where gluing the heads without moving the token
+# axis keeps the shape.
+_COMBINE_CASES = ((3, (3, 2, 5, 3, 4)), (4, (2, 3, 3, 2, 5)))
+
+
 @recorded
-def _combine_table() -> dict:
-    """A batch of heads, W_o, the layer's output and the usual mistakes' outputs."""
-    rng = np.random.default_rng(3)
-    b, h, n, d_v, d_model = 3, 2, 5, 3, 4  # h*d_v = 6 differs from d_model, so W_o is not square
-    heads = rng.normal(size=(b, h, n, d_v))
-    W_o = rng.normal(size=(h * d_v, d_model))
-    concat = _concat(heads)  # (b, n, h*d_v)
-    wrong = [
-        (concat, "you concatenated the heads but forgot the output projection W_o"),
-        (heads.reshape(b, n, h * d_v) @ W_o,
-         "the concatenation is the reshape without the transpose: it glues the heads in memory order, "
-         "not token by token. Bring the token axis in front of the head axis first"),
-        (heads.transpose(0, 2, 3, 1).reshape(b, n, h * d_v) @ W_o,
-         "the concatenated columns are interleaved; head 1's d_v columns must come first, side by side"),
-        (heads.sum(axis=1), "you added the heads instead of concatenating them, and W_o is missing"),
-        (heads.mean(axis=1), "you averaged the heads instead of concatenating them, and W_o is missing"),
-    ]
-    return {"heads": heads, "W_o": W_o, "want": concat @ W_o, "wrong": wrong}
+def _combine_table() -> list[dict]:
+    """Per case: a batch of heads, W_o, the layer's output and the usual mistakes' outputs."""
+    out = []
+    for seed, (b, h, n, d_v, d_model) in _COMBINE_CASES:
+        rng = np.random.default_rng(seed)
+        heads = rng.normal(size=(b, h, n, d_v))
+        W_o = rng.normal(size=(h * d_v, d_model))
+        concat = _concat(heads)  # (b, n, h*d_v)
+        wrong = [
+            (concat, "you concatenated the heads but forgot the output projection W_o"),
+            (heads.reshape(b, n, h * d_v) @ W_o, "the concatenation is " + _GLUED),
+            (heads.transpose(0, 2, 3, 1).reshape(b, n, h * d_v) @ W_o, _INTERLEAVED),
+            (heads.sum(axis=1), "you added the heads instead of concatenating them, and W_o is missing"),
+            (heads.mean(axis=1), "you averaged the heads instead of concatenating them, and W_o is missing"),
+        ]
+        out.append({"heads": heads, "W_o": W_o, "want": concat @ W_o, "wrong": wrong})
+    return out
 
 
 @plain_numpy()
@@ -302,110 +299,25 @@ def concat_project(fn) -> bool:
     """Check ``fn(heads (b, h, n, d_v), W_o (h*d_v, d_model)) -> (b, n, d_model)`` for a batch."""
     if not_done(fn):
         return not_attempted("no answer yet: write combine(heads, W_o) and pass it in")
-    t = _combine_table()
-    heads, W_o, want = t["heads"], t["W_o"], t["want"]
-    got, err = try_call(fn, heads.copy(), W_o.copy())
-    if got is Ellipsis:
-        return not_attempted(STUB)
-    if err:
-        hint = (f" (the heads come as a batch, {heads.shape} = (b, h, n, d_v): first put each token's heads "
-                "side by side along the features, (b, n, h*d_v), keeping the batch axis first; then W_o, of shape "
-                "(h*d_v, d_model), maps the features)") if _shape_error(err) else ""
-        return report(False, err + hint)
-    if (msg := array_answer(got)):
-        return report(False, msg)
-    if close(got, want):
-        return report(True, "concatenate, then W_o: every output feature can now mix all the heads")
-    if (hint := _first(got, t["wrong"])):
-        return report(False, hint)
-    if _shape(got) != want.shape:
-        return report(False, f"expected shape (b, n, d_model) = {want.shape}, got {_shape(got)}")
-    return report(False, "the shape is right but the numbers are not: each token's heads side by side "
-                         "(head 1 first), then the output projection")
-
-
-# ---------------------------------------------------------------- parameter count
-
-#: The layers ``n_parameters`` knows, ``(d_model, n_heads, d_head, bias)``: the exercise's T5-11B
-#: layer (heads together wider than d_model), and section 5's layers (h * d_head = d_model).
-PARAMETER_LAYERS = ((1024, 128, 128, False), (512, 8, 64, False), (512, 8, 64, True),
-                    (8, 2, 4, False), (6, 3, 2, True))
-
-
-@reference
-def _count(d_model: int, n_heads: int, d_head: int, bias: bool) -> int:
-    """Counted from the shapes, without building the arrays (T5-11B's layer has 67 million)."""
-    width = n_heads * d_head
-    return 4 * d_model * width + ((3 * width + d_model) if bias else 0)
-
-
-@reference
-def _count_mistakes(d: int, h: int, dh: int, bias: bool) -> list[tuple[int, str]]:
-    qkv_b, o_b = (3 * dh, d) if bias else (0, 0)  # biases of one head's q, k, v; bias of W_o
-    wrong = [
-        (h * 3 * d * dh + h * qkv_b, "you forgot the output projection W_o, shape (h*d_v, d_model)"),
-        (4 * d * d if h * dh != d else None,
-         f"4 d_model^2 holds only when the heads together are d_model wide; here h*d_head = {h * dh}, "
-         f"not {d}: count each matrix from its shape"),
-        (4 * d * d + 4 * d if h * dh != d else None,
-         "the formula of section 5 assumes h*d_head = d_model" + (" and biases" if not bias else "")
-         + "; count each matrix of this layer from its shape"),
-        (4 * d * h * dh + 4 * d if not bias else None, "this layer has no biases; count only the weight matrices"),
-        (4 * d * h * dh if bias else None, "you forgot the biases: each projection has one bias per output column"),
-        (4 * d * h * dh + 3 * h * dh if bias else None,
-         "you forgot the output bias b_o, one number per output feature (d_model)"),
-        (4 * d * h * dh + d if bias else None,
-         "you forgot the biases of the heads: b_q, b_k and b_v have d_head entries per head"),
-        (4 * d * h * dh + 3 * h * d + d if bias else None,
-         "each head's biases have d_head entries, not d_model: b_q[l] matches the columns of W_q[l]"),
-        (h * 3 * (d * d + (d if bias else 0)) + d * d + o_b if dh != d else None,
-         "each head projects to d_head columns, not d_model: one head's W_q is d_model x d_head"),
-        (h * (3 * d * dh + qkv_b + dh * d + o_b) if h > 1 else None,
-         "all heads share one W_o (h*d_v x d_model) and one b_o: you counted it once per head"),
-        (h * (4 * d * d + (4 * d if bias else 0)) if h > 1 else None,
-         "each head projects to d_head columns, and all heads share one W_o"),
-        (3 * d * dh + qkv_b + h * dh * d + o_b if h > 1 else None,
-         "you counted W_q, W_k, W_v of one head only; there are h of them"),
-        (3 * d * dh + qkv_b + dh * d + o_b if h > 1 else None,
-         "you counted one head only (and its share of W_o); there are h heads"),
-    ]
-    return [(w, hint) for w, hint in wrong if w is not None]
-
-
-@recorded
-def _count_table() -> dict:
-    """Per layer of ``PARAMETER_LAYERS``: the count, the ✓ text and the usual mistakes' counts."""
-    out = {}
-    for d, h, dh, bias in PARAMETER_LAYERS:
-        want = _count(d, h, dh, bias)
-        ok = (f"{want:,} parameters: W_q, W_k, W_v are {d} x {h * dh} in total, W_o is {h * dh} x {d}"
-              + (f", plus {3 * h * dh + d:,} biases" if bias else "")
-              + ("" if h * dh != d else "; the head count does not change it"))
-        out[(d, h, dh, bias)] = {"want": want, "ok": ok, "wrong": _count_mistakes(d, h, dh, bias)}
-    return out
-
-
-def n_parameters(answer, *, d_model: int, n_heads: int, d_head: int | None = None, bias: bool = False) -> bool:
-    """Check a parameter count for multi-head attention whose heads have ``d_k = d_v = d_head``
-    columns each (``d_model / n_heads`` when ``d_head`` is not given), for one of the layers of
-    ``PARAMETER_LAYERS``. The answer is a whole number."""
-    if not_done(answer):
-        return not_attempted("no answer yet: replace the `...` after `answer =` with your number, then run the cell again")
-    layer = (d_model, n_heads, d_model // n_heads if d_head is None else d_head, bool(bias))
-    t = _count_table().get(layer)
-    if t is None:
-        known = ", ".join(f"(d_model={d}, n_heads={h}, d_head={dh}, bias={b})" for d, h, dh, b in PARAMETER_LAYERS)
-        return report(False, f"this checker knows the layers of notebook 03: {known}; got {layer}")
-    if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, numbers.Real):
-        return report(False, f"give a whole number, got {type(answer).__name__}")
-    value = float(answer)
-    if not value.is_integer():
-        return report(False, f"{value:,} is not a whole number: a count of parameters has no fraction")
-    if value == t["want"]:
-        return report(True, t["ok"])
-    for w, hint in t["wrong"]:
-        if value == w:
-            return report(False, hint)
-    return report(False, f"your count, {value:,.0f}, is not the layer's: count each matrix of the layer from its "
-                         "shape, the query, key and value projections of every head and the one output projection"
-                         + (", and every bias" if bias else ""))
+    for t in _combine_table():
+        heads, W_o, want = t["heads"], t["W_o"], t["want"]
+        where = f"for heads of shape {heads.shape} and W_o of shape {W_o.shape}: "
+        got, err = try_call(fn, heads.copy(), W_o.copy())
+        if got is Ellipsis:
+            return not_attempted(STUB)
+        if err:
+            hint = (" (the heads come as a batch, (b, h, n, d_v): first put each token's heads side by side along "
+                    "the features, (b, n, h*d_v), keeping the batch axis first; then W_o, of shape (h*d_v, d_model), "
+                    "maps the features)") if _shape_error(err) else ""
+            return report(False, where + err + hint)
+        if (msg := array_answer(got)):
+            return report(False, msg)
+        if close(got, want):
+            continue
+        if (hint := _first(got, t["wrong"])):
+            return report(False, where + hint)
+        if shape_of(got) != want.shape:
+            return report(False, f"{where}expected shape (b, n, d_model) = {want.shape}, got {shape_of(got)}")
+        return report(False, where + "the shape is right but the numbers are not: each token's heads side by side "
+                                     "(head 1 first), then the output projection")
+    return report(True, "concatenate, then W_o, for batches of two sizes: every output feature can now mix all the heads")
