@@ -227,9 +227,9 @@ def head_ref(X, W_q, W_k, W_v):
 
 
 def combine_cases(rng):
-    """(heads (b, h, n, d_v), W_o (h*d_v, d_model)): two batches of other batch and head counts than
-    the in-class (3, 2, 5, 3); the second with n == h, where gluing the heads without moving the
-    token axis keeps the shape."""
+    """(heads (b, h, n, d_v), W_o (h*d_v, d_model)): two batches of other shapes than the in-class
+    (3, 2, 5, 3) and (2, 3, 3, 2) (no 3 heads, no batch of 3); the second with n == h, where gluing
+    the heads without moving the token axis keeps the shape."""
     b, h, n, d_v, d_model = draw_sizes(rng, 2, 9, 5, avoid=(3,))
     b2, h2 = draw_sizes(rng, 1, 7, 2, avoid=(b, h, 3))
     return [(rng.normal(size=(b, h, n, d_v)), rng.normal(size=(h * d_v, d_model))),
