@@ -18,11 +18,13 @@ outputs of the usual mistakes) comes from ``@recorded`` tables.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from . import close, not_attempted, not_done, quietly, report, shape_of, try_call
 from .general import array_answer
-from .multi_head_count import PARAMETER_LAYERS, n_parameters
+from .multi_head_count import PARAMETER_LAYERS, parameter_counts
 from .plain import plain_numpy
 from .recorded import recorded, reference
 
@@ -321,3 +323,31 @@ def concat_project(fn) -> bool:
         return report(False, where + "the shape is right but the numbers are not: each token's heads side by side "
                                      "(head 1 first), then the output projection")
     return report(True, "concatenate, then W_o, for batches of two sizes: every output feature can now mix all the heads")
+
+
+# ---------------------------------------------------------------- parameter count
+
+def n_parameters(answer, *, d_model: int, n_heads: int, d_head: int | None = None, bias: bool = False) -> bool:
+    """Check a parameter count for multi-head attention whose heads have ``d_k = d_v = d_head``
+    columns each (``d_model / n_heads`` when ``d_head`` is not given), for one of the layers of
+    ``PARAMETER_LAYERS``. The answer is a whole number."""
+    if not_done(answer):
+        return not_attempted("no answer yet: replace the `...` after `answer =` with your number, then run the cell again")
+    layer = (d_model, n_heads, d_model // n_heads if d_head is None else d_head, bool(bias))
+    t = parameter_counts().get(layer)
+    if t is None:
+        known = ", ".join(f"(d_model={d}, n_heads={h}, d_head={dh}, bias={b})" for d, h, dh, b in PARAMETER_LAYERS)
+        return report(False, f"this checker knows the layers of notebook 03: {known}; got {layer}")
+    if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, numbers.Real):
+        return report(False, f"give a whole number, got {type(answer).__name__}")
+    value = float(answer)
+    if not value.is_integer():
+        return report(False, f"{value:,} is not a whole number: a count of parameters has no fraction")
+    if value == t["want"]:
+        return report(True, t["ok"])
+    for w, hint in t["wrong"]:
+        if value == w:
+            return report(False, hint)
+    return report(False, f"your count, {value:,.0f}, is not the layer's: count each matrix of the layer from its "
+                         "shape, the query, key and value projections of every head and the one output projection"
+                         + (", and every bias" if bias else ""))

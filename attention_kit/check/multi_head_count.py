@@ -1,21 +1,15 @@
-"""Exercise checker for notebook 03 (multi-head attention): exercise 4, the parameter count.
+"""Notebook 03 (multi-head attention), exercise 4: the layers whose parameters the checker
+``check.multi_head.n_parameters`` counts, as data.
 
-``n_parameters(answer, d_model=..., n_heads=..., d_head=..., bias=...)`` checks the count of one of
-the layers of ``PARAMETER_LAYERS`` (heads of ``d_head`` columns, ``d_model / n_heads`` when not
-given); the answer is a whole number. ``check.multi_head`` offers it with the notebook's other
-checkers. The counts, the ✓ texts and the usual wrong counts come from a ``@recorded`` table.
+``PARAMETER_LAYERS`` lists them, ``(d_model, n_heads, d_head, bias)``; ``parameter_counts()`` is the
+``@recorded`` table of their counts, the ✓ texts and the usual wrong counts with their hints.
 """
 
 from __future__ import annotations
 
-import numbers
-
-import numpy as np
-
-from . import not_attempted, not_done, report
 from .recorded import recorded, reference
 
-__all__ = ["n_parameters", "PARAMETER_LAYERS"]
+__all__ = ["PARAMETER_LAYERS", "parameter_counts"]
 
 #: The layers ``n_parameters`` knows, ``(d_model, n_heads, d_head, bias)``: the exercise's T5-11B
 #: layer (heads together wider than d_model), and section 5's layers (h * d_head = d_model).
@@ -64,7 +58,7 @@ def _count_mistakes(d: int, h: int, dh: int, bias: bool) -> list[tuple[int, str]
 
 
 @recorded
-def _count_table() -> dict:
+def parameter_counts() -> dict:
     """Per layer of ``PARAMETER_LAYERS``: the count, the ✓ text and the usual mistakes' counts."""
     out = {}
     for d, h, dh, bias in PARAMETER_LAYERS:
@@ -74,29 +68,3 @@ def _count_table() -> dict:
               + ("" if h * dh != d else "; the head count does not change it"))
         out[(d, h, dh, bias)] = {"want": want, "ok": ok, "wrong": _count_mistakes(d, h, dh, bias)}
     return out
-
-
-def n_parameters(answer, *, d_model: int, n_heads: int, d_head: int | None = None, bias: bool = False) -> bool:
-    """Check a parameter count for multi-head attention whose heads have ``d_k = d_v = d_head``
-    columns each (``d_model / n_heads`` when ``d_head`` is not given), for one of the layers of
-    ``PARAMETER_LAYERS``. The answer is a whole number."""
-    if not_done(answer):
-        return not_attempted("no answer yet: replace the `...` after `answer =` with your number, then run the cell again")
-    layer = (d_model, n_heads, d_model // n_heads if d_head is None else d_head, bool(bias))
-    t = _count_table().get(layer)
-    if t is None:
-        known = ", ".join(f"(d_model={d}, n_heads={h}, d_head={dh}, bias={b})" for d, h, dh, b in PARAMETER_LAYERS)
-        return report(False, f"this checker knows the layers of notebook 03: {known}; got {layer}")
-    if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, numbers.Real):
-        return report(False, f"give a whole number, got {type(answer).__name__}")
-    value = float(answer)
-    if not value.is_integer():
-        return report(False, f"{value:,} is not a whole number: a count of parameters has no fraction")
-    if value == t["want"]:
-        return report(True, t["ok"])
-    for w, hint in t["wrong"]:
-        if value == w:
-            return report(False, hint)
-    return report(False, f"your count, {value:,.0f}, is not the layer's: count each matrix of the layer from its "
-                         "shape, the query, key and value projections of every head and the one output projection"
-                         + (", and every bias" if bias else ""))
