@@ -289,7 +289,7 @@ def _position_mistakes(p: np.ndarray, d: int) -> list:
             (sinusoidal_positions(n, d), ignored.format(first=0, last=n - 1, given=p.tolist())),
             (sinusoidal_positions(n, d, start=1), ignored.format(first=1, last=n, given=p.tolist())),
             (_interleave(np.sin(pos * 10000.0 ** (2 * i / d)), np.cos(pos * 10000.0 ** (2 * i / d))),
-             "your frequencies grow from pair to pair; they must shrink, from one turn per radian down to the "
+             "your frequencies grow from pair to pair; they must shrink, from 1 radian per position down to the "
              "slowest pair"),
             (_encoding(p, d).T, "rows are positions: return shape (len(pos), d), one row per token"),
         ]
