@@ -49,7 +49,7 @@ def test_causal_mask_accepts_right_answers(capsys, right):
 @pytest.mark.parametrize("wrong, words", [
     (lambda n: np.triu(np.ones((n, n), dtype=bool), k=1), "nn.MultiheadAttention polarity"),
     (lambda n: ~np.tril(np.ones((n, n), dtype=bool)), "mask of the future"),
-    (lambda n: np.triu(np.ones((n, n), dtype=bool)), "on and below the diagonal"),
+    (lambda n: np.triu(np.ones((n, n), dtype=bool)), "this is the future"),
     (lambda n: np.tril(np.ones((n, n), dtype=bool), k=-1), "the diagonal belongs to the allowed part"),
     (lambda n: np.tril(np.ones((n, n))), "right pattern, but the task asks for a boolean array (dtype bool)"),
     (lambda n: np.tril(np.ones((n, n), dtype=int)), "dtype bool"),
@@ -159,7 +159,7 @@ def test_masked_softmax_rejects_changing_S_or_mask_in_place(capsys):
 def test_big_case_really_breaks_the_naive_softmax():
     # The +-1000 case exists so that a softmax without max subtraction fails: check that it does.
     with np.errstate(all="ignore"):
-        for name, S, mask in chk._softmax_cases():
+        for name, S, mask in ((t["case"], t["S"], t["mask"]) for t in chk._softmax_table()):
             E = np.exp(np.where(mask, S, -np.inf))
             s = E.sum(axis=-1, keepdims=True)
             naive = E / np.where(s == 0, 1, s)
@@ -224,7 +224,9 @@ def ms_wrong_axis_naive(S, mask):
 
 def test_wrong_answers_really_are_wrong_and_finite_where_expected():
     # the candidates above differ from the reference on the first case the checker tries
-    name, S, mask = chk._softmax_cases()[0]
+    t = chk._softmax_table()[0]
+    S, mask = t["S"], t["mask"]
+    np.testing.assert_allclose(t["want"], masked_softmax_loop(S, mask))
     right = masked_softmax_loop(S, mask)
     with np.errstate(all="ignore"):
         for f in (ms_zero_not_inf, ms_no_renormalise, ms_reversed, ms_wrong_axis, ms_wrong_axis_naive):
@@ -235,14 +237,14 @@ def test_wrong_answers_really_are_wrong_and_finite_where_expected():
 
 
 @pytest.mark.parametrize("wrong, words", [
-    (ms_zero_not_inf, "a masked score of 0 still gets weight exp(0); a blocked score must be minus infinity"),
-    (ms_no_renormalise, "rows no longer sum to 1: renormalise after zeroing"),
+    (ms_zero_not_inf, "a blocked score of 0 still counts"),
+    (ms_no_renormalise, "rows no longer sum to 1"),
     (ms_reversed, "polarity is reversed"),
     (ms_reversed_naive, "polarity is reversed"),
     (ms_nan_row, "the all-False row gives 0/0 = NaN: its row sum is 0"),
-    (ms_nan_row_no_max, "guard the division where the sum is 0"),
-    (ms_no_max, "Subtract each row's maximum (over the allowed entries) before exp"),
-    (ms_max_of_whole_row, "over the allowed entries"),
+    (ms_nan_row_no_max, "not the result of dividing by that 0"),
+    (ms_no_max, "exp overflows"),
+    (ms_max_of_whole_row, "among the keys the row may see"),
     (ms_minus_1e9, "not uniform weights"),
     (ms_wrong_axis, "wrong axis"),
     (ms_wrong_axis_naive, "wrong axis"),
@@ -372,12 +374,12 @@ def two_i(i, d):
     (lambda n, d: _pairs(n, d, two_i, swap=True), "sin and cos are swapped"),
     (lambda n, d: _pairs(n, d, two_i, same=np.sin), "every column is a sin"),
     (lambda n, d: _pairs(n, d, two_i, same=np.cos), "every column is a cos"),
-    (lambda n, d: _pairs(n, d, lambda i, d: i / d), "you used i/d"),
-    (lambda n, d: _columns(n, d, lambda j, d: j / d), "column index j in the exponent, j/d"),
-    (lambda n, d: _columns(n, d, lambda j, d: 2 * j / d), "i is the pair index, so columns"),
-    (lambda n, d: _pairs(n, d, two_i, concat=True), "the paper interleaves: column 2i is sin, 2i+1 is cos"),
+    (lambda n, d: _pairs(n, d, lambda i, d: i / d), "fall too slowly"),
+    (lambda n, d: _columns(n, d, lambda j, d: j / d), "column index in the exponent"),
+    (lambda n, d: _columns(n, d, lambda j, d: 2 * j / d), "column index where the pair index belongs"),
+    (lambda n, d: _pairs(n, d, two_i, concat=True), "the paper interleaves them"),
     (lambda n, d: _pairs(n, d, two_i, start=1), "you encoded positions 1 .. 6"),
-    (lambda n, d: _pairs(n, d, two_i, multiply=True), "do not multiply"),
+    (lambda n, d: _pairs(n, d, two_i, multiply=True), "your frequencies grow"),
     (lambda n, d: positions_loop(n, d).T, "rows are positions"),
     (lambda n, d: positions_loop(n, d + 2), "expected shape (len(pos), d) = (6, 8)"),
     (lambda n, d: positions_loop(n, d)[:, : d // 2], "got (6, 4)"),
@@ -502,3 +504,19 @@ def test_checkers_never_raise(capsys, checker, answer):
 def test_module_docstring_lists_every_checker():
     for name in chk.__all__:
         assert f"``{name}(" in chk.__doc__, name
+
+
+def test_hints_name_the_idea_not_the_formula():
+    """No recorded hint of 04's checkers spells the expression to type (issue 46)."""
+    hints = [h for t in chk._mask_table() for _, h in t["wrong"]]
+    hints += [h for t in chk._softmax_table() for _, h in t["wrong"]]
+    hints += [h for t in chk._position_table() for _, h in t["wrong"]]
+    for h in hints:
+        for code in ("10000^", "sin(pos", "j <= i", "np.", "-inf", "minus infinity", "tril", "triu"):
+            assert code not in h, (code, h)
+
+
+def test_the_rows_table_is_the_causal_rule():
+    t = chk._rows_table()
+    edited = 3
+    assert t["want"] == [i for i in range(t["n"]) if ak.causal_mask(t["n"])[i, edited]]

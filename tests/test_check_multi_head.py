@@ -5,6 +5,7 @@ import pytest
 
 import attention_kit as ak
 from attention_kit.check import multi_head as chk
+from attention_kit.check import multi_head_count
 
 
 def _line(capsys):
@@ -92,7 +93,9 @@ def test_split_not_done(capsys):
 # ---------------------------------------------------------------- one head
 
 def head_loop(X, W_q, W_k, W_v):
-    """One head with explicit loops over queries and keys (an independent reference)."""
+    """One head with explicit loops over sequences, queries and keys (an independent reference)."""
+    if X.ndim == 3:
+        return np.stack([head_loop(x, W_q, W_k, W_v) for x in X])
     Q, K, V = X @ W_q, X @ W_k, X @ W_v
     out = np.zeros((X.shape[0], V.shape[1]))
     for i in range(X.shape[0]):
@@ -130,14 +133,14 @@ def test_one_head_accepts_loop_rejects_tuple(capsys):
 
 
 @pytest.mark.parametrize("wrong, words", [
-    (lambda X, Wq, Wk, Wv: _sm((X @ Wq) @ (X @ Wk).T) @ (X @ Wv), "sqrt(d_k)"),
-    (lambda X, Wq, Wk, Wv: _sm((X @ Wq) @ (X @ Wk).T / Wq.shape[1]) @ (X @ Wv), "not by d_k"),
+    (lambda X, Wq, Wk, Wv: _sm((X @ Wq) @ (X @ Wk).T) @ (X @ Wv), "unscaled"),
+    (lambda X, Wq, Wk, Wv: _sm((X @ Wq) @ (X @ Wk).T / Wq.shape[1]) @ (X @ Wv), "scaled by d_k itself"),
     (lambda X, Wq, Wk, Wv: _sm((X @ Wq) @ (X @ Wk).T / np.sqrt(2), axis=0) @ (X @ Wv), "wrong axis"),
     (lambda X, Wq, Wk, Wv: (X @ Wq) @ (X @ Wk).T / np.sqrt(2) @ (X @ Wv), "forgot the softmax"),
     (lambda X, Wq, Wk, Wv: _sm((X @ Wq) @ (X @ Wk).T / np.sqrt(2)), "returned the weights"),
-    (lambda X, Wq, Wk, Wv: _sm((X @ Wq) @ (X @ Wk).T / np.sqrt(X.shape[1])) @ (X @ Wv), "not by sqrt(d_model)"),
+    (lambda X, Wq, Wk, Wv: _sm((X @ Wq) @ (X @ Wk).T / np.sqrt(X.shape[1])) @ (X @ Wv), "size of the tokens, d_model"),
     (lambda X, Wq, Wk, Wv: _global_sm((X @ Wq) @ (X @ Wk).T / np.sqrt(2)) @ (X @ Wv), "whole matrix"),
-    (lambda X, Wq, Wk, Wv: _no_keepdims_sm((X @ Wq) @ (X @ Wk).T / np.sqrt(2)) @ (X @ Wv), "keep the sums as a column"),
+    (lambda X, Wq, Wk, Wv: _no_keepdims_sm((X @ Wq) @ (X @ Wk).T / np.sqrt(2)) @ (X @ Wv), "row j's sum"),
     (lambda X, Wq, Wk, Wv: _sm((X @ Wk) @ (X @ Wq).T / np.sqrt(2)) @ (X @ Wv), "scores are transposed"),
     (lambda X, Wq, Wk, Wv: _sm((X @ Wq) @ (X @ Wk).T / np.sqrt(2)) @ X, "projected by W_v"),
     (lambda X, Wq, Wk, Wv: (X @ Wq.T), "rows are tokens"),
@@ -147,6 +150,34 @@ def test_one_head_names_the_mistake(capsys, wrong, words):
     assert chk.one_head(wrong) is False
     out = _line(capsys)
     assert out.startswith("✗") and words in out, out
+    assert "sqrt(d_k)" not in out and "weights @ V" not in out, out   # the idea, not the formula
+
+
+def _head_2d(X, Wq, Wk, Wv, scale=None):
+    Q, K, V = X @ Wq, X @ Wk, X @ Wv
+    return _sm(Q @ K.T / (np.sqrt(K.shape[1]) if scale is None else scale)) @ V
+
+
+@pytest.mark.parametrize("wrong, words", [
+    # a scale typed in: right for the first case's d_k = 2 only (issue 46: both cases had d_k = 2)
+    (lambda X, Wq, Wk, Wv: _sm(X @ Wq @ np.swapaxes(X @ Wk, -1, -2) / np.sqrt(2)) @ (X @ Wv),
+     "fits keys of another size"),
+    (_head_2d, "X is a batch here"),   # section 2's one-sequence head: .T reverses the batch axis too
+    (lambda X, Wq, Wk, Wv: _sm(X @ Wq @ np.swapaxes(X @ Wk, -1, -2) / np.sqrt(Wq.shape[1]), axis=1) @ (X @ Wv),
+     "wrong axis"),   # axis=1 is the keys for one sequence, the queries for a batch
+])
+def test_one_head_needs_every_size_and_the_batch(capsys, wrong, words):
+    assert chk.one_head(wrong) is False
+    out = _line(capsys)
+    assert out.startswith("✗") and words in out, out
+
+
+def test_one_head_cases_have_keys_of_several_sizes_and_a_batch():
+    cases = chk._head_table()
+    assert len({c["d_k"] for c in cases}) == len(cases) >= 2
+    assert {c["args"][0].ndim for c in cases} == {2, 3}
+    for c in cases:
+        np.testing.assert_allclose(c["want"], head_loop(*c["args"]))
 
 
 # ---------------------------------------------------------------- concat then W_o
@@ -178,7 +209,7 @@ def _merge_b(H):
     (lambda H, W: H.sum(axis=1), "added the heads"),
     (lambda H, W: H.mean(axis=1), "averaged the heads"),
     (lambda H, W: _merge_b(H) @ W.T, "W_o, of shape (h*d_v, d_model)"),
-    (lambda H, W: H.transpose(1, 0, 2).reshape(H.shape[1], -1) @ W, "batch axis first"),   # section 4, copied
+    (lambda H, W: H.transpose(1, 0, 2).reshape(H.shape[1], -1) @ W, "batch axis first"),   # a one-sequence merge
     (lambda H, W: list(_merge_b(H) @ W), "returned a list"),
 ])
 def test_concat_project_names_the_mistake(capsys, wrong, words):
@@ -226,11 +257,24 @@ def test_n_parameters_names_the_mistake(capsys, answer, bias, words):
     assert out.startswith("✗") and words in out, out
 
 
-@pytest.mark.parametrize("d_model, h, d_head, bias", [(8, 2, 4, False), (8, 2, 4, True), (6, 3, 5, True),
-                                                     (12, 4, 2, False), (16, 8, 16, True)])
-def test_reference_count_is_the_size_of_the_arrays_the_package_builds(d_model, h, d_head, bias):
-    built = ak.init_multi_head(d_model, h, rng=np.random.default_rng(0), d_k=d_head, d_v=d_head, bias=bias)
-    assert chk._count(d_model, h, d_head, bias) == built.n_parameters()
+def test_reference_count_is_the_size_of_the_arrays_the_package_builds():
+    table = multi_head_count.parameter_counts()
+    assert set(table) == set(chk.PARAMETER_LAYERS)
+    for d_model, h, d_head, bias in chk.PARAMETER_LAYERS:
+        built = ak.init_multi_head(d_model, h, rng=np.random.default_rng(0), d_k=d_head, d_v=d_head, bias=bias)
+        assert table[(d_model, h, d_head, bias)]["want"] == built.n_parameters()
+
+
+def test_n_parameters_knows_only_its_layers(capsys):
+    assert chk.n_parameters(100, d_model=10, n_heads=2) is False
+    out = _line(capsys)
+    assert out.startswith("✗") and "knows the layers" in out, out
+
+
+def test_n_parameters_fallback_names_no_formula(capsys):
+    assert chk.n_parameters(12345, d_model=1024, n_heads=128, d_head=128) is False
+    out = _line(capsys)
+    assert "x d_head" not in out and "h*d_v" not in out and "from its shape" in out, out
 
 
 # T5-11B (Raffel et al. 2020): d_model 1024, 128 heads of d_kv = 128, no biases: h*d_head = 16,384 != d_model

@@ -65,7 +65,7 @@ MISTAKES = {
              "reshape without the transpose"),
     "03.2": ("def my_head(X, W_q, W_k, W_v):\n    S = (X @ W_q) @ (X @ W_k).T\n"
              "    E = np.exp(S - S.max(axis=1, keepdims=True))\n"
-             "    return E / E.sum(axis=1, keepdims=True) @ (X @ W_v)", "sqrt(d_k)"),
+             "    return E / E.sum(axis=1, keepdims=True) @ (X @ W_v)", "unscaled"),
     "03.3": ("def my_combine(heads, W_o):\n    return np.concatenate(list(heads.transpose(1, 0, 2, 3)), axis=-1)",
              "forgot the output projection"),
     "03.4": ("answer = 4 * 1024**2", "4 d_model^2 holds only"),
@@ -73,7 +73,7 @@ MISTAKES = {
              "mask of the future"),
     "04.2": ("def my_masked_softmax(S, mask):\n    Sm = np.where(mask, S, 0.0)\n"
              "    E = np.exp(Sm - Sm.max(axis=1, keepdims=True))\n"
-             "    return E / E.sum(axis=1, keepdims=True)", "a masked score of 0"),
+             "    return E / E.sum(axis=1, keepdims=True)", "a blocked score of 0"),
     "04.3": ("def my_positions(p, d):\n    n, pos = len(p), np.asarray(p)[:, None]\n"
              "    w = 10000.0 ** (-np.arange(0, d, 2) / d)\n    P = np.zeros((n, d))\n"
              "    P[:, 0::2], P[:, 1::2] = np.cos(pos * w), np.sin(pos * w)\n    return P",

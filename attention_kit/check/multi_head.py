@@ -1,19 +1,19 @@
 """Exercise checkers for notebook 03 (multi-head attention).
 
-Every checker prints one line, ``✓ ...`` or ``✗ ...`` with a hint aimed at the usual mistake, and
-returns True or False. The learner's exceptions are reported, never raised. Hints name the mistake
-and the idea, not the line of code that fixes it.
+Every checker prints one line, ``✓ ...`` or ``✗ ...`` with a hint aimed at the usual mistake (the
+idea, not the line of code that fixes it), and returns True or False. The learner's exceptions are
+reported, never raised. What a checker compares with (its cases, their right answers and the
+outputs of the usual mistakes) comes from ``@recorded`` tables.
 
 * ``split_merge(split_fn, merge_fn)``: for a batch of sequences, ``(b, n, h*d_head) -> (b, h, n, d_head)``
-  and back (the layout of nanoGPT's ``(B, nh, T, hs)``); catches the reshape without the
-  transpose, ``X.reshape(b, h, n, d_head)``, which has the right shape and the wrong entries.
-* ``one_head(fn)``: one head of scaled dot-product attention by hand (one array, not a tuple).
+  and back (the layout of nanoGPT's ``(B, nh, T, hs)``).
+* ``one_head(fn)``: one head of scaled dot-product attention by hand, for one sequence ``(n, d_model)``
+  and for a batch ``(b, n, d_model)``, with keys of several sizes (one array, not a tuple).
 * ``concat_project(fn)``: for a batch, concatenate the heads ``(b, h, n, d_v)``, then apply ``W_o``.
-* ``n_parameters(answer, d_model=..., n_heads=..., d_head=..., bias=...)``: count the parameters of
-  a layer whose heads have ``d_head`` columns each (``d_model / n_heads`` when not given); the
-  answer is a whole number.
-* ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers;
-  the worked solutions use it so that their cells store no output.
+* ``n_parameters(answer, d_model=..., n_heads=..., d_head=..., bias=...)``: the parameter count of one
+  of the layers of ``PARAMETER_LAYERS`` (heads of ``d_head`` columns, ``d_model / n_heads`` when not
+  given); a whole number.
+* ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers.
 """
 
 from __future__ import annotations
@@ -22,12 +22,15 @@ import numbers
 
 import numpy as np
 
-from .. import merge_heads, scaled_dot_product_attention, softmax
-from . import close, not_attempted, not_done, quietly, report, try_call
+from . import close, not_attempted, not_done, quietly, report, shape_of, try_call
 from .general import array_answer
+from .multi_head_count import PARAMETER_LAYERS, parameter_counts
 from .plain import plain_numpy
+from .recorded import recorded, reference
 
-__all__ = ["quietly", "split_merge", "one_head", "concat_project", "n_parameters"]
+__all__ = ["quietly", "split_merge", "one_head", "concat_project", "n_parameters", "PARAMETER_LAYERS"]
+
+STUB = "no answer yet: replace the `...` after `return` with your code, then run the cell again"
 
 # (b, n, h, d_head): b, n, h and d_head mostly differ, so a wrong reshape rarely looks right by accident;
 # the last case has n == h, where the reshape without the transpose keeps the shape and only the entries differ.
@@ -35,58 +38,80 @@ _SPLIT_CASES = ((2, 4, 2, 3), (3, 2, 4, 1), (2, 3, 3, 2))
 
 
 def _shape_error(err: str) -> bool:
-    return any(w in err for w in ("shape", "align", "dimension", "matmul", "axes"))
+    return any(w in err for w in ("shape", "align", "dimension", "matmul", "axes", "broadcast"))
 
 
-def _shape(x) -> tuple:
-    try:
-        return tuple(np.shape(x))
-    except Exception:  # the learner's object: never raise
-        return ()
+def _first(got, mistakes) -> str | None:
+    """The hint of the first recorded mistake whose output ``got`` matches, else None."""
+    for out, hint in mistakes:
+        if close(got, out):
+            return hint
+    return None
 
 
-def _split_ref(X: np.ndarray, h: int) -> np.ndarray:
-    b, n, hd = X.shape
-    return X.reshape(b, n, h, hd // h).transpose(0, 2, 1, 3)  # (b, n, h, d_head) -> (b, h, n, d_head)
+# ---------------------------------------------------------------- split and merge
+
+_GLUED = ("the reshape without the transpose: it glues the heads together in memory order, head after head, "
+          "not token by token. Bring the token axis in front of the head axis first")
+_INTERLEAVED = ("the columns come out interleaved: each head's columns must stay side by side, head 1's block "
+                "first")
+
+@reference
+def _split(X: np.ndarray, h: int) -> np.ndarray:
+    from .. import split_heads
+    return split_heads(X, h)  # (b, n, h*d_head) -> (b, h, n, d_head)
 
 
-def _merge_ref(Xh: np.ndarray) -> np.ndarray:
-    b, h, n, d = Xh.shape
-    return Xh.transpose(0, 2, 1, 3).reshape(b, n, h * d)  # (b, h, n, d) -> (b, n, h, d) -> (b, n, h*d)
+@recorded
+def _split_table() -> list[dict]:
+    """Per case: the batch X, its heads, and what the usual wrong splits and merges give."""
+    out = []
+    for b, n, h, d in _SPLIT_CASES:
+        X = np.arange(b * n * h * d, dtype=float).reshape(b, n, h * d) / 10  # (b, n, h*d_head), entries distinct
+        Xh = _split(X, h)  # (b, h, n, d_head)
+        split_wrong = [
+            (X.reshape(b, h, n, d),
+             "this is the reshape without the transpose: numpy fills the new shape in memory order, token after "
+             "token, so 'head 1' gets whole tokens instead of every token's first d_head columns. Cut each token's "
+             "features into the heads' blocks first, then move the head axis in front of the token axis"),
+            (X.reshape(b, n, h, d),
+             "you cut the features into the heads' blocks but the head axis still comes after the token axis: "
+             "the result must be (b, h, n, d_head)"),
+            (X.reshape(b, n, d, h).transpose(0, 3, 1, 2),
+             f"head i got the interleaved columns i, i+h, i+2h, ...; each head owns a contiguous block of d_head "
+             f"columns (head 1: columns 0 up to, not including, {d}): the head index must vary slower than the "
+             "column within the head"),
+            (Xh.transpose(1, 0, 2, 3), "the head axis went in front of the batch axis: the batch axis stays first, "
+                                       "(b, h, n, d_head)"),
+        ]
+        merge_wrong = [
+            (Xh.reshape(b, n, h * d), "this is " + _GLUED),
+            (Xh.transpose(0, 2, 3, 1).reshape(b, n, h * d), _INTERLEAVED),
+        ]
+        out.append({"shape": (b, n, h, d), "X": X, "heads": Xh, "split_wrong": split_wrong,
+                    "merge_wrong": merge_wrong})
+    return out
 
 
-def _split_hint(got, X, b: int, n: int, h: int, d: int) -> str:
+def _split_hint(got, case: dict) -> str:
     """Name the mistake behind a wrong split."""
-    if close(got, X.reshape(b, h, n, d)):
-        return ("this is the reshape without the transpose, X.reshape(b, h, n, d_head): numpy fills the new "
-                "shape in memory order, token after token, so 'head 1' gets whole tokens instead of every token's "
-                "first d_head columns. Split the features into (h, d_head) first, then bring the head axis in "
-                "front of the token axis")
-    if close(got, X.reshape(b, n, h, d)):
-        return ("you split the features into (h, d_head) but the head axis still comes after the token axis: "
-                "the result must be (b, h, n, d_head)")
-    if close(got, X.reshape(b, n, d, h).transpose(0, 3, 1, 2)):
-        return (f"head i got the interleaved columns i, i+h, i+2h, ...; each head owns a contiguous block "
-                f"of d_head columns (head 1: columns 0 up to, not including, {d}). Split into (h, d_head), not (d_head, h)")
-    if close(got, X.reshape(b, n, h, d).transpose(2, 0, 1, 3)):
-        return "the head axis went in front of the batch axis: the batch axis stays first, (b, h, n, d_head)"
-    if _shape(got) != (b, h, n, d):
-        return (f"expected shape (b, h, n, d_head) = {(b, h, n, d)} for X of shape {X.shape} and h = {h}, "
-                f"got {_shape(got)}; X is a batch of sequences, (b, n, h*d_head)")
+    b, n, h, d = case["shape"]
+    if (hint := _first(got, case["split_wrong"])):
+        return hint
+    if shape_of(got) != (b, h, n, d):
+        return (f"expected shape (b, h, n, d_head) = {(b, h, n, d)} for X of shape {case['X'].shape} and h = {h}, "
+                f"got {shape_of(got)}; X is a batch of sequences, (b, n, h*d_head)")
     return ("the shape is right but the numbers are not: head i of sequence s should hold columns i*d_head "
             "up to, not including, (i+1)*d_head of every token of sequence s")
 
 
-def _merge_hint(got, Xh, b: int, n: int, h: int, d: int) -> str:
+def _merge_hint(got, case: dict) -> str:
     """Name the mistake behind a wrong merge."""
-    if close(got, Xh.reshape(b, n, h * d)):
-        return ("this is the reshape without the transpose: it glues the heads together in memory order, "
-                "head after head, not token by token. Bring the token axis in front of the head axis first")
-    if close(got, Xh.transpose(0, 2, 3, 1).reshape(b, n, h * d)):
-        return ("the columns come out interleaved (d_head-major): each head's d_head columns must stay "
-                "side by side, head 1's block first")
-    if _shape(got) != (b, n, h * d):
-        return f"expected shape (b, n, h*d_head) = {(b, n, h * d)} for heads of shape {Xh.shape}, got {_shape(got)}"
+    b, n, h, d = case["shape"]
+    if (hint := _first(got, case["merge_wrong"])):
+        return hint
+    if shape_of(got) != (b, n, h * d):
+        return f"expected shape (b, n, h*d_head) = {(b, n, h * d)} for heads of shape {(b, h, n, d)}, got {shape_of(got)}"
     return "merge should undo split: merge(split(X, h)) must give back X exactly"
 
 
@@ -96,11 +121,12 @@ def split_merge(split_fn, merge_fn=None) -> bool:
     batch ``X`` of shape ``(b, n, h*d_head)``."""
     if not_done(split_fn):
         return not_attempted("no answer yet: write split(X, h) (and merge(Xh)) and pass them in")
-    for b, n, h, d in _SPLIT_CASES:
-        X = np.arange(b * n * h * d, dtype=float).reshape(b, n, h * d) / 10  # (b, n, h*d_head), entries distinct
+    table = _split_table()
+    for case in table:
+        (b, n, h, d), X = case["shape"], case["X"]
         got, err = try_call(split_fn, X.copy(), h)
         if got is Ellipsis:
-            return not_attempted("no answer yet: replace the `...` after `return` with your code, then run the cell again")
+            return not_attempted(STUB)
         if err:
             hint = ""
             if "axes" in err or "reshape" in err:
@@ -109,90 +135,165 @@ def split_merge(split_fn, merge_fn=None) -> bool:
             return report(False, f"split: {err}.{hint}" if hint else f"split: {err}")
         if (msg := array_answer(got)):
             return report(False, f"split: {msg}")
-        if not close(got, _split_ref(X, h)):
-            return report(False, f"split with b={b}, n={n}, h={h}, d_head={d}: " + _split_hint(got, X, b, n, h, d))
+        if not close(got, case["heads"]):
+            return report(False, f"split with b={b}, n={n}, h={h}, d_head={d}: " + _split_hint(got, case))
     if merge_fn is None:
         return report(True, "split is right: head i holds columns i*d_head up to (i+1)*d_head of every token")
     if not_done(merge_fn):
         return report(False, "split is right; merge has no answer yet")
-    for b, n, h, d in _SPLIT_CASES:
-        X = np.arange(b * n * h * d, dtype=float).reshape(b, n, h * d) / 10  # (b, n, h*d_head)
-        Xh = _split_ref(X, h)  # (b, h, n, d_head)
+    for case in table:
+        (b, n, h, d), Xh = case["shape"], case["heads"]
         got, err = try_call(merge_fn, Xh.copy())
         if got is Ellipsis:
-            return report(False, "split is right; merge has no answer yet: replace the `...` after `return` with your code, then run the cell again")
+            return report(False, "split is right; merge has no answer yet: replace the `...` after `return` with "
+                                 "your code, then run the cell again")
         if err:
             hint = (" The heads come as a batch, (b, h, n, d_head): the batch axis stays first"
                     if ("axes" in err or "reshape" in err) else "")
             return report(False, f"merge: {err}.{hint}" if hint else f"merge: {err}")
         if (msg := array_answer(got)):
             return report(False, f"merge: {msg}")
-        if not close(got, _merge_ref(Xh)):
-            return report(False, f"merge with b={b}, n={n}, h={h}, d_head={d}: " + _merge_hint(got, Xh, b, n, h, d))
+        if not close(got, case["X"]):
+            return report(False, f"merge with b={b}, n={n}, h={h}, d_head={d}: " + _merge_hint(got, case))
     return report(True, "split and merge are right for a batch, and merge(split(X, h)) gives X back")
 
 
-def _one_head_case(seed: int):
-    rng = np.random.default_rng(seed)
-    n, d_model, d_k, d_v = 4, 6, 2, 3  # non-square projections, so a transposed W fails loudly
-    X = rng.normal(size=(n, d_model))
-    W_q, W_k = rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_k))
-    W_v = rng.normal(size=(d_model, d_v))
-    return X, W_q, W_k, W_v
+# ---------------------------------------------------------------- one head
+
+# (seed, sizes): one sequence (n, d_model, d_k, d_v), then keys of another size, then a batch
+# (b, n, d_model, d_k, d_v) with b != d_k, so transposing the batch axis too fails loudly. The key
+# sizes d_k differ from case to case (a fixed scale fits one of them at most) and from d_model.
+_HEAD_CASES = ((0, (4, 6, 2, 3)), (1, (5, 7, 3, 2)), (2, (2, 3, 5, 4, 3)))
+
+
+@reference
+def _softmax(S: np.ndarray, axis: int = -1) -> np.ndarray:
+    from .. import softmax
+    return softmax(S, axis=axis)
+
+
+@recorded
+def _head_table() -> list[dict]:
+    """Per case: X, W_q, W_k, W_v, the head's output and the usual mistakes' outputs."""
+    sm = _softmax
+    out = []
+    for seed, sizes in _HEAD_CASES:
+        rng = np.random.default_rng(seed)
+        *lead, d_model, d_k, d_v = sizes
+        X = rng.normal(size=(*lead, d_model))  # (n, d_model) or (b, n, d_model)
+        W_q, W_k, W_v = (rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_k)),
+                         rng.normal(size=(d_model, d_v)))
+        Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (..., n, d_k), (..., n, d_k), (..., n, d_v)
+        S = Q @ np.swapaxes(K, -1, -2)  # (..., n, n)
+        A = sm(S / np.sqrt(d_k))  # (..., n, n)
+        E = np.exp(S / np.sqrt(d_k))  # (..., n, n) unnormalised weights
+        wrong = [
+            (sm(S) @ V, "the scores go into the softmax unscaled: their spread grows with the size of the keys, so "
+                        "larger heads get ever sharper weights. Scale them so that their spread does not depend on d_k"),
+            (sm(S / d_k) @ V, "you scaled by d_k itself, which shrinks the scores too much: the spread of a dot "
+                              "product of d_k random terms grows like the square root of d_k, not like d_k"),
+            (sm(S / np.sqrt(d_model)) @ V,
+             "you scaled by the size of the tokens, d_model; the scores are dot products of one head's queries and "
+             "keys, so the size that matters is theirs, d_k"),
+            (sm(S / np.sqrt(d_k), axis=-2) @ V,
+             "softmax over the wrong axis: each query's weights must sum to 1, so normalise along the keys, not "
+             "along the queries"),
+            (E / E.sum(axis=(-2, -1), keepdims=True) @ V,
+             "your weights sum to 1 over the whole matrix; each query's row must sum to 1 on its own"),
+            (sm(np.swapaxes(S, -1, -2) / np.sqrt(d_k)) @ V,
+             "your scores are transposed: row i must hold query i's scores against every key"),
+            ((S / np.sqrt(d_k)) @ V, "you forgot the softmax: the scaled scores are not weights yet"),
+            (A @ X, "you averaged the rows of X; the head averages the values, X projected by W_v"),
+            (A, "you returned the weights (n, n); the head's output is what the weights make of the values, "
+                "one row of d_v numbers per query"),
+        ]
+        if X.ndim == 2:
+            wrong.insert(5, ((E / E.sum(axis=-1)) @ V,
+                             "your row sums lost their axis, so broadcasting divided column j by row j's sum: "
+                             "each row must be divided by its own sum"))
+        out.append({"args": (X, W_q, W_k, W_v), "d_k": d_k, "want": A @ V, "wrong": wrong, "other_scale": []})
+    for case in out:  # a scale that fits another case's d_k: a number typed in, not read from the keys
+        X, W_q, W_k, W_v = case["args"]
+        S = (X @ W_q) @ np.swapaxes(X @ W_k, -1, -2)
+        for other in out:
+            if other["d_k"] != case["d_k"]:
+                case["other_scale"].append(sm(S / np.sqrt(other["d_k"])) @ (X @ W_v))
+                case["other_scale"].append(sm(S / other["d_k"]) @ (X @ W_v))
+    return out
 
 
 @plain_numpy()
 def one_head(fn) -> bool:
-    """Check ``fn(X, W_q, W_k, W_v) -> (n, d_v)``: one head of scaled dot-product attention."""
+    """Check ``fn(X, W_q, W_k, W_v) -> (..., n, d_v)``: one head of scaled dot-product attention, for
+    one sequence ``X`` of shape ``(n, d_model)`` and for a batch ``(b, n, d_model)``."""
     if not_done(fn):
         return not_attempted("no answer yet: write head(X, W_q, W_k, W_v) and pass it in")
-    for seed in (0, 1):
-        X, W_q, W_k, W_v = _one_head_case(seed)
+    for case in _head_table():
+        X, W_q, W_k, W_v = case["args"]
+        d_k, want = case["d_k"], case["want"]
+        where = f"for X of shape {X.shape} and keys of size d_k = {d_k}: "
         got, err = try_call(fn, X.copy(), W_q.copy(), W_k.copy(), W_v.copy())
         if got is Ellipsis:
-            return not_attempted("no answer yet: replace the `...` after `return` with your code, then run the cell again")
+            return not_attempted(STUB)
         if err:
-            hint = (" (rows are tokens: each row of X multiplies W_q, shape (d_model, d_k), from the left)"
-                    if _shape_error(err) else "")
-            return report(False, err + hint)
+            hint = ""
+            if _shape_error(err):
+                hint = (" (X is a batch here, (b, n, d_model): the transpose of the keys must swap only their last "
+                        "two axes, token and feature, and leave the batch axis in front)" if X.ndim == 3 else
+                        " (rows are tokens: each row of X multiplies W_q, shape (d_model, d_k), from the left)")
+            return report(False, where + err + hint)
         if isinstance(got, tuple):
             return report(False, "your function returned a tuple; the task asks for one array, the head's output "
                                  "(n, d_v), not the weights with it")
         if (msg := array_answer(got)):
             return report(False, msg)
-        Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (n, d_k), (n, d_k), (n, d_v)
-        want, weights = scaled_dot_product_attention(Q, K, V)
         if close(got, want):
             continue
-        d_k, d_model = Q.shape[1], X.shape[1]
-        S = Q @ K.T  # (n, n)
-        E = np.exp(S / np.sqrt(d_k))  # (n, n) unnormalised weights
+        if (hint := _first(got, case["wrong"])):
+            return report(False, where + hint)
+        if any(close(got, w) for w in case["other_scale"]):
+            return report(False, where + "your scaling fits keys of another size: it must follow the size of the "
+                                         "keys your function is given, not a number typed in")
+        if shape_of(got) != want.shape:
+            return report(False, f"{where}expected shape {want.shape}, one row of d_v = {want.shape[-1]} numbers per "
+                                 f"query, got {shape_of(got)}")
+        return report(False, where + "the shape is right but the numbers are not: compute one query's row by hand "
+                                     "on a small case and compare it with yours step by step")
+    return report(True, "one head is right, for one sequence and for a batch, whatever the size of the keys")
+
+
+# ---------------------------------------------------------------- concatenate, then W_o
+
+@reference
+def _concat(heads: np.ndarray) -> np.ndarray:
+    from .. import merge_heads
+    return merge_heads(heads)  # (b, h, n, d_v) -> (b, n, h*d_v)
+
+
+# (seed, (b, h, n, d_v, d_model)): h*d_v differs from d_model, so W_o is not square; two sizes, so no
+# shape typed in fits both; the second has n == h, where gluing the heads without moving the token
+# axis keeps the shape.
+_COMBINE_CASES = ((3, (3, 2, 5, 3, 4)), (4, (2, 3, 3, 2, 5)))
+
+
+@recorded
+def _combine_table() -> list[dict]:
+    """Per case: a batch of heads, W_o, the layer's output and the usual mistakes' outputs."""
+    out = []
+    for seed, (b, h, n, d_v, d_model) in _COMBINE_CASES:
+        rng = np.random.default_rng(seed)
+        heads = rng.normal(size=(b, h, n, d_v))
+        W_o = rng.normal(size=(h * d_v, d_model))
+        concat = _concat(heads)  # (b, n, h*d_v)
         wrong = [
-            (softmax(S) @ V, "you forgot to divide the scores by sqrt(d_k) before the softmax"),
-            (softmax(S / d_k) @ V, "divide the scores by sqrt(d_k), not by d_k"),
-            (softmax(S / np.sqrt(d_model)) @ V,
-             "divide by sqrt(d_k), the size of one head's keys, not by sqrt(d_model)"),
-            (softmax(S / np.sqrt(d_k), axis=0) @ V,
-             "softmax over the wrong axis: each query's row must sum to 1, so normalise over the keys, the last axis"),
-            (E / E.sum() @ V,
-             "your softmax divided by the sum of the whole matrix; divide each row by its own sum"),
-            ((E / E.sum(axis=-1)) @ V,
-             "your row sums lost their axis, so column j was divided by row j's sum; keep the sums as a "
-             "column so that each row is divided by its own sum"),
-            (softmax(S.T / np.sqrt(d_k)) @ V,
-             "your scores are transposed: row i must hold query i's scores against every key"),
-            ((S / np.sqrt(d_k)) @ V, "you forgot the softmax: the scaled scores are not weights yet"),
-            (weights @ X, "you averaged the rows of X; the head averages the values, X projected by W_v"),
-            (weights, "you returned the weights (n, n); the head's output is weights @ V, shape (n, d_v)"),
+            (concat, "you concatenated the heads but forgot the output projection W_o"),
+            (heads.reshape(b, n, h * d_v) @ W_o, "the concatenation is " + _GLUED),
+            (heads.transpose(0, 2, 3, 1).reshape(b, n, h * d_v) @ W_o, _INTERLEAVED),
+            (heads.sum(axis=1), "you added the heads instead of concatenating them, and W_o is missing"),
+            (heads.mean(axis=1), "you averaged the heads instead of concatenating them, and W_o is missing"),
         ]
-        for w, hint in wrong:
-            if close(got, w):
-                return report(False, hint)
-        if _shape(got) != want.shape:
-            return report(False, f"expected shape (n, d_v) = {want.shape}, got {_shape(got)}")
-        return report(False, "the shape is right but the numbers are not: scores of each query against every "
-                             "key, scaled by sqrt(d_k), softmax over the keys, then the weighted values")
-    return report(True, "one head is right: softmax(Q K^T / sqrt(d_k)) V, one row per query")
+        out.append({"heads": heads, "W_o": W_o, "want": concat @ W_o, "wrong": wrong})
+    return out
 
 
 @plain_numpy()
@@ -200,98 +301,53 @@ def concat_project(fn) -> bool:
     """Check ``fn(heads (b, h, n, d_v), W_o (h*d_v, d_model)) -> (b, n, d_model)`` for a batch."""
     if not_done(fn):
         return not_attempted("no answer yet: write combine(heads, W_o) and pass it in")
-    rng = np.random.default_rng(3)
-    b, h, n, d_v, d_model = 3, 2, 5, 3, 4  # h*d_v = 6 differs from d_model, so W_o is not square
-    heads = rng.normal(size=(b, h, n, d_v))
-    W_o = rng.normal(size=(h * d_v, d_model))
-    got, err = try_call(fn, heads.copy(), W_o.copy())
-    if got is Ellipsis:
-        return not_attempted("no answer yet: replace the `...` after `return` with your code, then run the cell again")
-    if err:
-        hint = (f" (the heads come as a batch, {heads.shape} = (b, h, n, d_v): first put each token's heads "
-                "side by side along the features, (b, n, h*d_v), keeping the batch axis first; then W_o, of shape "
-                "(h*d_v, d_model), maps the features)") if _shape_error(err) else ""
-        return report(False, err + hint)
-    if (msg := array_answer(got)):
-        return report(False, msg)
-    concat = np.stack([merge_heads(x) for x in heads])  # (b, n, h*d_v)
-    want = concat @ W_o  # (b, n, d_model)
-    if close(got, want):
-        return report(True, "concatenate, then W_o: every output feature can now mix all the heads")
-    wrong = [
-        (concat, "you concatenated the heads but forgot the output projection W_o"),
-        (heads.reshape(b, n, h * d_v) @ W_o,
-         "the concatenation is the reshape without the transpose: it glues the heads in memory order, "
-         "not token by token. Bring the token axis in front of the head axis first"),
-        (heads.transpose(0, 2, 3, 1).reshape(b, n, h * d_v) @ W_o,
-         "the concatenated columns are interleaved; head 1's d_v columns must come first, side by side"),
-        (heads.sum(axis=1), "you added the heads instead of concatenating them, and W_o is missing"),
-        (heads.mean(axis=1), "you averaged the heads instead of concatenating them, and W_o is missing"),
-    ]
-    for w, hint in wrong:
-        if close(got, w):
-            return report(False, hint)
-    if _shape(got) != want.shape:
-        return report(False, f"expected shape (b, n, d_model) = {want.shape}, got {_shape(got)}")
-    return report(False, "the shape is right but the numbers are not: each token's heads side by side "
-                         "(head 1 first), then the output projection")
+    for t in _combine_table():
+        heads, W_o, want = t["heads"], t["W_o"], t["want"]
+        where = f"for heads of shape {heads.shape} and W_o of shape {W_o.shape}: "
+        got, err = try_call(fn, heads.copy(), W_o.copy())
+        if got is Ellipsis:
+            return not_attempted(STUB)
+        if err:
+            hint = (" (the heads come as a batch, (b, h, n, d_v): first put each token's heads side by side along "
+                    "the features, (b, n, h*d_v), keeping the batch axis first; then W_o, of shape (h*d_v, d_model), "
+                    "maps the features)") if _shape_error(err) else ""
+            return report(False, where + err + hint)
+        if (msg := array_answer(got)):
+            return report(False, msg)
+        if close(got, want):
+            continue
+        if (hint := _first(got, t["wrong"])):
+            return report(False, where + hint)
+        if shape_of(got) != want.shape:
+            return report(False, f"{where}expected shape (b, n, d_model) = {want.shape}, got {shape_of(got)}")
+        return report(False, where + "the shape is right but the numbers are not: each token's heads side by side "
+                                     "(head 1 first), then the output projection")
+    return report(True, "concatenate, then W_o, for batches of two sizes: every output feature can now mix all the heads")
 
 
-def _count(d_model: int, n_heads: int, d_head: int, bias: bool) -> int:
-    """The parameters of a layer: W_q, W_k, W_v (d_model x h*d_head each), W_o (h*d_head x d_model), and
-    with ``bias`` b_q, b_k, b_v (h*d_head each) and b_o (d_model). Counted from the shapes, without building
-    the arrays (T5-11B's layer has 67 million); the tests compare it with ``init_multi_head``'s arrays."""
-    width = n_heads * d_head
-    return 4 * d_model * width + ((3 * width + d_model) if bias else 0)
-
+# ---------------------------------------------------------------- parameter count
 
 def n_parameters(answer, *, d_model: int, n_heads: int, d_head: int | None = None, bias: bool = False) -> bool:
     """Check a parameter count for multi-head attention whose heads have ``d_k = d_v = d_head``
-    columns each (``d_model / n_heads`` when ``d_head`` is not given). The answer is a whole number."""
+    columns each (``d_model / n_heads`` when ``d_head`` is not given), for one of the layers of
+    ``PARAMETER_LAYERS``. The answer is a whole number."""
     if not_done(answer):
         return not_attempted("no answer yet: replace the `...` after `answer =` with your number, then run the cell again")
+    layer = (d_model, n_heads, d_model // n_heads if d_head is None else d_head, bool(bias))
+    t = parameter_counts().get(layer)
+    if t is None:
+        known = ", ".join(f"(d_model={d}, n_heads={h}, d_head={dh}, bias={b})" for d, h, dh, b in PARAMETER_LAYERS)
+        return report(False, f"this checker knows the layers of notebook 03: {known}; got {layer}")
     if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, numbers.Real):
         return report(False, f"give a whole number, got {type(answer).__name__}")
     value = float(answer)
     if not value.is_integer():
         return report(False, f"{value:,} is not a whole number: a count of parameters has no fraction")
-    d, h = d_model, n_heads
-    dh = d // h if d_head is None else d_head
-    want = _count(d, h, dh, bias)
-    if value == want:
-        return report(True, f"{want:,} parameters: W_q, W_k, W_v are {d} x {h * dh} in total, W_o is {h * dh} x {d}"
-                            + (f", plus {3 * h * dh + d:,} biases" if bias else "")
-                            + ("" if h * dh != d else "; the head count does not change it"))
-    qkv_b, o_b = (3 * dh, d) if bias else (0, 0)  # biases of one head's q, k, v; bias of W_o
-    wrong = [
-        (h * 3 * d * dh + h * qkv_b, "you forgot the output projection W_o, shape (h*d_v, d_model)"),
-        (4 * d * d if h * dh != d else None,
-         f"4 d_model^2 holds only when the heads together are d_model wide; here h*d_head = {h * dh}, "
-         f"not {d}: count each matrix from its shape"),
-        (4 * d * d + 4 * d if h * dh != d else None,
-         "the formula of section 5 assumes h*d_head = d_model" + (" and biases" if not bias else "")
-         + "; count each matrix of this layer from its shape"),
-        (4 * d * h * dh + 4 * d if not bias else None, "this layer has no biases; count only the weight matrices"),
-        (4 * d * h * dh if bias else None, "you forgot the biases: b_q, b_k, b_v (h*d_head each) and b_o (d_model)"),
-        (4 * d * h * dh + 3 * h * dh if bias else None,
-         "you forgot the output bias b_o, one number per output feature (d_model)"),
-        (4 * d * h * dh + d if bias else None,
-         "you forgot the biases of the heads: b_q, b_k and b_v have d_head entries per head"),
-        (4 * d * h * dh + 3 * h * d + d if bias else None,
-         "each head's biases have d_head entries, not d_model: b_q[l] matches the columns of W_q[l]"),
-        (h * 3 * (d * d + (d if bias else 0)) + d * d + o_b if dh != d else None,
-         "each head projects to d_head columns, not d_model: one head's W_q is d_model x d_head"),
-        (h * (3 * d * dh + qkv_b + dh * d + o_b) if h > 1 else None,
-         "all heads share one W_o (h*d_v x d_model) and one b_o: you counted it once per head"),
-        (h * (4 * d * d + (4 * d if bias else 0)) if h > 1 else None,
-         "each head projects to d_head columns, and all heads share one W_o"),
-        (3 * d * dh + qkv_b + h * dh * d + o_b if h > 1 else None,
-         "you counted W_q, W_k, W_v of one head only; there are h of them"),
-        (3 * d * dh + qkv_b + dh * d + o_b if h > 1 else None,
-         "you counted one head only (and its share of W_o); there are h heads"),
-    ]
-    for w, hint in wrong:
-        if w is not None and value == w:
+    if value == t["want"]:
+        return report(True, t["ok"])
+    for w, hint in t["wrong"]:
+        if value == w:
             return report(False, hint)
-    return report(False, f"your count, {value:,.0f}, is not the layer's: count W_q, W_k, W_v (h heads of d_model x "
-                         "d_head each) and W_o (h*d_v x d_model)" + (" plus every bias" if bias else ""))
+    return report(False, f"your count, {value:,.0f}, is not the layer's: count each matrix of the layer from its "
+                         "shape, the query, key and value projections of every head and the one output projection"
+                         + (", and every bias" if bias else ""))

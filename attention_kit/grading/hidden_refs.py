@@ -217,19 +217,24 @@ def merge_ref(Xh):
 
 
 def head_cases(rng):
+    """(X, W_q, W_k, W_v): one sequence of sizes all different; one with d_k = 1; a batch
+    (b, n, d_model) with b = n = d_k, where a transpose of every axis of K runs and gives other
+    numbers (the exercise asks for one sequence or a batch)."""
     n, d_model, d_k, d_v = draw_sizes(rng, 2, 10, 4)
+    m = int(rng.choice([2, 4, 6]))
     return [_attention_case(rng, n, d_model, d_k, d_v),
-            _attention_case(rng, int(rng.integers(5, 9)), 3, 1, 2)]
+            _attention_case(rng, int(rng.integers(5, 9)), 3, 1, 2),
+            _batch_case(rng, m, m, int(rng.integers(2, 8)), m, int(rng.integers(1, 5)))]
 
 
 def head_ref(X, W_q, W_k, W_v):
-    return scaled_dot_product_attention(X @ W_q, X @ W_k, X @ W_v)[0]
+    return scaled_dot_product_attention(X @ W_q, X @ W_k, X @ W_v)[0]  # attends over the last two axes
 
 
 def combine_cases(rng):
-    """(heads (b, h, n, d_v), W_o (h*d_v, d_model)): two batches of other batch and head counts than
-    the in-class (3, 2, 5, 3); the second with n == h, where gluing the heads without moving the
-    token axis keeps the shape."""
+    """(heads (b, h, n, d_v), W_o (h*d_v, d_model)): two batches of other shapes than the in-class
+    (3, 2, 5, 3) and (2, 3, 3, 2) (no 3 heads, no batch of 3); the second with n == h, where gluing
+    the heads without moving the token axis keeps the shape."""
     b, h, n, d_v, d_model = draw_sizes(rng, 2, 9, 5, avoid=(3,))
     b2, h2 = draw_sizes(rng, 1, 7, 2, avoid=(b, h, 3))
     return [(rng.normal(size=(b, h, n, d_v)), rng.normal(size=(h * d_v, d_model))),
