@@ -52,8 +52,6 @@ FORBIDDEN = re.compile(r"worked\s+solution|solution\s+follows|collapsed\s+cell|f
 # Paths the student edition does not ship (issue 46: 08 and 09 pointed learners at tools/ and tests/).
 MISSING_PATHS = re.compile(r"(?<![\w/.-])(?:tools|tests)/[\w./-]*\w")
 ZIP_ROOT = "attention-course"
-STUDENT_DOC = ('"""Exercise checkers of the course: each prints one line, ✓ or ✗ with a hint, and returns '
-               'True or False.\n\nThey compare your answer with recorded cases (recorded.pkl).\n"""\n')
 
 
 def _tags(cell) -> set[str]:
@@ -275,8 +273,6 @@ def strip_references(source: str, module: str = "?") -> str:
                 dropped.append(node)
             elif _decorated(node, "recorded"):
                 stubbed.append(node)
-    doc = tree.body[0] if tree.body and isinstance(tree.body[0], ast.Expr) \
-        and isinstance(tree.body[0].value, ast.Constant) and isinstance(tree.body[0].value.value, str) else None
     for node in sorted(dropped + stubbed, key=lambda n: n.lineno, reverse=True):
         first = min([node.lineno] + [d.lineno for d in node.decorator_list])
         if node in dropped:
@@ -286,8 +282,6 @@ def strip_references(source: str, module: str = "?") -> str:
         stub = (f"{indent}return None  # the student edition holds this function's results as data "
                 f"(check/recorded.pkl)\n")
         lines[node.body[0].lineno - 1: node.end_lineno] = [stub]
-    if doc is not None:  # the module's docstring is the maintainers' (paths, solutions): a learner's instead
-        lines[doc.lineno - 1: doc.end_lineno] = [STUDENT_DOC]
     out = "".join(lines)
     names = {n.name for n in dropped}
     used = {n.id for n in ast.walk(ast.parse(out)) if isinstance(n, ast.Name)} & names

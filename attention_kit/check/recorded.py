@@ -6,11 +6,11 @@ functions marked :func:`recorded`: functions without arguments that return the c
 outputs (a dict, a tuple, arrays: anything ``pickle`` keeps). Code that computes a right answer
 lives only inside them, or in helpers marked :func:`reference` that only they call.
 
-The student edition (``tools/make_student.py``) calls every recorded function once, stores the
+The student-edition builder (``make student``) calls every recorded function once, stores the
 results in ``check/recorded.pkl``, replaces each recorded function's body with a lookup, and
 drops the ``reference`` helpers: what a learner can read (``check.dot_scores??``) or call holds
 the public cases and their answers as data, and no formula that answers a new input
-(``tests/test_student_data.py`` calls every function of the student edition's ``check`` on the
+(a test calls every function of the student edition's ``check`` on the
 grader's hidden inputs and finds none that answers them).
 
 Example::
