@@ -272,7 +272,14 @@ def test_section_4_1_a_window_needs_the_sink(sinks):
     rise = {W: loss_no[windows.index(W)] - full_256 for W in (2, 4, 12, 20)}
     assert 1.3 < rise[2] and 0.85 < rise[4] < 1 and 0.25 < rise[12] < 0.4 and 0.05 < rise[20] < 0.1
     assert loss_no[3] > full_256 + 0.5 and np.abs(loss_sink[1:] - full_256).max() < 0.05   # with the sink: W >= 2
-    assert loss_sink[0] > full_256 + 0.1                               # W = 1: a trigger loses its previous token
+    assert 2.2 < loss_sink[0] < 2.35                                   # W = 1: 2.28, a trigger loses its previous token
+    trig = s["trig"][:256]
+    for W, acc_range in ((1, (0.0, 0.1)), (2, (0.95, 1.0))):           # Exercise 3's answer: 0.07 and 0.97
+        logits = run(s["params"], s["ids"][:256], window=W, sinks=1)[0]
+        assert acc_range[0] <= D.accuracy(logits, s["targets"][:256], trig) <= acc_range[1]
+    on_trig = [cross_entropy(run(s["params"], s["ids"][:256], window=W, sinks=1)[0],
+                             np.where(trig, s["targets"][:256], -1))[0] for W in (2, 1)]
+    assert on_trig[0] < 0.2 and 2.8 < on_trig[1] < 3.3                # about 0.16, then about 3 nats
 
 
 def test_exercise_2_the_failing_queries(induction):
