@@ -46,7 +46,6 @@ def test_section_1_a_bigram_model_is_at_chance_on_the_repeats():
     assert not counts[np.arange(16), np.arange(16)].any()              # a token never follows itself
 
 
-@pytest.mark.slow
 def test_section_1_1_the_live_steps_are_the_shipped_logs_first_steps(models):
     for name in ("one_layer", "induction"):
         live = train_recipe(name, steps=50)[2]
@@ -224,7 +223,6 @@ def test_section_3_the_fixed_period_model(models, induction):
     assert set(back_f[7:]) == {7, 15} and (np.flatnonzero(back_f == 15) == np.arange(15, 22)).all()
 
 
-@pytest.mark.slow
 def test_section_3_the_fixed_period_model_works_only_for_periods_that_divide_8(models):
     params_f = models["fixed_period"][0]
     acc = {p: fixed_period_accuracy(params_f, p) for p in (2, 3, 4, 5, 6, 7, 9, 10, 12)}
@@ -291,3 +289,32 @@ def test_exercise_2_the_failing_queries(induction):
     acc_by_query = (run(induction["params"], ids_x)[0].argmax(axis=-1) == targets_x).mean(axis=0)
     assert [i for i in range(14, 24) if acc_by_query[i] < 0.5] == [16, 17, 20, 21]
     assert acc_by_query[[16, 17, 20, 21]].max() < 0.4 and np.delete(acc_by_query[14:], [2, 3, 6, 7]).min() > 0.9
+
+
+@pytest.mark.slow                                                      # the widgets: about 3 s
+def test_try_this_the_four_answers_on_the_explorers():
+    """The "Check what you found" cell's answers (section 5), from explorers of their own."""
+    from attention_kit.widgets import HeadExplorer, PhaseChangeViewer
+
+    viewer = PhaseChangeViewer(step=150)
+    formed = {}
+    for step in range(150, 325, 25):                                   # 1: the stripes do not lag
+        viewer.controls["step"].value = step
+        formed[step] = (viewer.state["accuracy"], viewer.state["previous_token"], viewer.state["prefix_matching"])
+    first_acc = min(s for s, v in formed.items() if v[0] > 0.5)
+    assert first_acc == min(s for s, v in formed.items() if min(v[1:]) > 0.5) == 225
+
+    demo = HeadExplorer("induction", tokens="D J O B H M F D J O B H M", layer=1, head=0)
+    demo.set_tokens("A B C D E F G H I J K L M N A B C D E F G H I J")  # 2: period 14 works
+    hits = (demo.state["predicted"][14:-1] == demo.state["ids"][15:]).mean()
+    assert demo.state["scores"][2] > 0.8 and hits > 0.8
+
+    demo.controls["model"].value = "fixed_period"                      # 3: period 4 divides 8
+    demo.set_tokens("A B C D A B C D A B C D A B C D A B C D A B C D")
+    back_4 = np.arange(24) - demo.state["weights"].argmax(axis=1)
+    assert set(back_4[7:]) <= {7, 15} and (demo.state["predicted"][7:-1] == demo.state["ids"][8:]).all()
+
+    demo.controls["model"].value = "sinks"                             # 4: the trigger looks back
+    demo.set_tokens("<s> c d e f T1 g h")
+    w = demo.state["weights"]
+    assert [i for i in range(1, 8) if w[i, 0] < 0.5] == [5] and w[5].argmax() == 4
