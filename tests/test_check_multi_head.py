@@ -231,14 +231,16 @@ def _merge_b(H):
     (lambda H, W: H.transpose(0, 2, 3, 1).reshape(H.shape[0], H.shape[2], -1) @ W, "interleaved"),
     (lambda H, W: H.sum(axis=1), "added the heads"),
     (lambda H, W: H.mean(axis=1), "averaged the heads"),
-    (lambda H, W: _merge_b(H) @ W.T, "W_o, of shape (h*d_v, d_model)"),
-    (lambda H, W: H.transpose(1, 0, 2).reshape(H.shape[1], -1) @ W, "batch axis first"),   # a one-sequence merge
+    (lambda H, W: _merge_b(H) @ W.T, "read W_o's shape, (h*d_v, d_model)"),
+    (lambda H, W: H.transpose(1, 0, 2).reshape(H.shape[1], -1) @ W, "batch axis stays first"),   # one-sequence merge
     (lambda H, W: list(_merge_b(H) @ W), "returned a list"),
 ])
 def test_concat_project_names_the_mistake(capsys, wrong, words):
     assert chk.concat_project.__wrapped__(wrong) is False  # without the plain-numpy guard
     out = _line(capsys)
     assert out.startswith("✗") and words in out, out
+    # the idea (what W_o's shape says), not the recipe: no steps, no intermediate shape to aim for
+    assert "first put" not in out and "(b, n, h*d_v)" not in out and "; then" not in out, out
 
 
 # ---------------------------------------------------------------- parameter count

@@ -354,9 +354,12 @@ def concat_project(fn) -> bool:
         if got is Ellipsis:
             return not_attempted(STUB)
         if err:
-            hint = (" (the heads come as a batch, (b, h, n, d_v): first put each token's heads side by side along "
-                    "the features, (b, n, h*d_v), keeping the batch axis first; then W_o, of shape (h*d_v, d_model), "
-                    "maps the features)") if _shape_error(err) else ""
+            hint = ""
+            if "matmul" in err or "align" in err:
+                hint = (" (read W_o's shape, (h*d_v, d_model): its h*d_v rows pair with a token's features from "
+                        "all the heads together, so W_o takes those features from its left, as it is given)")
+            elif _shape_error(err):
+                hint = " (the heads come as a batch, (b, h, n, d_v): the batch axis stays first throughout)"
             return report(False, where + err + hint)
         if (msg := array_answer(got)):
             return report(False, msg)
