@@ -172,6 +172,29 @@ def test_one_head_needs_every_size_and_the_batch(capsys, wrong, words):
     assert out.startswith("✗") and words in out, out
 
 
+@pytest.mark.parametrize("c, where, words", [
+    # a 2.0 typed in: d_k itself on the first case (d_k = 2), right on the batch (d_k = 4); not
+    # "you scaled by d_k itself" (the trial's wrong verdict), the number's hint where it is neither
+    (2.0, "d_k = 3", "fits keys of another size"),
+    (np.sqrt(6), "d_k = 3", "the same number whatever the size of the keys"),   # d_model of the first case
+    (np.sqrt(7), "d_k = 2", "the same number whatever the size of the keys"),   # d_model of the second case
+    (3.0, "d_k = 2", "fits keys of another size"),                              # d_k itself of the second case
+])
+def test_one_head_a_number_typed_in_gets_its_own_hint(capsys, c, where, words):
+    assert chk.one_head(lambda X, Wq, Wk, Wv: _sm(X @ Wq @ np.swapaxes(X @ Wk, -1, -2) / c) @ (X @ Wv)) is False
+    out = _line(capsys)
+    assert out.startswith("✗") and where in out and words in out, out
+    assert "d_k itself" not in out and "d_model" not in out, out
+
+
+def test_one_head_scaling_by_a_size_still_named(capsys):
+    assert chk.one_head(lambda X, Wq, Wk, Wv: _sm(X @ Wq @ np.swapaxes(X @ Wk, -1, -2) / Wk.shape[1]) @ (X @ Wv)) is False
+    assert "scaled by d_k itself" in _line(capsys)
+    assert chk.one_head(lambda X, Wq, Wk, Wv: _sm(X @ Wq @ np.swapaxes(X @ Wk, -1, -2) / np.sqrt(X.shape[-1]))
+                        @ (X @ Wv)) is False
+    assert "size of the tokens, d_model" in _line(capsys)
+
+
 def test_one_head_cases_have_keys_of_several_sizes_and_a_batch():
     cases = chk._head_table()
     assert len({c["d_k"] for c in cases}) == len(cases) >= 2
@@ -208,14 +231,16 @@ def _merge_b(H):
     (lambda H, W: H.transpose(0, 2, 3, 1).reshape(H.shape[0], H.shape[2], -1) @ W, "interleaved"),
     (lambda H, W: H.sum(axis=1), "added the heads"),
     (lambda H, W: H.mean(axis=1), "averaged the heads"),
-    (lambda H, W: _merge_b(H) @ W.T, "W_o, of shape (h*d_v, d_model)"),
-    (lambda H, W: H.transpose(1, 0, 2).reshape(H.shape[1], -1) @ W, "batch axis first"),   # a one-sequence merge
+    (lambda H, W: _merge_b(H) @ W.T, "read W_o's shape, (h*d_v, d_model)"),
+    (lambda H, W: H.transpose(1, 0, 2).reshape(H.shape[1], -1) @ W, "batch axis stays first"),   # one-sequence merge
     (lambda H, W: list(_merge_b(H) @ W), "returned a list"),
 ])
 def test_concat_project_names_the_mistake(capsys, wrong, words):
     assert chk.concat_project.__wrapped__(wrong) is False  # without the plain-numpy guard
     out = _line(capsys)
     assert out.startswith("✗") and words in out, out
+    # the idea (what W_o's shape says), not the recipe: no steps, no intermediate shape to aim for
+    assert "first put" not in out and "(b, n, h*d_v)" not in out and "; then" not in out, out
 
 
 # ---------------------------------------------------------------- parameter count

@@ -149,3 +149,52 @@ def test_no_function_of_the_student_editions_check_answers_a_hidden_case(student
     answers = sorted({(ex_id, name) for ex_id, name, blob in found
                       if any(_same(pickle.loads(blob), want) for want in expected[ex_id])})
     assert not answers, f"these functions of the student edition's check answer an exercise: {answers}"
+
+
+def _strings(x):
+    if isinstance(x, str):
+        yield x
+    elif isinstance(x, dict):
+        for v in x.values():
+            yield from _strings(v)
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _strings(v)
+
+
+def test_no_prediction_hint_can_be_read_in_the_student_editions_source(student_pkg):
+    """A prediction's in-class hints may name its answer (04.4's "every query i >= 3 sees token 3"),
+    so they live in the recorded tables its checker reads: ``check.future_unchanged??`` (the student
+    edition's source: code, comments, strings) shows none of them."""
+    import ast
+    import importlib
+    import inspect
+    import pkgutil
+
+    import attention_kit.check as check
+
+    seen = 0
+    for info in pkgutil.iter_modules(check.__path__):
+        mod = importlib.import_module(f"attention_kit.check.{info.name}")
+        checkers = [f for f in vars(mod).values() if getattr(f, "prediction", False) is True
+                    and getattr(f, "__module__", None) == mod.__name__]
+        if not checkers:
+            continue
+        src = (student_pkg / "attention_kit" / "check" / f"{info.name}.py").read_text(encoding="utf-8")
+        literals = [n.value for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        comments = [line.split("#", 1)[1] for line in src.splitlines() if "#" in line]
+        for checker in checkers:
+            names = inspect.unwrap(checker).__code__.co_names
+            tables = [getattr(mod, n) for n in names if hasattr(getattr(mod, n, None), "recorded_key")]
+            assert tables, f"{info.name}.{checker.__name__} reads no recorded table"
+            for table in tables:
+                for text in _strings(table()):
+                    piece = text.split("{")[0]   # the part before a placeholder the checker fills in
+                    if len(piece) >= 20:
+                        seen += 1
+                        assert not any(piece in s for s in literals + comments), (
+                            f"{info.name}.{checker.__name__}: {text!r} can be read in the student edition's source")
+    assert seen >= 8   # the prediction tables' hints were found and looked for
+    masks = (student_pkg / "attention_kit" / "check" / "masks_positions.py").read_text(encoding="utf-8")
+    for answer in ("i >= 3", "4 and 5", "3, 4 and 5", "rows 3", "range(edited"):
+        assert answer not in masks, answer

@@ -211,7 +211,8 @@ def _head_table() -> list[dict]:
             wrong.insert(5, ((E / E.sum(axis=-1)) @ V,
                              "your row sums lost their axis, so broadcasting divided column j by row j's sum: "
                              "each row must be divided by its own sum"))
-        out.append({"args": (X, W_q, W_k, W_v), "d_k": d_k, "want": A @ V, "wrong": wrong, "other_scale": []})
+        out.append({"args": (X, W_q, W_k, W_v), "d_k": d_k, "want": A @ V, "wrong": wrong, "other_scale": [],
+                    "own_scales": (np.sqrt(d_k), float(d_k), np.sqrt(d_model)), "by_number": []})
     for case in out:  # a scale that fits another case's d_k: a number typed in, not read from the keys
         X, W_q, W_k, W_v = case["args"]
         S = (X @ W_q) @ np.swapaxes(X @ W_k, -1, -2)
@@ -219,7 +220,51 @@ def _head_table() -> list[dict]:
             if other["d_k"] != case["d_k"]:
                 case["other_scale"].append(sm(S / np.sqrt(other["d_k"])) @ (X @ W_v))
                 case["other_scale"].append(sm(S / other["d_k"]) @ (X @ W_v))
+    # Every number typed in as the scale that one case's sizes explain (sqrt(d_k), d_k, sqrt(d_model)):
+    # per case, what dividing by it gives, whether this case's sizes explain it (then its verdict there
+    # would name a size: right by coincidence, "d_k itself", "d_model") and whether it is another case's
+    # sqrt(d_k) or d_k. A number that fits every case is a number typed in, and its hint goes on a case
+    # that its value does not explain.
+    numbers = sorted({float(c) for case in out for c in case["own_scales"]})
+    for case in out:
+        X, W_q, W_k, W_v = case["args"]
+        S = (X @ W_q) @ np.swapaxes(X @ W_k, -1, -2)
+        for c in numbers:
+            case["by_number"].append({
+                "out": sm(S / c) @ (X @ W_v),
+                "own": any(np.isclose(c, s) for s in case["own_scales"]),
+                "other": any(np.isclose(c, s) for o in out if o["d_k"] != case["d_k"]
+                             for s in (np.sqrt(o["d_k"]), o["d_k"]))})
+    for case in out:
+        del case["own_scales"]
     return out
+
+
+_OTHER_SIZE = ("your scaling fits keys of another size: it must follow the size of the keys your function is "
+               "given, not a number typed in")
+_TYPED_NUMBER = ("your scaling is the same number whatever the size of the keys: it must follow the size of the "
+                 "keys your function is given, not a number typed in")
+
+
+def _typed_scale(fn, table: list[dict]) -> str | None:
+    """If one number typed in as the scale explains every case the function answers, the hint for it,
+    on a case where that number is not what this case's sizes would give (else None)."""
+    outs = []
+    for case in table:
+        X, W_q, W_k, W_v = case["args"]
+        got, err = try_call(fn, X.copy(), W_q.copy(), W_k.copy(), W_v.copy())
+        outs.append(None if err or not isinstance(got, np.ndarray) else got)
+    answered = [(case, got) for case, got in zip(table, outs, strict=True) if got is not None]
+    for k in range(len(table[0]["by_number"])):
+        if len(answered) < 2 or not all(close(got, case["by_number"][k]["out"]) for case, got in answered):
+            continue
+        for case, _ in answered:
+            entry = case["by_number"][k]
+            if not entry["own"]:
+                X = case["args"][0]
+                where = f"for X of shape {X.shape} and keys of size d_k = {case['d_k']}: "
+                return where + (_OTHER_SIZE if entry["other"] else _TYPED_NUMBER)
+    return None
 
 
 @plain_numpy()
@@ -249,11 +294,12 @@ def one_head(fn) -> bool:
             return report(False, msg)
         if close(got, want):
             continue
+        if (hint := _typed_scale(fn, _head_table())):   # a number typed in, whatever it coincides with here
+            return report(False, hint)
         if (hint := _first(got, case["wrong"])):
             return report(False, where + hint)
         if any(close(got, w) for w in case["other_scale"]):
-            return report(False, where + "your scaling fits keys of another size: it must follow the size of the "
-                                         "keys your function is given, not a number typed in")
+            return report(False, where + _OTHER_SIZE)
         if shape_of(got) != want.shape:
             return report(False, f"{where}expected shape {want.shape}, one row of d_v = {want.shape[-1]} numbers per "
                                  f"query, got {shape_of(got)}")
@@ -308,9 +354,12 @@ def concat_project(fn) -> bool:
         if got is Ellipsis:
             return not_attempted(STUB)
         if err:
-            hint = (" (the heads come as a batch, (b, h, n, d_v): first put each token's heads side by side along "
-                    "the features, (b, n, h*d_v), keeping the batch axis first; then W_o, of shape (h*d_v, d_model), "
-                    "maps the features)") if _shape_error(err) else ""
+            hint = ""
+            if "matmul" in err or "align" in err:
+                hint = (" (read W_o's shape, (h*d_v, d_model): its h*d_v rows pair with a token's features from "
+                        "all the heads together, so W_o takes those features from its left, as it is given)")
+            elif _shape_error(err):
+                hint = " (the heads come as a batch, (b, h, n, d_v): the batch axis stays first throughout)"
             return report(False, where + err + hint)
         if (msg := array_answer(got)):
             return report(False, msg)
