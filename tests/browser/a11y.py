@@ -212,6 +212,11 @@ def _new_text(value: str) -> str:
 #: frame whose words it holds: live_figure.js, from the kernel's ``described``), and no new
 #: picture came for ``quiet`` ms (one key press can reach the kernel as two messages, and a
 #: button that trains for 100 steps draws several pictures).
+# How long a press may take to bring its picture and words: a limit for an event on a machine
+# shared with other work (a fresh-clone run beside six other jobs, load average 14 on 2 cores, once
+# took longer than 15 s), not a speed: the latency targets are measured by benchmarks/.
+PRESS_TIMEOUT_MS = 30000
+
 _JS_SETTLED = """(quiet) => {
     const area = document.querySelector('[data-ak-keys]');
     const c = area.querySelector('canvas.ak-live-figure');
@@ -335,11 +340,11 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
                 try:
                     page.wait_for_function(
                         """(f) => document.querySelector('[data-ak-keys] canvas.ak-live-figure').dataset.frame !== f""",
-                        arg=before["frame"], timeout=15000)
+                        arg=before["frame"], timeout=PRESS_TIMEOUT_MS)
                 except Exception:  # playwright's TimeoutError: judged below
                     pass
                 else:
-                    _settle(page, timeout_ms=15000)  # the words of the new picture
+                    _settle(page, timeout_ms=PRESS_TIMEOUT_MS)  # the words of the new picture
                 after = page.evaluate(_JS_PICTURE)
                 if after["frame"] != before["frame"] and after["full"] != before["full"]:
                     break
