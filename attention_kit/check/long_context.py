@@ -192,12 +192,12 @@ def _reach_hints() -> dict:
                            "holds the token itself and reaches only three back",
         "too_far": "too far back: there are two layers, and each lets a token see only three tokens before it",
         "not_far": "not far enough back: count both layers, three steps back each",
+        # the graded hints' common end (``make grade``): the idea, not the answer, but near enough to it
+        # that the kept code does not show it either
+        "graded": ("a layer lets a token see the window - 1 tokens before it; a cached key or value of layer 2 "
+                   "was computed when its token arrived, from a layer-1 state that saw its own window; a fresh "
+                   "pass over the window sees the window only"),
     }
-
-
-_GRADED_REACH = ("a layer lets a token see the window - 1 tokens before it; a cached key or value of layer 2 "
-                 "was computed when its token arrived, from a layer-1 state that saw its own window; a fresh "
-                 "pass over the window sees the window only")
 
 
 @prediction
@@ -212,24 +212,25 @@ def sliding_reach(earliest_cached, earliest_fresh) -> bool:
                              f"'12' or True); got {earliest_cached!r} and {earliest_fresh!r}")
     want_cached, want_fresh = _reach()
     hints = _reach_hints()  # the in-class texts (they may state the answer): recorded data
+    graded_end = hints["graded"]
     if (cached, fresh) == (want_cached, want_fresh):
         return report(True, hints["ok"])
     if fresh != want_fresh:
         if fresh == want_fresh - 1:
-            return report(False, hints["fresh_off_by_one"], graded="off by one in the fresh window. " + _GRADED_REACH)
-        return report(False, hints["fresh"], graded=_GRADED_REACH)
+            return report(False, hints["fresh_off_by_one"], graded="off by one in the fresh window. " + graded_end)
+        return report(False, hints["fresh"], graded=graded_end)
     if cached == fresh:
         return report(False, hints["cache_is_fresh"],
-                      graded="the cache reaches further than the fresh window. " + _GRADED_REACH)
+                      graded="the cache reaches further than the fresh window. " + graded_end)
     if cached == want_cached - 1:
         return report(False, hints["off_by_one"],
-                      graded="off by one: a window of 4 holds the token itself. " + _GRADED_REACH)
+                      graded="off by one: a window of 4 holds the token itself. " + graded_end)
     if cached == want_cached - 2:
         return report(False, hints["off_by_one_each"],
-                      graded="off by one in each layer: a window of 4 holds the token itself. " + _GRADED_REACH)
+                      graded="off by one in each layer: a window of 4 holds the token itself. " + graded_end)
     if cached < want_cached:
-        return report(False, hints["too_far"], graded=_GRADED_REACH)
-    return report(False, hints["not_far"], graded=_GRADED_REACH)
+        return report(False, hints["too_far"], graded=graded_end)
+    return report(False, hints["not_far"], graded=graded_end)
 
 
 # ---------------------------------------------------------------- exercise 3: ALiBi's weights when content is equal
@@ -370,11 +371,10 @@ def _keeps_hints() -> dict:
         "sink_in_window": "the sink does not take a place of the window: it is kept beside the last four",
         "off_by_one": "off by one: after token 9 the window holds 9 itself and the three before it",
         "other": "which tokens stay? the first one (the sink) and the window's last four",
+        # the graded hints' common end (``make grade``): the rule, which the kept code does not show either
+        "graded": ("a cache with window W and k sinks keeps the first k tokens for ever and, beside them, the W "
+                   "most recent ones, the new token included"),
     }
-
-
-_GRADED_KEEPS = ("a cache with window W and k sinks keeps the first k tokens for ever and, beside "
-                 "them, the W most recent ones, the new token included")
 
 
 @prediction
@@ -391,14 +391,15 @@ def cache_keeps(answer) -> bool:
     keeps = _keeps()
     sink, window = keeps[:1], keeps[1:]
     hints = _keeps_hints()  # the in-class texts (they may state the answer): recorded data
+    graded_end = hints["graded"]
     if got == keeps:
         return report(True, hints["ok"])
     if got == window:
-        return report(False, hints["no_sink"], graded="the sink is missing. " + _GRADED_KEEPS)
+        return report(False, hints["no_sink"], graded="the sink is missing. " + graded_end)
     if got == sink + window[1:]:
         return report(False, hints["sink_in_window"],
-                      graded="the sink is kept beside the window, not inside it. " + _GRADED_KEEPS)
+                      graded="the sink is kept beside the window, not inside it. " + graded_end)
     early = [window[0] - 1] + window[:-1]
     if got in (sink + early, sink + [window[0] - 1] + window, sink + window[:-1]):
-        return report(False, hints["off_by_one"], graded="off by one: the newest token is in the window. " + _GRADED_KEEPS)
-    return report(False, hints["other"], graded=_GRADED_KEEPS)
+        return report(False, hints["off_by_one"], graded="off by one: the newest token is in the window. " + graded_end)
+    return report(False, hints["other"], graded=graded_end)
