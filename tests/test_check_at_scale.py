@@ -54,10 +54,12 @@ def section_3_update(m, l, acc, s, V):
     return m_new, alpha * l + p.sum(), alpha * acc + p @ V
 
 
-def _variant(o_rule, *, l_scaled=True, keep_m=False, inverted=False):
+def _variant(o_rule, *, l_scaled=True, keep_m=False, inverted=False, guarded=False):
     def f(m, l, o, s, V):
         m_new = max(m, np.max(s))
         a = np.exp(m_new - m) if inverted else np.exp(m - m_new)   # inverted: inf from m = -inf
+        if inverted and guarded:   # the upside-down factor, but 0 for the first block (m = -inf)
+            a = np.exp(m_new - m) if np.isfinite(m) else 0.0
         p = np.exp(s - m_new)
         l_new = (a if l_scaled else 1.0) * l + p.sum()
         return (m if keep_m else m_new), l_new, o_rule(a, l, o, p @ V, l_new)
@@ -72,6 +74,11 @@ def _variant(o_rule, *, l_scaled=True, keep_m=False, inverted=False):
     (_variant(lambda a, l, o, pv, ln: (a * a * l * o + pv) / ln), "rescaled twice"),
     # the most natural slip: the factor upside down, unguarded: inf * 0 = NaN at the first block
     (_variant(lambda a, l, o, pv, ln: (a * l * o + pv) / ln, inverted=True), "upside down"),
+    # the same slip guarded against m = -inf: no NaN, but the old terms grow when the maximum rises
+    (_variant(lambda a, l, o, pv, ln: (a * l * o + pv) / ln, inverted=True, guarded=True), "upside down"),
+    # o_new must be a numpy array (the array rule of every exercise), not a list or a tuple
+    (lambda *a: (*update_right(*a)[:2], update_right(*a)[2].tolist()), "numpy array"),
+    (lambda *a: (*update_right(*a)[:2], tuple(update_right(*a)[2])), "numpy array"),
     (_variant(lambda a, l, o, pv, ln: (a * l * o + pv) / ln, keep_m=True), "return the new maximum"),
     (lambda m, l, o, s, V: (max(m, np.max(s)), l + np.exp(s).sum(), o + np.exp(s) @ V), "after block"),
     (lambda m, l, o, s, V: (max(m, np.max(s)), 1.0, np.zeros(V.shape[1] + 1)), "shape (d_v,)"),
@@ -175,9 +182,12 @@ def test_kv_cache_size_accepts_right_answers(capsys, right):
     (lambda n, L, H, Hkv, d, b: 2 * L * Hkv * d * n, "how many bytes does each number take"),
     (lambda n, L, H, Hkv, d, b: 16 * L * Hkv * d * b * n, "bits"),
     (lambda n, L, H, Hkv, d, b: 2 * L * Hkv * d * b * n * n, "not with their square"),
-    (lambda n, L, H, Hkv, d, b: 2 * L * Hkv * d * b * n / 2**30, "not GiB"),
+    (lambda n, L, H, Hkv, d, b: 2 * L * Hkv * d * b * n / 2**30, "right size in GiB, but the unit asked for is bytes"),
+    (lambda n, L, H, Hkv, d, b: round(2 * L * Hkv * d * b * n / 2**30, 3), "right size in GiB"),
+    (lambda n, L, H, Hkv, d, b: 2 * L * Hkv * d * b * n / 2**20, "right size in MiB"),
+    (lambda n, L, H, Hkv, d, b: 2 * L * Hkv * d * b * n / 2**10, "right size in KiB"),
     (lambda n, L, H, Hkv, d, b: 3 * L * Hkv * d * b * n, "Count what one token leaves behind"),
-    (lambda n, L, H, Hkv, d, b: 2 * L * Hkv * d * b * n / 1e9, "not GiB or GB"),
+    (lambda n, L, H, Hkv, d, b: 2 * L * Hkv * d * b * n / 1e9, "right size in GB"),
     (lambda *a: [1], "number of bytes"),
     (boom, "RuntimeError: boom"),
     (lambda *a: ..., STUB),
@@ -186,6 +196,7 @@ def test_kv_cache_size_names_the_mistake(capsys, wrong, words):
     assert chk.kv_cache_size(wrong) is False
     out = one_line(capsys)
     assert out.startswith("✗") and words in out, out
+    assert "e-0" not in out, out   # a size in GiB is not converted a second time ("got 1.16e-09 GiB")
 
 
 def test_first_kv_case_tells_heads_from_kv_heads():

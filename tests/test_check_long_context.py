@@ -282,6 +282,37 @@ def test_the_kept_code_states_no_formula(checker):
             assert formula not in hint, hint
 
 
+def test_array_results_must_be_numpy_arrays(capsys):
+    """The array rule of every exercise: a list (``.tolist()``) of the right numbers is not accepted."""
+    good_matrix = chk._matrix_table()["want"]
+    table = chk._alibi_table()
+    weights = {(tuple(sl), i): w for (sl, i), w in zip(table["cases"], table["want"], strict=True)}
+    right_matrix = {c: w for c, w in zip(chk._matrix_table()["cases"], good_matrix, strict=True)}
+    assert chk.rope_matrix(lambda d, delta: right_matrix[(d, delta)]) is True
+    one_line(capsys)
+    assert chk.rope_matrix(lambda d, delta: right_matrix[(d, delta)].tolist()) is False
+    assert "numpy array" in one_line(capsys)
+    assert chk.alibi_weights(lambda m, i: weights[(tuple(m), i)].tolist(), RATIO) is False
+    assert "numpy array" in one_line(capsys)
+
+
+@pytest.mark.parametrize("checker, words", [
+    ("cache_keeps", ("keeps position 0 for ever", "holds 9 itself and the three before it",
+                     "the window's last four", "the last four")),
+    ("sliding_reach", ("two layers of three steps back each", "holds token 20 itself and the three before it",
+                       "three steps back each", "three tokens back per layer", "three tokens before it")),
+])
+def test_the_kept_code_states_no_prediction_answer(checker, words):
+    """``check.x??`` in the student edition shows the checker's code: the in-class hints of a prediction,
+    which may state its answer, live in the recorded table, not in that code."""
+    import inspect
+
+    fn = getattr(chk, checker)
+    src = inspect.getsource(getattr(fn, "__wrapped__", fn))
+    for w in words:
+        assert w not in src, (checker, w)
+
+
 def test_every_checker_tries_several_sizes():
     assert len({d for d, _ in chk._matrix_table()["cases"]}) >= 2
     assert len({len(s) for s, _ in chk._alibi_table()["cases"]}) >= 2

@@ -9,13 +9,14 @@ returns True or False. The learner's exceptions are reported, never raised.
   every block (notebook 07's ``my_tiled`` keeps it unnormalised and divides at the end); catches
   the old output not turned back into a sum, the old output or the old sum not rescaled, the
   unnormalised accumulator returned, the output rescaled twice, the factor upside down (NaN from
-  ``m = -inf``) and the maximum not updated.
+  ``m = -inf``, or guarded against it) and the maximum not updated; ``o_new`` must be a numpy array.
 * ``skipped_tiles(fn)``: ``fn(n, block_q, block_k) -> int``, the tiles a causal mask skips;
   catches counted (query, key) pairs, a forgotten last partial block, the diagonal tiles counted
   as skipped, the computed tiles, half of all tiles, and a count that is not an int.
 * ``kv_cache_size(fn)``: ``fn(n_tokens, layers, heads, kv_heads, d_head, bytes_per_value) -> int``
   bytes; catches the forgotten 2 (keys *and* values), query heads instead of key/value heads, the
-  layers or the bytes per value forgotten, bits instead of bytes, and a size that is not an int.
+  layers or the bytes per value forgotten, bits instead of bytes, a size in GiB, GB, MiB, MB, KiB or kB
+  instead of bytes, and a size that is not an int.
 * ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers.
 
 What a checker compares with (its cases, their right answers and the usual mistakes' outputs) is
@@ -56,6 +57,8 @@ _UPDATE_HINTS = (
     "so that o is at each step the softmax-weighted average of the values seen so far",
     "the old output was rescaled twice: the factor applies once to each old term",
     "return the new maximum, not the old m: the next block is compared with it",
+    "the factor is upside down: when the maximum rises, the old terms, taken against a smaller maximum, "
+    "must shrink, and your factor makes them grow. The factor is at most 1",
 )
 
 
@@ -64,13 +67,15 @@ def _update_step(m, l, o, s, V, slip=None):
     """One normalised online step (``slip=None``), or the usual mistake number ``slip``."""
     m_new = max(m, float(np.max(s)))
     a = math.exp(m - m_new)  # 0 from m = -inf
+    if slip == 6:  # the factor upside down, guarded against m = -inf for the first block
+        a = math.exp(m_new - m) if math.isfinite(m) else 0.0
     p = np.exp(s - m_new)
     pv = p @ V
     l_new = (1.0 if slip == 2 else a) * l + p.sum()
     o_new = {None: lambda: (a * l * o + pv) / l_new, 0: lambda: (a * o + pv) / l_new,
              1: lambda: (l * o + pv) / l_new, 2: lambda: (a * l * o + pv) / l_new,
              3: lambda: a * o + pv, 4: lambda: (a * a * l * o + pv) / l_new,
-             5: lambda: (a * l * o + pv) / l_new}[slip]()
+             5: lambda: (a * l * o + pv) / l_new, 6: lambda: (a * l * o + pv) / l_new}[slip]()
     return (m if slip == 5 else m_new), l_new, o_new
 
 
@@ -111,6 +116,13 @@ def _run(fn, s, V, b):
             return None, (STUB if _stub(got) else err)
         try:
             m, l, o = got
+        except Exception:  # the learner's object: never raise
+            return None, (f"return the three values (m_new, l_new, o_new), got {type(got).__name__} "
+                          f"{str(got)[:60]}")
+        if isinstance(o, (list, tuple)):
+            return None, (f"o_new is a {type(o).__name__}; the task asks for a numpy array: compute with "
+                          "numpy arrays all the way")
+        try:
             m, l, o = float(m), float(l), np.asarray(o, dtype=float)
         except Exception:  # the learner's object: never raise
             return None, (f"return the three values (m_new, l_new, o_new), got {type(got).__name__} "
@@ -281,9 +293,10 @@ _KV_HINTS = (
     "that counts numbers, not bytes: how many bytes does each number take?",
     "that is in bits: a byte is 8 bits, and bytes_per_value already counts bytes",
     "the cache grows in proportion to the tokens, one key and one value each, not with their square",
-    "return bytes, not GiB or GB: leave out the division",
-    "return bytes, not GiB or GB: leave out the division",
 )
+
+# The units a size in bytes is often converted to, and how many bytes each holds.
+_UNITS = (("GiB", 2**30), ("GB", 1e9), ("MiB", 2**20), ("MB", 1e6), ("KiB", 2**10), ("kB", 1e3))
 
 
 @reference
@@ -292,8 +305,7 @@ def _kv_values(n, L, H, Hkv, d, b) -> tuple[int, list]:
     def size(n=n, L=L, heads=Hkv, b=b):
         return 2 * L * heads * d * b * n
     right = size()
-    return right, [right // 2, size(heads=H), size(L=1), size(b=1), 8 * right, n * right,
-                   right / 2**30, right / 1e9]
+    return right, [right // 2, size(heads=H), size(L=1), size(b=1), 8 * right, n * right]
 
 
 @recorded
@@ -329,6 +341,13 @@ def kv_cache_size(fn) -> bool:
                             "as there are query heads per key/value head")
     i = next(k for k, (g, w) in enumerate(zip(got, want, strict=True)) if g != w)
     name, (n, L, H, Hkv, d, b) = table["names"][i], cases[i]
+    # a size converted to a larger unit (5%: it may have been rounded to print it)
+    unit = next((u for u, size in _UNITS
+                 if all(math.isclose(g * size, w, rel_tol=0.05) for g, w in zip(got, want, strict=True))), None)
+    if unit:
+        return report(False, f"{name} at {n} tokens: your {got[i]:.4g} is the right size in {unit}, but the unit "
+                             "asked for is bytes: return the number of bytes, as an int, "
+                             "and convert only to print it")
     case = (f"{name} ({L} layers, {H} heads, {Hkv} key/value heads, d_head {d}, {b} bytes) at {n} tokens: "
             f"expected {want[i] / 2**30:.3g} GiB, got {got[i] / 2**30:.3g} GiB")
     hint = _diagnose(got, list(zip(table["wrong"], _KV_HINTS, strict=True)))

@@ -36,6 +36,7 @@ import numpy as np
 from ..relative.alibi import alibi_bias, alibi_slopes
 from ..relative.rope import rope
 from . import close, not_attempted, not_done, prediction, quietly, report, try_call
+from .general import array_answer
 from .plain import plain_numpy
 from .recorded import recorded, reference
 
@@ -129,6 +130,8 @@ def rope_matrix(fn) -> bool:
             return not_attempted(STUB)
         if err:
             return report(False, f"for d = {d} and delta = {delta}: {err}")
+        if (msg := array_answer(out)):
+            return report(False, msg)
         if close(out, want, atol=1e-9):
             continue
         if np.shape(out) != (d, d):
@@ -169,9 +172,32 @@ def _reach() -> tuple[int, int]:
     return earliest["cached"], earliest["fresh"]
 
 
-_GRADED_REACH = ("a layer lets a token see the window - 1 tokens before it; a cached key or value of layer 2 "
-                 "was computed when its token arrived, from a layer-1 state that saw its own window; a fresh "
-                 "pass over the window sees the window only")
+@recorded
+def _reach_hints() -> dict:
+    """The in-class texts of ``sliding_reach``: its ✓ and its hints, which may state the answer (the
+    learner compares with the explorer), so they are kept as data, not in the checker's code."""
+    want_cached, want_fresh = _reach()
+    return {
+        "ok": f"the caches reach {want_cached}, two layers of three steps back each; a fresh window only "
+              f"{want_fresh}: the cached model is a different model once the window slides",
+        "fresh_off_by_one": "the recomputed window: off by one. A window of 4 holds token 20 itself and the three "
+                            "before it",
+        "fresh": "the recomputed window: a fresh pass over the last 4 tokens sees those 4 and nothing else, "
+                 "whatever the number of layers",
+        "cache_is_fresh": "the caches are not the fresh window: layer 2's cached keys and values of the window's "
+                          "tokens were made when those tokens arrived, from layer-1 states that had each seen "
+                          "three tokens further back",
+        "off_by_one": "off by one: a window of 4 reaches three tokens back per layer (it holds the token itself)",
+        "off_by_one_each": "off by one in each layer: you counted four tokens back per layer, but a window of 4 "
+                           "holds the token itself and reaches only three back",
+        "too_far": "too far back: there are two layers, and each lets a token see only three tokens before it",
+        "not_far": "not far enough back: count both layers, three steps back each",
+        # the graded hints' common end (``make grade``): the idea, not the answer, but near enough to it
+        # that the kept code does not show it either
+        "graded": ("a layer lets a token see the window - 1 tokens before it; a cached key or value of layer 2 "
+                   "was computed when its token arrived, from a layer-1 state that saw its own window; a fresh "
+                   "pass over the window sees the window only"),
+    }
 
 
 @prediction
@@ -185,33 +211,26 @@ def sliding_reach(earliest_cached, earliest_fresh) -> bool:
         return report(False, "give each answer as a whole number, a position in the text (such as 12, not 12.0, "
                              f"'12' or True); got {earliest_cached!r} and {earliest_fresh!r}")
     want_cached, want_fresh = _reach()
+    hints = _reach_hints()  # the in-class texts (they may state the answer): recorded data
+    graded_end = hints["graded"]
     if (cached, fresh) == (want_cached, want_fresh):
-        return report(True, f"the caches reach {want_cached}, two layers of three steps back each; a fresh "
-                            f"window only {want_fresh}: the cached model is a different model once the window "
-                            "slides")
+        return report(True, hints["ok"])
     if fresh != want_fresh:
         if fresh == want_fresh - 1:
-            return report(False, "the recomputed window: off by one. A window of 4 holds token 20 itself and the "
-                                 "three before it", graded="off by one in the fresh window. " + _GRADED_REACH)
-        return report(False, "the recomputed window: a fresh pass over the last 4 tokens sees those 4 and nothing "
-                             "else, whatever the number of layers", graded=_GRADED_REACH)
+            return report(False, hints["fresh_off_by_one"], graded="off by one in the fresh window. " + graded_end)
+        return report(False, hints["fresh"], graded=graded_end)
     if cached == fresh:
-        return report(False, "the caches are not the fresh window: layer 2's cached keys and values of the "
-                             "window's tokens were made when those tokens arrived, from layer-1 states that had each "
-                             "seen three tokens further back", graded="the cache reaches further than the "
-                             "fresh window. " + _GRADED_REACH)
+        return report(False, hints["cache_is_fresh"],
+                      graded="the cache reaches further than the fresh window. " + graded_end)
     if cached == want_cached - 1:
-        return report(False, "off by one: a window of 4 reaches three tokens back per layer (it holds the token "
-                             "itself)", graded="off by one: a window of 4 holds the token itself. " + _GRADED_REACH)
+        return report(False, hints["off_by_one"],
+                      graded="off by one: a window of 4 holds the token itself. " + graded_end)
     if cached == want_cached - 2:
-        return report(False, "off by one in each layer: you counted four tokens back per layer, but a window of 4 "
-                             "holds the token itself and reaches only three back",
-                      graded="off by one in each layer: a window of 4 holds the token itself. " + _GRADED_REACH)
+        return report(False, hints["off_by_one_each"],
+                      graded="off by one in each layer: a window of 4 holds the token itself. " + graded_end)
     if cached < want_cached:
-        return report(False, "too far back: there are two layers, and each lets a token see only three tokens "
-                             "before it", graded=_GRADED_REACH)
-    return report(False, "not far enough back: count both layers, three steps back each",
-                  graded=_GRADED_REACH)
+        return report(False, hints["too_far"], graded=graded_end)
+    return report(False, hints["not_far"], graded=graded_end)
 
 
 # ---------------------------------------------------------------- exercise 3: ALiBi's weights when content is equal
@@ -308,6 +327,8 @@ def alibi_weights(fn, ratio) -> bool:
             return not_attempted(STUB)
         if err:
             return report(False, f"for slopes {slopes} and i = {i}: {err}")
+        if (msg := array_answer(out)):
+            return report(False, msg)
         if close(out, want, atol=1e-9):
             continue
         if np.shape(out) != want.shape:
@@ -337,8 +358,23 @@ def _keeps() -> list[int]:
     return [int(p) for p in cache.positions]
 
 
-_GRADED_KEEPS = ("a cache with window W and k sinks keeps the first k tokens for ever and, beside "
-                 "them, the W most recent ones, the new token included")
+@recorded
+def _keeps_hints() -> dict:
+    """The in-class texts of ``cache_keeps``: its ✓ and its hints, which may state the answer (the
+    learner compares with the explorer), so they are kept as data, not in the checker's code."""
+    keeps = _keeps()
+    sink, window = keeps[:1], keeps[1:]
+    return {
+        "ok": f"the sink (position {sink[0]}) and the last four, {window[0]} to {window[-1]}: five keys, however "
+              "long the text",
+        "no_sink": "the sink is missing: sinks=1 keeps position 0 for ever",
+        "sink_in_window": "the sink does not take a place of the window: it is kept beside the last four",
+        "off_by_one": "off by one: after token 9 the window holds 9 itself and the three before it",
+        "other": "which tokens stay? the first one (the sink) and the window's last four",
+        # the graded hints' common end (``make grade``): the rule, which the kept code does not show either
+        "graded": ("a cache with window W and k sinks keeps the first k tokens for ever and, beside them, the W "
+                   "most recent ones, the new token included"),
+    }
 
 
 @prediction
@@ -354,18 +390,16 @@ def cache_keeps(answer) -> bool:
     got = sorted(got)
     keeps = _keeps()
     sink, window = keeps[:1], keeps[1:]
+    hints = _keeps_hints()  # the in-class texts (they may state the answer): recorded data
+    graded_end = hints["graded"]
     if got == keeps:
-        return report(True, f"the sink (position {sink[0]}) and the last four, {window[0]} to {window[-1]}: "
-                            "five keys, however long the text")
+        return report(True, hints["ok"])
     if got == window:
-        return report(False, "the sink is missing: sinks=1 keeps position 0 for ever",
-                      graded="the sink is missing. " + _GRADED_KEEPS)
+        return report(False, hints["no_sink"], graded="the sink is missing. " + graded_end)
     if got == sink + window[1:]:
-        return report(False, "the sink does not take a place of the window: it is kept beside the last four",
-                      graded="the sink is kept beside the window, not inside it. " + _GRADED_KEEPS)
+        return report(False, hints["sink_in_window"],
+                      graded="the sink is kept beside the window, not inside it. " + graded_end)
     early = [window[0] - 1] + window[:-1]
     if got in (sink + early, sink + [window[0] - 1] + window, sink + window[:-1]):
-        return report(False, "off by one: after token 9 the window holds 9 itself and the three before it",
-                      graded="off by one: the newest token is in the window. " + _GRADED_KEEPS)
-    return report(False, "which tokens stay? the first one (the sink) and the window's last four",
-                  graded=_GRADED_KEEPS)
+        return report(False, hints["off_by_one"], graded="off by one: the newest token is in the window. " + graded_end)
+    return report(False, hints["other"], graded=graded_end)
