@@ -111,6 +111,34 @@ def softmax_rows(fn: Callable) -> bool:
 
 # ---------------- Exercise: scaled scores
 
+def _divisor(out, dots) -> float | None:
+    """The number ``d`` with ``out == dots / d`` entry by entry, or None when there is none."""
+    try:
+        with np.errstate(all="ignore"):
+            ratio = np.asarray(out, dtype=float) / dots
+    except Exception:  # the learner's object: never raise
+        return None
+    if ratio.shape != dots.shape or not np.all(np.isfinite(ratio)) or not np.allclose(ratio, ratio.flat[0]) \
+            or ratio.flat[0] == 0:
+        return None
+    return float(1 / ratio.flat[0])
+
+
+def _fixed_divisor(fn: Callable, table: list[dict]) -> float | None:
+    """The divisor, when ``fn`` scales the dot products by one and the same number for every width
+    of the table's single-matrix cases (a number typed in, not one taken from the inputs), else
+    None. No scaling at all (a divisor of 1) has its own hint, so it gives None too."""
+    divisors = []
+    for case in table:
+        if case["Q"].ndim != 2:
+            continue
+        out, err = _call(fn, case["Q"].copy(), case["K"].copy())
+        divisors.append(None if err is not None else _divisor(out, case["dots"]))
+    if len(divisors) < 2 or any(d is None for d in divisors) or not np.allclose(divisors, divisors[0]):
+        return None
+    return None if np.isclose(divisors[0], 1.0) else divisors[0]
+
+
 @plain_numpy()
 def scaled_scores(fn: Callable) -> bool:
     """Check ``fn(Q, K)``, the scaled scores (n_q, n_k) of one matrix pair, on two widths d_k, and of a
@@ -118,7 +146,8 @@ def scaled_scores(fn: Callable) -> bool:
     transposed, ``K`` not transposed, ``.T`` on a stack."""
     if not_done(fn):
         return not_attempted(NOT_DONE)
-    for case in scores_table():
+    table = scores_table()
+    for case in table:
         Q, K, want, dots = case["Q"], case["K"], case["want"], case["dots"]
         out, err = _call(fn, Q.copy(), K.copy())
         what = f"for a stack of heads, Q {Q.shape} and K {K.shape}: " if Q.ndim == 3 else ""
@@ -135,6 +164,15 @@ def scaled_scores(fn: Callable) -> bool:
             return report(False, msg)
         if close(out, want):
             continue
+        # a number typed in can coincide with a shape-based mistake on one case (sqrt(2) is sqrt(n_q)
+        # when n_q = 2): the same divisor for both widths tells the two apart
+        fixed = _fixed_divisor(fn, table)
+        if fixed is not None:
+            widths = " and ".join(str(c["d_k"]) for c in table if c["Q"].ndim == 2)
+            how = f"divided by {fixed:.4g}" if abs(fixed) >= 1 else f"multiplied by {1 / fixed:.4g}"
+            return report(False, f"your scores are the dot products {how} for every width "
+                          f"(d_k = {widths}): a fixed number cannot be right for every width; the divisor "
+                          "must follow the width of the queries and keys, read from the inputs")
         hint = first_match(out, case["mistakes"])
         if hint is not None:
             return report(False, what + hint)
@@ -144,11 +182,11 @@ def scaled_scores(fn: Callable) -> bool:
                           f"{want.shape}, yours has {shape}" + (
                               ": one (n_q, n_k) matrix per head, each head's queries against its own keys"
                               if Q.ndim == 3 else " (n_q, n_k)"))
-        ratio = np.asarray(out, dtype=float) / dots
-        if np.all(np.isfinite(ratio)) and np.allclose(ratio, ratio.flat[0]):
-            return report(False, f"for Q {Q.shape} and K {K.shape} (d_k = {case['d_k']}) your scores are the "
-                          f"dot products divided by {1 / ratio.flat[0]:.4g}: a fixed number cannot be right "
-                          "for every width; take d_k from the inputs' shapes")
+        divisor = _divisor(out, dots)
+        if divisor is not None:
+            return report(False, f"for Q {Q.shape} and K {K.shape} (d_k = {case['d_k']}) your scores "
+                          f"are the dot products divided by {divisor:.4g}, which is not the square root of "
+                          "d_k: check which axis of which input your divisor comes from")
         return report(False, "wrong values: score (i, j) is the dot product of query i and key j, divided "
                       "by sqrt(d_k)")
     return report(True, "scaled scores right for two widths of the queries and keys (d_k = 9 and 4) "
