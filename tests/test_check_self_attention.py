@@ -209,6 +209,14 @@ def test_output_row_names_the_mistake(capsys, make, hint):
     assert not ok and hint in out, out
 
 
+def test_output_row_fallback_names_where_to_look_not_the_recipe(capsys):
+    # the trial: the fallback spelled out "scores q_i . k_j / sqrt(d_k), softmax over j, then sum_j a_ij v_j"
+    ok, out = run(capsys, check.output_row, TOY.mean(axis=0), X=TOY, W_q=I2, W_k=I2, W_v=I2, i=2)
+    assert not ok and "section 4.1" in out, out
+    for recipe in ("sqrt", "softmax over j", "sum_j", "q_i . k_j", "a_ij"):
+        assert recipe not in out, (recipe, out)
+
+
 # --- full_self_attention ------------------------------------------------------------------------
 
 
@@ -322,6 +330,15 @@ def test_fixed_source_code_accepts(capsys):
 def test_fixed_source_code_names_the_mistake(capsys, fn, hint):
     ok, out = run(capsys, check.fixed_source_code, fn)
     assert not ok and hint in out, out
+
+
+def test_fixed_source_code_fallback_names_where_to_look_not_the_recipe(capsys):
+    # the trial: the fallback listed the steps to type ("project X..., scale the scores by sqrt(d),
+    # softmax each row, then mix the values")
+    ok, out = run(capsys, check.fixed_source_code, lambda X, a, b, c: source_003_fixed(X, a, b, c) + 0.1)
+    assert not ok and "section 2.5" in out, out
+    for recipe in ("sqrt", "softmax each row", "scale the scores", "project X", "mix the values"):
+        assert recipe not in out, (recipe, out)
 
 
 def test_source_003_original_code_fails_the_checker(capsys):

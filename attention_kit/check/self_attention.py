@@ -216,8 +216,10 @@ def output_row(answer, *, X, W_q, W_k, W_v, i: int) -> bool:
     if shape_of(answer) != want.shape:
         return report(False, f"y_i must be a vector of shape {want.shape} (d_v,), yours has "
                       f"shape {shape_of(answer)}")
-    return report(False, "not the expected row: scores q_i . k_j / sqrt(d_k), softmax over j, then "
-                  "sum_j a_ij v_j (values are compared to 3 decimals)")
+    return report(False, "not the expected row (values are compared to 3 decimals): redo it one step at a "
+                  "time as section 4.1 does for \"on\", with the moved x_3, and check each intermediate number "
+                  "on the way: the weights must be positive and sum to 1, and y_3 must lie among the value rows "
+                  "it averages")
 
 
 # ---------------- Exercise: self-attention for a batch
@@ -344,5 +346,7 @@ def fixed_source_code(fn: Callable) -> bool:
                       "W_v passed in, do not draw new random matrices inside the function")
     if shape_of(out) != want.shape:
         return report(False, f"Y must have shape (n, d) = {want.shape}, yours has {shape_of(out)}")
-    return report(False, "wrong values: project X into queries, keys and values (rows are tokens), "
-                  "scale the scores by sqrt(d), softmax each row, then mix the values")
+    return report(False, "wrong values: your function runs and keeps the shape, but one of its steps is not "
+                  "self-attention in rows as section 2.5 writes it. Print its intermediate arrays for a small X "
+                  "and compare each with that section (or with the weights ak.self_attention returns) to find "
+                  "the first that differs")
