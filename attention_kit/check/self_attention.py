@@ -278,7 +278,8 @@ def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: fl
     if t is None:
         return report(False, "this checker knows the exercise's numbers only: call it as the exercise cell does")
     want, root = t["want"], t["std"]
-    # the task asks for two decimals: 5.66 for sqrt(32) = 5.657 is right, 5.65 or 5.7 is not
+    # the task asks for two decimals: the recorded root rounded to two decimals passes, one rounded the
+    # wrong way or to one decimal does not
     v_ok, s_ok = abs(v - want) <= 0.005, abs(s - root) <= 0.005 + 1e-9
     if v_ok and s_ok:
         return report(True, f"variance {want:g}, standard deviation {root:.3f}; dividing by {root:.3f} "
