@@ -218,8 +218,8 @@ def output_row(answer, *, X, W_q, W_k, W_v, i: int) -> bool:
                       f"shape {shape_of(answer)}")
     return report(False, "not the expected row (values are compared to 3 decimals): redo it one step at a "
                   "time as section 4.1 does for \"on\", with the moved x_3, and check each intermediate number "
-                  "on the way: the weights must be positive and sum to 1, and y_3 must lie among the value rows "
-                  "it averages")
+                  "on the way: the weights must be positive and sum to 1, and y_3 must lie inside the triangle of the "
+                  "value rows it averages")
 
 
 # ---------------- Exercise: self-attention for a batch
