@@ -202,6 +202,14 @@ def test_output_model_hints(capsys, fn, phrase):
     assert not ok and line.startswith("✗") and phrase in line, line
 
 
+def test_output_model_fallback_names_where_to_look_not_the_formula(capsys):
+    # the trial: the fallback said "the logits are W_c c + b_c, and the probabilities are their softmax"
+    ok, line = run(capsys, chk.output_model, lambda C, W, b: _softmax_rows(C @ W.T - b))
+    assert not ok and "section 2's table" in line, line
+    for formula in ("W_c c + b_c", "logits are", "their softmax"):
+        assert formula not in line, (formula, line)
+
+
 def test_hints_name_the_idea_not_the_code(capsys):
     # a hint names the mistake and the idea; it never prints the answer's expression
     wrong = [(chk.dot_scores, lambda q, K: q @ K), (chk.dot_scores, lambda q, K: (q * K).sum(axis=0)),

@@ -153,12 +153,29 @@ def test_scaled_scores_rejects_the_one_matrix_forms_on_a_stack(capsys):
         # a constant that is right for one width only: the checker tries d_k = 9 and d_k = 4
         (lambda Q, K: Q @ K.T / 3, "a fixed number cannot be right for every width"),
         (lambda Q, K: Q @ K.T / np.sqrt(7), "a fixed number cannot be right for every width"),
+        # a number typed in that equals a shape-based mistake on one case is still a fixed number:
+        # sqrt(2) is sqrt(n_q) and 2 is sqrt(n_k) on the first case, 9 and 4 are its d_k and the second's
+        (lambda Q, K: Q @ np.swapaxes(K, -1, -2) / np.sqrt(2), "a fixed number cannot be right for every width"),
+        (lambda Q, K: Q @ np.swapaxes(K, -1, -2) / 2, "a fixed number cannot be right for every width"),
+        (lambda Q, K: Q @ np.swapaxes(K, -1, -2) / 9, "a fixed number cannot be right for every width"),
+        (lambda Q, K: Q @ np.swapaxes(K, -1, -2) / 4, "a fixed number cannot be right for every width"),
+        (lambda Q, K: Q @ np.swapaxes(K, -1, -2) * 3, "multiplied by 3 for every width"),
+        # a divisor read from the shapes, but the wrong one for this case: not called a fixed number
+        (lambda Q, K: Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-2] + K.shape[-2]), "which axis of which input"),
         (lambda Q, K: Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]) + 0.1, "wrong values"),
     ],
 )
 def test_scaled_scores_names_the_mistake(capsys, fn, hint):
     ok, out = run(capsys, check.scaled_scores, fn)
     assert not ok and hint in out, out
+
+
+@pytest.mark.parametrize("divisor", [np.sqrt(2), 2.0, 9.0, 4.0, 3.0])
+def test_scaled_scores_a_fixed_divisor_is_not_called_a_shape_mistake(capsys, divisor):
+    # the trial: a hard-coded / np.sqrt(2) was told "you divided by sqrt(n_q), the number of queries"
+    ok, out = run(capsys, check.scaled_scores, lambda Q, K: Q @ np.swapaxes(K, -1, -2) / divisor)
+    assert not ok and "fixed number" in out, out
+    assert not any(s in out for s in ("n_q", "n_k", "you divided by d_k")), out
 
 
 # --- output_row --------------------------------------------------------------------------------
@@ -190,6 +207,14 @@ def test_output_row_accepts_hand_computation(capsys):
 def test_output_row_names_the_mistake(capsys, make, hint):
     ok, out = run(capsys, check.output_row, make(), X=TOY, W_q=I2, W_k=I2, W_v=I2, i=2)
     assert not ok and hint in out, out
+
+
+def test_output_row_fallback_names_where_to_look_not_the_recipe(capsys):
+    # the trial: the fallback spelled out "scores q_i . k_j / sqrt(d_k), softmax over j, then sum_j a_ij v_j"
+    ok, out = run(capsys, check.output_row, TOY.mean(axis=0), X=TOY, W_q=I2, W_k=I2, W_v=I2, i=2)
+    assert not ok and "section 4.1" in out, out
+    for recipe in ("sqrt", "softmax over j", "sum_j", "q_i . k_j", "a_ij"):
+        assert recipe not in out, (recipe, out)
 
 
 # --- full_self_attention ------------------------------------------------------------------------
@@ -305,6 +330,15 @@ def test_fixed_source_code_accepts(capsys):
 def test_fixed_source_code_names_the_mistake(capsys, fn, hint):
     ok, out = run(capsys, check.fixed_source_code, fn)
     assert not ok and hint in out, out
+
+
+def test_fixed_source_code_fallback_names_where_to_look_not_the_recipe(capsys):
+    # the trial: the fallback listed the steps to type ("project X..., scale the scores by sqrt(d),
+    # softmax each row, then mix the values")
+    ok, out = run(capsys, check.fixed_source_code, lambda X, a, b, c: source_003_fixed(X, a, b, c) + 0.1)
+    assert not ok and "section 2.5" in out, out
+    for recipe in ("sqrt", "softmax each row", "scale the scores", "project X", "mix the values"):
+        assert recipe not in out, (recipe, out)
 
 
 def test_source_003_original_code_fails_the_checker(capsys):

@@ -112,6 +112,9 @@ def test_student_edition_has_no_solution_no_answer_and_no_solution_text(student_
     everything = "\n".join(p.read_text(encoding="utf-8") for p in student_dir.glob("*.ipynb"))
     assert "1, 2, 3, 4, 5, 0" not in everything          # 05, exercise 4's answer
     assert "leaves the last prediction unchanged" not in everything   # 06's summary, exercise 2
+    assert "`c = a @ V`" not in everything                      # 01's summary, exercise 4's line
+    assert "What was wrong with section 6's code" not in everything   # 02, exercise 6's three faults
+    assert "W_feat" not in everything                           # 02, exercise 6's fix, demonstrated
 
 
 def test_find_leaks_finds_what_it_looks_for(student_dir, tmp_path):
@@ -144,6 +147,9 @@ def test_answer_cells_are_tagged():
                                                               "answer-reveal")
     assert "leaves the last prediction unchanged" in tagged("06_tiny_language_model.ipynb",
                                                             "answer-reveal")
+    # the learner trial: right after exercise 6 (its solution dropped), the list of the faults and the fix
+    assert "What was wrong with section 6's code" in tagged("02_self_attention.ipynb", "answer-reveal")
+    assert "W_feat = rng.random((2, 2))" in tagged("02_self_attention.ipynb", "answer-reveal")
 
 
 @pytest.mark.parametrize("src", NOTEBOOKS, ids=lambda p: p.stem)

@@ -68,6 +68,23 @@ def test_no_recorded_function_or_reference_helper_keeps_its_code(student_pkg):
                         f"{module.name}: {node.name} keeps its body")
 
 
+# What `check.x??` must not show (the learner trial): a comment of dot_variance gave 02.4's standard
+# deviation, and general_cases.py's module-level comments on WINNER_K (kept in the student edition,
+# unlike its recorded tables) described the keys' lengths and angles, the work of 01.3.
+KEPT_SOURCE_LEAKS = {
+    "self_attention.py": ("5.66", "5.657", "sqrt(32)"),
+    "general_cases.py": ("nearly parallel", "45 degrees", "orthogonal", "k2: short", "k3: long", "is long",
+                         "is short"),
+}
+
+
+@pytest.mark.parametrize("module, leaks", sorted(KEPT_SOURCE_LEAKS.items()))
+def test_the_kept_check_source_states_no_answer(student_pkg, module, leaks):
+    text = (student_pkg / "attention_kit" / "check" / module).read_text(encoding="utf-8")
+    for leak in leaks:
+        assert leak not in text, (module, leak)
+
+
 @pytest.mark.slow
 def test_the_student_editions_checkers_pass_the_checker_tests(student_pkg):
     """Same verdicts and hints, from data: the checker tests, run against the student edition."""

@@ -300,6 +300,8 @@ def output_model(fn) -> bool:
                                  f"per context and one probability per class (d_y); you returned {out.shape}")
         if (hint := first_match(out, mistakes[1:])):
             return report(False, hint)
-        return report(False, "wrong numbers: for each context the logits are W_c c + b_c, "
-                             "and the probabilities are their softmax")
+        return report(False, "wrong numbers: your rows are not the survey's output model applied to each "
+                             "context. Its product is written for one column vector c; section 2's table "
+                             "shows what a column-form product becomes when the vectors are rows (where the "
+                             "transpose goes, which factor stands first)")
     return report(True, "your output model gives softmax(W_c c + b_c) for every context: each row sums to 1")

@@ -19,12 +19,12 @@ __all__ = ["SOFTMAX_SCORES", "WINNER_Q", "WINNER_K", "WINNER_LABELS", "softmax_t
 #: The score vector of the by-hand softmax exercise.
 SOFTMAX_SCORES = np.array([2.0, 1.0, 0.0])
 
-#: Query and keys of the "which key wins?" exercise: k1 is orthogonal to q, k2 is short and points
-#: almost along q, k3 is long but 45 degrees off (not the order of notebook 01's section 3).
+#: Query and keys of the "which key wins?" exercise, one key per row (k1, k2, k3): keys of different
+#: lengths and directions, in another order than notebook 01's section 3.
 WINNER_Q = np.array([1.0, 0.0])
-WINNER_K = np.array([[0.0, 1.0],    # k1: orthogonal to q
-                     [0.5, 0.05],   # k2: short, nearly parallel to q
-                     [1.5, 1.5]])   # k3: long, 45 degrees away from q
+WINNER_K = np.array([[0.0, 1.0],    # k1
+                     [0.5, 0.05],   # k2
+                     [1.5, 1.5]])   # k3
 WINNER_LABELS = ("k1", "k2", "k3")
 
 

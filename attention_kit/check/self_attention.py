@@ -111,6 +111,34 @@ def softmax_rows(fn: Callable) -> bool:
 
 # ---------------- Exercise: scaled scores
 
+def _divisor(out, dots) -> float | None:
+    """The number ``d`` with ``out == dots / d`` entry by entry, or None when there is none."""
+    try:
+        with np.errstate(all="ignore"):
+            ratio = np.asarray(out, dtype=float) / dots
+    except Exception:  # the learner's object: never raise
+        return None
+    if ratio.shape != dots.shape or not np.all(np.isfinite(ratio)) or not np.allclose(ratio, ratio.flat[0]) \
+            or ratio.flat[0] == 0:
+        return None
+    return float(1 / ratio.flat[0])
+
+
+def _fixed_divisor(fn: Callable, table: list[dict]) -> float | None:
+    """The divisor, when ``fn`` scales the dot products by one and the same number for every width
+    of the table's single-matrix cases (a number typed in, not one taken from the inputs), else
+    None. No scaling at all (a divisor of 1) has its own hint, so it gives None too."""
+    divisors = []
+    for case in table:
+        if case["Q"].ndim != 2:
+            continue
+        out, err = _call(fn, case["Q"].copy(), case["K"].copy())
+        divisors.append(None if err is not None else _divisor(out, case["dots"]))
+    if len(divisors) < 2 or any(d is None for d in divisors) or not np.allclose(divisors, divisors[0]):
+        return None
+    return None if np.isclose(divisors[0], 1.0) else divisors[0]
+
+
 @plain_numpy()
 def scaled_scores(fn: Callable) -> bool:
     """Check ``fn(Q, K)``, the scaled scores (n_q, n_k) of one matrix pair, on two widths d_k, and of a
@@ -118,7 +146,8 @@ def scaled_scores(fn: Callable) -> bool:
     transposed, ``K`` not transposed, ``.T`` on a stack."""
     if not_done(fn):
         return not_attempted(NOT_DONE)
-    for case in scores_table():
+    table = scores_table()
+    for case in table:
         Q, K, want, dots = case["Q"], case["K"], case["want"], case["dots"]
         out, err = _call(fn, Q.copy(), K.copy())
         what = f"for a stack of heads, Q {Q.shape} and K {K.shape}: " if Q.ndim == 3 else ""
@@ -135,6 +164,15 @@ def scaled_scores(fn: Callable) -> bool:
             return report(False, msg)
         if close(out, want):
             continue
+        # a number typed in can coincide with a shape-based mistake on one case (sqrt(2) is sqrt(n_q)
+        # when n_q = 2): the same divisor for both widths tells the two apart
+        fixed = _fixed_divisor(fn, table)
+        if fixed is not None:
+            widths = " and ".join(str(c["d_k"]) for c in table if c["Q"].ndim == 2)
+            how = f"divided by {fixed:.4g}" if abs(fixed) >= 1 else f"multiplied by {1 / fixed:.4g}"
+            return report(False, f"your scores are the dot products {how} for every width "
+                          f"(d_k = {widths}): a fixed number cannot be right for every width; the divisor "
+                          "must follow the width of the queries and keys, read from the inputs")
         hint = first_match(out, case["mistakes"])
         if hint is not None:
             return report(False, what + hint)
@@ -144,11 +182,11 @@ def scaled_scores(fn: Callable) -> bool:
                           f"{want.shape}, yours has {shape}" + (
                               ": one (n_q, n_k) matrix per head, each head's queries against its own keys"
                               if Q.ndim == 3 else " (n_q, n_k)"))
-        ratio = np.asarray(out, dtype=float) / dots
-        if np.all(np.isfinite(ratio)) and np.allclose(ratio, ratio.flat[0]):
-            return report(False, f"for Q {Q.shape} and K {K.shape} (d_k = {case['d_k']}) your scores are the "
-                          f"dot products divided by {1 / ratio.flat[0]:.4g}: a fixed number cannot be right "
-                          "for every width; take d_k from the inputs' shapes")
+        divisor = _divisor(out, dots)
+        if divisor is not None:
+            return report(False, f"for Q {Q.shape} and K {K.shape} (d_k = {case['d_k']}) your scores "
+                          f"are the dot products divided by {divisor:.4g}, which is not the square root of "
+                          "d_k: check which axis of which input your divisor comes from")
         return report(False, "wrong values: score (i, j) is the dot product of query i and key j, divided "
                       "by sqrt(d_k)")
     return report(True, "scaled scores right for two widths of the queries and keys (d_k = 9 and 4) "
@@ -178,8 +216,10 @@ def output_row(answer, *, X, W_q, W_k, W_v, i: int) -> bool:
     if shape_of(answer) != want.shape:
         return report(False, f"y_i must be a vector of shape {want.shape} (d_v,), yours has "
                       f"shape {shape_of(answer)}")
-    return report(False, "not the expected row: scores q_i . k_j / sqrt(d_k), softmax over j, then "
-                  "sum_j a_ij v_j (values are compared to 3 decimals)")
+    return report(False, "not the expected row (values are compared to 3 decimals): redo it one step at a "
+                  "time as section 4.1 does for \"on\", with the moved x_3, and check each intermediate number "
+                  "on the way: the weights must be positive and sum to 1, and y_3 must lie inside the triangle of the "
+                  "value rows it averages")
 
 
 # ---------------- Exercise: self-attention for a batch
@@ -238,7 +278,8 @@ def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: fl
     if t is None:
         return report(False, "this checker knows the exercise's numbers only: call it as the exercise cell does")
     want, root = t["want"], t["std"]
-    # the task asks for two decimals: 5.66 for sqrt(32) = 5.657 is right, 5.65 or 5.7 is not
+    # the task asks for two decimals: the recorded root rounded to two decimals passes, one rounded the
+    # wrong way or to one decimal does not
     v_ok, s_ok = abs(v - want) <= 0.005, abs(s - root) <= 0.005 + 1e-9
     if v_ok and s_ok:
         return report(True, f"variance {want:g}, standard deviation {root:.3f}; dividing by {root:.3f} "
@@ -306,5 +347,7 @@ def fixed_source_code(fn: Callable) -> bool:
                       "W_v passed in, do not draw new random matrices inside the function")
     if shape_of(out) != want.shape:
         return report(False, f"Y must have shape (n, d) = {want.shape}, yours has {shape_of(out)}")
-    return report(False, "wrong values: project X into queries, keys and values (rows are tokens), "
-                  "scale the scores by sqrt(d), softmax each row, then mix the values")
+    return report(False, "wrong values: your function runs and keeps the shape, but one of its steps is not "
+                  "self-attention in rows as section 2.5 writes it. Print its intermediate arrays for a small X "
+                  "and compare each with that section (or with the weights ak.self_attention returns) to find "
+                  "the first that differs")
