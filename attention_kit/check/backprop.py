@@ -15,8 +15,9 @@ returns True or False. The learner's exceptions are reported, never raised. What
   instead of one vector, an average, the wrong axis, the missing scaling or a fixed one (two widths
   d_k), and each wrong reason.
 * ``gradient_check(fn)``: ``fn(f, x, analytic, eps) -> relative error``; catches an absolute error
-  (which hides the scale of the gradient), a one-sided difference, a division by eps where the two
-  points are 2 eps apart, and x perturbed in place.
+  (which hides the scale of the gradient), an error measured against one gradient alone (it treats
+  the two unlike and can exceed 1), a one-sided difference, a division by eps where the two points are
+  2 eps apart, and x perturbed in place.
 * ``rotate_pattern(answer)``: which key each query of the ``rotate`` task attends to after training.
 * ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers.
 """
