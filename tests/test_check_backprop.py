@@ -35,6 +35,14 @@ def _numeric(f, x, eps, kind):
     return g
 
 
+def _over_one(f, x, a, eps, which):
+    """The difference against one gradient alone (or the larger): not a relative error (learner trial, 05.3)."""
+    n = numerical_gradient(f, x, eps)
+    den = {"analytic": np.linalg.norm(a), "numerical": np.linalg.norm(n),
+           "larger": max(np.linalg.norm(a), np.linalg.norm(n))}[which]
+    return float(np.linalg.norm(a - n) / den)
+
+
 @pytest.mark.parametrize("right", [gc_right, gc_elementwise])
 def test_gradient_check_accepts_right_answers(capsys, right):
     # __wrapped__: the checker without its plain-numpy guard (these use attention_kit's helpers)
@@ -51,7 +59,14 @@ def test_gradient_check_accepts_right_answers(capsys, right):
     (lambda f, x, a, eps: np.ones(3), "return one finite number"),
     (lambda f, x, a, eps: float("nan"), "return one finite number"),
     (lambda f, x, a, eps: 0.5, "below 1e-6"),
-    (lambda f, x, a, eps: 1e-7, "between 0.1 and 1"),
+    (lambda f, x, a, eps: 1e-7, "stays between 0 and 1"),
+    (lambda f, x, a, eps: _over_one(f, x, a, eps, "analytic"), "against the analytic gradient alone"),
+    (lambda f, x, a, eps: _over_one(f, x, a, eps, "numerical"), "against the numerical gradient alone"),
+    (lambda f, x, a, eps: _over_one(f, x, a, eps, "larger"), "treat the two gradients alike"),
+    (lambda f, x, a, eps: 2.0, "more than 1"),
+    (lambda f, x, a, eps: float(np.linalg.norm(a - numerical_gradient(f, x, eps))
+                                / np.hypot(np.linalg.norm(a), np.linalg.norm(numerical_gradient(f, x, eps)))),
+     "stays between 0 and 1"),
     (lambda f, x, a, eps: ..., STUB),
     (boom, "RuntimeError: boom"),
 ])
@@ -173,7 +188,12 @@ def test_general_score_grads_accepts_right_answers(capsys, right):
     (lambda Q, K, W, dS: (dS @ K @ W.T + 0.1, dS.T @ Q @ W), "the terms that contain Q[i, a]"),
     (lambda Q, K, W, dS: (dS @ K @ W.T, dS.T @ Q @ W + 0.1), "the terms that contain K[j, b]"),
     (lambda Q, K, W, dS: (dS @ K @ W.T, (dS.T @ Q @ W)[:, :2]), "must have the shape of K"),
-    (lambda Q, K, W, dS: dS @ K @ W.T, "return two arrays"),
+    (lambda Q, K, W, dS: dS @ K @ W.T, "return the two arrays as a pair"),
+    (lambda Q, K, W, dS: (dS @ K @ W.T, dS.T @ Q @ W, 0), "a tuple of 3"),
+    # the course's rule (learner trial): the pair may be a list, its elements must be numpy arrays
+    (lambda Q, K, W, dS: [(dS @ K @ W.T).tolist(), (dS.T @ Q @ W).tolist()], "dQ is a list"),
+    (lambda Q, K, W, dS: (dS @ K @ W.T, (dS.T @ Q @ W).tolist()), "dK is a list"),
+    (lambda Q, K, W, dS: (tuple(dS @ K @ W.T), dS.T @ Q @ W), "dQ is a tuple"),
     (lambda Q, K, W, dS: ((dS @ K @ W.T).tolist(), dS.T @ Q @ W), "dQ is a list"),
     (lambda Q, K, W, dS: (..., ...), STUB),
     (boom, "RuntimeError: boom"),
@@ -241,7 +261,11 @@ def test_key_bias_reference_matches_central_differences():
     (lambda Q, K, dS: (bias_right(Q, K, dS)[0], (dS.T @ Q).mean(axis=0) / np.sqrt(Q.shape[1])), "b", "not averaged"),
     (lambda Q, K, dS: ((dS @ K).sum(axis=0), bias_right(Q, K, dS)[1]), "b", "1/sqrt(d_k)"),
     (lambda Q, K, dS: (bias_right(Q, K, dS)[0] + 1, bias_right(Q, K, dS)[1]), "b", "right shape but the wrong"),
-    (lambda Q, K, dS: bias_right(Q, K, dS)[0], "b", "return two arrays"),
+    (lambda Q, K, dS: bias_right(Q, K, dS)[0], "b", "return the two arrays as a pair"),
+    # the course's rule (learner trial): the pair may be a list, its elements must be numpy arrays
+    (lambda Q, K, dS: list(bias_right(Q, K, dS)), "b", "✓"),
+    (lambda Q, K, dS: [list(bias_right(Q, K, dS)[0]), list(bias_right(Q, K, dS)[1])], "b", "db_q is a list"),
+    (lambda Q, K, dS: (bias_right(Q, K, dS)[0], tuple(bias_right(Q, K, dS)[1])), "b", "db_k is a tuple"),
     (lambda Q, K, dS: (bias_right(Q, K, dS)[0], bias_right(Q, K, dS)[1].tolist()), "b", "db_k is a list"),
     (lambda Q, K, dS: ..., "b", STUB),
     (boom, "b", "RuntimeError: boom"),
@@ -286,7 +310,9 @@ def test_gradient_check_hints_teach_the_idea_not_the_formula(capsys):
     wrongs = [lambda f, x, a, eps: float(np.max(np.abs(a - numerical_gradient(f, x, eps)))),
               lambda f, x, a, eps: relative_error(a, _numeric(f, x, eps, "one-sided")),
               lambda f, x, a, eps: relative_error(a, _numeric(f, x, eps, "over")),
-              lambda f, x, a, eps: -1.0, lambda f, x, a, eps: 0.5, lambda f, x, a, eps: 1e-7]
+              lambda f, x, a, eps: -1.0, lambda f, x, a, eps: 0.5, lambda f, x, a, eps: 1e-7,
+              lambda f, x, a, eps: _over_one(f, x, a, eps, "analytic"),
+              lambda f, x, a, eps: _over_one(f, x, a, eps, "numerical")]
     for wrong in wrongs:
         chk.gradient_check.__wrapped__(wrong)
         out = one_line(capsys)

@@ -15,8 +15,9 @@ returns True or False. The learner's exceptions are reported, never raised. What
   instead of one vector, an average, the wrong axis, the missing scaling or a fixed one (two widths
   d_k), and each wrong reason.
 * ``gradient_check(fn)``: ``fn(f, x, analytic, eps) -> relative error``; catches an absolute error
-  (which hides the scale of the gradient), a one-sided difference, a division by eps where the two
-  points are 2 eps apart, and x perturbed in place.
+  (which hides the scale of the gradient), an error measured against one gradient alone (it treats
+  the two unlike and can exceed 1), a one-sided difference, a division by eps where the two points are
+  2 eps apart, and x perturbed in place.
 * ``rotate_pattern(answer)``: which key each query of the ``rotate`` task attends to after training.
 * ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers.
 """
@@ -36,6 +37,7 @@ from . import (
     shape_text,
     try_call,
 )
+from .general import array_answer
 from .grad_check import gradient_check  # noqa: F401 (notebook 05 calls check.gradient_check)
 from .plain import plain_numpy
 from .recorded import recorded, reference
@@ -117,12 +119,16 @@ def rotate_pattern(answer) -> bool:
 # ---------------------------------------------------------------- dQ and dK of the general score
 
 
-def _not_arrays(*named) -> str | None:
-    """The hint when one of the returned gradients is a list (or a number), not a numpy array."""
-    for name, x in named:
-        if isinstance(x, (list, tuple)):
-            return (f"{name} is a {type(x).__name__}; the task asks for numpy arrays: compute with numpy "
-                    "arrays all the way")
+def _pair(got, names: tuple[str, str]) -> str | None:
+    """The course's rule for a pair of arrays: two numpy arrays, in a tuple or a list (either is fine
+    as the pair); an element that is a list or a tuple gets the array hint. None when it holds."""
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        got_text = (f"a {type(got).__name__} of {len(got)}" if isinstance(got, (tuple, list)) else shape_text(got))
+        return (f"return the two arrays as a pair, ({names[0]}, {names[1]}): a tuple or a list of two numpy "
+                f"arrays; got {got_text}")
+    for name, x in zip(names, got, strict=True):
+        if (msg := array_answer(x, name)):
+            return msg
     return None
 
 
@@ -220,11 +226,9 @@ def general_score_grads(fn) -> bool:
                 err += (". Write each factor's shape under it; a product (a, b) @ (b, c) needs the inner "
                         "sizes to agree, and the result must have the shape of Q (for dQ) or K (for dK)")
             return report(False, f"{case}: {err}")
-        if not isinstance(got, (tuple, list)) or len(got) != 2:
-            return report(False, f"return two arrays, (dQ, dK); got {type(got).__name__}")
-        dQ, dK = got
-        if (msg := _not_arrays(("dQ", dQ), ("dK", dK))):
+        if (msg := _pair(got, ("dQ", "dK"))):
             return report(False, msg)
+        dQ, dK = got
         if Q.shape == K.shape and close(dQ, c["dK"]) and close(dK, c["dQ"]):
             return report(False, "dQ and dK are swapped: return (dQ, dK) in that order")
         if not close(dQ, c["dQ"]):
@@ -318,9 +322,7 @@ def key_bias(fn, why) -> bool:
             return not_attempted(STUB)
         if err:
             return report(False, f"{case}: {err}")
-        if not isinstance(got, (tuple, list)) or len(got) != 2:
-            return report(False, f"return two arrays, (db_q, db_k); got {type(got).__name__}")
-        if (msg := _not_arrays(("db_q", got[0]), ("db_k", got[1]))):
+        if (msg := _pair(got, ("db_q", "db_k"))):
             return report(False, msg)
         for name, got_b in zip(("db_q", "db_k"), got, strict=True):
             if (hint := _bias_hint(case, name, got_b, c["parts"][name])) is not None:

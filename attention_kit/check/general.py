@@ -55,15 +55,20 @@ __all__ = [
     "first_match",
 ]
 
-def array_answer(out) -> str | None:
+def array_answer(out, name: str | None = None) -> str | None:
     """The hint when a function returns a list or a tuple where the task asks for a numpy array, else None.
 
     One rule for every notebook: where an exercise asks for an array, a list or a tuple is not
-    accepted (``np.asarray`` would hide a tuple ``(out, weights)`` returned by mistake).
+    accepted (``np.asarray`` would hide a tuple ``(out, weights)`` returned by mistake). Where it
+    asks for two arrays, the pair itself may be a tuple or a list, and ``name`` names the element
+    that is not an array.
     """
     if isinstance(out, np.ndarray):
         return None
     if isinstance(out, (list, tuple)):
+        if name is not None:
+            return (f"{name} is a {type(out).__name__}; the task asks for numpy arrays (the pair itself may be a "
+                    "tuple or a list): compute with numpy arrays all the way")
         return (f"your function returned a {type(out).__name__}; the task asks for a numpy array: "
                 "compute with numpy arrays all the way (a tuple often means two results returned where one was asked)")
     return None

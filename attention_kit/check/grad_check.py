@@ -1,8 +1,9 @@
 """Exercise checker for notebook 05 (how attention learns): the gradient check.
 
 * ``gradient_check(fn)``: ``fn(f, x, analytic, eps) -> relative error``; catches an absolute error
-  (which hides the scale of the gradient), a one-sided difference, a division by eps where the two
-  points are 2 eps apart, and x perturbed in place. ``attention_kit.check.backprop`` imports it, with
+  (which hides the scale of the gradient), an error measured against one gradient alone (it treats
+  the two unlike and can exceed 1), a one-sided difference, a division by eps where the two points are
+  2 eps apart, and x perturbed in place. ``attention_kit.check.backprop`` imports it, with
   notebook 05's other checkers.
 """
 
@@ -61,8 +62,10 @@ def _numeric(f, x, eps, kind: str) -> np.ndarray:
 @recorded
 def _gradient_table() -> list[dict]:
     """Per case: the function's name, x, the analytic gradient, the band a right checker's answer
-    falls in, and what the usual mistakes return (absolute errors, a one-sided difference, a
-    division by eps)."""
+    falls in, the relative error itself (a wrong gradient that is a multiple of the right one gives
+    the same number with any measure that treats both gradients alike and stays between 0 and 1),
+    and what the usual mistakes return (absolute errors, the difference against one gradient alone,
+    a one-sided difference, a division by eps)."""
     from ..learn.backward import relative_error
 
     x = np.linspace(-1.2, 1.3, 6).reshape(2, 3)  # no 0, where a gradient would vanish
@@ -74,8 +77,12 @@ def _gradient_table() -> list[dict]:
     for case, name, xc, analytic, band in cases:
         num = {k: _numeric(_FUNCTIONS[name], xc, _EPS, k) for k in ("central", "one-sided", "over eps")}
         diff = analytic - num["central"]
+        size = {"analytic": float(np.linalg.norm(analytic)), "numerical": float(np.linalg.norm(num["central"]))}
         out.append({"case": case, "f": name, "x": xc, "analytic": analytic, "band": band,
+                    "want": relative_error(analytic, num["central"]),
                     "absolute": [float(np.max(np.abs(diff))), float(np.linalg.norm(diff))],
+                    # the difference against one gradient alone (or the larger: here the analytic one)
+                    "one gradient": {k: float(np.linalg.norm(diff)) / v for k, v in size.items()},
                     "one-sided": relative_error(analytic, num["one-sided"]),
                     "over eps": relative_error(analytic, num["over eps"])})
     return out
@@ -114,7 +121,7 @@ def gradient_check(fn) -> bool:
                                  f"of the gradients, so it is never negative; got {v:.3g}")
         if band == "small" and v <= 1e-6:
             continue
-        if band == "large" and 0.1 <= v <= 1.0:
+        if band == "large" and np.isclose(v, c["want"], rtol=0.01):
             continue
         if any(np.isclose(v, e, rtol=0.05) for e in c["absolute"]):
             return report(False, f"{case}: you returned an absolute error ({v:.3g}). It hides the scale: a "
@@ -128,10 +135,24 @@ def gradient_check(fn) -> bool:
         if np.isclose(v, c["over eps"], rtol=0.05):
             return report(False, f"{case}: your numerical gradient is twice too large: how far apart are "
                                  "the two points at which you evaluate f?")
+        if band == "large":
+            for which, e in c["one gradient"].items():
+                if np.isclose(v, e, rtol=0.01):
+                    larger = " (here the larger of the two)" if which == "analytic" else ""
+                    return report(False, f"{case}: your error, {v:.3g}, measures the difference against the {which} "
+                                         f"gradient alone{larger}. A relative error must treat the two gradients "
+                                         "alike (either one may be the wrong one) and stay between 0 and 1 whatever "
+                                         "they are; against one gradient only, it grows past 1 when that gradient is "
+                                         "much smaller than the other")
+        if v > 1:
+            return report(False, f"{case}: got {v:.3g}, more than 1: a relative error measured against the sizes of "
+                                 "both gradients, treated alike, stays between 0 and 1 whatever they are")
         if band == "small":
             return report(False, f"{case}: a correct gradient should give a relative error below 1e-6, got {v:.2e}; "
                                  "check your numerical gradient entry by entry, then the error's denominator")
-        return report(False, f"{case}: a gradient that is twice too large should give a relative error between "
-                             f"0.1 and 1, got {v:.2e}: is your error measured against the size of the gradients?")
+        return report(False, f"{case}: this gradient is twice the right one, and your error, {v:.3g}, does not judge "
+                             "it as a relative error should: measure the difference against the sizes of both "
+                             "gradients, treated alike, so that the result stays between 0 and 1 and does not "
+                             "depend on their scale")
     return report(True, "your gradient check is right: central differences, and an error relative to the "
                         "size of the gradients, so 1e-9 and 1e6 are judged alike")
