@@ -125,3 +125,41 @@ def test_a_regrade_name_that_matches_nobody_or_several_stops(tmp_path, capsys):
     assert _regrade(mail, out, "Eva Moe", "--add-learners") == 0
     assert "(new: Eva Moe)" in capsys.readouterr().out
     assert "Eva Moe" in json.loads((out / "grades.json").read_text("utf-8"))["learners"]
+
+
+def test_each_learner_is_told_their_own_lms_and_why_a_notebook_could_not_run(tmp_path, capsys):
+    subs, out = tmp_path / "returned", tmp_path / "grades"
+    _write(subs, [*CANVAS, *MOODLE])
+    assert _grade(subs, out, "--canvas-points", "20") == 0
+    summary = capsys.readouterr().out
+    # the anonymous learners are not in canvas.csv: not counted among those with a Canvas id
+    assert "canvas.csv (3 of 11 learners with a Canvas id; 2 anonymous, not in it" in summary
+    canvas = (out / "feedback" / "smithjohn_1050.md").read_text("utf-8")
+    moodle = (out / "feedback" / "Dana_Lee_4711.md").read_text("utf-8")
+    assert "of 20 in Canvas" in canvas and "in Moodle" not in canvas
+    assert "of 100 in Moodle" in moodle and "in Canvas" not in moodle
+    assert "in Moodle" not in (out / "feedback" / "anon_Ab3xZ.md").read_text("utf-8")
+    # an empty file could not run: grades.csv's notes say why, as the feedback does
+    rows = {r["learner"]: r for r in csv.DictReader(open(out / "grades.csv", encoding="utf-8"))}
+    why = rows["smithjohn_1050"]["notes"]
+    assert "could not run" in rows["smithjohn_1050"]["02.1 softmax row by row"]
+    assert why and any(part in canvas for part in why.split(": ")[1:] if len(part) > 10)
+
+
+def test_grades_csv_notes_say_why_a_notebook_could_not_run(tmp_path):
+    from attention_kit.check import registry
+    from attention_kit.grading import COULD_NOT_RUN, ExerciseGrade, NotebookGrade
+    from attention_kit.grading.reports import ClassGrades, write_csv
+
+    why = "the Python kernel stopped while running the notebook (out of memory)"
+    nb = registry.notebook("04")
+    grade = NotebookGrade("amy", "04", "amy/04.ipynb",
+                          [ExerciseGrade(i, ex.title, COULD_NOT_RUN, why) for i, ex in nb.numbered()])
+    grades = ClassGrades(["amy"], [grade], notebooks=["04"])
+    write_csv(grades, tmp_path / "g.csv")
+    row = next(csv.DictReader(open(tmp_path / "g.csv", encoding="utf-8")))
+    assert row["notes"] == f"04: could not run: {why}"
+    grade.exercises[0] = ExerciseGrade("04.1", "", COULD_NOT_RUN, "")
+    assert grades.notes("amy") == [f"04.2, 04.3, 04.4: could not run: {why}"]
+    grade.notes.append(f"amy/04.ipynb: {why}")  # a note that says it already: not said twice
+    assert grades.notes("amy") == [f"04: amy/04.ipynb: {why}"]

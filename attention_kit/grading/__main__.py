@@ -257,10 +257,11 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
     if out_changed:
         lines += ["", f"WARNING: files in {out} changed while the notebooks ran, before the grader "
                       "wrote its own (a notebook wrote there?):"] + [f"  {p}" for p in out_changed]
-    n = len(result.learners)
+    n, n_anon = len(result.learners), len(written["anonymous"])
     lms = []
-    if no_canvas < n:
-        lms.append(f"canvas.csv ({n - no_canvas} of {n} learners with a Canvas id)")
+    if no_canvas + n_anon < n or n_anon:  # the anonymous ones are not in canvas.csv: not counted
+        lms.append(f"canvas.csv ({n - n_anon - no_canvas} of {n} learners with a Canvas id"
+                   + (f"; {n_anon} anonymous, not in it: SpeedGrader, below)" if n_anon else ")"))
     if no_moodle < n:
         lms.append(f"moodle.csv ({n - no_moodle} of {n} learners with a Moodle participant number)")
     lines += ["", f"Wrote {out / 'grades.csv'}, {len(feedback)} feedback files in "
