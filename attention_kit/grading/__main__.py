@@ -39,10 +39,10 @@ from .reports import (
 )
 from .settings import (  # noqa: F401  (where they were before)
     DEFAULTS,
+    match_regrade,
     parse_exercises,
     parse_learners,
     parse_notebooks,
-    match_regrade,
     resolve_learners,
     settle,
 )
