@@ -6,8 +6,10 @@ runs them two at a time (``--workers``), each in a process of its own (``workers
 ``feedback/<learner>.md``, ``summary.md``, ``canvas.csv``, ``canvas_reupload.zip``,
 ``moodle.csv``, ``moodle_feedback.zip``, ``not_graded.csv`` and ``grades.json`` (the state a
 regrade needs) into ``--out``, and prints the summary. ``--learners alice,bob`` regrades only
-these learners into an existing grades folder: their notebooks returned this time replace
-their old verdicts, every other row stays. A bad submission gets a clear row; it never stops
+these learners into an existing grades folder, each matched to its class (``settings.py``,
+``match_regrade``: they keep their LMS ids; a name matching nobody or several stops it, unless
+``--add-learners`` for a new one): their notebooks returned this time replace their old
+verdicts, every other row stays, and ``canvas_reupload_regraded.zip`` holds their feedback only. A bad submission gets a clear row; it never stops
 the run. The exit status is 0 when the class was graded, 2 when there is nothing to grade or an
 option is wrong.
 """
