@@ -97,7 +97,7 @@ MISTAKES = {
              "old sum l was not rescaled"),
     "07.2": ("def my_skipped_tiles(n, block_q, block_k):\n    return n * (n - 1) // 2", "(query, key) pairs"),
     "07.3": ("def my_kv_cache_bytes(n_tokens, layers, heads, kv_heads, d_head, bytes_per_value):\n"
-             "    return layers * kv_heads * d_head * bytes_per_value * n_tokens", "the factor 2"),
+             "    return layers * kv_heads * d_head * bytes_per_value * n_tokens", "half the right size"),
     "08.1": ("def my_prefix_matching(w, ids):\n    m = np.zeros(w.shape, dtype=bool)\n"
              "    m[:, 1:] = ids[:, None] == ids[None, :-1]\n    m &= np.tri(len(ids), k=-1, dtype=bool)\n"
              "    return float((w * m).sum(axis=1).mean())", "averaged over every query"),
