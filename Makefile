@@ -240,13 +240,13 @@ answers: $(BASE)
 #   MOODLE_MAX=100 MOODLE_HEADERS=de CANVAS_POINTS=20: the LMS assignment's scale and language
 GRADES ?= grades
 grade: $(BASE)
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder or zip> [NOTEBOOKS=02,04 | EXERCISES=02.1-02.5,04] [LEARNERS=a,b] [ASSIGNMENT=name] [GRADES=grades] [MOODLE_MAX=100] [MOODLE_HEADERS=en] [CANVAS_POINTS=n] [LATE_PENALTY=10] [NEW_SETTINGS=1] [GRADE_ARGS=...]"; exit 2; }
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder or zip> [NOTEBOOKS=02,04 | EXERCISES=02.1-02.5,04] [LEARNERS=a,b] [ASSIGNMENT=name] [GRADES=grades] [MOODLE_MAX=100] [MOODLE_HEADERS=en] [CANVAS_POINTS=n] [LATE_PENALTY=10] [NEW_SETTINGS=1] [ADD_LEARNERS=1] [GRADE_ARGS=...]"; exit 2; }
 	$(BIN)/python -m attention_kit.grading "$(SUBMISSIONS)" --out "$(GRADES)" $(if $(SEED),--seed "$(SEED)") \
 	    $(if $(NOTEBOOKS),--notebooks "$(NOTEBOOKS)") $(if $(EXERCISES),--exercises "$(EXERCISES)") \
 	    $(if $(LEARNERS),--learners "$(LEARNERS)") $(if $(ASSIGNMENT),--assignment "$(ASSIGNMENT)") \
 	    $(if $(MOODLE_MAX),--moodle-max "$(MOODLE_MAX)") $(if $(MOODLE_HEADERS),--moodle-headers "$(MOODLE_HEADERS)") \
 	    $(if $(CANVAS_POINTS),--canvas-points "$(CANVAS_POINTS)") $(if $(LATE_PENALTY),--late-penalty "$(LATE_PENALTY)") \
-	    $(if $(NEW_SETTINGS),--new-settings) $(GRADE_ARGS)
+	    $(if $(NEW_SETTINGS),--new-settings) $(if $(ADD_LEARNERS),--add-learners) $(GRADE_ARGS)
 
 # Put one notebook back as it was (your changes to it are lost):
 #   make reset NB=notebooks/02_self_attention.ipynb   (the committed version, via git)

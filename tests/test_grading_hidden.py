@@ -322,6 +322,21 @@ def test_masked_softmax_cases_need_the_allowed_maximum():
         assert (~m2).all(axis=1).any()
 
 
+def test_a_table_of_small_masks_is_not_an_answer():
+    """A lookup of the causal masks (and sink masks) for n = 1..13 passes every case a notebook
+    could show, never the hidden ones: those sizes go beyond any table worth typing out."""
+    table = {n: np.tril(np.ones((n, n), dtype=bool)) for n in range(1, 14)}
+    sinks = {(n, w, k): ak.sliding_window_mask(n, w, sinks=k)
+             for n in range(1, 14) for w in range(1, n + 1) for k in range(0, 4)}
+    for seed in range(20):
+        assert check_hidden("04.1", [lambda n: table[n]], case_rng(seed, "x", "04.1")) is not None
+        assert check_hidden("08.3", [lambda n, w, k: sinks[(n, w, k)]], case_rng(seed, "x", "08.3")) is not None
+        sizes = [n for (n,) in hidden_refs.mask_cases(case_rng(seed, "x", "04.1"))]
+        assert max(sizes) > 13 and max(sizes) <= 60 and min(sizes) <= 13
+    right = [lambda n: np.tril(np.ones((n, n), dtype=bool))]
+    assert all(check_hidden("04.1", right, case_rng(seed, "x", "04.1")) is None for seed in range(20))
+
+
 def test_online_cases_rise_then_not():
     for seed in range(10):
         (m0, *_), (m1, _, _, s1, _), (m2, _, _, s2, _) = refs.online_cases(case_rng(seed, "x", "07.1"))

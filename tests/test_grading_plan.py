@@ -87,9 +87,12 @@ def test_regrade_a_few_learners_into_the_class(tmp_path, capsys):
     _touch(again / "amy__04_masks_and_positions.ipynb", "not json")
     _touch(again / "bob__04_masks_and_positions.ipynb")
     before = (out / "feedback" / "zoe.md").read_text(encoding="utf-8")
-    assert main([str(again), "--out", str(out), "--workers", "1", "--learners", "amy,bob"]) == 0
+    assert main([str(again), "--out", str(out), "--workers", "1", "--learners", "amy,bob"]) == 2
+    assert "'bob' matches no learner of the graded class" in capsys.readouterr().err
+    assert main([str(again), "--out", str(out), "--workers", "1", "--learners", "amy,bob",
+                 "--add-learners"]) == 0  # bob was not graded before: added on request
     printed = capsys.readouterr().out
-    assert "Regraded amy, bob into the 2 learners" in printed and "Exercises set: 04.1-04.3 ×2." in printed
+    assert "Regraded amy, bob (new: bob) into the 2 learners" in printed and "Exercises set: 04.1-04.3 ×2." in printed
     rows = {r["learner"]: r for r in csv.DictReader(open(out / "grades.csv", encoding="utf-8"))}
     assert set(rows) == {"amy", "bob", "zoe"}
     assert rows["amy"]["04.1 causal mask"] == COULD_NOT_RUN and "empty" not in rows["amy"]["notes"]
@@ -105,6 +108,8 @@ def test_regrade_a_few_learners_into_the_class(tmp_path, capsys):
     assert main([str(again), "--out", str(out), "--learners", "amy", "--seed", "7"]) == 2
     assert "another SEED" in capsys.readouterr().err
     assert main([str(again), "--out", str(out), "--learners", "cleo"]) == 2
-    assert "no submissions of cleo" in capsys.readouterr().err
+    assert "'cleo' matches no learner of the graded class" in capsys.readouterr().err
+    assert main([str(again), "--out", str(out), "--learners", "zoe"]) == 2  # graded, no file now
+    assert "no submissions of zoe" in capsys.readouterr().err
     assert main([str(again), "--out", str(tmp_path / "new"), "--learners", "amy"]) == 2
     assert "grades.json" in capsys.readouterr().err

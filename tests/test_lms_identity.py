@@ -164,7 +164,7 @@ def test_regrade_names_and_new_settings(tmp_path, capsys):
     _write(again, [f"wangwei_1013_9200_{NB4}", f"wangwei_1044_9201_{NB4}", f"smithjohn_1050_9202_{NB4}"])
     capsys.readouterr()
     assert main([str(again), "--out", str(out), "--learners", "wangwei"]) == 2
-    assert "'wangwei' names 2 learners (wangwei_1013, wangwei_1044)" in capsys.readouterr().err
+    assert "'wangwei' names 2 learners of the graded class (wangwei_1013, wangwei_1044)" in capsys.readouterr().err
     assert main([str(again), "--out", str(out), "--workers", "1", "--learners", "smithjohn,wangwei_1013",
                  "--late-penalty", "25", "--new-settings"]) == 0
     assert "Regraded smithjohn_1050, wangwei_1013" in capsys.readouterr().out

@@ -6,8 +6,10 @@ runs them two at a time (``--workers``), each in a process of its own (``workers
 ``feedback/<learner>.md``, ``summary.md``, ``canvas.csv``, ``canvas_reupload.zip``,
 ``moodle.csv``, ``moodle_feedback.zip``, ``not_graded.csv`` and ``grades.json`` (the state a
 regrade needs) into ``--out``, and prints the summary. ``--learners alice,bob`` regrades only
-these learners into an existing grades folder: their notebooks returned this time replace
-their old verdicts, every other row stays. A bad submission gets a clear row; it never stops
+these learners into an existing grades folder, each matched to its class (``settings.py``,
+``match_regrade``: they keep their LMS ids; a name matching nobody or several stops it, unless
+``--add-learners`` for a new one): their notebooks returned this time replace their old
+verdicts, every other row stays, and ``canvas_reupload_regraded.zip`` holds their feedback only. A bad submission gets a clear row; it never stops
 the run. The exit status is 0 when the class was graded, 2 when there is nothing to grade or an
 option is wrong.
 """
@@ -39,6 +41,7 @@ from .reports import (
 )
 from .settings import (  # noqa: F401  (where they were before)
     DEFAULTS,
+    match_regrade,
     parse_exercises,
     parse_learners,
     parse_notebooks,
@@ -88,6 +91,10 @@ def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
+def _files(n: int) -> str:
+    return f"{n} file{'' if n == 1 else 's'}"
+
+
 def _code_sources(path: Path) -> list[str]:
     """The code cells' sources of a returned notebook ([] when it cannot be read)."""
     try:
@@ -112,15 +119,16 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
                 late_penalty: float | None = None, exercises: dict[str, float] | None = None,
                 learners: list[str] | None = None, moodle_max: float | None = None,
                 moodle_headers: str | None = None, canvas_points: float | None = None,
-                new_settings: bool = False) -> tuple[ClassGrades, str]:
+                new_settings: bool = False, add_learners: bool = False) -> tuple[ClassGrades, str]:
     """Grade every notebook under ``submissions`` (a folder or a zip); write the results into ``out``.
 
     ``notebooks``: the numbers of the notebooks that were set (``["02", "04"]``); the others'
     submissions are listed as not graded. None: the notebooks of the course that were returned.
     ``exercises``: ``{exercise id: weight}`` (:func:`parse_exercises`), the exercises set; their
     notebooks are the notebooks set. ``learners``: regrade only these (their ids, or names only
-    one learner has) into the grades already in ``out`` (its ``grades.json``), keeping everything
-    else, the settings included (:func:`settle`: a setting given that differs is an error unless
+    one learner has) into the grades already in ``out`` (its ``grades.json``), matched to its
+    class (a file in a plain folder takes the class learner's identity and ids; a name that
+    matches nobody there stops the regrade unless ``add_learners``), keeping everything else, the settings included (:func:`settle`: a setting given that differs is an error unless
     ``new_settings``, which applies the new ones to the whole class). ``assignment``: its name in the
     Canvas and Moodle files. ``seed``: the teacher's seed of the hidden cases (keep it secret;
     None tries none). ``late_penalty``: percent of a late notebook's points taken off (default 0).
@@ -162,14 +170,9 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
     with tempfile.TemporaryDirectory(prefix="ak-grade-unzip-") as unpacked:
         found = find_submissions(submissions, course_files, unpack_to=Path(unpacked))
         known = set(course_files)
-        if learners is not None:
-            learners = resolve_learners(learners, found.info)
-            for s in found.submissions:
-                if s.learner not in learners:
-                    found.ignored.append((s.source, "not regraded (LEARNERS= names others)"))
-            found.submissions = [s for s in found.submissions if s.learner in learners]
-            found.learners = list(learners)
-            found.info = {k: v for k, v in found.info.items() if k in learners}
+        if learners is not None:  # matched to the graded class: its learners keep their ids
+            known_keys, added_keys = match_regrade(learners, previous.info, found, add_learners)
+            learners = known_keys + added_keys
         if notebooks is None:
             notebooks = sorted({s.number for s in found.submissions} & known) or sorted(known)
         graded = [s for s in found.submissions if s.number in notebooks or s.number not in known]
@@ -208,9 +211,7 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
     if previous is not None:  # keep every row, and the notebooks these learners did not return now
         new_keys = {(g.learner, g.number) for g in grades}
         kept = [g for key, g in previous.by_key.items() if key not in new_keys]
-        info = dict(previous.info)
-        for name, learner in found.info.items():
-            info[name] = learner
+        info = {**previous.info, **{k: found.info[k] for k in added_keys}}  # the stored ids stay
         ignored = previous.not_graded + found.ignored
         flags = {k: v for k, v in previous.flags.items()}
         extra = {k: v for k, v in previous.extra_notes.items() if k not in learners}
@@ -225,7 +226,8 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
         for name, notes in extra.items():
             result.extra_notes.setdefault(name, []).extend(notes)
         found.ignored = ignored
-        regraded = (f" Regraded {', '.join(learners)} into the {len(previous.learners)} learners "
+        added = f" (new: {', '.join(added_keys)})" if added_keys else ""
+        regraded = (f" Regraded {', '.join(learners)}{added} into the {len(previous.learners)} learners "
                     f"graded {previous.graded_at:%Y-%m-%d %H:%M} UTC (similar answers were looked "
                     "for only among this run's notebooks).")
     else:
@@ -234,7 +236,8 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
                              not_graded=found.ignored, exercises=exercises)
     note_similar(result, in_process(find_similar, sources, _teacher_sources(notebooks)))  # workers.py
     written = write_reports(result, out, moodle_max=moodle_max, moodle_headers=moodle_headers,
-                            canvas_points=canvas_points)
+                            canvas_points=canvas_points,
+                            regraded=learners if previous is not None else None)
     feedback, no_canvas, no_moodle = written["feedback"], written["no_canvas"], written["no_moodle"]
     save_state(result, out / STATE_FILE, seed, settings)
     with open(out / "not_graded.csv", "w", newline="", encoding="utf-8") as f:
@@ -256,10 +259,11 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
     if out_changed:
         lines += ["", f"WARNING: files in {out} changed while the notebooks ran, before the grader "
                       "wrote its own (a notebook wrote there?):"] + [f"  {p}" for p in out_changed]
-    n = len(result.learners)
+    n, n_anon = len(result.learners), len(written["anonymous"])
     lms = []
-    if no_canvas < n:
-        lms.append(f"canvas.csv ({n - no_canvas} of {n} learners with a Canvas id)")
+    if no_canvas + n_anon < n or n_anon:  # the anonymous ones are not in canvas.csv: not counted
+        lms.append(f"canvas.csv ({n - n_anon - no_canvas} of {n} learners with a Canvas id"
+                   + (f"; {n_anon} anonymous, not in it: SpeedGrader, below)" if n_anon else ")"))
     if no_moodle < n:
         lms.append(f"moodle.csv ({n - no_moodle} of {n} learners with a Moodle participant number)")
     lines += ["", f"Wrote {out / 'grades.csv'}, {len(feedback)} feedback files in "
@@ -270,8 +274,11 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
     lines.append(f"LMS scales: canvas.csv on {written['canvas_points']} points possible (set the Canvas "
                  f"assignment's Points to {written['canvas_points']}), moodle.csv on a maximum grade "
                  f"of {moodle_max:g} (set the same in the assignment). Feedback to upload in bulk: "
-                 f"canvas_reupload.zip ({written['reupload']} files), moodle_feedback.zip "
-                 f"({written['moodle_zip']} files; Moodle 3.1 and later).")
+                 + (f"canvas_reupload.zip ({written['reupload']} files)" if written["reupload_regraded"] is None
+                    else f"canvas_reupload_regraded.zip ({_files(written['reupload_regraded'])}: only "
+                         "the regraded learners'; Canvas adds a comment for every file re-uploaded, so "
+                         "do not upload canvas_reupload.zip, the whole class's, again)")
+                 + f", moodle_feedback.zip ({written['moodle_zip']} files; Moodle 3.1 and later).")
     if written["anonymous"]:
         lines.append("Canvas anonymous grading: canvas.csv cannot name these learners (Canvas's "
                      "import matches a user id); enter their points in SpeedGrader, opened at "
@@ -318,6 +325,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--late-penalty", type=float, default=None,
                         help="percent of a late notebook's points taken off (default 0: late "
                              "submissions are only marked)")
+    parser.add_argument("--add-learners", action="store_true",
+                        help="with --learners: a learner who matches nobody in the graded class is "
+                             "added as a new learner (without it, such a name stops the regrade)")
     parser.add_argument("--new-settings", action="store_true",
                         help="with --learners: apply the settings given now (exercises, late "
                              "penalty, LMS scales) to the whole class instead of stopping when "
@@ -346,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
                                  late_penalty=args.late_penalty, exercises=exercises,
                                  learners=parse_learners(args.learners), moodle_max=args.moodle_max,
                                  moodle_headers=args.moodle_headers, canvas_points=args.canvas_points,
-                                 new_settings=args.new_settings)
+                                 new_settings=args.new_settings, add_learners=args.add_learners)
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -9,6 +9,7 @@ from typing import Iterable, Mapping
 
 from ..check import registry
 from . import (
+    COULD_NOT_RUN,
     NOT_SUBMITTED,
     PASSED,
     SOLUTION,
@@ -156,7 +157,22 @@ class ClassGrades:
             grade = self.by_key.get((learner, nb.number))
             if grade is not None:
                 out.extend(f"{nb.number}: {' '.join(note.split())}" for note in grade.notes)
+                out.extend(self._why_not_run(grade))
         return out + self.extra_notes.get(learner, [])
+
+
+    def _why_not_run(self, grade: NotebookGrade) -> list[str]:
+        """Why the exercises set that could not run did not, when no note says it already (the
+        feedback file says it to the learner)."""
+        said = " ".join(" ".join(n.split()) for n in grade.notes)
+        why: dict[str, list[str]] = {}
+        for g in grade.exercises:
+            text = " ".join(g.message.split())
+            if g.status == COULD_NOT_RUN and g.id in self.weights and text and text not in said:
+                why.setdefault(text, []).append(g.id)
+        every = [e for e in self.weights if e.startswith(grade.number + ".")]
+        return [f"{grade.number if ids == every else ', '.join(ids)}: could not run: {text}"
+                for text, ids in why.items()]
 
 
 def default_assignment(numbers: list[str]) -> str:

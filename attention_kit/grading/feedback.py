@@ -90,8 +90,10 @@ def grade_line(grades: ClassGrades, learner: str) -> str:
                  f"{number_text(grades.late_penalty)} % of a late notebook's points: "
                  f"{number_text(grades.penalty(learner))} points off "
                  f"{number_text(grades.points(learner))}")
+    info = grades.info[learner]  # a learner of one LMS is told that LMS's scale only
+    own = "Canvas" if info.canvas_id or info.anonymous_id else "Moodle" if info.moodle_id else None
     scales = [f"{number_text(round(final / total * top, 2) if total else 0)} of {number_text(top)} in {lms}"
-              for lms, top in grades.scales.items() if top != total]
+              for lms, top in grades.scales.items() if top != total and own in (None, lms)]
     if scales:
         text += f" (the LMS's scale: {', '.join(scales)})"
     return text + "."

@@ -5,6 +5,7 @@ Which importer each follows is said at each writer."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import re
 import zipfile
@@ -190,7 +191,7 @@ def write_moodle_feedback(grades: ClassGrades, path: Path) -> tuple[int, int]:
                 continue
             folder = _moodle_folder_name(grades.info[learner].name, participant)
             name = f"{folder}/{feedback_file_name(learner)}"
-            zf.writestr(name, feedback_markdown(grades, learner))
+            _write_entry(zf, name, feedback_markdown(grades, learner))
             written += 1
     return written, missing
 
@@ -215,15 +216,24 @@ def _canvas_download_name(source: str | None) -> str | None:
     return name if digits == [m.group("id"), m.group("submission")] else None
 
 
-def write_canvas_reupload(grades: ClassGrades, path: Path) -> tuple[int, list[str]]:
+def _write_entry(zf: zipfile.ZipFile, name: str, text: str) -> None:
+    """One file of a zip, with a fixed time: the same feedback gives the same bytes."""
+    zf.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), text,
+                compress_type=zipfile.ZIP_DEFLATED)
+
+
+def write_canvas_reupload(grades: ClassGrades, path: Path,
+                          learners: list[str] | None = None) -> tuple[int, list[str]]:
     """``canvas_reupload.zip``: per returned notebook with a Canvas download name, a feedback
     notebook under that same name (user id and attachment id in it; for anonymous grading the
     anonymous id and attachment id, which Canvas matches to the submission without naming the
-    learner), for the gradebook's "Re-upload submissions". Returns (files written, learners
-    with no such name, left out)."""
+    learner), for the gradebook's "Re-upload submissions". ``learners``: only theirs (a
+    regrade's: Canvas's re-upload adds a comment per file, the ones it has too). The same
+    feedback gives the same bytes (the cell's id is made from the learner and notebook).
+    Returns (files written, learners with no such name, left out)."""
     written, left_out = 0, []
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
-        for learner in grades.learners:
+        for learner in (grades.learners if learners is None else learners):
             names = [(nb, _canvas_download_name(grades.by_key[(learner, nb.number)].source))
                      for nb in grades.notebooks if (learner, nb.number) in grades.by_key]
             names = [(nb, n) for nb, n in names if n]
@@ -231,9 +241,10 @@ def write_canvas_reupload(grades: ClassGrades, path: Path) -> tuple[int, list[st
                 left_out.append(learner)
             for nb, name in names:
                 book = nbformat.v4.new_notebook()
+                cell_id = hashlib.sha256(f"{learner}\0{nb.number}\0feedback".encode()).hexdigest()[:8]
                 book.cells.append(nbformat.v4.new_markdown_cell(
-                    feedback_markdown(grades, learner, numbers=[nb.number])))
-                zf.writestr(name, nbformat.writes(book))
+                    feedback_markdown(grades, learner, numbers=[nb.number]), id=cell_id))
+                _write_entry(zf, name, nbformat.writes(book))
                 written += 1
     return written, left_out
 

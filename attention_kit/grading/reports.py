@@ -225,11 +225,13 @@ def summary_markdown(grades: ClassGrades) -> str:
 
 def write_reports(grades: ClassGrades, out: Path, *, moodle_max: float = 100,
                   moodle_headers: str | Mapping[str, str] | None = "en",
-                  canvas_points: float | None = None) -> dict:
+                  canvas_points: float | None = None, regraded: list[str] | None = None) -> dict:
     """Write every file of a graded class into ``out``: grades.csv, feedback/, summary.md,
     canvas.csv, canvas_reupload.zip, moodle.csv, moodle_feedback.zip. Returns what the summary
     reports: ``feedback`` (paths), ``no_canvas``, ``no_moodle`` (rows without an id),
-    ``reupload`` and ``moodle_zip`` (files written)."""
+    ``reupload`` and ``moodle_zip`` (files written). ``regraded``: a regrade's learners, whose
+    feedback alone goes into ``canvas_reupload_regraded.zip`` too (``reupload_regraded``: its
+    files; None when no regrade, and an old one is removed)."""
     out.mkdir(parents=True, exist_ok=True)
     possible = grades.max_points if canvas_points is None else canvas_points
     grades.scales = {"Canvas": possible, "Moodle": moodle_max}
@@ -239,13 +241,17 @@ def write_reports(grades: ClassGrades, out: Path, *, moodle_max: float = 100,
     no_canvas = write_canvas(grades, out / "canvas.csv", canvas_points)
     no_moodle = write_moodle(grades, out / "moodle.csv", moodle_max, moodle_headers)
     reupload, _ = write_canvas_reupload(grades, out / "canvas_reupload.zip")
+    only = out / REGRADED_REUPLOAD  # a regrade's: only its learners (Canvas comments every file)
+    only.unlink(missing_ok=True)
+    reupload_regraded = None if regraded is None else write_canvas_reupload(grades, only, regraded)[0]
     moodle_zip, _ = write_moodle_feedback(grades, out / "moodle_feedback.zip")
     return {"feedback": feedback, "no_canvas": no_canvas, "no_moodle": no_moodle,
-            "reupload": reupload, "moodle_zip": moodle_zip, "canvas_points": number_text(possible),
+            "reupload": reupload, "reupload_regraded": reupload_regraded, "moodle_zip": moodle_zip, "canvas_points": number_text(possible),
             "anonymous": canvas_anonymous(grades, canvas_points)}
 
 
 STATE_FILE = "grades.json"
+REGRADED_REUPLOAD = "canvas_reupload_regraded.zip"
 
 
 def seed_digest(seed: str | None) -> str:

@@ -5,12 +5,13 @@ given one that differs, unless told to apply new settings to the whole class).""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Mapping
 
 from ..check import registry
 from .submissions import Learner
 
-__all__ = ["parse_notebooks", "parse_exercises", "parse_learners", "resolve_learners", "settle",
+__all__ = ["parse_notebooks", "parse_exercises", "parse_learners", "resolve_learners", "match_regrade", "settle",
            "DEFAULTS"]
 
 
@@ -155,3 +156,73 @@ def settle(given: Mapping[str, object], previous: Mapping[str, object] | None,
                          "\nleave them out to keep the class's settings, or give --new-settings "
                          "(NEW_SETTINGS=1) to apply the new ones to the whole class")
     return out
+
+
+def _same_learner(found: Learner, known: Learner, found_key: str) -> bool:
+    """``found`` (named by a resubmission's file) is the class's ``known`` learner: the same
+    key, the same LMS id, or (a plain folder, no id) a name ``known`` answers to."""
+    if found_key == known.key:
+        return True
+    if found.lms_id:
+        return (found.canvas_id, found.moodle_id, found.anonymous_id) == \
+            (known.canvas_id, known.moodle_id, known.anonymous_id)
+    return known.answers_to(found.name)
+
+
+def match_regrade(wanted: list[str], class_info: Mapping[str, Learner], found,
+                  add_new: bool = False) -> tuple[list[str], list[str]]:
+    """The learners of a regrade, matched to the graded class (``class_info``: key -> learner),
+    each by key, LMS id or a name only one of them has; ``found`` (:class:`Found`) is narrowed to
+    their files, each file's learner made the class's (a plain folder ``mail/Dana Lee/`` takes
+    ``Dana Lee_4711``'s identity, ids and all). Returns (class keys, new keys). A name that
+    matches nobody in the class is an error unless ``add_new``: it is then a new learner, named
+    as in the files. ValueError for a name that matches several learners, or a file that could
+    be several; FileNotFoundError for a learner with no file in the submissions."""
+    keys, new, unknown = [], [], []
+    for text in wanted:
+        hits = [k for k, ln in class_info.items() if k == text or ln.answers_to(text)]
+        hits = [k for k in hits if k == text] or hits
+        if len(hits) > 1:
+            raise ValueError(f"{text!r} names {len(hits)} learners of the graded class "
+                             f"({', '.join(sorted(hits))}): give the one to regrade by its id, "
+                             "as grades.csv's learner column has it")
+        if hits:
+            keys += [hits[0]] if hits[0] not in keys else []
+        else:
+            unknown.append(text)
+    if unknown and not add_new:
+        raise ValueError(f"{', '.join(map(repr, unknown))} matches no learner of the graded class "
+                         f"({len(class_info)} learners; give grades.csv's learner, the LMS id, or a "
+                         "name only one of them has). A learner who was not graded before: add "
+                         "them with --add-learners (ADD_LEARNERS=1)")
+    owner: dict[str, str] = {}  # a found learner -> the class learner it is
+    for fkey, fln in found.info.items():
+        same = [k for k, ln in class_info.items() if _same_learner(fln, ln, fkey)]
+        if len(same) > 1 and set(same) & set(keys):
+            raise ValueError(f"the files of {fkey!r} could be any of {', '.join(sorted(same))}: "
+                             "name their folder by the learner's id, as grades.csv's learner column has it")
+        if len(same) == 1:
+            owner[fkey] = same[0]
+    if unknown:  # new learners, as the files name them
+        strangers = {k: v for k, v in found.info.items() if k not in owner}
+        new = resolve_learners(unknown, strangers)
+        clash = [k for k in new if k in class_info]
+        if clash:
+            raise ValueError(f"{', '.join(clash)} is already a learner of the graded class")
+        owner.update({k: k for k in new})
+    chosen = set(keys) | set(new)
+    subs = []
+    for s in found.submissions:
+        who = owner.get(s.learner)
+        if who in chosen:
+            subs.append(replace(s, learner=who))
+        else:
+            found.ignored.append((s.source, "not regraded (LEARNERS= names others)"))
+    missing = [k for k in keys if not any(s.learner == k for s in subs)]
+    if missing:
+        raise FileNotFoundError(f"no submissions of {', '.join(missing)} in the folder given "
+                                f"(learners found there: {', '.join(sorted(found.info)) or 'none'})")
+    found.submissions = subs
+    found.learners = keys + new
+    found.info = {k: class_info.get(k) or found.info[k] for k in keys + new}
+    return keys, new
