@@ -164,6 +164,10 @@ def write_guides(paths: list[Path]) -> None:
     ranges = [measure(path).rounded for path in paths]
     text = re.sub(r"notebook takes \d+ to \d+ minutes",
                   f"notebook takes {min(r[0] for r in ranges)} to {max(r[1] for r in ranges)} minutes", text)
+    if len(paths) == len(make_student.course_notebooks()):  # the whole course: its total too
+        low, high = sum(r[0] for r in ranges), sum(r[1] for r in ranges)
+        text = re.sub(r"All nine notebooks: about \d+–\d+ minutes \(\d+–\d+ hours\)",
+                      f"All nine notebooks: about {low}–{high} minutes ({low // 60}–{-(-high // 60)} hours)", text)
     guide.write_text(text, encoding="utf-8")
     readme = ROOT / "README.md"
     lines = readme.read_text(encoding="utf-8").splitlines(keepends=True)
