@@ -278,6 +278,9 @@ def test_section_4_1_a_window_needs_the_sink(sinks):
     on_trig = [cross_entropy(run(s["params"], s["ids"][:256], window=W, sinks=1)[0],
                              np.where(trig, s["targets"][:256], -1))[0] for W in (2, 1)]
     assert on_trig[0] < 0.2 and 2.8 < on_trig[1] < 3.3                # about 0.16, then about 3 nats
+    off_trig = [cross_entropy(run(s["params"], s["ids"][:256], window=W, sinks=1)[0],
+                              np.where(trig, -1, s["targets"][:256]))[0] for W in (2, 1)]
+    assert 0 < off_trig[1] - off_trig[0] < 0.02                        # the other queries: about 0.01 nats
 
 
 def test_exercise_2_the_failing_queries(induction):
@@ -313,6 +316,7 @@ def test_try_this_the_four_answers_on_the_explorers():
     demo.set_tokens("A B C D A B C D A B C D A B C D A B C D A B C D")
     back_4 = np.arange(24) - demo.state["weights"].argmax(axis=1)
     assert set(back_4[7:]) <= {7, 15} and (demo.state["predicted"][7:-1] == demo.state["ids"][8:]).all()
+    assert (demo.state["predicted"][4:7] != demo.state["ids"][5:8]).all()    # queries 4-6: no key 7 back, missed
 
     demo.controls["model"].value = "sinks"                             # 4: the trigger looks back
     demo.set_tokens("<s> c d e f T1 g h")

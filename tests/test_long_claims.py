@@ -55,6 +55,7 @@ def test_rotary_below_sinusoidal_seed_by_seed(runs):
     assert (paired > 0).all()                                                 # rotary lower on every seed,
     assert [[round(c.min(), 2), round(c.max(), 2)] for c in paired.T] == [[0.01, 0.07], [0.03, 0.11]]
     assert [round(c.mean(), 2) for c in paired.T] == [0.04, 0.06]
+    assert A["rope"][:, 1].mean() > A["sinusoidal"][:, 1].mean()             # but ahead at 48 tokens, on average
     for n in (2, 3):                                                          # the seeds' ranges overlap ...
         assert A["rope"][:, n].max() > A["sinusoidal"][:, n].min()           # ... only through sinusoidal's seed 1
         assert A["rope"][:, n].max() < np.delete(A["sinusoidal"][:, n], 1).min()
@@ -95,6 +96,21 @@ def test_seed0_by_position_matches_the_stored_runs(runs, seed0_at_192):
         assert abs(right[scheme][can].mean() - A[scheme][0, -1]) < 0.02       # = seed 0's stored accuracy at 192
     late = {s: right[s][:, 96:][can[:, 96:]].mean() for s in ("sinusoidal", "rope")}
     assert [round(late[s], 2) for s in ("sinusoidal", "rope")] == [0.57, 0.42]   # positions 96-191
+
+
+def test_alibi_1_0_first_repeat_is_the_harder_part(runs):
+    from attention_kit.decoder import block
+    from attention_kit.heads.tasks import repeated_sequences
+
+    stored, _ = runs
+    ids, tg, repeated = repeated_sequences(np.random.default_rng(123), 128, length=192, vocab=64, periods=(4, 12))
+    can = extrapolation.predictable(ids, tg)[0]
+    logits = block.decoder_forward(stored["params"]["alibi 1, 0"], ids, **extrapolation.SCHEMES["alibi 1, 0"])[0]
+    right = logits.argmax(axis=-1) == tg
+    period = (~repeated).sum(axis=1, keepdims=True) + 1
+    first_repeat = can & (np.arange(192) < 2 * period - 1)
+    split = right[first_repeat].mean(), right[can & ~first_repeat & (np.arange(192) < 24)].mean()
+    assert split[0] < 0.98 < 0.99 < split[1]                                  # cell 24: 0.976 and 0.998
 
 
 def test_first_layer_preference_and_the_window(runs):
@@ -145,5 +161,11 @@ def test_the_streaming_losses_the_text_quotes():
                 streaming.stream_logits(p, c, ids[:-1], sinks=1),
                 streaming.stream_logits(p, c, ids[:-1], sinks=1, sink_positions="cache"),
                 block.decoder_forward(p, ids[None, :-1], positions="rope")[0][0]]
-        got[layers] = [round(cross_entropy(z[None, 16:], ids[None, 17:])[0], 4) for z in ways]
+        raw = [cross_entropy(z[None, 16:], ids[None, 17:])[0] for z in ways]
+        fresh, win, sink_text, sink_cache, _ = raw
+        for sink in (sink_text, sink_cache):
+            assert win < sink < win + 0.001                                   # the sink: no help, under 0.001 nats
+        if layers == 2:
+            assert fresh < win - 0.0005                                       # two layers: the cache is worse
+        got[layers] = [round(x, 4) for x in raw]
     assert got == {1: [0.0008, 0.0008, 0.0012, 0.0017, 1.6868], 2: [0.0016, 0.0022, 0.0030, 0.0032, 0.9783]}
