@@ -54,10 +54,9 @@ def normalised(node: ast.AST) -> str:
 
 
 def _parse(source: str) -> ast.Module | None:
-    try:
-        return ast.parse(source)
-    except SyntaxError:
-        return None
+    from attention_kit.check.registry import parse_cell
+
+    return parse_cell(source)
 
 
 def solution_expressions(source: str, answers) -> list[ast.expr]:

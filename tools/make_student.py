@@ -224,9 +224,9 @@ def _environment() -> str:
     return "\n".join(head + body) + "\n"
 
 
-def _is_prediction(node: ast.FunctionDef) -> bool:
-    return any((isinstance(d, ast.Name) and d.id == "prediction")
-               or (isinstance(d, ast.Attribute) and d.attr == "prediction") for d in node.decorator_list)
+def _decorated(node, name: str) -> bool:
+    return any((isinstance(d, ast.Name) and d.id == name)
+               or (isinstance(d, ast.Attribute) and d.attr == name) for d in node.decorator_list)
 
 
 def record_only_checkers(source: str) -> str:
@@ -236,7 +236,7 @@ def record_only_checkers(source: str) -> str:
     ``graded_hints()``, the settings file, a reload) gives a verdict in class."""
     tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
-    found = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and _is_prediction(node)]
+    found = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and _decorated(node, "prediction")]
     for node in sorted(found, key=lambda n: n.lineno, reverse=True):
         body = node.body
         if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
@@ -251,11 +251,6 @@ def record_only_checkers(source: str) -> str:
                 f"{indent}return record_only({', '.join(answers)})  # judged by make grade only\n")
         lines[body[0].lineno - 1: node.end_lineno] = [stub]
     return "".join(lines)
-
-
-def _decorated(node, name: str) -> bool:
-    return any((isinstance(d, ast.Name) and d.id == name)
-               or (isinstance(d, ast.Attribute) and d.attr == name) for d in node.decorator_list)
 
 
 def strip_references(source: str, module: str = "?") -> str:
