@@ -214,11 +214,15 @@ def test_student_edition_is_self_contained(student_dir, tmp_path):
 def test_student_copy_runs_and_exercises_print_hints(src, student_dir):
     """Run the student copy top to bottom: nothing raises (except cells tagged
     raises-exception), and every unfinished exercise prints a ✗ hint instead of failing."""
+    from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
+
+    from attention_kit.grading.sockets import socket_options
 
     path = student_dir / src.name
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=False,
+    km = KernelManager(kernel_name="python3", **socket_options())  # no TCP port to lose
+    client = NotebookClient(nb, km=km, timeout=120, kernel_name="python3", allow_errors=False,
                             resources={"metadata": {"path": str(student_dir)}})
     client.execute()  # raises CellExecutionError on the first unexpected error
 

@@ -38,6 +38,7 @@ from . import COULD_NOT_RUN, MISSING, SOLUTION, ExerciseGrade, NotebookGrade
 from .in_kernel import ready_reply, replaced_names, replaced_note, setup_cell
 from .kernel import KERNEL_NAME, write_kernel_spec
 from .remote import Link, check_notebook
+from .sockets import socket_options
 from .solutions import copied_exercises
 
 __all__ = ["Limits", "prepared", "grade_notebook"]
@@ -95,8 +96,8 @@ class _Run:
         self.nb, self.number, self.limits = nb, number, limits
         self.learner, self.seed = learner, seed
         self.workdir, self.home = workdir, home
-        self.km = AsyncKernelManager(kernel_name=KERNEL_NAME,
-                                     kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec_dir)]))
+        specs = KernelSpecManager(kernel_dirs=[str(spec_dir)])  # sockets: files, not TCP ports
+        self.km = AsyncKernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs, **socket_options())
         self.deadline = 0.0
         # iopub_timeout: a cell's outputs may trail its reply by seconds on a busy machine (lost: no verdict)
         self.client = NotebookClient(

@@ -13,7 +13,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -58,10 +57,12 @@ def find_chromium() -> str | None:
     return shutil.which("chromium")
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _server_port(runtime: Path, pid: int) -> int | None:
+    """The port the server bound, from the jpserver-<pid>.json it writes once it listens."""
+    try:
+        return int(json.loads((runtime / f"jpserver-{pid}.json").read_text())["port"])
+    except (OSError, ValueError, KeyError):  # not written yet, or half written
+        return None
 
 
 class LabServer:
@@ -87,8 +88,10 @@ class LabServer:
         self.extra_args = list(extra_args)
         self.disabled_extensions = list(disabled_extensions)
         self.token = secrets.token_hex(16)
-        self.port = _free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
+        # the server picks its own port (port 0) and says which in its runtime file: a port picked
+        # here and closed again could be taken by another process before the server binds it
+        self.port: int | None = None
+        self.base = ""
         self.tmp: Path | None = None
         self.root: Path | None = None
         self.proc: subprocess.Popen | None = None
@@ -124,7 +127,7 @@ class LabServer:
             self.python, "-m", "jupyterlab" if self.app == "lab" else "notebook",
             "--no-browser",
             "--ServerApp.ip=127.0.0.1",
-            f"--ServerApp.port={self.port}",
+            "--ServerApp.port=0",
             "--ServerApp.port_retries=0",
             f"--IdentityProvider.token={self.token}",
             f"--ServerApp.root_dir={self.root}",
@@ -139,6 +142,10 @@ class LabServer:
         if self.app == "lab":
             cmd += ["--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                     "--LabApp.extension_manager=readonly"]
+        # kernels on socket files in the runtime folder, not TCP ports another process can take
+        # first (attention_kit/grading/sockets.py); TCP where that path is too long for a socket
+        if os.name == "posix" and len(str(self.tmp / "runtime")) + len("/kernel--ipc-9") + 36 <= 103:
+            cmd.append("--KernelManager.transport=ipc")
         if hasattr(os, "geteuid") and os.geteuid() == 0:  # CI runs as root
             cmd.append("--ServerApp.allow_root=True")
         cmd += self.extra_args
@@ -151,6 +158,12 @@ class LabServer:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"JupyterLab exited early:\n{self.log_tail()}")
+            if self.port is None:
+                self.port = _server_port(self.tmp / "runtime", self.proc.pid)
+                if self.port is None:
+                    time.sleep(0.25)
+                    continue
+                self.base = f"http://127.0.0.1:{self.port}"
             try:
                 with urllib.request.urlopen(self.api("status"), timeout=2) as r:
                     if r.status == 200:
