@@ -1,0 +1,290 @@
+"""The course in another language: gettext catalogs of the notebooks' text, and the notebooks built
+from them.
+
+The English notebooks are the source. Each one has a catalog, ``translations/<lang>/<stem>.po``:
+one entry per markdown cell, its context (``msgctxt``) the cell's id and its ``msgid`` the English
+text; ``msgstr`` is the translation. Code cells are not in the catalog: the translated notebook
+``notebooks/<lang>/<stem>.ipynb`` has the English notebook's code cells, unchanged, and its own
+executed outputs (``make notebooks-<lang>`` runs them; the package prints in the notebook's
+language, ``attention_kit.i18n``).
+
+    python tools/translate.py update [--lang zh] [STEM ...]   bring the catalogs in step
+    python tools/translate.py build  [--lang zh] [STEM ...]   write notebooks/<lang>/ from them
+    python tools/translate.py check  [--lang zh]              list everything out of step; exit 1
+    python tools/translate.py dump STEM --file F              the catalog as '@@ <cell id>' blocks
+    python tools/translate.py load STEM --file F              set the translations from such blocks
+
+``update`` works as gettext's ``msgmerge`` and Sphinx's gettext builder do: a new cell gets an
+empty entry, a cell whose English text changed keeps its old translation marked *fuzzy* with the
+old English beside it (``#| msgid``), a removed cell's entry goes. ``build`` never guesses: an
+untranslated or fuzzy cell is written in English and ``check`` (run by ``make test``, in
+``tests/test_translations.py``) names it, with every other way the two editions can drift: a
+translated notebook missing, its code cells not the English ones, a markdown cell not its
+catalog's translation, a code cell not executed, a relative link that leads nowhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import io
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+from babel.messages.catalog import Catalog
+from babel.messages.pofile import read_po, write_po
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+TRANSLATIONS = ROOT / "translations"
+LANGUAGES = {"zh": "zh_Hans_CN"}  # our folder name -> the catalog's locale
+MARKER = ".attention-kit-language"  # in notebooks/<lang>/: the kernel's working folder says which
+
+
+def english_notebooks() -> list[Path]:
+    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+
+def catalog_path(lang: str, stem: str) -> Path:
+    return TRANSLATIONS / lang / f"{stem}.po"
+
+
+def read_catalog(path: Path, lang: str) -> Catalog:
+    if not path.exists():
+        return Catalog(locale=LANGUAGES[lang], project="attention course", fuzzy=False)
+    with open(path, "rb") as f:
+        return read_po(f, locale=LANGUAGES[lang])
+
+
+def write_catalog(catalog: Catalog, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    write_po(buf, catalog, width=0, omit_header=False, include_previous=True, sort_output=False)
+    path.write_bytes(buf.getvalue())
+
+
+def markdown_cells(nb) -> list:
+    return [c for c in nb.cells if c.cell_type == "markdown" and c.source.strip()]
+
+
+def update(lang: str, stems: list[str]) -> list[str]:
+    """Bring each catalog in step with its English notebook; return one line per change."""
+    changes = []
+    for src in english_notebooks():
+        if stems and src.stem not in stems:
+            continue
+        nb = nbformat.read(src, as_version=4)
+        path = catalog_path(lang, src.stem)
+        old = read_catalog(path, lang)
+        created = old.creation_date if path.exists() else None
+        by_context = {m.context: m for m in old if m.id and m.context}
+        new = Catalog(locale=LANGUAGES[lang], project="attention course",
+                      header_comment=f"# {src.name} in {lang}: one entry per markdown cell, keyed by "
+                                     f"the cell's id.\n# tools/translate.py update / build / check.",
+                      fuzzy=False, **({"creation_date": created} if created else {}))
+        for cell in markdown_cells(nb):
+            was = by_context.pop(cell.id, None)
+            if was is None:
+                new.add(cell.source, "", context=cell.id)
+                changes.append(f"{src.stem} {cell.id}: new")
+            elif was.id == cell.source:
+                new.add(cell.source, was.string, context=cell.id, flags=was.flags,
+                        previous_id=was.previous_id, user_comments=was.user_comments)
+            else:  # the English changed: keep the translation to edit, marked fuzzy
+                new.add(cell.source, was.string, context=cell.id, flags={"fuzzy"},
+                        previous_id=[was.id] if was.string else [],
+                        user_comments=was.user_comments)
+                changes.append(f"{src.stem} {cell.id}: English changed (fuzzy)")
+        changes += [f"{src.stem} {ctx}: cell gone, entry removed" for ctx in by_context]
+        write_catalog(new, path)
+    return changes
+
+
+def translated_markdown(message) -> str | None:
+    """The translation to use, or None (untranslated or fuzzy: the English stays)."""
+    if message is None or not message.string or message.fuzzy:
+        return None
+    return message.string
+
+
+def build(lang: str, stems: list[str]) -> list[str]:
+    """Write notebooks/<lang>/<stem>.ipynb; keep outputs of code cells that did not change."""
+    out_dir = NOTEBOOKS / lang
+    out_dir.mkdir(exist_ok=True)
+    (out_dir / MARKER).write_text(lang + "\n")
+    notes = []
+    for src in english_notebooks():
+        if stems and src.stem not in stems:
+            continue
+        nb = nbformat.read(src, as_version=4)
+        catalog = read_catalog(catalog_path(lang, src.stem), lang)
+        entries = {m.context: m for m in catalog if m.id and m.context}
+        dest = out_dir / src.name
+        previous = {}
+        if dest.exists():
+            previous = {c.id: c for c in nbformat.read(dest, as_version=4).cells}
+        built = copy.deepcopy(nb)
+        built.metadata["language_info_course"] = lang
+        for cell in built.cells:
+            if cell.cell_type == "markdown" and cell.source.strip():
+                text = translated_markdown(entries.get(cell.id))
+                if text is not None:
+                    cell.source = text
+            elif cell.cell_type == "code":
+                was = previous.get(cell.id)
+                if was is not None and was.cell_type == "code" and was.source == cell.source:
+                    cell.outputs, cell.execution_count = was.outputs, was.execution_count
+                else:
+                    cell.outputs, cell.execution_count = [], None
+                    notes.append(f"{lang}/{src.name} {cell.id}: code changed, run make notebooks-{lang}")
+        nbformat.write(built, dest)
+    return notes
+
+
+def _links(text: str) -> list[str]:
+    return [t for t in re.findall(r"\]\(([^)#\s]+)", text) if "://" not in t and not t.startswith("mailto:")]
+
+
+def kept_verbatim(text: str) -> dict[str, set[str]]:
+    """What a translation keeps as it is: inline code, formulas, link targets and numbers."""
+    fenced = re.findall(r"```.*?```", text, flags=re.S)
+    rest = re.sub(r"```.*?```", " ", text, flags=re.S)
+    code = re.findall(r"`([^`\n]+)`", rest)
+    prose = re.sub(r"`[^`\n]+`", " ", rest)
+    maths = re.findall(r"\$\$.+?\$\$|\$[^$\n]+\$", prose, flags=re.S)
+    words = re.sub(r"\$\$.+?\$\$|\$[^$\n]+\$|\]\([^)]*\)", " ", prose, flags=re.S)
+    return {"code block": set(fenced), "inline code": set(code), "formula": set(maths),
+            # by file name: notebooks/<lang>/ is one folder deeper, so ../README.md becomes ../../
+            "link": {t.rstrip("/").rsplit("/", 1)[-1] for t in re.findall(r"\]\(([^)\s]+)", prose)},
+            "number": set(re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])", words))}
+
+
+def _prose(text: str) -> bool:
+    """Whether ``text`` has words to translate beyond code, formulas and links."""
+    bare = re.sub(r"```.*?```|`[^`\n]+`|\$\$.+?\$\$|\$[^$\n]+\$|\]\([^)]*\)", " ", text, flags=re.S)
+    return len(re.findall(r"[A-Za-z]{3,}", bare)) >= 3
+
+
+def lost_in_translation(english: str, translated: str) -> list[str]:
+    """What the translation dropped or changed of what it must keep verbatim."""
+    want, got = kept_verbatim(english), kept_verbatim(translated)
+    return [f"{kind} {item!r}" for kind in want for item in sorted(want[kind] - got[kind])]
+
+
+def check(lang: str) -> list[str]:
+    """Everything the translated edition lacks or has out of step: one line each; [] when none."""
+    problems = []
+    out_dir = NOTEBOOKS / lang
+    if not (out_dir / MARKER).exists():
+        problems.append(f"notebooks/{lang}/{MARKER} missing: the kernel would print in English")
+    for src in english_notebooks():
+        nb = nbformat.read(src, as_version=4)
+        path = catalog_path(lang, src.stem)
+        if not path.exists():
+            problems.append(f"{path.relative_to(ROOT)}: no catalog (python tools/translate.py update)")
+            continue
+        entries = {m.context: m for m in read_catalog(path, lang) if m.id and m.context}
+        for cell in markdown_cells(nb):
+            m = entries.pop(cell.id, None)
+            where = f"{src.stem} cell {cell.id} ({cell.source.strip().splitlines()[0][:50]!r})"
+            if m is None or m.id != cell.source:
+                problems.append(f"{where}: catalog out of step (python tools/translate.py update)")
+            elif not m.string:
+                problems.append(f"{where}: not translated")
+            elif m.fuzzy:
+                problems.append(f"{where}: the English changed since it was translated (fuzzy)")
+            elif _prose(cell.source) and not re.search(r"[\u4e00-\u9fff]", m.string):
+                problems.append(f"{where}: still in English")
+            else:
+                problems += [f"{where}: the translation lost {lost}"
+                             for lost in lost_in_translation(cell.source, m.string)]
+        for ctx in entries:
+            problems.append(f"{src.stem} {ctx}: catalog entry for a cell that is gone (update)")
+        dest = out_dir / src.name
+        if not dest.exists():
+            problems.append(f"notebooks/{lang}/{src.name}: missing (python tools/translate.py build)")
+            continue
+        built = nbformat.read(dest, as_version=4)
+        if [c.id for c in built.cells] != [c.id for c in nb.cells]:
+            problems.append(f"notebooks/{lang}/{src.name}: not the English notebook's cells (build)")
+            continue
+        fresh = {m.context: m for m in read_catalog(path, lang) if m.id and m.context}
+        for eng, tr in zip(nb.cells, built.cells, strict=True):
+            if eng.cell_type != tr.cell_type:
+                problems.append(f"{lang}/{src.name} {eng.id}: cell type differs (build)")
+            elif eng.cell_type == "code":
+                if tr.source != eng.source:
+                    problems.append(f"{lang}/{src.name} {eng.id}: code differs from English (build)")
+                elif eng.get("execution_count") is not None and tr.get("execution_count") is None:
+                    problems.append(f"{lang}/{src.name} {eng.id}: not executed (make notebooks-{lang})")
+            elif eng.cell_type == "markdown" and eng.source.strip():
+                want = translated_markdown(fresh.get(eng.id)) or eng.source
+                if tr.source != want:
+                    problems.append(f"{lang}/{src.name} {eng.id}: markdown is not the catalog's (build)")
+                for link in _links(tr.source):
+                    if not (out_dir / link.split("?")[0]).resolve().exists():
+                        problems.append(f"{lang}/{src.name} {eng.id}: link {link!r} leads nowhere")
+    return problems
+
+
+def dump(lang: str, stem: str) -> str:
+    """The catalog as blocks a translator can edit: '@@ <cell id>' and then the text."""
+    entries = [m for m in read_catalog(catalog_path(lang, stem), lang) if m.id and m.context]
+    return "".join(f"@@ {m.context}\n{(m.string or m.id).rstrip()}\n\n" for m in entries)
+
+
+def load(lang: str, stem: str, text: str) -> list[str]:
+    """Set the translations of the '@@ <cell id>' blocks in ``text``; they are no longer fuzzy."""
+    path = catalog_path(lang, stem)
+    catalog = read_catalog(path, lang)
+    entries = {m.context: m for m in catalog if m.id and m.context}
+    notes = []
+    for block in re.split(r"^@@ ", text, flags=re.M)[1:]:
+        cell_id, _, body = block.partition("\n")
+        m = entries.get(cell_id.strip())
+        if m is None:
+            notes.append(f"{cell_id.strip()}: no such cell in {stem}")
+            continue
+        m.string = body.strip("\n")
+        m.flags.discard("fuzzy")
+        m.previous_id = []
+    write_catalog(catalog, path)
+    return notes
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("command", choices=["update", "build", "check", "dump", "load"])
+    ap.add_argument("--file", help="dump: write the blocks here; load: read them from here")
+    ap.add_argument("stems", nargs="*", help="notebooks by file stem (default: all)")
+    ap.add_argument("--lang", default="zh", choices=sorted(LANGUAGES))
+    args = ap.parse_args(argv)
+    if args.command == "update":
+        for line in update(args.lang, args.stems):
+            print(line)
+        return 0
+    if args.command in ("dump", "load"):
+        if len(args.stems) != 1 or not args.file:
+            ap.error(f"{args.command} takes one notebook stem and --file")
+        if args.command == "dump":
+            Path(args.file).write_text(dump(args.lang, args.stems[0]), encoding="utf-8")
+            return 0
+        notes = load(args.lang, args.stems[0], Path(args.file).read_text(encoding="utf-8"))
+        print("\n".join(notes) or "loaded")
+        return 1 if notes else 0
+    if args.command == "build":
+        for line in build(args.lang, args.stems):
+            print(line)
+        return 0
+    problems = check(args.lang)
+    for line in problems:
+        print(line)
+    print(f"{len(problems)} problem(s) in the {args.lang} edition" if problems
+          else f"the {args.lang} edition is in step with the English one")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
