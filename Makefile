@@ -10,7 +10,7 @@ BIN    := $(VENV)/bin
 BASE   := $(VENV)/.installed-base
 TESTS  := $(VENV)/.installed-test
 SERVER := $(VENV)/.server-extension
-NB     ?= $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+NB     ?= $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb notebooks/zh/[0-9][0-9]_*.ipynb))
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120
 # The lock files (make lock writes them): the versions make lab, make test, the student edition and
@@ -18,7 +18,7 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg -
 LOCK   ?= requirements/lab.txt
 TEST_LOCK := $(if $(LOCK),requirements/test.txt)
 
-.PHONY: install install-test lab test check lint unit browser nbval nbval-elsewhere nbval-scan notebooks student student-zip answers grade reset bench clean tiny-lm heads long-models
+.PHONY: install install-test lab test check lint unit browser nbval nbval-elsewhere nbval-scan notebooks notebooks-zh student student-zip answers grade reset bench clean tiny-lm heads long-models
 
 $(BASE): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
@@ -210,6 +210,14 @@ notebooks: $(TESTS)
 	    --ExecutePreprocessor.store_widget_state=False --ExecutePreprocessor.record_timing=False \
 	    --ExecutePreprocessor.timeout=300 $(NB)
 	$(BIN)/python tools/tidy_notebooks.py $(NB)
+
+# The Chinese edition (docs/translating.md): notebooks/zh/ built from translations/zh/*.po (the
+# English code cells, the translated text), then executed: the kernel runs in notebooks/zh/, whose
+# marker file makes attention_kit print in Chinese. STEMS=01_general_attention_model: only those.
+notebooks-zh: $(TESTS)
+	$(BIN)/python tools/translate.py build $(STEMS)
+	@nbs="$$(ls notebooks/zh/[0-9][0-9]_*.ipynb 2>/dev/null | grep -E "$$(echo '$(or $(STEMS),.)' | tr ' ' '|')")"; \
+	if [ -n "$$nbs" ]; then $(MAKE) --no-print-directory notebooks NB="$$nbs"; fi
 
 # The student edition in student/: the notebooks without solutions or answers, the package, a README,
 # environment.yml and a Makefile whose `make lab` opens them (docs/teaching.md, "Publish the student

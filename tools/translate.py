@@ -11,10 +11,12 @@ language, ``attention_kit.i18n``).
     python tools/translate.py update [--lang zh] [STEM ...]   bring the catalogs in step
     python tools/translate.py build  [--lang zh] [STEM ...]   write notebooks/<lang>/ from them
     python tools/translate.py check  [--lang zh]              list everything out of step; exit 1
+    python tools/translate.py package-update [--lang zh]      the package's _() strings -> its catalog
     python tools/translate.py dump STEM --file F              the catalog as '@@ <cell id>' blocks
     python tools/translate.py load STEM --file F              set the translations from such blocks
 
-``update`` works as gettext's ``msgmerge`` and Sphinx's gettext builder do: a new cell gets an
+A notebook is published in a language once its catalog is complete (``build`` then writes it);
+from then on ``check`` fails on any of its cells out of step. ``update`` works as gettext's ``msgmerge`` and Sphinx's gettext builder do: a new cell gets an
 empty entry, a cell whose English text changed keeps its old translation marked *fuzzy* with the
 old English beside it (``#| msgid``), a removed cell's entry goes. ``build`` never guesses: an
 untranslated or fuzzy cell is written in English and ``check`` (run by ``make test``, in
@@ -40,7 +42,8 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 TRANSLATIONS = ROOT / "translations"
 LANGUAGES = {"zh": "zh_Hans_CN"}  # our folder name -> the catalog's locale
-MARKER = ".attention-kit-language"  # in notebooks/<lang>/: the kernel's working folder says which
+sys.path.insert(0, str(ROOT))
+from attention_kit.i18n import MARKER  # noqa: E402 - in notebooks/<lang>/: the kernel's folder says which
 
 
 def english_notebooks() -> list[Path]:
@@ -122,6 +125,10 @@ def build(lang: str, stems: list[str]) -> list[str]:
         catalog = read_catalog(catalog_path(lang, src.stem), lang)
         entries = {m.context: m for m in catalog if m.id and m.context}
         dest = out_dir / src.name
+        complete = all(translated_markdown(entries.get(c.id)) for c in markdown_cells(nb))
+        if not (dest.exists() or complete or src.stem in stems):
+            notes.append(f"{src.stem}: not translated yet, not published in notebooks/{lang}/")
+            continue
         previous = {}
         if dest.exists():
             previous = {c.id: c for c in nbformat.read(dest, as_version=4).cells}
@@ -143,6 +150,12 @@ def build(lang: str, stems: list[str]) -> list[str]:
     return notes
 
 
+def published(lang: str) -> list[str]:
+    """The notebooks of ``lang``'s edition: those in notebooks/<lang>/ (``build`` writes one once its
+    catalog is complete; from then on ``check`` holds it to every English change)."""
+    return [src.stem for src in english_notebooks() if (NOTEBOOKS / lang / src.name).exists()]
+
+
 def _links(text: str) -> list[str]:
     return [t for t in re.findall(r"\]\(([^)#\s]+)", text) if "://" not in t and not t.startswith("mailto:")]
 
@@ -151,11 +164,14 @@ def kept_verbatim(text: str) -> dict[str, set[str]]:
     """What a translation keeps as it is: inline code, formulas, link targets and numbers."""
     fenced = re.findall(r"```.*?```", text, flags=re.S)
     rest = re.sub(r"```.*?```", " ", text, flags=re.S)
-    code = re.findall(r"`([^`\n]+)`", rest)
-    prose = re.sub(r"`[^`\n]+`", " ", rest)
-    maths = re.findall(r"\$\$.+?\$\$|\$[^$\n]+\$", prose, flags=re.S)
-    words = re.sub(r"\$\$.+?\$\$|\$[^$\n]+\$|\]\([^)]*\)", " ", prose, flags=re.S)
-    return {"code block": set(fenced), "inline code": set(code), "formula": set(maths),
+    code = re.findall(r"`([^`]+?)`", rest)
+    prose = re.sub(r"`[^`]+?`", " ", rest)
+    maths = re.findall(r"\$\$.+?\$\$|\$[^$]+?\$", prose, flags=re.S)
+    words = re.sub(r"\$\$.+?\$\$|\$[^$]+?\$|\]\([^)]*\)", " ", prose, flags=re.S)
+    def squeeze(items):  # a line break inside a formula or a code span is not a change
+        return {" ".join(x.split()) for x in items}
+
+    return {"code block": set(fenced), "inline code": squeeze(code), "formula": squeeze(maths),
             # by file name: notebooks/<lang>/ is one folder deeper, so ../README.md becomes ../../
             "link": {t.rstrip("/").rsplit("/", 1)[-1] for t in re.findall(r"\]\(([^)\s]+)", prose)},
             "number": set(re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])", words))}
@@ -163,7 +179,7 @@ def kept_verbatim(text: str) -> dict[str, set[str]]:
 
 def _prose(text: str) -> bool:
     """Whether ``text`` has words to translate beyond code, formulas and links."""
-    bare = re.sub(r"```.*?```|`[^`\n]+`|\$\$.+?\$\$|\$[^$\n]+\$|\]\([^)]*\)", " ", text, flags=re.S)
+    bare = re.sub(r"```.*?```|`[^`]+?`|\$\$.+?\$\$|\$[^$]+?\$|\]\([^)]*\)", " ", text, flags=re.S)
     return len(re.findall(r"[A-Za-z]{3,}", bare)) >= 3
 
 
@@ -177,9 +193,11 @@ def check(lang: str) -> list[str]:
     """Everything the translated edition lacks or has out of step: one line each; [] when none."""
     problems = []
     out_dir = NOTEBOOKS / lang
-    if not (out_dir / MARKER).exists():
+    if published(lang) and not (out_dir / MARKER).exists():
         problems.append(f"notebooks/{lang}/{MARKER} missing: the kernel would print in English")
     for src in english_notebooks():
+        if not (out_dir / src.name).exists():
+            continue  # not published in this language yet: see published()
         nb = nbformat.read(src, as_version=4)
         path = catalog_path(lang, src.stem)
         if not path.exists():
@@ -203,9 +221,6 @@ def check(lang: str) -> list[str]:
         for ctx in entries:
             problems.append(f"{src.stem} {ctx}: catalog entry for a cell that is gone (update)")
         dest = out_dir / src.name
-        if not dest.exists():
-            problems.append(f"notebooks/{lang}/{src.name}: missing (python tools/translate.py build)")
-            continue
         built = nbformat.read(dest, as_version=4)
         if [c.id for c in built.cells] != [c.id for c in nb.cells]:
             problems.append(f"notebooks/{lang}/{src.name}: not the English notebook's cells (build)")
@@ -254,15 +269,86 @@ def load(lang: str, stem: str, text: str) -> list[str]:
     return notes
 
 
+PACKAGE = ROOT / "attention_kit"
+
+
+def package_catalog_path(lang: str) -> Path:
+    return PACKAGE / "locale" / lang / "LC_MESSAGES" / "attention_kit.po"
+
+
+def extract_package() -> list[tuple[str, str]]:
+    """(msgid, where) of every string the package marks with _() or N_(), in source order."""
+    from babel.messages.extract import extract_from_dir
+
+    found = []
+    for filename, lineno, message, _comments, _context in extract_from_dir(
+            str(PACKAGE), method_map=[("**.py", "python")], keywords={"_": None, "N_": None}):
+        if isinstance(message, str) and message:
+            found.append((message, f"attention_kit/{filename}:{lineno}"))
+    return found
+
+
+def update_package(lang: str) -> list[str]:
+    """Bring the package's catalog in step with the marked strings (as ``update`` does)."""
+    path = package_catalog_path(lang)
+    old = read_catalog(path, lang)
+    by_id = {m.id: m for m in old if m.id}
+    created = old.creation_date if path.exists() else None
+    new = Catalog(locale=LANGUAGES[lang], project="attention course", fuzzy=False,
+                  header_comment=f"# attention_kit's learner-facing strings in {lang}.\n"
+                                 "# python tools/translate.py package-update / check.",
+                  **({"creation_date": created} if created else {}))
+    changes = []
+    for msgid, where in extract_package():
+        if msgid in new:
+            new[msgid].locations.append((where.rsplit(":", 1)[0], int(where.rsplit(":", 1)[1])))
+            continue
+        loc = [(where.rsplit(":", 1)[0], int(where.rsplit(":", 1)[1]))]
+        was = by_id.pop(msgid, None)
+        if was is not None:
+            new.add(msgid, was.string, locations=loc, flags=was.flags)
+            continue
+        new.add(msgid, "", locations=loc)
+        changes.append(f"package: new string at {where}")
+    # an English string that changed: its old translation, fuzzy, on the closest new string
+    for gone in by_id.values():
+        changes.append(f"package: string gone: {gone.id[:60]!r}")
+    write_catalog(new, path)
+    return changes
+
+
+def check_package(lang: str) -> list[str]:
+    path = package_catalog_path(lang)
+    if not path.exists():
+        return [f"{path.relative_to(ROOT)}: no catalog (python tools/translate.py package-update)"]
+    entries = {m.id: m for m in read_catalog(path, lang) if m.id}
+    problems = []
+    for msgid, where in extract_package():
+        m = entries.get(msgid)
+        if m is None:
+            problems.append(f"package {where} ({msgid[:50]!r}): not in the catalog (package-update)")
+        elif not m.string:
+            problems.append(f"package {where} ({msgid[:50]!r}): not translated")
+        elif m.fuzzy:
+            problems.append(f"package {where} ({msgid[:50]!r}): fuzzy")
+        elif set(re.findall(r"\{[^{}]*\}", msgid)) != set(re.findall(r"\{[^{}]*\}", m.string)):
+            problems.append(f"package {where} ({msgid[:50]!r}): the translation's {{fields}} differ")
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("command", choices=["update", "build", "check", "dump", "load"])
+    ap.add_argument("command", choices=["update", "build", "check", "dump", "load", "package-update"])
     ap.add_argument("--file", help="dump: write the blocks here; load: read them from here")
     ap.add_argument("stems", nargs="*", help="notebooks by file stem (default: all)")
     ap.add_argument("--lang", default="zh", choices=sorted(LANGUAGES))
     args = ap.parse_args(argv)
     if args.command == "update":
         for line in update(args.lang, args.stems):
+            print(line)
+        return 0
+    if args.command == "package-update":
+        for line in update_package(args.lang):
             print(line)
         return 0
     if args.command in ("dump", "load"):
@@ -278,9 +364,12 @@ def main(argv: list[str] | None = None) -> int:
         for line in build(args.lang, args.stems):
             print(line)
         return 0
-    problems = check(args.lang)
+    problems = check(args.lang) + check_package(args.lang)
     for line in problems:
         print(line)
+    done = published(args.lang)
+    todo = [src.stem for src in english_notebooks() if src.stem not in done]
+    print(f"published in {args.lang}: {', '.join(done) or 'none'}; not yet: {', '.join(todo) or 'none'}")
     print(f"{len(problems)} problem(s) in the {args.lang} edition" if problems
           else f"the {args.lang} edition is in step with the English one")
     return 1 if problems else 0

@@ -32,6 +32,8 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from ..i18n import _
+
 __all__ = ["Result", "recording", "prediction", "predictions_recorded", "RECORDED", "report",
            "not_attempted", "try_call", "try_repeat", "not_done", "close",
            "PASSED", "FAILED", "NOT_ATTEMPTED", "quietly", "report_failure", "graded_hints", "record_only"]
@@ -166,13 +168,13 @@ def not_done(answer: Any) -> bool:
 def try_call(fn: Callable, *args, **kwargs) -> tuple[Any, str | None]:
     """Call the learner's function; return ``(result, None)`` or ``(None, 'what went wrong')``."""
     if not callable(fn):
-        return None, f"expected a function, got {type(fn).__name__}"
+        return None, _("expected a function, got {kind}").format(kind=type(fn).__name__)
     try:
         out = fn(*args, **kwargs)
     except Exception as exc:  # the learner's code: report it, never raise
-        return None, f"your function raised {type(exc).__name__}: {exc}"
+        return None, _("your function raised {error}: {message}").format(error=type(exc).__name__, message=exc)
     if out is None:
-        return None, "your function returned None: did you forget `return`?"
+        return None, _("your function returned None: did you forget `return`?")
     return out, None
 
 
@@ -181,14 +183,15 @@ def try_repeat(fn: Callable, n: int, *args) -> tuple[list, str | None]:
     arguments such as a random generator shared): ``(results, None)`` or ``(results so far, 'what
     went wrong')``. Under the grader the ``n`` calls cross to the learner's kernel at once."""
     if not callable(fn):
-        return [], f"expected a function, got {type(fn).__name__}"
+        return [], _("expected a function, got {kind}").format(kind=type(fn).__name__)
     if hasattr(fn, "repeat"):  # the grader's stand-in for a function in the learner's kernel
         try:
             return fn.repeat(n, *args), None
         except Exception as exc:  # the learner's exception, as try_call reports it
-            return getattr(exc, "results", []), f"your function raised {type(exc).__name__}: {exc}"
+            return getattr(exc, "results", []), _("your function raised {error}: {message}").format(
+                error=type(exc).__name__, message=exc)
     out = []
-    for _ in range(n):
+    for _i in range(n):
         got, err = try_call(fn, *[a.copy() if isinstance(a, np.ndarray) else a for a in args])
         if err is not None:
             return out, err

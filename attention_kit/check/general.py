@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import _
 from . import close, not_attempted, not_done, prediction, quietly, report, try_call
 from .general_cases import (
     SOFTMAX_SCORES,
@@ -67,10 +68,10 @@ def array_answer(out, name: str | None = None) -> str | None:
         return None
     if isinstance(out, (list, tuple)):
         if name is not None:
-            return (f"{name} is a {type(out).__name__}; the task asks for numpy arrays (the pair itself may be a "
-                    "tuple or a list): compute with numpy arrays all the way")
-        return (f"your function returned a {type(out).__name__}; the task asks for a numpy array: "
-                "compute with numpy arrays all the way (a tuple often means two results returned where one was asked)")
+            return _("{name} is a {kind}; the task asks for numpy arrays (the pair itself may be a tuple or "
+                     "a list): compute with numpy arrays all the way").format(name=name, kind=type(out).__name__)
+        return _("your function returned a {kind}; the task asks for a numpy array: compute with numpy arrays "
+                 "all the way (a tuple often means two results returned where one was asked)").format(kind=type(out).__name__)
     return None
 
 
@@ -91,34 +92,34 @@ def softmax_by_hand(weights, *, atol: float = 5e-3) -> bool:
         The learner's weights, rounded to two or three decimals is fine.
     """
     if not_done(weights):
-        return not_attempted("no answer yet: replace the ... with your three weights")
+        return not_attempted(_("no answer yet: replace the ... with your three weights"))
     w = _as_vector(weights)
     t = softmax_table()
     e, want = t["scores"], t["want"]
     if w is None or w.shape != e.shape:
         shape = None if w is None else w.shape
-        return report(False, f"expected {e.size} weights, one per score, shape {e.shape}; got shape {shape}")
+        return report(False, _("expected {n} weights, one per score, shape {want}; got shape {got}").format(n=e.size, want=e.shape, got=shape))
     if np.allclose(w, want, atol=atol):
-        return report(True, f"softmax({e.tolist()}) = {np.round(want, 3).tolist()}: the weights are positive and sum to 1")
+        return report(True, _("softmax({scores}) = {weights}: the weights are positive and sum to 1").format(scores=e.tolist(), weights=np.round(want, 3).tolist()))
     if np.allclose(w, t["exp"], atol=max(atol, 0.02)):
-        return report(False, "these are exp(e_l), not yet weights: what must the weights add up to, "
-                             "and what turns these numbers into such weights?")
+        return report(False, _("these are exp(e_l), not yet weights: what must the weights add up to, "
+                             "and what turns these numbers into such weights?"))
     if np.allclose(w, t["linear"], atol=atol):
-        return report(False, "you divided the raw scores by their sum, which skips a step: softmax "
-                             "makes every score positive first, with the function that gives it its name")
+        return report(False, _("you divided the raw scores by their sum, which skips a step: softmax "
+                             "makes every score positive first, with the function that gives it its name"))
     if np.allclose(w, t["negated"], atol=atol):
-        return report(False, "you gave the largest weight to the smallest score: a larger score "
-                             "should get a larger weight")
+        return report(False, _("you gave the largest weight to the smallest score: a larger score "
+                             "should get a larger weight"))
     if np.allclose(np.sort(w), np.sort(want), atol=atol):
-        return report(False, "right numbers, wrong order: weight l belongs to score l")
+        return report(False, _("right numbers, wrong order: weight l belongs to score l"))
     if abs(w.sum() - 1.0) > 0.0015 + 1e-12:   # three weights rounded to 3 decimals: the sum is off by at most 0.0015
-        return report(False, f"your weights sum to {w.sum():.3f}, not to 1; softmax weights always sum to 1 "
-                             "(up to rounding): check each step of the recipe in section 1")
+        return report(False, _("your weights sum to {total}, not to 1; softmax weights always sum to 1 "
+                               "(up to rounding): check each step of the recipe in section 1").format(total=f"{w.sum():.3f}"))
     if np.allclose(w, want, atol=0.05):
-        return report(False, "close, but rounded too coarsely: give each weight to three decimals "
-                             "(the checker accepts a difference of 0.005)")
-    return report(False, "your weights sum to 1 (to rounding) but are not the softmax of these "
-                         "scores: check each exponential, and the total you divide them by")
+        return report(False, _("close, but rounded too coarsely: give each weight to three decimals "
+                             "(the checker accepts a difference of 0.005)"))
+    return report(False, _("your weights sum to 1 (to rounding) but are not the softmax of these "
+                         "scores: check each exponential, and the total you divide them by"))
 
 
 def first_match(out, candidates) -> str | None:
@@ -126,7 +127,7 @@ def first_match(out, candidates) -> str | None:
     (an output of None: that mistake cannot happen on this case)."""
     for arr, hint in candidates:
         if arr is not None and close(out, arr):
-            return hint
+            return _(hint)
     return None
 
 
@@ -141,43 +142,43 @@ def dot_scores(fn) -> bool:
         have shape ``(n_k,)``, one score per key.
     """
     if not_done(fn):
-        return not_attempted("no answer yet: define the function and pass it in")
+        return not_attempted(_("no answer yet: define the function and pass it in"))
     for case in dot_table():
         q, K, want = case["q"], case["K"], case["want"]
         out, err = try_call(fn, q.copy(), K.copy())
         if out is Ellipsis:
-            return not_attempted("no answer yet: replace the `...` after `return` with your code, then run the cell again")
+            return not_attempted(_("no answer yet: replace the `...` after `return` with your code, then run the cell again"))
         if err:
             hint = ""
             if "matmul" in err or "shapes" in err or "aligned" in err:
-                hint = (". The rows of K are the keys, so K has shape (n_k, d): the product must pair "
+                hint = _(". The rows of K are the keys, so K has shape (n_k, d): the product must pair "
                         "q with each row of K, which means contracting over the features, K's last axis")
-            return report(False, f"for q of shape {q.shape} and K of shape {K.shape}, {err}{hint}")
+            return report(False, _("for q of shape {q} and K of shape {K}, {error}").format(q=q.shape, K=K.shape, error=err) + hint)
         if (msg := array_answer(out)):
             return report(False, msg)
         out = _as_vector(out)
         if out is None:
-            return report(False, "your function must return an array of numbers")
+            return report(False, _("your function must return an array of numbers"))
         if out.shape == () and K.shape[0] > 1:
-            return report(False, "you returned one number for all the keys: you summed over everything; "
-                                 "sum over the features only, one score per key")
+            return report(False, _("you returned one number for all the keys: you summed over everything; "
+                                 "sum over the features only, one score per key"))
         if out.shape == K.shape:
-            return report(False, f"you returned shape {out.shape}, the element-wise products: "
-                                 "sum them over the features to get one score per key")
+            return report(False, _("you returned shape {got}, the element-wise products: "
+                                   "sum them over the features to get one score per key").format(got=out.shape))
         if out.shape == (K.shape[1],) and K.shape[0] != K.shape[1]:
-            return report(False, f"you returned {K.shape[1]} numbers (one per feature) instead of "
-                                 f"{K.shape[0]} (one per key): you summed over the keys' axis; sum over the features instead")
+            return report(False, _("you returned {d} numbers (one per feature) instead of {n_k} (one per key): you summed over "
+                                   "the keys' axis; sum over the features instead").format(d=K.shape[1], n_k=K.shape[0]))
         if out.shape != want.shape:
-            return report(False, f"for K of shape {K.shape} the scores must have shape {want.shape}, "
-                                 f"one per key; you returned shape {out.shape}")
+            return report(False, _("for K of shape {K} the scores must have shape {want}, one per key; you returned shape {got}")
+                          .format(K=K.shape, want=want.shape, got=out.shape))
         if close(out, want):
             continue
         if (hint := first_match(out, case["mistakes"])):
             return report(False, hint)
-        return report(False, f"for q = {np.round(q, 2).tolist()} and the first key {np.round(K[0], 2).tolist()} "
-                             f"your score is {out[0]:.3f}: work that one out by hand (multiply the matching "
-                             "features and add the products up) and compare")
-    return report(True, "your dot scores match ak.dot_score for several q and K, including n_k != d")
+        return report(False, _("for q = {q} and the first key {k} your score is {score}: work that one out by hand "
+                               "(multiply the matching features and add the products up) and compare").format(
+                                   q=np.round(q, 2).tolist(), k=np.round(K[0], 2).tolist(), score=f"{out[0]:.3f}"))
+    return report(True, _("your dot scores match ak.dot_score for several q and K, including n_k != d"))
 
 
 @prediction
@@ -191,33 +192,33 @@ def predict_winners(dot_winner, cosine_winner) -> bool:
         Key labels, for example ``"k1"``.
     """
     if not_done(dot_winner) or not_done(cosine_winner):
-        return not_attempted("no answer yet: give both winners as key labels such as 'k1'")
+        return not_attempted(_("no answer yet: give both winners as key labels such as 'k1'"))
     t = winner_table()
     labels = t["labels"]
     answers = []
     for name, ans in (("dot_winner", dot_winner), ("cosine_winner", cosine_winner)):
         ans = str(ans).strip().lower()
         if ans not in labels and f"k{ans}" in labels:
-            return report(False, f"{name}: write the key's label, 'k{ans}' (a string with the k), not the number {ans}")
+            return report(False, _("{name}: write the key's label, 'k{number}' (a string with the k), not the number {number}").format(name=name, number=ans))
         if ans not in labels:
-            return report(False, f"{name} must be one of {labels}, got {ans!r}")
+            return report(False, _("{name} must be one of {labels}, got {got}").format(name=name, labels=labels, got=repr(ans)))
         answers.append(ans)
     d_ans, c_ans = answers
     d_true, c_true = t["dot"], t["cosine"]
     if (d_ans, c_ans) == (d_true, c_true):
-        return report(True, f"dot picks {d_true} (length counts), cosine picks {c_true} (only the angle counts)")
+        return report(True, _("dot picks {dot} (length counts), cosine picks {cosine} (only the angle counts)").format(dot=d_true, cosine=c_true))
     if (d_ans, c_ans) == (c_true, d_true):
-        return report(False, "you swapped them: the dot product q . k grows with the length of k, "
-                             "while the cosine divides the length out and keeps only the angle",
-                      graded="both are not right: the dot product q . k grows with the length of k, "
+        return report(False, _("you swapped them: the dot product q . k grows with the length of k, "
+                             "while the cosine divides the length out and keeps only the angle"),
+                      graded=_("both are not right: the dot product q . k grows with the length of k, "
                              "while the cosine divides the length out and keeps only the angle; "
-                             "compare the keys' lengths and their angles to q")
+                             "compare the keys' lengths and their angles to q"))
     if d_ans == c_ans:
-        return report(False, "here the two scores disagree: the dot score rewards a long key even if it "
-                             "points a bit away from q; the cosine score ignores length entirely")
+        return report(False, _("here the two scores disagree: the dot score rewards a long key even if it "
+                             "points a bit away from q; the cosine score ignores length entirely"))
     wrong = "dot_winner" if d_ans != d_true else "cosine_winner"
-    return report(False, f"{wrong} is not right: a key orthogonal to q scores 0 under both. "
-                         "Compare q . k = |q| |k| cos(angle) for the other two keys, then their angles alone")
+    return report(False, _("{name} is not right: a key orthogonal to q scores 0 under both. Compare q . k = |q| |k| "
+                           "cos(angle) for the other two keys, then their angles alone").format(name=wrong))
 
 
 @plain_numpy()
@@ -231,38 +232,38 @@ def context_vector(fn) -> bool:
         shape ``(n_k, d_v)`` (rows are values). The result has shape ``(d_v,)`` or ``(n_q, d_v)``.
     """
     if not_done(fn):
-        return not_attempted("no answer yet: define the function and pass it in")
+        return not_attempted(_("no answer yet: define the function and pass it in"))
     for case in context_table():
         a, V, want = case["a"], case["V"], case["want"]
         out, err = try_call(fn, a.copy(), V.copy())
         if out is Ellipsis:
-            return not_attempted("no answer yet: replace the `...` after `return` with your code, then run the cell again")
+            return not_attempted(_("no answer yet: replace the `...` after `return` with your code, then run the cell again"))
         if err:
             hint = ""
             if "matmul" in err or "shapes" in err or "broadcast" in err:
-                hint = (". The weights a index the keys, which are the rows of V: the product must sum "
+                hint = _(". The weights a index the keys, which are the rows of V: the product must sum "
                         "over that shared axis, a's last and V's first")
-            return report(False, f"for a of shape {a.shape} and V of shape {V.shape}, {err}{hint}")
+            return report(False, _("for a of shape {a} and V of shape {V}, {error}").format(a=a.shape, V=V.shape, error=err) + hint)
         if (msg := array_answer(out)):
             return report(False, msg)
         out = _as_vector(out)
         if out is None:
-            return report(False, "your function must return an array of numbers")
+            return report(False, _("your function must return an array of numbers"))
         if close(out, want):
             continue
         if a.ndim == 1 and out.shape == V.shape:
-            return report(False, f"you returned shape {out.shape}: the weighted values a_l v_l, not yet summed; "
-                                 "add them up over the keys; one matrix product does the weighting and the sum at once")
+            return report(False, _("you returned shape {got}: the weighted values a_l v_l, not yet summed; add them up over the "
+                                   "keys; one matrix product does the weighting and the sum at once").format(got=out.shape))
         if a.ndim == 1 and out.shape == (V.shape[0],):
-            return report(False, "you summed over the value's components instead of over the keys: "
-                                 "the context has one entry per component, d_v of them")
+            return report(False, _("you summed over the value's components instead of over the keys: "
+                                 "the context has one entry per component, d_v of them"))
         if (hint := first_match(out, case["mistakes"])):
             return report(False, hint)
         if out.shape != want.shape:
-            return report(False, f"for a of shape {a.shape} and V of shape {V.shape} the context must have "
-                                 f"shape {want.shape}; you returned {out.shape}")
-        return report(False, "wrong numbers: the context is sum_l a_l v_l, weight l times value l (row l of V), summed over l")
-    return report(True, "your context vectors are right for one query (n_k,) and for a batch of queries (n_q, n_k)")
+            return report(False, _("for a of shape {a} and V of shape {V} the context must have shape {want}; you returned {got}")
+                          .format(a=a.shape, V=V.shape, want=want.shape, got=out.shape))
+        return report(False, _("wrong numbers: the context is sum_l a_l v_l, weight l times value l (row l of V), summed over l"))
+    return report(True, _("your context vectors are right for one query (n_k,) and for a batch of queries (n_q, n_k)"))
 
 
 @plain_numpy(allow=('softmax',))
@@ -277,36 +278,35 @@ def output_model(fn) -> bool:
         has shape ``(n, d_y)``, one row of probabilities per context, so each row sums to 1.
     """
     if not_done(fn):
-        return not_attempted("no answer yet: define the function and pass it in")
+        return not_attempted(_("no answer yet: define the function and pass it in"))
     for case in output_table():
         C, W, b, want = case["C"], case["W"], case["b"], case["want"]
         out, err = try_call(fn, C.copy(), W.copy(), b.copy())
         if out is Ellipsis:
-            return not_attempted("no answer yet: replace the `...` after `return` with your code, then run the cell again")
+            return not_attempted(_("no answer yet: replace the `...` after `return` with your code, then run the cell again"))
         if err:
             hint = ""
             if "matmul" in err or "shapes" in err or "broadcast" in err or "aligned" in err:
-                hint = (f". W_c has shape {W.shape} = (d_y, d_v) in the survey's column layout, while the "
-                        f"contexts are the rows of C {C.shape}: turn the survey's product into the row form "
-                        "(section 2's table)")
-            return report(False, f"for C {C.shape}, W_c {W.shape}, b_c {b.shape}: {err}{hint}")
+                hint = _(". W_c has shape {W} = (d_y, d_v) in the survey's column layout, while the contexts are the "
+                          "rows of C {C}: turn the survey's product into the row form (section 2's table)").format(W=W.shape, C=C.shape)
+            return report(False, _("for C {C}, W_c {W}, b_c {b}: {error}").format(C=C.shape, W=W.shape, b=b.shape, error=err) + hint)
         if (msg := array_answer(out)):
             return report(False, msg)
         out = _as_vector(out)
         if out is None:
-            return report(False, "your function must return an array of numbers")
+            return report(False, _("your function must return an array of numbers"))
         if close(out, want):
             continue
         mistakes = case["mistakes"]
         if (hint := first_match(out, mistakes[:1])):
             return report(False, hint)
         if out.shape != want.shape:
-            return report(False, f"for C of shape {C.shape} the output must have shape {want.shape}, one row "
-                                 f"per context and one probability per class (d_y); you returned {out.shape}")
+            return report(False, _("for C of shape {C} the output must have shape {want}, one row per context and one "
+                                   "probability per class (d_y); you returned {got}").format(C=C.shape, want=want.shape, got=out.shape))
         if (hint := first_match(out, mistakes[1:])):
             return report(False, hint)
-        return report(False, "wrong numbers: your rows are not the survey's output model applied to each "
+        return report(False, _("wrong numbers: your rows are not the survey's output model applied to each "
                              "context. Its product is written for one column vector c; section 2's table "
                              "shows what a column-form product becomes when the vectors are rows (where the "
-                             "transpose goes, which factor stands first)")
-    return report(True, "your output model gives softmax(W_c c + b_c) for every context: each row sums to 1")
+                             "transpose goes, which factor stands first)"))
+    return report(True, _("your output model gives softmax(W_c c + b_c) for every context: each row sums to 1"))

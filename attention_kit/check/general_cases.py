@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import N_
 from ..mechanism.alignment import softmax
 from ..mechanism.scores import cosine_score, dot_score
 from .recorded import recorded, reference
@@ -54,13 +55,13 @@ def dot_table() -> list[dict]:
         want = dot_score(q, K)
         table.append({"q": q, "K": K, "want": want, "mistakes": [
             (K.T @ q if K.shape[0] == K.shape[1] else None,
-             "you used the keys as columns: in attention_kit the rows of K are the keys, so score l "
-             "pairs q with row l of K"),
-            (want / np.sqrt(q.shape[-1]), "you divided by sqrt(d): that is the scaled dot product; the "
-             "plain dot score has no scaling"),
-            (softmax(want), "you applied the softmax: that gives weights; the score is the raw q . k_l"),
-            (cosine_score(q, K), "you divided by the vector lengths: that is the cosine score, not the "
-             "dot score"),
+             N_("you used the keys as columns: in attention_kit the rows of K are the keys, so score l "
+             "pairs q with row l of K")),
+            (want / np.sqrt(q.shape[-1]), N_("you divided by sqrt(d): that is the scaled dot product; the "
+             "plain dot score has no scaling")),
+            (softmax(want), N_("you applied the softmax: that gives weights; the score is the raw q . k_l")),
+            (cosine_score(q, K), N_("you divided by the vector lengths: that is the cosine score, not the "
+             "dot score")),
         ]})
     return table
 
@@ -93,13 +94,13 @@ def context_table() -> list[dict]:
         want = general_attention_context(a, V)
         mean = np.broadcast_to(V.mean(axis=0), want.shape).copy()
         table.append({"a": a, "V": V, "want": want, "mistakes": [
-            (mean, "that is the plain average of the values: each value must be weighted by its a_l"),
+            (mean, N_("that is the plain average of the values: each value must be weighted by its a_l")),
             (want.T if a.ndim == 2 else None,
-             f"transposed layout: for weights of shape {a.shape} the context has shape {want.shape}, "
-             "one row per query (rows are tokens)"),
+             N_("transposed layout: for weights of shape (n_q, n_k) the context has shape (n_q, d_v), "
+                "one row per query (rows are tokens)")),
             (general_attention_context(a.T, V) if a.ndim == 2 and a.shape[0] == a.shape[1] else None,
-             "you transposed the weights: row i of a holds query i's weights over the keys, and it "
-             "should stay the row of query i"),
+             N_("you transposed the weights: row i of a holds query i's weights over the keys, and it "
+             "should stay the row of query i")),
         ]})
     return table
 
@@ -129,16 +130,16 @@ def output_table() -> list[dict]:
         want = softmax(logits)
         on_c = softmax(np.einsum("yv,nv->ny", W, softmax(C)) + b)
         table.append({"C": C, "W": W, "b": b, "want": want, "mistakes": [
-            (want.T, f"transposed layout: the result must have shape {want.shape}, one row of "
-                     "probabilities per context (rows are tokens), not one column"),
-            (logits, "these are the logits W_c c + b_c: apply the softmax to turn them into probabilities"),
-            (softmax(logits - b), "you forgot the bias b_c: the logits are W_c c + b_c"),
-            (softmax(logits.T).T, "your columns sum to 1, not your rows: the softmax runs over the classes "
-                                  "of one context, the last axis, not down the contexts"),
+            (want.T, N_("transposed layout: the result must have shape (n, d_y), one row of "
+                        "probabilities per context (rows are tokens), not one column")),
+            (logits, N_("these are the logits W_c c + b_c: apply the softmax to turn them into probabilities")),
+            (softmax(logits - b), N_("you forgot the bias b_c: the logits are W_c c + b_c")),
+            (softmax(logits.T).T, N_("your columns sum to 1, not your rows: the softmax runs over the classes "
+                                  "of one context, the last axis, not down the contexts")),
             (softmax(np.einsum("vy,nv->ny", W, C) + b) if W.shape[0] == W.shape[1] else None,
-             "you multiplied by W_c itself, the survey's column-form matrix: your contexts are rows, and "
-             "section 2's table shows what a column-form matrix becomes when the vectors are rows"),
-            (on_c, "the softmax goes on the logits W_c c + b_c, not on c"),
-            (np.einsum("yv,nv->ny", W, softmax(C)) + b, "the softmax goes on the logits W_c c + b_c, not on c"),
+             N_("you multiplied by W_c itself, the survey's column-form matrix: your contexts are rows, and "
+             "section 2's table shows what a column-form matrix becomes when the vectors are rows")),
+            (on_c, N_("the softmax goes on the logits W_c c + b_c, not on c")),
+            (np.einsum("yv,nv->ny", W, softmax(C)) + b, N_("the softmax goes on the logits W_c c + b_c, not on c")),
         ]})
     return table
