@@ -33,7 +33,7 @@ GROUPS = {"mechanism": ("01", "02", "03", "04"), "learn": ("05", "06"), "scale":
 # The floors, from the ground up: a room imports only rooms on floors below its own (its own folder
 # aside). A room is a folder of attention_kit/ or a module at its top; __init__.py is the package's
 # face, which hands the math's public names on.
-FLOORS = ["errors.py", "plotting", "mechanism", "learn", "scale", "relative", "decoder", "heads", "long",
+FLOORS = ["i18n.py", "errors.py", "plotting", "mechanism", "learn", "scale", "relative", "decoder", "heads", "long",
           "accessible.py", "__init__.py", "widgets", "check", "grading"]
 # the notebooks of each folder, as numbers: an import from A to B with B's first notebook after
 # A's last runs backwards along the course
@@ -44,7 +44,8 @@ ELSEWHERE = sorted(p for d in ("tests", "tools", "benchmarks") for p in (ROOT / 
                    if "__pycache__" not in p.parts)
 # names a protocol outside the project makes private: Jupyter calls these on a server extension
 PROTOCOL_NAMES = {"_load_jupyter_server_extension", "_jupyter_server_extension_points", "_repr_html_",
-                  "_repr_png_", "_repr_mimebundle_", "_ipython_display_", "_esm", "_css"}
+                  "_repr_png_", "_repr_mimebundle_", "_ipython_display_", "_esm", "_css",
+                  "_"}  # gettext's name for "translate this" (attention_kit/i18n.py)
 OLD_FLAT = ("scores", "alignment", "attention", "masks", "positions", "multihead", "backward", "optim",
             "training", "layers", "tiny_lm", "corpus", "lm_training", "online", "tiled", "kvcache", "gqa",
             "sliding", "decoding", "parsing", "plotting")
