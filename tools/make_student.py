@@ -37,6 +37,7 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 TEMPLATES = ROOT / "tools" / "student_edition"
+MARKER = ".attention-kit-language"  # attention_kit.i18n.MARKER: notebooks/zh/ speaks Chinese
 SOLUTION_TAGS = {"solution", "solutions"}
 DROP_TAGS = SOLUTION_TAGS | {"answer-reveal"}
 # Cell metadata that only describes an execution.
@@ -354,6 +355,14 @@ def write_zip(out: Path) -> Path:
     return archive
 
 
+def _place(out: Path, src: Path) -> Path:
+    """Where a file goes in the edition: notebooks/zh/x to <out>/zh/x, anything else to <out>/x."""
+    try:
+        return out / src.resolve().parent.relative_to(ROOT / "notebooks") / src.name
+    except ValueError:
+        return out / src.name
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path,
@@ -365,7 +374,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="prediction exercises record the prediction in class (no ✓ or ✗ to "
                              "try answers against); make grade judges them")
     args = parser.parse_args(argv)
-    sources = args.notebooks or course_notebooks()
+    # the translated editions too (notebooks/zh/, docs/translating.md), into <out>/zh/ with the
+    # marker file that makes attention_kit speak the language there
+    sources = args.notebooks or course_notebooks() + sorted((ROOT / "notebooks").glob("*/[0-9][0-9]_*.ipynb"))
     if not sources:
         print("no notebooks found", file=sys.stderr)
         return 1
@@ -375,7 +386,8 @@ def main(argv: list[str] | None = None) -> int:
         student, removed = studentize(nb, src.name)
         if not any(is_solution(c) for c in nb.cells):
             print(f"warning: {src.name} has no solution cells", file=sys.stderr)
-        dst = args.out / src.name
+        dst = _place(args.out, src)
+        dst.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(student, dst)
         print(f"{dst}: {removed} cell(s) left out (solutions, answers), outputs cleared")
         for ex_id in ungradable_exercises(student, src.name):
@@ -383,9 +395,11 @@ def main(argv: list[str] | None = None) -> int:
                   "(attention_kit/check/registry.py); make grade cannot grade it", file=sys.stderr)
     # pictures or data files next to the notebooks, so relative links keep working
     for src_dir in sorted({s.parent for s in sources}):
+        into = _place(args.out, src_dir / "x").parent
         for extra in src_dir.iterdir():
-            if extra.is_file() and extra.suffix != ".ipynb" and not extra.name.startswith("."):
-                shutil.copy2(extra, args.out / extra.name)
+            if extra.is_file() and extra.suffix != ".ipynb" and (not extra.name.startswith(".")
+                                                                   or extra.name == MARKER):
+                shutil.copy2(extra, into / extra.name)
     leaks = find_leaks(args.out, sources)
     for problem in leaks:
         print(f"error: {problem}", file=sys.stderr)

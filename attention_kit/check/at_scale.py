@@ -29,6 +29,7 @@ import math
 
 import numpy as np
 
+from ..i18n import N_, _
 from ..scale.kvcache import MODEL_SHAPES
 from . import close, not_attempted, not_done, quietly, report, report_failure, try_call
 from .plain import plain_numpy
@@ -36,7 +37,7 @@ from .recorded import recorded, reference
 
 __all__ = ["quietly", "online_update", "skipped_tiles", "kv_cache_size"]
 
-STUB = "no answer yet: replace the `...` after `return` with your code, then run the cell again"
+STUB = N_("no answer yet: replace the `...` after `return` with your code, then run the cell again")
 
 
 def _stub(got) -> bool:
@@ -47,18 +48,18 @@ def _stub(got) -> bool:
 
 # The hints of the usual slips, in the order of the recorded table's mistakes.
 _UPDATE_HINTS = (
-    "o is normalised (divided by the old l), so before new terms can be added it must be turned back "
-    "into a sum against the old maximum, which is what the old l undoes",
-    "the old output was not rescaled: its terms were taken against the old maximum, and when the "
-    "maximum rises every one of them shrinks by the same factor",
-    "the old sum l was not rescaled: its terms were taken against the old maximum too, so they shrink "
-    "by the same factor as the output's",
-    "that is section 3's unnormalised accumulator: this exercise keeps o normalised after every block, "
-    "so that o is at each step the softmax-weighted average of the values seen so far",
-    "the old output was rescaled twice: the factor applies once to each old term",
-    "return the new maximum, not the old m: the next block is compared with it",
-    "the factor is upside down: when the maximum rises, the old terms, taken against a smaller maximum, "
-    "must shrink, and your factor makes them grow. The factor is at most 1",
+    N_("o is normalised (divided by the old l), so before new terms can be added it must be turned back "
+       "into a sum against the old maximum, which is what the old l undoes"),
+    N_("the old output was not rescaled: its terms were taken against the old maximum, and when the "
+       "maximum rises every one of them shrinks by the same factor"),
+    N_("the old sum l was not rescaled: its terms were taken against the old maximum too, so they shrink "
+       "by the same factor as the output's"),
+    N_("that is section 3's unnormalised accumulator: this exercise keeps o normalised after every block, "
+       "so that o is at each step the softmax-weighted average of the values seen so far"),
+    N_("the old output was rescaled twice: the factor applies once to each old term"),
+    N_("return the new maximum, not the old m: the next block is compared with it"),
+    N_("the factor is upside down: when the maximum rises, the old terms, taken against a smaller maximum, "
+       "must shrink, and your factor makes them grow. The factor is at most 1"),
 )
 
 
@@ -97,12 +98,12 @@ def _update_table() -> dict:
     V = rng.normal(size=(9, 3))  # (n_k, d_v)
     rising = np.array([-1.0, 0.5, 0.2, 2.0, 1.0, -0.5, 4.0, 3.0, 0.0])  # new maxima in blocks 2 and 3
     falling = np.array([5.0, 1.0, 2.0, 0.0, -1.0, 3.0, 1.5, -2.0, 0.5])
-    cases = [("blocks of 3 scores whose maximum rises", rising, V, 3),
-             ("blocks of 2 scores (the last block shorter)", rising[::-1].copy(), V, 2),
-             ("blocks whose maximum comes first, two value features", falling, V[:, :2].copy(), 4)]
+    cases = [(N_("blocks of 3 scores whose maximum rises"), rising, V, 3),
+             (N_("blocks of 2 scores (the last block shorter)"), rising[::-1].copy(), V, 2),
+             (N_("blocks whose maximum comes first, two value features"), falling, V[:, :2].copy(), 4)]
     return {"cases": cases,
-            "want": [_update_states(s, V_, b) for _, s, V_, b in cases],
-            "slips": [[_update_states(s, V_, b, k) for k in range(len(_UPDATE_HINTS))] for _, s, V_, b in cases]}
+            "want": [_update_states(s, V_, b) for _i, s, V_, b in cases],
+            "slips": [[_update_states(s, V_, b, k) for k in range(len(_UPDATE_HINTS))] for _i, s, V_, b in cases]}
 
 
 def _run(fn, s, V, b):
@@ -113,20 +114,20 @@ def _run(fn, s, V, b):
         with np.errstate(all="ignore"):
             got, err = try_call(fn, m, l, o.copy(), s[start:start + b].copy(), V[start:start + b].copy())
         if err or _stub(got):
-            return None, (STUB if _stub(got) else err)
+            return None, (_(STUB) if _stub(got) else err)
         try:
             m, l, o = got
         except Exception:  # the learner's object: never raise
-            return None, (f"return the three values (m_new, l_new, o_new), got {type(got).__name__} "
-                          f"{str(got)[:60]}")
+            return None, _("return the three values (m_new, l_new, o_new), got {kind} {value}").format(
+                kind=type(got).__name__, value=str(got)[:60])
         if isinstance(o, (list, tuple)):
-            return None, (f"o_new is a {type(o).__name__}; the task asks for a numpy array: compute with "
-                          "numpy arrays all the way")
+            return None, _("o_new is a {kind}; the task asks for a numpy array: compute with "
+                           "numpy arrays all the way").format(kind=type(o).__name__)
         try:
             m, l, o = float(m), float(l), np.asarray(o, dtype=float)
         except Exception:  # the learner's object: never raise
-            return None, (f"return the three values (m_new, l_new, o_new), got {type(got).__name__} "
-                          f"{str(got)[:60]}")
+            return None, _("return the three values (m_new, l_new, o_new), got {kind} {value}").format(
+                kind=type(got).__name__, value=str(got)[:60])
         states.append((m, l, o))
     return states, None
 
@@ -142,55 +143,57 @@ def online_update(fn) -> bool:
     """Check ``fn(m, l, o, s, V) -> (m_new, l_new, o_new)``, one online-softmax step of one row with
     the output ``o`` kept normalised (``o = softmax(scores so far) @ values so far`` after every block)."""
     if not_done(fn):
-        return not_attempted("no answer yet: write my_online_update(m, l, o, s, V) and pass it in")
+        return not_attempted(_("no answer yet: write my_online_update(m, l, o, s, V) and pass it in"))
     table = _update_table()
     for (case, s, V, b), want, slips in zip(table["cases"], table["want"], table["slips"], strict=True):
         got, err = _run(fn, s, V, b)
         if err:
-            return report_failure(err, stub=STUB)
+            return report_failure(err, stub=_(STUB))
         if _same_states(got, want):
             continue
+        case = _(case)
         first = got[0]
         if not (np.isfinite(first[1]) and np.all(np.isfinite(first[2]))):
-            return report(False, f"{case}: the first block gives NaN or inf. From m = -inf the factor for the "
-                                 "old terms must be exp(-inf) = 0 (there are none yet); the factor upside down "
-                                 "is exp(+inf) = inf, and inf times l = 0 is NaN. The old terms shrink when the "
-                                 "maximum rises: the factor is at most 1")
+            return report(False, _("{case}: the first block gives NaN or inf. From m = -inf the factor for the "
+                                   "old terms must be exp(-inf) = 0 (there are none yet); the factor upside down "
+                                   "is exp(+inf) = inf, and inf times l = 0 is NaN. The old terms shrink when the "
+                                   "maximum rises: the factor is at most 1").format(case=case))
         for states, hint in zip(slips, _UPDATE_HINTS, strict=True):
             if _same_states(got, states):
-                return report(False, f"{case}: {hint}")
+                return report(False, _("{case}: {hint}").format(case=case, hint=_(hint)))
         shape = np.shape(got[-1][2])
         if shape != (V.shape[1],):
-            return report(False, f"{case}: o_new must have shape (d_v,) = ({V.shape[1]},), one number per "
-                                 f"value feature, got {shape}")
+            return report(False, _("{case}: o_new must have shape (d_v,) = ({d_v},), one number per "
+                                   "value feature, got {got}").format(case=case, d_v=V.shape[1], got=shape))
         bad = next(i for i, (x, y) in enumerate(zip(got, want, strict=True))
                    if not _same_states([x], [y]))
         part = ("m_new" if not close(got[bad][0], want[bad][0], atol=1e-9) else
                 "l_new" if not close(got[bad][1], want[bad][1], atol=1e-9) else "o_new")
-        return report(False, f"{case}: after block {bad + 1}, {part} is off. After every block m must be the "
-                             "largest score so far, l the sum of the exponentials so far taken against that "
-                             "maximum, and o the softmax-weighted average of the values so far")
-    return report(True, "the online update is right: after every block o is the softmax average of every value "
-                        "so far, for blocks of any size and a maximum that rises or not")
+        return report(False, _("{case}: after block {block}, {part} is off. After every block m must be the "
+                               "largest score so far, l the sum of the exponentials so far taken against that "
+                               "maximum, and o the softmax-weighted average of the values so far").format(
+                                   case=case, block=bad + 1, part=part))
+    return report(True, _("the online update is right: after every block o is the softmax average of every value "
+                          "so far, for blocks of any size and a maximum that rises or not"))
 
 
 # ---------------------------------------------------------------- skipped tiles
 
 _TILE_HINTS = (
-    "that is the number of (query, key) pairs above the diagonal; the question counts tiles, blocks of "
-    "block_q x block_k pairs",
-    "the last, shorter block was left out: when a block size does not divide n, the leftover queries (or "
-    "keys) still form a block of their own",
-    "the diagonal tiles were counted as skipped: a tile is skipped only when *every* pair in it is masked; "
-    "a diagonal tile still holds allowed pairs and must be computed",
-    "that is the number of tiles that are computed; the question asks for the skipped ones",
-    "about half is right for large n, but count exactly: which one pair of a tile decides whether all of "
-    "its pairs are masked?",
-    "about half is right for large n, but count exactly: which one pair of a tile decides whether all of "
-    "its pairs are masked?",
-    "a triangle of tiles holds only when both blocks have the same size; with unequal blocks the tiles "
-    "are not squares on the diagonal: go through the query blocks one at a time and count the key blocks "
-    "each one does not need",
+    N_("that is the number of (query, key) pairs above the diagonal; the question counts tiles, blocks of "
+       "block_q x block_k pairs"),
+    N_("the last, shorter block was left out: when a block size does not divide n, the leftover queries (or "
+       "keys) still form a block of their own"),
+    N_("the diagonal tiles were counted as skipped: a tile is skipped only when *every* pair in it is masked; "
+       "a diagonal tile still holds allowed pairs and must be computed"),
+    N_("that is the number of tiles that are computed; the question asks for the skipped ones"),
+    N_("about half is right for large n, but count exactly: which one pair of a tile decides whether all of "
+       "its pairs are masked?"),
+    N_("about half is right for large n, but count exactly: which one pair of a tile decides whether all of "
+       "its pairs are masked?"),
+    N_("a triangle of tiles holds only when both blocks have the same size; with unequal blocks the tiles "
+       "are not squares on the diagonal: go through the query blocks one at a time and count the key blocks "
+       "each one does not need"),
 )
 
 
@@ -228,34 +231,35 @@ def _tiles_table() -> dict:
 
 
 def _answers(fn, cases, what: str):
-    """The learner's answer for every case, or ``(None, message)`` at the first that is not a number."""
+    """The learner's answer for every case, or ``(None, message)`` at the first that is not a number;
+    ``what``: the message's template, with the fields ``{kind}`` and ``{value}``."""
     out = []
     for args in cases:
         got, err = try_call(fn, *args)
         if _stub(got):
-            return None, STUB
+            return None, _(STUB)
         if err:
             return None, err
         if isinstance(got, (bool, np.bool_)) or not isinstance(got, (int, float, np.integer, np.floating)):
-            return None, f"return {what}, got {type(got).__name__} {str(got)[:40]}"
+            return None, what.format(kind=type(got).__name__, value=str(got)[:40])
         out.append(got)
     return out, None
 
 
 def _not_int(got: list, what: str) -> str | None:
-    """The hint when a count is right in value but not an int (a float such as 6.0 from a division)."""
+    """The hint when a count is right in value but not an int (a float such as 6.0 from a division);
+    ``what``: its template, with the fields ``{kind}`` and ``{value}``."""
     odd = next((g for g in got if not isinstance(g, (int, np.integer))), None)
     if odd is None:
         return None
-    return (f"the numbers are right, but return {what} as an int, not a {type(odd).__name__} ({odd!r}): "
-            "a count has no fraction, and a float from a division can lose the last units for large counts")
+    return what.format(kind=type(odd).__name__, value=repr(odd))
 
 
 def _diagnose(got: list, wrongs: list) -> str | None:
     """The hint of the first mistake that reproduces the learner's answer in *every* case."""
     for values, hint in wrongs:
         if all(math.isclose(g, w, rel_tol=1e-9) for g, w in zip(got, values, strict=True)):
-            return hint
+            return _(hint)
     return None
 
 
@@ -263,36 +267,40 @@ def _diagnose(got: list, wrongs: list) -> str | None:
 def skipped_tiles(fn) -> bool:
     """Check ``fn(n, block_q, block_k) -> int``: the tiles a causal mask lets tiled attention skip."""
     if not_done(fn):
-        return not_attempted("no answer yet: write my_skipped_tiles(n, block_q, block_k) and pass it in")
+        return not_attempted(_("no answer yet: write my_skipped_tiles(n, block_q, block_k) and pass it in"))
     table = _tiles_table()
     cases, want = table["cases"], table["want"]
-    got, err = _answers(fn, cases, "a whole number of tiles")
+    got, err = _answers(fn, cases, _("return a whole number of tiles, got {kind} {value}"))
     if err:
-        return report_failure(err, stub=STUB)
-    if got == want and (msg := _not_int(got, "the number of tiles")):
+        return report_failure(err, stub=_(STUB))
+    if got == want and (msg := _not_int(got, _(
+            "the numbers are right, but return the number of tiles as an int, not a {kind} ({value}): a count "
+            "has no fraction, and a float from a division can lose the last units for large counts"))):
         return report(False, msg)
     if got == want:
-        return report(True, "the count is right, for equal and unequal blocks and for a last block that is "
-                            "shorter: for long texts about half of the tiles")
+        return report(True, _("the count is right, for equal and unequal blocks and for a last block that is "
+                              "shorter: for long texts about half of the tiles"))
     i = next(k for k, (g, w) in enumerate(zip(got, want, strict=True)) if g != w)
     (n, bq, bk) = cases[i]
-    case = f"n = {n}, block_q = {bq}, block_k = {bk}: expected {want[i]} skipped tiles, got {got[i]:g}"
+    case = _("n = {n}, block_q = {block_q}, block_k = {block_k}: expected {want} skipped tiles, got {got}").format(
+        n=n, block_q=bq, block_k=bk, want=want[i], got=f"{got[i]:g}")
     hint = _diagnose(got, list(zip(table["wrong"], _TILE_HINTS, strict=True)))
-    return report(False, f"{case}; {hint}" if hint else
-                  f"{case}. Draw the tiles of this case on squared paper, mark the masked pairs, and count the "
-                  "tiles in which every pair is masked: which of a tile's pairs is the last to be masked?")
+    return report(False, (_("{case}; {hint}") if hint else
+                          _("{case}. Draw the tiles of this case on squared paper, mark the masked pairs, and count the "
+                            "tiles in which every pair is masked: which of a tile's pairs is the last to be masked?"))
+                  .format(case=case, hint=hint))
 
 
 # ---------------------------------------------------------------- KV cache size
 
 _KV_HINTS = (
-    "half the right size: what else does the cache keep for every token, beside its key?",
-    "that counts the query heads: which heads' keys and values does the cache keep? (in GQA and MQA "
-    "there are fewer of them)",
-    "that is the cache of one layer: every layer keeps its own keys and values",
-    "that counts numbers, not bytes: how many bytes does each number take?",
-    "that is in bits: a byte is 8 bits, and bytes_per_value already counts bytes",
-    "the cache grows in proportion to the tokens, one key and one value each, not with their square",
+    N_("half the right size: what else does the cache keep for every token, beside its key?"),
+    N_("that counts the query heads: which heads' keys and values does the cache keep? (in GQA and MQA "
+       "there are fewer of them)"),
+    N_("that is the cache of one layer: every layer keeps its own keys and values"),
+    N_("that counts numbers, not bytes: how many bytes does each number take?"),
+    N_("that is in bits: a byte is 8 bits, and bytes_per_value already counts bytes"),
+    N_("the cache grows in proportion to the tokens, one key and one value each, not with their square"),
 )
 
 # The units a size in bytes is often converted to, and how many bytes each holds.
@@ -327,30 +335,33 @@ def _kv_table() -> dict:
 def kv_cache_size(fn) -> bool:
     """Check ``fn(n_tokens, layers, heads, kv_heads, d_head, bytes_per_value) -> bytes`` on real shapes."""
     if not_done(fn):
-        return not_attempted("no answer yet: write my_kv_cache_bytes(n_tokens, layers, heads, kv_heads, d_head, "
-                             "bytes_per_value) and pass it in")
+        return not_attempted(_("no answer yet: write my_kv_cache_bytes(n_tokens, layers, heads, kv_heads, d_head, "
+                               "bytes_per_value) and pass it in"))
     table = _kv_table()
     cases, want = table["cases"], table["want"]
-    got, err = _answers(fn, cases, "a number of bytes")
+    got, err = _answers(fn, cases, _("return a number of bytes, got {kind} {value}"))
     if err:
-        return report_failure(err, stub=STUB)
-    if all(g == w for g, w in zip(got, want, strict=True)) and (msg := _not_int(got, "the number of bytes")):
+        return report_failure(err, stub=_(STUB))
+    if all(g == w for g, w in zip(got, want, strict=True)) and (msg := _not_int(got, _(
+            "the numbers are right, but return the number of bytes as an int, not a {kind} ({value}): a count "
+            "has no fraction, and a float from a division can lose the last units for large counts"))):
         return report(False, msg)
     if all(g == w for g, w in zip(got, want, strict=True)):
-        return report(True, "the cache size is right for all four models; GQA and MQA shrink it by as many times "
-                            "as there are query heads per key/value head")
+        return report(True, _("the cache size is right for all four models; GQA and MQA shrink it by as many times "
+                              "as there are query heads per key/value head"))
     i = next(k for k, (g, w) in enumerate(zip(got, want, strict=True)) if g != w)
     name, (n, L, H, Hkv, d, b) = table["names"][i], cases[i]
     # a size converted to a larger unit (5%: it may have been rounded to print it)
     unit = next((u for u, size in _UNITS
                  if all(math.isclose(g * size, w, rel_tol=0.05) for g, w in zip(got, want, strict=True))), None)
     if unit:
-        return report(False, f"{name} at {n} tokens: your {got[i]:.4g} is the right size in {unit}, but the unit "
-                             "asked for is bytes: return the number of bytes, as an int, "
-                             "and convert only to print it")
-    case = (f"{name} ({L} layers, {H} heads, {Hkv} key/value heads, d_head {d}, {b} bytes) at {n} tokens: "
-            f"expected {want[i] / 2**30:.3g} GiB, got {got[i] / 2**30:.3g} GiB")
+        return report(False, _("{name} at {n} tokens: your {got} is the right size in {unit}, but the unit "
+                               "asked for is bytes: return the number of bytes, as an int, "
+                               "and convert only to print it").format(name=name, n=n, got=f"{got[i]:.4g}", unit=unit))
+    case = _("{name} ({L} layers, {H} heads, {Hkv} key/value heads, d_head {d}, {b} bytes) at {n} tokens: "
+             "expected {want} GiB, got {got} GiB").format(name=name, L=L, H=H, Hkv=Hkv, d=d, b=b, n=n,
+                                                           want=f"{want[i] / 2**30:.3g}", got=f"{got[i] / 2**30:.3g}")
     hint = _diagnose(got, list(zip(table["wrong"], _KV_HINTS, strict=True)))
-    return report(False, f"{case}; {hint}" if hint else
-                  f"{case}. Count what one token leaves behind: in each layer, which vectors, for which heads, "
-                  "of how many numbers, each of how many bytes; then the tokens")
+    return report(False, (_("{case}; {hint}") if hint else
+                          _("{case}. Count what one token leaves behind: in each layer, which vectors, for which heads, "
+                            "of how many numbers, each of how many bytes; then the tokens")).format(case=case, hint=hint))

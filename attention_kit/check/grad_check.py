@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import N_, _
 from . import as_floats, not_attempted, not_done, report, shape_text, try_call
 from .plain import plain_numpy
 from .recorded import recorded, reference
 
 __all__ = ["gradient_check"]
 
-STUB = "no answer yet: replace the `...` after `return` with your code, then run the cell again"
+STUB = N_("no answer yet: replace the `...` after `return` with your code, then run the cell again")
 
 
 # ---------------------------------------------------------------- gradient check
@@ -70,9 +71,9 @@ def _gradient_table() -> list[dict]:
 
     x = np.linspace(-1.2, 1.3, 6).reshape(2, 3)  # no 0, where a gradient would vanish
     y = np.linspace(0.4, 1.5, 5)                  # another shape: nothing about the size is fixed
-    cases = [("a correct gradient", "curved", x, np.cos(3 * x) * 3 * x**2 + 2 * x * np.sin(3 * x), "small"),
-             ("a wrong gradient of size 1e-9", "tiny", y, 2 * (3e-9 * y**2), "large"),  # twice the truth: 1/3
-             ("a correct gradient of size 1e6", "huge", x, -1e6 * np.sin(x), "small")]
+    cases = [(N_("a correct gradient"), "curved", x, np.cos(3 * x) * 3 * x**2 + 2 * x * np.sin(3 * x), "small"),
+             (N_("a wrong gradient of size 1e-9"), "tiny", y, 2 * (3e-9 * y**2), "large"),  # twice the truth: 1/3
+             (N_("a correct gradient of size 1e6"), "huge", x, -1e6 * np.sin(x), "small")]
     out = []
     for case, name, xc, analytic, band in cases:
         num = {k: _numeric(_FUNCTIONS[name], xc, _EPS, k) for k in ("central", "one-sided", "over eps")}
@@ -98,61 +99,71 @@ def gradient_check(fn) -> bool:
     """Check ``fn(f, x, analytic, eps) -> float``: the relative error between ``analytic`` and a
     numerical gradient of ``f`` at ``x``."""
     if not_done(fn):
-        return not_attempted("no answer yet: write my_gradient_check(f, x, analytic, eps) and pass it in")
+        return not_attempted(_("no answer yet: write my_gradient_check(f, x, analytic, eps) and pass it in"))
     for c in _gradient_table():
-        case, f, x, analytic, band = c["case"], _FUNCTIONS[c["f"]], c["x"], c["analytic"], c["band"]
+        case, f, x, analytic, band = _(c["case"]), _FUNCTIONS[c["f"]], c["x"], c["analytic"], c["band"]
         x_in = x.copy()
         x_in.setflags(write=False)  # perturbing x itself (in place) fails here, restored or not
         got, err = try_call(fn, f, x_in, analytic.copy(), _EPS)
         if got is Ellipsis:
-            return not_attempted(STUB)
+            return not_attempted(_(STUB))
         if err and "read-only" in err:
-            return report(False, f"{case}: your function perturbs x itself (in place); the checker passes x "
-                                 "read-only to show it. The task says to perturb a copy: changing the caller's x, "
-                                 "even if you put it back, leaves it changed after an exception or an early return")
+            return report(False, _("{case}: your function perturbs x itself (in place); the checker passes x "
+                                   "read-only to show it. The task says to perturb a copy: changing the caller's x, "
+                                   "even if you put it back, leaves it changed after an exception or an early return")
+                          .format(case=case))
         if err:
-            return report(False, f"{case}: {err}")
+            return report(False, _("{case}: {hint}").format(case=case, hint=err))
         v = as_floats(got)
         if v is None or v.size != 1 or not np.isfinite(v):
-            return report(False, f"{case}: return one finite number, the relative error, got {shape_text(got)}")
+            return report(False, _("{case}: return one finite number, the relative error, got {got}").format(
+                case=case, got=shape_text(got)))
         v = float(v.reshape(()))
         if v < 0:
-            return report(False, f"{case}: a relative error compares the size of a difference with the sizes "
-                                 f"of the gradients, so it is never negative; got {v:.3g}")
+            return report(False, _("{case}: a relative error compares the size of a difference with the sizes "
+                                   "of the gradients, so it is never negative; got {v}").format(case=case, v=f"{v:.3g}"))
         if band == "small" and v <= 1e-6:
             continue
         if band == "large" and np.isclose(v, c["want"], rtol=0.01):
             continue
         if any(np.isclose(v, e, rtol=0.05) for e in c["absolute"]):
-            return report(False, f"{case}: you returned an absolute error ({v:.3g}). It hides the scale: a "
-                                 "gradient of size 1e-9 that is wrong by 100% differs by only 1e-9, and one of size "
-                                 "1e6 that is right differs by more than that. Measure the difference against "
-                                 "the size of the gradients themselves")
+            return report(False, _("{case}: you returned an absolute error ({v}). It hides the scale: a "
+                                   "gradient of size 1e-9 that is wrong by 100% differs by only 1e-9, and one of size "
+                                   "1e6 that is right differs by more than that. Measure the difference against "
+                                   "the size of the gradients themselves").format(case=case, v=f"{v:.3g}"))
         if np.isclose(v, c["one-sided"], rtol=0.2):
-            return report(False, f"{case}: this is the error of a one-sided difference, {v:.1e}: its own error "
-                                 "is of order eps. A difference taken symmetrically about x cancels the "
-                                 "curvature's term, and its error is of order eps^2")
+            return report(False, _("{case}: this is the error of a one-sided difference, {v}: its own error "
+                                   "is of order eps. A difference taken symmetrically about x cancels the "
+                                   "curvature's term, and its error is of order eps^2").format(case=case, v=f"{v:.1e}"))
         if np.isclose(v, c["over eps"], rtol=0.05):
-            return report(False, f"{case}: your numerical gradient is twice too large: how far apart are "
-                                 "the two points at which you evaluate f?")
+            return report(False, _("{case}: your numerical gradient is twice too large: how far apart are "
+                                   "the two points at which you evaluate f?").format(case=case))
         if band == "large":
             for which, e in c["one gradient"].items():
-                if np.isclose(v, e, rtol=0.01):
-                    larger = " (here the larger of the two)" if which == "analytic" else ""
-                    return report(False, f"{case}: your error, {v:.3g}, measures the difference against the {which} "
-                                         f"gradient alone{larger}. A relative error must treat the two gradients "
-                                         "alike (either one may be the wrong one) and stay between 0 and 1 whatever "
-                                         "they are; against one gradient only, it grows past 1 when that gradient is "
-                                         "much smaller than the other")
+                if not np.isclose(v, e, rtol=0.01):
+                    continue
+                if which == "analytic":
+                    msg = _("{case}: your error, {v}, measures the difference against the analytic gradient alone "
+                            "(here the larger of the two). A relative error must treat the two gradients alike (either "
+                            "one may be the wrong one) and stay between 0 and 1 whatever they are; against one gradient "
+                            "only, it grows past 1 when that gradient is much smaller than the other")
+                else:
+                    msg = _("{case}: your error, {v}, measures the difference against the numerical gradient alone. "
+                            "A relative error must treat the two gradients alike (either one may be the wrong one) and "
+                            "stay between 0 and 1 whatever they are; against one gradient only, it grows past 1 when "
+                            "that gradient is much smaller than the other")
+                return report(False, msg.format(case=case, v=f"{v:.3g}"))
         if v > 1:
-            return report(False, f"{case}: got {v:.3g}, more than 1: a relative error measured against the sizes of "
-                                 "both gradients, treated alike, stays between 0 and 1 whatever they are")
+            return report(False, _("{case}: got {v}, more than 1: a relative error measured against the sizes of "
+                                   "both gradients, treated alike, stays between 0 and 1 whatever they are").format(
+                                       case=case, v=f"{v:.3g}"))
         if band == "small":
-            return report(False, f"{case}: a correct gradient should give a relative error below 1e-6, got {v:.2e}; "
-                                 "check your numerical gradient entry by entry, then the error's denominator")
-        return report(False, f"{case}: this gradient is twice the right one, and your error, {v:.3g}, does not judge "
-                             "it as a relative error should: measure the difference against the sizes of both "
-                             "gradients, treated alike, so that the result stays between 0 and 1 and does not "
-                             "depend on their scale")
-    return report(True, "your gradient check is right: central differences, and an error relative to the "
-                        "size of the gradients, so 1e-9 and 1e6 are judged alike")
+            return report(False, _("{case}: a correct gradient should give a relative error below 1e-6, got {v}; "
+                                   "check your numerical gradient entry by entry, then the error's denominator").format(
+                                       case=case, v=f"{v:.2e}"))
+        return report(False, _("{case}: this gradient is twice the right one, and your error, {v}, does not judge "
+                               "it as a relative error should: measure the difference against the sizes of both "
+                               "gradients, treated alike, so that the result stays between 0 and 1 and does not "
+                               "depend on their scale").format(case=case, v=f"{v:.3g}"))
+    return report(True, _("your gradient check is right: central differences, and an error relative to the "
+                          "size of the gradients, so 1e-9 and 1e6 are judged alike"))

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import N_, _
 from . import close, not_attempted, not_done, prediction, quietly, report, report_failure, try_call
 from .general import array_answer
 from .plain import plain_numpy
@@ -30,7 +31,7 @@ from .recorded import recorded, reference
 
 __all__ = ["quietly", "prefix_matching", "failing_queries", "sink_window_mask"]
 
-STUB = "no answer yet: replace the `...` after `return` with your code, then run the cell again"
+STUB = N_("no answer yet: replace the `...` after `return` with your code, then run the cell again")
 
 
 def _call(fn, *args):
@@ -38,35 +39,34 @@ def _call(fn, *args):
     if err:
         return None, err
     if out is Ellipsis:
-        return None, STUB
+        return None, _(STUB)
     return out, None
 
 
 # ---------------------------------------------------------------- prefix matching
 
-_AFTER = "a key right after an earlier copy of its token"
-
 #: The usual mistakes of the prefix-matching score, in the order they are tried, and their hints.
 _PREFIX_HINTS = {
-    "copy": "you summed the weight on the earlier copy of the token itself; an induction head looks one step "
-            "further, at the token that FOLLOWED the earlier copy",
-    "not causal": "your match also counts keys at or after the query: then the query's own position counts "
-                  "as an \"earlier\" copy, and almost every query seems to have one. An earlier copy lies "
-                  "before the query, and so does the key after it, in the sum and in choosing the queries",
-    "diagonal": "your match counts the query itself as a key: after an immediate repeat \"A A\", the second "
-                "A's own position follows a copy of A. The keys that count lie strictly before the query",
-    "all": f"you averaged over every query; average only over the queries that have {_AFTER} (the others "
-           "have nothing to match, and would pull the score down)",
-    "not first": f"you averaged over every query but the first; only the queries that have {_AFTER} count",
-    "seen": f"you averaged over every query whose token occurred before; only those that have {_AFTER} "
-            "count. In an immediate repeat \"A A\" the second A has an earlier copy, but no earlier key "
-            "follows it: it has nothing to match",
-    "columns": "you read the weights by column: row i of w holds query i's weights over the keys, so a "
-               "query's weight on its keys lies along its row",
-    "previous": "that is the weight on the previous token: the prefix-matching score counts the weight on "
-                "the keys right after an earlier occurrence of the query's token, wherever they are",
-    "pairs": "you averaged over matching (query, key) pairs: the score is one number per query (its total "
-             "weight on such keys), and each query that has one counts once, however many keys it has",
+    "copy": N_("you summed the weight on the earlier copy of the token itself; an induction head looks one step "
+               "further, at the token that FOLLOWED the earlier copy"),
+    "not causal": N_("your match also counts keys at or after the query: then the query's own position counts "
+                     "as an \"earlier\" copy, and almost every query seems to have one. An earlier copy lies "
+                     "before the query, and so does the key after it, in the sum and in choosing the queries"),
+    "diagonal": N_("your match counts the query itself as a key: after an immediate repeat \"A A\", the second "
+                   "A's own position follows a copy of A. The keys that count lie strictly before the query"),
+    "all": N_("you averaged over every query; average only over the queries that have a key right after an "
+              "earlier copy of its token (the others have nothing to match, and would pull the score down)"),
+    "not first": N_("you averaged over every query but the first; only the queries that have a key right after "
+                    "an earlier copy of its token count"),
+    "seen": N_("you averaged over every query whose token occurred before; only those that have a key right "
+               "after an earlier copy of its token count. In an immediate repeat \"A A\" the second A has an "
+               "earlier copy, but no earlier key follows it: it has nothing to match"),
+    "columns": N_("you read the weights by column: row i of w holds query i's weights over the keys, so a "
+                  "query's weight on its keys lies along its row"),
+    "previous": N_("that is the weight on the previous token: the prefix-matching score counts the weight on "
+                   "the keys right after an earlier occurrence of the query's token, wherever they are"),
+    "pairs": N_("you averaged over matching (query, key) pairs: the score is one number per query (its total "
+                "weight on such keys), and each query that has one counts once, however many keys it has"),
 }
 
 
@@ -129,30 +129,33 @@ def prefix_matching(fn) -> bool:
     answer on every case (two mistakes can agree on one sequence).
     """
     if not_done(fn):
-        return not_attempted("no answer yet: define my_prefix_matching(w, ids) and pass it in")
+        return not_attempted(_("no answer yet: define my_prefix_matching(w, ids) and pass it in"))
     t = _prefix_table()
     cases, got = t["cases"], []
     for w, ids in cases:
         out, err = _call(fn, w.copy(), ids.copy())
         if err:
-            return report_failure(err if err == STUB else f"for ids = {ids.tolist()}: {err}", stub=STUB)
+            stub = _(STUB)
+            return report_failure(err if err == stub else _("for ids = {ids}: {problem}").format(
+                ids=ids.tolist(), problem=err), stub=stub)
         try:
             got.append(float(np.asarray(out, dtype=float).reshape(())))
         except Exception:  # the learner's object: never raise
-            return report(False, f"return one number (a float), got {type(out).__name__} "
-                                 f"{getattr(out, 'shape', '')}: one score for the head, over all its queries")
+            return report(False, _("return one number (a float), got {kind} {shape}: one score for the head, over all "
+                                   "its queries").format(kind=type(out).__name__, shape=getattr(out, 'shape', '')))
     bad = [k for k, right in enumerate(t["want"]) if not close(got[k], right)]
     if not bad:
-        return report(True, "the prefix-matching score: for each query with a key right after an earlier copy, the "
-                            "weight on such keys, averaged over those queries")
+        return report(True, _("the prefix-matching score: for each query with a key right after an earlier copy, the "
+                              "weight on such keys, averaged over those queries"))
     first = bad[0]
     ids = cases[first][1]
     for name, hint in _PREFIX_HINTS.items():
         if all(close(got[k], t["wrong"][name][k]) for k in range(len(cases))):
-            return report(False, f"for ids = {ids.tolist()}: {hint}")
-    return report(False, f"for ids = {ids.tolist()}: expected {t['want'][first]:.4f}, got {got[first]:.4f}. Work "
-                         "through this sequence by hand: which queries have a key right after an earlier copy "
-                         "of their token, which keys are those, and how much weight does each query put on them?")
+            return report(False, _("for ids = {ids}: {problem}").format(ids=ids.tolist(), problem=_(hint)))
+    return report(False, _("for ids = {ids}: expected {want}, got {got}. Work through this sequence by hand: which "
+                           "queries have a key right after an earlier copy of their token, which keys are those, "
+                           "and how much weight does each query put on them?").format(
+                               ids=ids.tolist(), want=f"{t['want'][first]:.4f}", got=f"{got[first]:.4f}"))
 
 
 # ---------------------------------------------------------------- where the circuit fails
@@ -182,28 +185,32 @@ def _failing_table() -> dict:
 
 def _listed(queries) -> str:
     q = sorted(queries)
-    return ", ".join(str(k) for k in q[:-1]) + f" and {q[-1]}" if len(q) > 1 else str(q[0])
+    if len(q) < 2:
+        return str(q[0])
+    return _("{items} and {last}").format(items=", ".join(str(k) for k in q[:-1]), last=q[-1])
 
 
-_GRADED_FAILS = ("for each query from 14 to 23, list the keys right after the earlier copies of its token; "
-                 "then ask where layer 0 head 0 writes \"my previous token was X\" (section 2's plot of its "
-                 "weight on key i - 1). The induction head can only find a key that carries it")
+_GRADED_FAILS = N_("for each query from 14 to 23, list the keys right after the earlier copies of its token; "
+                   "then ask where layer 0 head 0 writes \"my previous token was X\" (section 2's plot of its "
+                   "weight on key i - 1). The induction head can only find a key that carries it")
 
 
 def _whole_numbers(answer):
     """``answer`` as a list of ints, or the reason it is not one (bools, floats and strings are refused)."""
     if isinstance(answer, (str, bytes, dict)) or not hasattr(answer, "__iter__"):
-        return None, f"give a list of query positions such as [14, 15], got {type(answer).__name__} {answer!r}"
+        return None, _("give a list of query positions such as [14, 15], got {kind} {answer}").format(
+            kind=type(answer).__name__, answer=repr(answer))
     try:
         items = list(answer)
     except Exception:  # the learner's object: never raise
-        return None, f"give a list of query positions such as [14, 15], got {type(answer).__name__}"
+        return None, _("give a list of query positions such as [14, 15], got {kind}").format(kind=type(answer).__name__)
     odd = [k for k in items if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer))]
     if odd:
-        return None, f"give the query positions as whole numbers (ints) such as [14, 15], got {odd[0]!r}"
+        return None, _("give the query positions as whole numbers (ints) such as [14, 15], got {value}").format(
+            value=repr(odd[0]))
     got = [int(k) for k in items]
     if len(set(got)) != len(got):
-        return None, f"list each query position once, got {sorted(got)}"
+        return None, _("list each query position once, got {got}").format(got=sorted(got))
     return got, None
 
 
@@ -212,59 +219,63 @@ def failing_queries(answer) -> bool:
     """Check the prediction ``answer``: the queries 14 .. 23 at which the two-layer model gets the next token
     right less than half the time, on a prefix of 10 distinct tokens followed by a segment of 4 repeated."""
     if not_done(answer):
-        return not_attempted("no answer yet: set my_failing_queries to a list of query positions from 14 to 23 "
-                             "(possibly empty), then run the cell again")
+        return not_attempted(_("no answer yet: set my_failing_queries to a list of query positions from 14 to 23 "
+                               "(possibly empty), then run the cell again"))
     got, err = _whole_numbers(answer)
     if err:
         return report(False, err)
     outside = sorted(k for k in got if k not in _QUERIES)
     if outside:
-        return report(False, f"the question is about queries 14 to 23, whose token occurred before; got {outside}. "
-                             "Queries 0 to 13 have no earlier copy: no induction head can answer them")
+        return report(False, _("the question is about queries 14 to 23, whose token occurred before; got {got}. "
+                               "Queries 0 to 13 have no earlier copy: no induction head can answer them").format(got=outside))
     have = set(got)
     t = _failing_table()
     fail, works = set(t["failing"]), set(t["works"])
+    advice = _(_GRADED_FAILS)
     if have == fail:
-        return report(True, f"queries {_listed(fail)}: every earlier copy of their token is followed by a "
-                            "key above 12, where layer 0 writes no \"my previous token was X\", so the induction "
-                            "head cannot find it. The model gets them right less than 0.4 of the time, the "
-                            "others more than 0.9")
+        return report(True, _("queries {queries}: every earlier copy of their token is followed by a key above 12, where "
+                              "layer 0 writes no \"my previous token was X\", so the induction head cannot find it. The "
+                              "model gets them right less than 0.4 of the time, the others more than 0.9").format(
+                                  queries=_listed(fail)))
     if have == set(t["tokens"]):
-        return report(False, "those are the positions of the tokens to be predicted: query i predicts token "
-                             "i + 1. Give the queries", graded="query i predicts token i + 1: give the queries, "
-                                                               "not the tokens they predict")
+        return report(False, _("those are the positions of the tokens to be predicted: query i predicts token "
+                               "i + 1. Give the queries"), graded=_("query i predicts token i + 1: give the queries, "
+                                                                    "not the tokens they predict"))
     if have == set(t["copy_high"]):
-        return report(False, "you looked at where the earlier copy itself lies; the induction head reads the key "
-                             "right AFTER it, and that key is the one that must carry \"my previous token was X\"",
-                      graded="the induction head attends to the key right after the earlier copy, not the copy "
-                             "itself. " + _GRADED_FAILS)
+        return report(False, _("you looked at where the earlier copy itself lies; the induction head reads the key "
+                               "right AFTER it, and that key is the one that must carry \"my previous token was X\""),
+                      graded=_("the induction head attends to the key right after the earlier copy, not the copy "
+                               "itself. {advice}").format(advice=advice))
     if not have:
-        return report(False, "some queries do fail: the previous-token head writes \"my previous token was X\" "
-                             "only at keys 1 to 12, and here some tokens' earlier copies are followed only by keys "
-                             "above 12", graded=_GRADED_FAILS)
+        return report(False, _("some queries do fail: the previous-token head writes \"my previous token was X\" "
+                               "only at keys 1 to 12, and here some tokens' earlier copies are followed only by keys "
+                               "above 12"), graded=advice)
     if have == set(_QUERIES):
-        return report(False, f"most queries still work: query {min(works)}, for one, has an earlier copy followed "
-                             "by a key of at most 12, which carries what the previous-token head wrote",
-                      graded="not every query fails. " + _GRADED_FAILS)
+        return report(False, _("most queries still work: query {query}, for one, has an earlier copy followed by a key "
+                               "of at most 12, which carries what the previous-token head wrote").format(query=min(works)),
+                      graded=_("not every query fails. {advice}").format(advice=advice))
     if not have & fail:  # only queries that work, e.g. the complement of the answer
-        return report(False, f"query {min(have)} works: its token has an earlier copy followed by a key of at most "
-                             "12, where the previous-token head wrote \"my previous token was X\". "
-                             + ("You listed the queries that succeed; the question asks for those that fail"
-                                if have == works else "None of your queries fails"),
-                      graded="none of your queries fails: each has a copy the induction head can find. "
-                             + _GRADED_FAILS)
+        more = (_("You listed the queries that succeed; the question asks for those that fail")
+                if have == works else _("None of your queries fails"))
+        return report(False, _("query {query} works: its token has an earlier copy followed by a key of at most 12, "
+                               "where the previous-token head wrote \"my previous token was X\". {more}").format(
+                                   query=min(have), more=more),
+                      graded=_("none of your queries fails: each has a copy the induction head can find. "
+                               "{advice}").format(advice=advice))
     first_repeat = set(t["first_repeat"])
     if first_repeat and have == first_repeat:
-        return report(False, "some later queries fail too: a token that occurred twice before does not help "
-                             "when both copies are followed by keys above 12",
-                      graded="a second earlier copy helps only if the key after it is one the previous-token head "
-                             "wrote to. " + _GRADED_FAILS)
+        return report(False, _("some later queries fail too: a token that occurred twice before does not help "
+                               "when both copies are followed by keys above 12"),
+                      graded=_("a second earlier copy helps only if the key after it is one the previous-token head "
+                               "wrote to. {advice}").format(advice=advice))
     if have >= fail:
-        return report(False, f"query {min(have - fail)} works: its token has an earlier copy followed by a key of "
-                             "at most 12, where the previous-token head wrote \"my previous token was X\"",
-                      graded="one of your queries has a copy the induction head can find. " + _GRADED_FAILS)
-    return report(False, f"query {min(fail - have)} fails too: every earlier copy of its token is followed by a key "
-                         "above 12, where layer 0 writes no previous token", graded=_GRADED_FAILS)
+        return report(False, _("query {query} works: its token has an earlier copy followed by a key of at most 12, "
+                               "where the previous-token head wrote \"my previous token was X\"").format(
+                                   query=min(have - fail)),
+                      graded=_("one of your queries has a copy the induction head can find. {advice}").format(
+                          advice=advice))
+    return report(False, _("query {query} fails too: every earlier copy of its token is followed by a key above 12, "
+                           "where layer 0 writes no previous token").format(query=min(fail - have)), graded=advice)
 
 
 # ---------------------------------------------------------------- the sink-keeping window
@@ -272,20 +283,23 @@ def failing_queries(answer) -> bool:
 #: The public cases ``(n, window, sinks)``: several sizes, windows and numbers of sinks (none among them).
 MASK_CASES = ((8, 3, 1), (10, 4, 2), (6, 2, 0), (5, 8, 1))
 
-_WINDOW_COUNT = "count the keys a query sees in its window, itself included: there are exactly `window` of them"
+#: A case's failure: the case, then what went wrong there.
+_CASE = N_("for n = {n}, window = {window}, sinks = {sinks}: {problem}")
 
 #: The usual mistakes of the sink-keeping mask, in the order they are tried, and their hints.
 _MASK_HINTS = {
-    "sinks see the future": "the sinks are visible to queries that come BEFORE them too: a sink is still a key, "
-                            "and a causal mask never lets a query see a key after itself",
-    "minus sinks": "your window shrinks when there are sinks: the first `sinks` keys come IN ADDITION to the "
-                   "last `window` keys, they do not take places in the window",
-    "too wide": f"the window is one too wide: {_WINDOW_COUNT}",
-    "too narrow": f"the window is one too narrow: {_WINDOW_COUNT}",
-    "no sinks": "the sinks are missing: every query must also see the first `sinks` tokens",
-    "swapped inside": "True and False are swapped inside the causal part: True means \"may attend\"",
-    "swapped": "True and False are swapped: True means \"may attend\"",
-    "future window": "your window reaches into the future: in a causal model no query sees a key after itself",
+    "sinks see the future": N_("the sinks are visible to queries that come BEFORE them too: a sink is still a key, "
+                               "and a causal mask never lets a query see a key after itself"),
+    "minus sinks": N_("your window shrinks when there are sinks: the first `sinks` keys come IN ADDITION to the "
+                      "last `window` keys, they do not take places in the window"),
+    "too wide": N_("the window is one too wide: count the keys a query sees in its window, itself included: there "
+                   "are exactly `window` of them"),
+    "too narrow": N_("the window is one too narrow: count the keys a query sees in its window, itself included: "
+                     "there are exactly `window` of them"),
+    "no sinks": N_("the sinks are missing: every query must also see the first `sinks` tokens"),
+    "swapped inside": N_("True and False are swapped inside the causal part: True means \"may attend\""),
+    "swapped": N_("True and False are swapped: True means \"may attend\""),
+    "future window": N_("your window reaches into the future: in a causal model no query sees a key after itself"),
 }
 
 
@@ -322,37 +336,43 @@ def _mask_table() -> dict:
 def sink_window_mask(fn) -> bool:
     """Check ``fn(n, window, sinks) -> bool ndarray (n, n)``: the causal sliding window that keeps the sinks."""
     if not_done(fn):
-        return not_attempted("no answer yet: define my_sink_window_mask(n, window, sinks) and pass it in")
+        return not_attempted(_("no answer yet: define my_sink_window_mask(n, window, sinks) and pass it in"))
     t = _mask_table()
     got = []
     for n, window, sinks in MASK_CASES:
         out, err = _call(fn, n, window, sinks)
-        case = f"for n = {n}, window = {window}, sinks = {sinks}"
+        case = {"n": n, "window": window, "sinks": sinks}
         if err:
-            return report_failure(err if err == STUB else f"{case}: {err}", stub=STUB)
+            stub = _(STUB)
+            return report_failure(err if err == stub else _(_CASE).format(problem=err, **case), stub=stub)
         if (msg := array_answer(out)):
-            return report(False, f"{case}: {msg}")
+            return report(False, _(_CASE).format(problem=msg, **case))
         if not isinstance(out, np.ndarray):
-            return report(False, f"{case}: return a numpy array of booleans, got {type(out).__name__}")
+            return report(False, _("for n = {n}, window = {window}, sinks = {sinks}: return a numpy array of booleans, "
+                                   "got {kind}").format(kind=type(out).__name__, **case))
         if out.shape != (n, n):
-            return report(False, f"{case}: expected a mask of shape ({n}, {n}), got {out.shape}")
+            return report(False, _("for n = {n}, window = {window}, sinks = {sinks}: expected a mask of shape ({n}, "
+                                   "{n}), got {got}").format(got=out.shape, **case))
         if out.dtype != np.bool_:
-            return report(False, f"{case}: return a boolean mask (True = may attend), got dtype {out.dtype}: each "
-                                 "entry answers yes or no, and comparisons of positions already give such answers")
+            return report(False, _("for n = {n}, window = {window}, sinks = {sinks}: return a boolean mask (True = may "
+                                   "attend), got dtype {dtype}: each entry answers yes or no, and comparisons of "
+                                   "positions already give such answers").format(dtype=out.dtype, **case))
         got.append(out)
     bad = [k for k, want in enumerate(t["want"]) if not np.array_equal(got[k], want)]
     if not bad:
-        return report(True, "the StreamingLLM mask: a causal window of the last `window` tokens plus the first `sinks`")
+        return report(True, _("the StreamingLLM mask: a causal window of the last `window` tokens plus the first "
+                              "`sinks`"))
     first = bad[0]
     n, window, sinks = MASK_CASES[first]
-    case = f"for n = {n}, window = {window}, sinks = {sinks}"
+    case = {"n": n, "window": window, "sinks": sinks}
     for name, hint in _MASK_HINTS.items():
         values = t["wrong"][name]
         if values[first] is not None and all(np.array_equal(got[k], t["want"][k] if v is None else v)
                                              for k, v in enumerate(values)):
-            return report(False, f"{case}: {hint}")
+            return report(False, _(_CASE).format(problem=_(hint), **case))
     want = t["want"][first]
     i, j = np.argwhere(got[first] != want)[0]
-    return report(False, f"{case}: mask[{i}, {j}] should be {bool(want[i, j])}. Ask three questions about key {j} "
-                         f"and query {i}: is the key in the query's future, is it among the last `window` keys, "
-                         "is it one of the sinks?")
+    return report(False, _("for n = {n}, window = {window}, sinks = {sinks}: mask[{i}, {j}] should be {want}. Ask "
+                           "three questions about key {j} and query {i}: is the key in the query's future, is it "
+                           "among the last `window` keys, is it one of the sinks?").format(
+                               i=i, j=j, want=bool(want[i, j]), **case))

@@ -33,6 +33,7 @@ import numbers
 
 import numpy as np
 
+from ..i18n import N_, _
 from ..relative.alibi import alibi_bias, alibi_slopes
 from ..relative.rope import rope
 from . import close, not_attempted, not_done, prediction, quietly, report, try_call
@@ -42,7 +43,7 @@ from .recorded import recorded, reference
 
 __all__ = ["quietly", "rope_matrix", "sliding_reach", "alibi_weights", "cache_keeps"]
 
-STUB = "no answer yet: replace the `...` after `return` with your code, then run the cell again"
+STUB = N_("no answer yet: replace the `...` after `return` with your code, then run the cell again")
 
 
 def _whole(x) -> int | None:
@@ -67,15 +68,15 @@ def _whole_list(answer) -> list[int] | None:
 # ---------------------------------------------------------------- exercise 1: RoPE's matrix of the distance
 
 _MATRIX_HINTS = (
-    "this is the transpose of M: it gives the score of the query at n and the key at m. Work out one "
-    "pair by hand: does the query's rotation enter the dot product as it is, or transposed, and which way "
-    "does that turn the key?",
-    "every pair turned by the same angle: each pair of features has its own frequency (section 1)",
-    "the frequencies are the wrong way round: pair 0 turns fastest",
-    "you paired feature i with feature i + d/2 (the half-split layout of GPT-NeoX and Hugging Face); here "
-    "the pairs are neighbours, (0, 1), (2, 3), ...",
-    "M gives the dot product q' . k'; leave the 1/sqrt(d) of the score out",
-    "nothing turned: that is the matrix at distance 0; at distance delta each pair turns",
+    N_("this is the transpose of M: it gives the score of the query at n and the key at m. Work out one "
+       "pair by hand: does the query's rotation enter the dot product as it is, or transposed, and which way "
+       "does that turn the key?"),
+    N_("every pair turned by the same angle: each pair of features has its own frequency (section 1)"),
+    N_("the frequencies are the wrong way round: pair 0 turns fastest"),
+    N_("you paired feature i with feature i + d/2 (the half-split layout of GPT-NeoX and Hugging Face); here "
+       "the pairs are neighbours, (0, 1), (2, 3), ..."),
+    N_("M gives the dot product q' . k'; leave the 1/sqrt(d) of the score out"),
+    N_("nothing turned: that is the matrix at distance 0; at distance delta each pair turns"),
 )
 
 
@@ -122,29 +123,29 @@ def _matrix_table() -> dict:
 def rope_matrix(fn) -> bool:
     """Check ``fn(d, delta) -> ndarray (d, d)``: ``rope(q, m) . rope(k, n) = q @ M @ k`` for ``m - n = delta``."""
     if not_done(fn):
-        return not_attempted("no answer yet: define my_rope_matrix(d, delta) and pass it in")
+        return not_attempted(_("no answer yet: define my_rope_matrix(d, delta) and pass it in"))
     table = _matrix_table()
     for (d, delta), want, wrong in zip(table["cases"], table["want"], table["wrong"], strict=True):
         out, err = try_call(fn, d, delta)
         if out is Ellipsis:
-            return not_attempted(STUB)
+            return not_attempted(_(STUB))
         if err:
-            return report(False, f"for d = {d} and delta = {delta}: {err}")
+            return report(False, _("for d = {d} and delta = {delta}: {problem}").format(d=d, delta=delta, problem=err))
         if (msg := array_answer(out)):
             return report(False, msg)
         if close(out, want, atol=1e-9):
             continue
         if np.shape(out) != (d, d):
-            return report(False, f"for d = {d} give a ({d}, {d}) matrix, one row and one column per feature; "
-                                 f"got shape {np.shape(out)}")
+            return report(False, _("for d = {d} give a ({d}, {d}) matrix, one row and one column per feature; "
+                                   "got shape {got}").format(d=d, got=np.shape(out)))
         for M, hint in zip(wrong, _MATRIX_HINTS, strict=True):
             if close(out, M, atol=1e-9):
-                return report(False, hint)
-        return report(False, f"wrong numbers for d = {d}, delta = {delta}. Check d = 2 by hand: what is the score "
-                             "of q = (1, 0) at position delta against k = (1, 0) at position 0, and against "
-                             "k = (0, 1)? Those are two entries of M's first row; larger d repeats it pair by pair")
-    return report(True, "M depends on m - n only: the same matrix gives rope(q, m) . rope(k, n) = q @ M @ k "
-                        "at any m")
+                return report(False, _(hint))
+        return report(False, _("wrong numbers for d = {d}, delta = {delta}. Check d = 2 by hand: what is the score "
+                               "of q = (1, 0) at position delta against k = (1, 0) at position 0, and against "
+                               "k = (0, 1)? Those are two entries of M's first row; larger d repeats it pair by "
+                               "pair").format(d=d, delta=delta))
+    return report(True, _("M depends on m - n only: the same matrix gives rope(q, m) . rope(k, n) = q @ M @ k at any m"))
 
 
 # ---------------------------------------------------------------- exercise 2: how far back a sliding cache reaches
@@ -176,27 +177,27 @@ def _reach() -> tuple[int, int]:
 def _reach_hints() -> dict:
     """The in-class texts of ``sliding_reach``: its ✓ and its hints, which may state the answer (the
     learner compares with the explorer), so they are kept as data, not in the checker's code."""
-    want_cached, want_fresh = _reach()
     return {
-        "ok": f"the caches reach {want_cached}, two layers of three steps back each; a fresh window only "
-              f"{want_fresh}: the cached model is a different model once the window slides",
-        "fresh_off_by_one": "the recomputed window: off by one. A window of 4 holds token 20 itself and the three "
-                            "before it",
-        "fresh": "the recomputed window: a fresh pass over the last 4 tokens sees those 4 and nothing else, "
-                 "whatever the number of layers",
-        "cache_is_fresh": "the caches are not the fresh window: layer 2's cached keys and values of the window's "
-                          "tokens were made when those tokens arrived, from layer-1 states that had each seen "
-                          "three tokens further back",
-        "off_by_one": "off by one: a window of 4 reaches three tokens back per layer (it holds the token itself)",
-        "off_by_one_each": "off by one in each layer: you counted four tokens back per layer, but a window of 4 "
-                           "holds the token itself and reaches only three back",
-        "too_far": "too far back: there are two layers, and each lets a token see only three tokens before it",
-        "not_far": "not far enough back: count both layers, three steps back each",
+        # ``ok`` is a template: the checker fills in the two positions (``cached``, ``fresh``)
+        "ok": N_("the caches reach {cached}, two layers of three steps back each; a fresh window only "
+                 "{fresh}: the cached model is a different model once the window slides"),
+        "fresh_off_by_one": N_("the recomputed window: off by one. A window of 4 holds token 20 itself and the three "
+                               "before it"),
+        "fresh": N_("the recomputed window: a fresh pass over the last 4 tokens sees those 4 and nothing else, "
+                    "whatever the number of layers"),
+        "cache_is_fresh": N_("the caches are not the fresh window: layer 2's cached keys and values of the window's "
+                             "tokens were made when those tokens arrived, from layer-1 states that had each seen "
+                             "three tokens further back"),
+        "off_by_one": N_("off by one: a window of 4 reaches three tokens back per layer (it holds the token itself)"),
+        "off_by_one_each": N_("off by one in each layer: you counted four tokens back per layer, but a window of 4 "
+                              "holds the token itself and reaches only three back"),
+        "too_far": N_("too far back: there are two layers, and each lets a token see only three tokens before it"),
+        "not_far": N_("not far enough back: count both layers, three steps back each"),
         # the graded hints' common end (``make grade``): the idea, not the answer, but near enough to it
         # that the kept code does not show it either
-        "graded": ("a layer lets a token see the window - 1 tokens before it; a cached key or value of layer 2 "
-                   "was computed when its token arrived, from a layer-1 state that saw its own window; a fresh "
-                   "pass over the window sees the window only"),
+        "graded": N_("a layer lets a token see the window - 1 tokens before it; a cached key or value of layer 2 "
+                     "was computed when its token arrived, from a layer-1 state that saw its own window; a fresh "
+                     "pass over the window sees the window only"),
     }
 
 
@@ -204,54 +205,56 @@ def _reach_hints() -> dict:
 def sliding_reach(earliest_cached, earliest_fresh) -> bool:
     """Check the prediction: earliest positions that can change token 20's prediction (window 4, two layers)."""
     if not_done(earliest_cached) or not_done(earliest_fresh):
-        return not_attempted("no answer yet: replace each `...` with a position (a whole number), then run the "
-                             "cell again")
+        return not_attempted(_("no answer yet: replace each `...` with a position (a whole number), then run the "
+                               "cell again"))
     cached, fresh = _whole(earliest_cached), _whole(earliest_fresh)
     if cached is None or fresh is None:
-        return report(False, "give each answer as a whole number, a position in the text (such as 12, not 12.0, "
-                             f"'12' or True); got {earliest_cached!r} and {earliest_fresh!r}")
+        return report(False, _("give each answer as a whole number, a position in the text (such as 12, not 12.0, "
+                               "'12' or True); got {cached} and {fresh}").format(
+                                   cached=repr(earliest_cached), fresh=repr(earliest_fresh)))
     want_cached, want_fresh = _reach()
-    hints = _reach_hints()  # the in-class texts (they may state the answer): recorded data
-    graded_end = hints["graded"]
+    hints = {k: _(v) for k, v in _reach_hints().items()}  # the in-class texts (may state the answer): recorded data
+    end = hints["graded"]
     if (cached, fresh) == (want_cached, want_fresh):
-        return report(True, hints["ok"])
+        return report(True, hints["ok"].format(cached=want_cached, fresh=want_fresh))
     if fresh != want_fresh:
         if fresh == want_fresh - 1:
-            return report(False, hints["fresh_off_by_one"], graded="off by one in the fresh window. " + graded_end)
-        return report(False, hints["fresh"], graded=graded_end)
+            return report(False, hints["fresh_off_by_one"],
+                          graded=_("off by one in the fresh window. {rule}").format(rule=end))
+        return report(False, hints["fresh"], graded=end)
     if cached == fresh:
         return report(False, hints["cache_is_fresh"],
-                      graded="the cache reaches further than the fresh window. " + graded_end)
+                      graded=_("the cache reaches further than the fresh window. {rule}").format(rule=end))
     if cached == want_cached - 1:
         return report(False, hints["off_by_one"],
-                      graded="off by one: a window of 4 holds the token itself. " + graded_end)
+                      graded=_("off by one: a window of 4 holds the token itself. {rule}").format(rule=end))
     if cached == want_cached - 2:
         return report(False, hints["off_by_one_each"],
-                      graded="off by one in each layer: a window of 4 holds the token itself. " + graded_end)
+                      graded=_("off by one in each layer: a window of 4 holds the token itself. {rule}").format(rule=end))
     if cached < want_cached:
-        return report(False, hints["too_far"], graded=graded_end)
-    return report(False, hints["not_far"], graded=graded_end)
+        return report(False, hints["too_far"], graded=end)
+    return report(False, hints["not_far"], graded=end)
 
 
 # ---------------------------------------------------------------- exercise 3: ALiBi's weights when content is equal
 
 _WEIGHT_HINTS = (
-    "these are the biases; the weights are what attention makes of the scores (every q . k is equal, so "
-    "the biases are all that is left of them)",
-    "each head's row must sum to 1, as every row of attention weights does",
-    "the far keys got the most weight (the sign, or the row, is reversed): ALiBi's bias is a penalty for "
-    "distance, and key j = i, the query itself, is the nearest",
-    "you normalised over the heads: each head's row sums to 1 over the keys",
-    "the slope is missing: each head's penalty grows with the distance at its own rate",
+    N_("these are the biases; the weights are what attention makes of the scores (every q . k is equal, so "
+       "the biases are all that is left of them)"),
+    N_("each head's row must sum to 1, as every row of attention weights does"),
+    N_("the far keys got the most weight (the sign, or the row, is reversed): ALiBi's bias is a penalty for "
+       "distance, and key j = i, the query itself, is the nearest"),
+    N_("you normalised over the heads: each head's row sums to 1 over the keys"),
+    N_("the slope is missing: each head's penalty grows with the distance at its own rate"),
 )
 
 _RATIO_HINTS = (
-    "that is the ratio for one step back (one back against two back); from one back to ten back is nine "
-    "steps",
-    "off by one: from the token one back to the token ten back is nine steps, not ten",
-    "upside down: the token one back is nearer, so it gets more weight, and the ratio is above 1",
-    "that is the difference of the biases; the weights are exponentials of the scores, so a difference of "
-    "biases becomes a factor",
+    N_("that is the ratio for one step back (one back against two back); from one back to ten back is nine "
+       "steps"),
+    N_("off by one: from the token one back to the token ten back is nine steps, not ten"),
+    N_("upside down: the token one back is nearer, so it gets more weight, and the ratio is above 1"),
+    N_("that is the difference of the biases; the weights are exponentials of the scores, so a difference of "
+       "biases becomes a factor"),
 )
 
 
@@ -287,30 +290,33 @@ def _alibi_table() -> dict:
     return {"cases": cases, "want": want, "wrong": wrong, "n_heads": len(slopes), "ratio": ratio,
             "ratio_wrong": [_ratio_of(slopes, near, near + 1), _ratio_of(slopes, 0, far), 1 / ratio,
                             (far - near) * np.array(slopes)],
-            "ratio_ok": ("right weights, and each head's ratio is e^(9 m): "
-                         f"{ratio[0]:.2f} for slope 1/16 and {ratio[1]:.2f} for 1/256. Even the steeper head "
-                         "weighs its two nearest neighbours almost alike: one step back is worth only e^m")}
+            "ratio_ok": N_("right weights, and each head's ratio is e^(9 m): {ratio_16} for slope 1/16 and "
+                           "{ratio_256} for 1/256. Even the steeper head weighs its two nearest neighbours "
+                           "almost alike: one step back is worth only e^m")}  # filled in from "ratio"
 
 
 def _check_ratio(ratio, table) -> bool:
     """Check ``ratio``: per head, the weight on the token one back over the token ten back (slopes 2^-4, 2^-8)."""
     if not_done(ratio):
-        return not_attempted("the function is right; now replace the `...` after `my_ratio =` with one number per "
-                             "head (use your function), then run the cell again")
+        return not_attempted(_("the function is right; now replace the `...` after `my_ratio =` with one number "
+                               "per head (use your function), then run the cell again"))
     try:
         got = np.asarray(ratio, dtype=float)
     except (TypeError, ValueError):
-        return report(False, f"give the ratio as numbers, one per head, such as [2.0, 3.0]; got {ratio!r}")
+        return report(False, _("give the ratio as numbers, one per head, such as [2.0, 3.0]; got {ratio}").format(
+            ratio=repr(ratio)))
     h = table["n_heads"]
     if got.shape != (h,):
-        return report(False, f"give one number per head, {h} in all, such as [2.0, 3.0]; got shape {got.shape}")
+        return report(False, _("give one number per head, {h} in all, such as [2.0, 3.0]; got shape {got}").format(
+            h=h, got=got.shape))
     if close(got, table["ratio"], atol=0.006):
-        return report(True, table["ratio_ok"])
+        r = table["ratio"]
+        return report(True, _(table["ratio_ok"]).format(ratio_16=f"{r[0]:.2f}", ratio_256=f"{r[1]:.2f}"))
     for wrong, hint in zip(table["ratio_wrong"], _RATIO_HINTS, strict=True):
         if close(got, wrong, atol=0.006):
-            return report(False, hint)
-    return report(False, "not the ratio of the weights: for each head, divide the weight of the key one back by the "
-                         "weight of the key ten back (any query at 10 or later gives the same ratio)")
+            return report(False, _(hint))
+    return report(False, _("not the ratio of the weights: for each head, divide the weight of the key one back by "
+                           "the weight of the key ten back (any query at 10 or later gives the same ratio)"))
 
 
 @plain_numpy()
@@ -318,28 +324,29 @@ def alibi_weights(fn, ratio) -> bool:
     """Check ``fn(slopes, i) -> ndarray (h, i + 1)``: ALiBi's weights of query ``i`` when every q . k is equal;
     then ``ratio``: the paper's two heads' weight on the token one back over the token ten back."""
     if not_done(fn):
-        return not_attempted("no answer yet: define my_alibi_weights(slopes, i) and pass it in")
+        return not_attempted(_("no answer yet: define my_alibi_weights(slopes, i) and pass it in"))
     table = _alibi_table()
     for (slopes, i), want, wrong in zip(table["cases"], table["want"], table["wrong"], strict=True):
         m = np.array(slopes)
         out, err = try_call(fn, m.copy(), i)
         if out is Ellipsis:
-            return not_attempted(STUB)
+            return not_attempted(_(STUB))
         if err:
-            return report(False, f"for slopes {slopes} and i = {i}: {err}")
+            return report(False, _("for slopes {slopes} and i = {i}: {problem}").format(slopes=slopes, i=i, problem=err))
         if (msg := array_answer(out)):
             return report(False, msg)
         if close(out, want, atol=1e-9):
             continue
         if np.shape(out) != want.shape:
-            return report(False, f"for {len(m)} heads and i = {i} give shape {want.shape}: one row per head, one "
-                                 f"weight per key 0 .. {i}; got shape {np.shape(out)}")
+            return report(False, _("for {h} heads and i = {i} give shape {want}: one row per head, one weight per "
+                                   "key 0 .. {i}; got shape {got}").format(h=len(m), i=i, want=want.shape,
+                                                                          got=np.shape(out)))
         for W, hint in zip(wrong, _WEIGHT_HINTS, strict=True):
             if close(out, W, atol=1e-9):
-                return report(False, hint)
-        return report(False, f"wrong numbers for slopes {slopes}, i = {i}: with every q . k equal, each head's "
-                             "scores are its ALiBi biases alone, and attention turns a row of scores into "
-                             "weights as it always does")
+                return report(False, _(hint))
+        return report(False, _("wrong numbers for slopes {slopes}, i = {i}: with every q . k equal, each head's "
+                               "scores are its ALiBi biases alone, and attention turns a row of scores into "
+                               "weights as it always does").format(slopes=slopes, i=i))
     return _check_ratio(ratio, table)
 
 
@@ -353,7 +360,7 @@ def _keeps() -> list[int]:
     from ..scale.kvcache import KVCache
 
     cache = KVCache(1, 1, window=4, sinks=1)
-    for _ in range(10):
+    for _i in range(10):
         cache.append(np.zeros((1, 1)), np.zeros((1, 1)))
     return [int(p) for p in cache.positions]
 
@@ -362,18 +369,17 @@ def _keeps() -> list[int]:
 def _keeps_hints() -> dict:
     """The in-class texts of ``cache_keeps``: its ✓ and its hints, which may state the answer (the
     learner compares with the explorer), so they are kept as data, not in the checker's code."""
-    keeps = _keeps()
-    sink, window = keeps[:1], keeps[1:]
     return {
-        "ok": f"the sink (position {sink[0]}) and the last four, {window[0]} to {window[-1]}: five keys, however "
-              "long the text",
-        "no_sink": "the sink is missing: sinks=1 keeps position 0 for ever",
-        "sink_in_window": "the sink does not take a place of the window: it is kept beside the last four",
-        "off_by_one": "off by one: after token 9 the window holds 9 itself and the three before it",
-        "other": "which tokens stay? the first one (the sink) and the window's last four",
+        # ``ok`` is a template: the checker fills in the positions kept (``sink``, ``first`` .. ``last``)
+        "ok": N_("the sink (position {sink}) and the last four, {first} to {last}: five keys, however "
+                 "long the text"),
+        "no_sink": N_("the sink is missing: sinks=1 keeps position 0 for ever"),
+        "sink_in_window": N_("the sink does not take a place of the window: it is kept beside the last four"),
+        "off_by_one": N_("off by one: after token 9 the window holds 9 itself and the three before it"),
+        "other": N_("which tokens stay? the first one (the sink) and the window's last four"),
         # the graded hints' common end (``make grade``): the rule, which the kept code does not show either
-        "graded": ("a cache with window W and k sinks keeps the first k tokens for ever and, beside them, the W "
-                   "most recent ones, the new token included"),
+        "graded": N_("a cache with window W and k sinks keeps the first k tokens for ever and, beside them, the W "
+                     "most recent ones, the new token included"),
     }
 
 
@@ -381,25 +387,26 @@ def _keeps_hints() -> dict:
 def cache_keeps(answer) -> bool:
     """Check ``answer``: the positions a KVCache(window=4, sinks=1) holds after tokens 0 .. 9, in any order."""
     if not_done(answer):
-        return not_attempted("no answer yet: replace the `...` after `answer =` with a list of positions, "
-                             "then run the cell again")
+        return not_attempted(_("no answer yet: replace the `...` after `answer =` with a list of positions, "
+                               "then run the cell again"))
     got = _whole_list(answer)
     if got is None:
-        return report(False, "give a list of whole numbers, the positions the cache holds (such as [1, 2], "
-                             f"not 1.0, '1' or True); got {answer!r}")
+        return report(False, _("give a list of whole numbers, the positions the cache holds (such as [1, 2], "
+                               "not 1.0, '1' or True); got {answer}").format(answer=repr(answer)))
     got = sorted(got)
     keeps = _keeps()
     sink, window = keeps[:1], keeps[1:]
-    hints = _keeps_hints()  # the in-class texts (they may state the answer): recorded data
-    graded_end = hints["graded"]
+    hints = {k: _(v) for k, v in _keeps_hints().items()}  # the in-class texts (may state the answer): recorded data
+    end = hints["graded"]
     if got == keeps:
-        return report(True, hints["ok"])
+        return report(True, hints["ok"].format(sink=sink[0], first=window[0], last=window[-1]))
     if got == window:
-        return report(False, hints["no_sink"], graded="the sink is missing. " + graded_end)
+        return report(False, hints["no_sink"], graded=_("the sink is missing. {rule}").format(rule=end))
     if got == sink + window[1:]:
         return report(False, hints["sink_in_window"],
-                      graded="the sink is kept beside the window, not inside it. " + graded_end)
+                      graded=_("the sink is kept beside the window, not inside it. {rule}").format(rule=end))
     early = [window[0] - 1] + window[:-1]
     if got in (sink + early, sink + [window[0] - 1] + window, sink + window[:-1]):
-        return report(False, hints["off_by_one"], graded="off by one: the newest token is in the window. " + graded_end)
-    return report(False, hints["other"], graded=graded_end)
+        return report(False, hints["off_by_one"],
+                      graded=_("off by one: the newest token is in the window. {rule}").format(rule=end))
+    return report(False, hints["other"], graded=end)

@@ -22,6 +22,7 @@ import numbers
 
 import numpy as np
 
+from ..i18n import N_, _
 from . import close, not_attempted, not_done, quietly, report, shape_of, try_call
 from .general import array_answer
 from .multi_head_count import PARAMETER_LAYERS, parameter_counts
@@ -30,7 +31,9 @@ from .recorded import recorded, reference
 
 __all__ = ["quietly", "split_merge", "one_head", "concat_project", "n_parameters", "PARAMETER_LAYERS"]
 
-STUB = "no answer yet: replace the `...` after `return` with your code, then run the cell again"
+STUB = N_("no answer yet: replace the `...` after `return` with your code, then run the cell again")
+WHERE = N_("for X of shape {X} and keys of size d_k = {d_k}: {hint}")
+ON_HEADS = N_("for heads of shape {heads} and W_o of shape {W_o}: {hint}")
 
 # (b, n, h, d_head): b, n, h and d_head mostly differ, so a wrong reshape rarely looks right by accident;
 # the last case has n == h, where the reshape without the transpose keeps the shape and only the entries differ.
@@ -45,16 +48,17 @@ def _first(got, mistakes) -> str | None:
     """The hint of the first recorded mistake whose output ``got`` matches, else None."""
     for out, hint in mistakes:
         if close(got, out):
-            return hint
+            return _(hint)
     return None
 
 
 # ---------------------------------------------------------------- split and merge
 
-_GLUED = ("the reshape without the transpose: it glues the heads together in memory order, head after head, "
-          "not token by token. Bring the token axis in front of the head axis first")
-_INTERLEAVED = ("the columns come out interleaved: each head's columns must stay side by side, head 1's block "
-                "first")
+_GLUED = N_("this is the reshape without the transpose: it glues the heads together in memory order, head after "
+            "head, not token by token. Bring the token axis in front of the head axis first")
+_GLUED_CONCAT = N_("the concatenation is the reshape without the transpose: it glues the heads together in memory "
+                   "order, head after head, not token by token. Bring the token axis in front of the head axis first")
+_INTERLEAVED = N_("the columns come out interleaved: each head's columns must stay side by side, head 1's block first")
 
 @reference
 def _split(X: np.ndarray, h: int) -> np.ndarray:
@@ -71,21 +75,21 @@ def _split_table() -> list[dict]:
         Xh = _split(X, h)  # (b, h, n, d_head)
         split_wrong = [
             (X.reshape(b, h, n, d),
-             "this is the reshape without the transpose: numpy fills the new shape in memory order, token after "
-             "token, so 'head 1' gets whole tokens instead of every token's first d_head columns. Cut each token's "
-             "features into the heads' blocks first, then move the head axis in front of the token axis"),
+             N_("this is the reshape without the transpose: numpy fills the new shape in memory order, token after "
+                "token, so 'head 1' gets whole tokens instead of every token's first d_head columns. Cut each token's "
+                "features into the heads' blocks first, then move the head axis in front of the token axis")),
             (X.reshape(b, n, h, d),
-             "you cut the features into the heads' blocks but the head axis still comes after the token axis: "
-             "the result must be (b, h, n, d_head)"),
+             N_("you cut the features into the heads' blocks but the head axis still comes after the token axis: "
+                "the result must be (b, h, n, d_head)")),
             (X.reshape(b, n, d, h).transpose(0, 3, 1, 2),
-             f"head i got the interleaved columns i, i+h, i+2h, ...; each head owns a contiguous block of d_head "
-             f"columns (head 1: columns 0 up to, not including, {d}): the head index must vary slower than the "
-             "column within the head"),
-            (Xh.transpose(1, 0, 2, 3), "the head axis went in front of the batch axis: the batch axis stays first, "
-                                       "(b, h, n, d_head)"),
+             N_("head i got the interleaved columns i, i+h, i+2h, ...; each head owns a contiguous block of d_head "
+                "columns (head 1: columns 0 up to, not including, d_head): the head index must vary slower than the "
+                "column within the head")),
+            (Xh.transpose(1, 0, 2, 3), N_("the head axis went in front of the batch axis: the batch axis stays first, "
+                                          "(b, h, n, d_head)")),
         ]
         merge_wrong = [
-            (Xh.reshape(b, n, h * d), "this is " + _GLUED),
+            (Xh.reshape(b, n, h * d), _GLUED),
             (Xh.transpose(0, 2, 3, 1).reshape(b, n, h * d), _INTERLEAVED),
         ]
         out.append({"shape": (b, n, h, d), "X": X, "heads": Xh, "split_wrong": split_wrong,
@@ -99,10 +103,10 @@ def _split_hint(got, case: dict) -> str:
     if (hint := _first(got, case["split_wrong"])):
         return hint
     if shape_of(got) != (b, h, n, d):
-        return (f"expected shape (b, h, n, d_head) = {(b, h, n, d)} for X of shape {case['X'].shape} and h = {h}, "
-                f"got {shape_of(got)}; X is a batch of sequences, (b, n, h*d_head)")
-    return ("the shape is right but the numbers are not: head i of sequence s should hold columns i*d_head "
-            "up to, not including, (i+1)*d_head of every token of sequence s")
+        return _("expected shape (b, h, n, d_head) = {want} for X of shape {X} and h = {h}, got {got}; X is a batch "
+                 "of sequences, (b, n, h*d_head)").format(want=(b, h, n, d), X=case['X'].shape, h=h, got=shape_of(got))
+    return _("the shape is right but the numbers are not: head i of sequence s should hold columns i*d_head "
+             "up to, not including, (i+1)*d_head of every token of sequence s")
 
 
 def _merge_hint(got, case: dict) -> str:
@@ -111,8 +115,9 @@ def _merge_hint(got, case: dict) -> str:
     if (hint := _first(got, case["merge_wrong"])):
         return hint
     if shape_of(got) != (b, n, h * d):
-        return f"expected shape (b, n, h*d_head) = {(b, n, h * d)} for heads of shape {(b, h, n, d)}, got {shape_of(got)}"
-    return "merge should undo split: merge(split(X, h)) must give back X exactly"
+        return _("expected shape (b, n, h*d_head) = {want} for heads of shape {heads}, got {got}").format(
+            want=(b, n, h * d), heads=(b, h, n, d), got=shape_of(got))
+    return _("merge should undo split: merge(split(X, h)) must give back X exactly")
 
 
 @plain_numpy()
@@ -120,42 +125,43 @@ def split_merge(split_fn, merge_fn=None) -> bool:
     """Check ``split_fn(X, h) -> (b, h, n, d_head)`` and ``merge_fn(Xh) -> (b, n, h*d_head)`` for a
     batch ``X`` of shape ``(b, n, h*d_head)``."""
     if not_done(split_fn):
-        return not_attempted("no answer yet: write split(X, h) (and merge(Xh)) and pass them in")
+        return not_attempted(_("no answer yet: write split(X, h) (and merge(Xh)) and pass them in"))
     table = _split_table()
     for case in table:
         (b, n, h, d), X = case["shape"], case["X"]
         got, err = try_call(split_fn, X.copy(), h)
         if got is Ellipsis:
-            return not_attempted(STUB)
+            return not_attempted(_(STUB))
         if err:
-            hint = ""
             if "axes" in err or "reshape" in err:
-                hint = (f" X is a batch, shape (b, n, h*d_head) = {X.shape}: every reshape and transpose must "
-                        "account for the batch axis in front, which stays first")
-            return report(False, f"split: {err}.{hint}" if hint else f"split: {err}")
+                return report(False, _("split: {error}. X is a batch, shape (b, n, h*d_head) = {X}: every reshape and "
+                                       "transpose must account for the batch axis in front, which stays first").format(error=err, X=X.shape))
+            return report(False, _("split: {error}").format(error=err))
         if (msg := array_answer(got)):
-            return report(False, f"split: {msg}")
+            return report(False, _("split: {error}").format(error=msg))
         if not close(got, case["heads"]):
-            return report(False, f"split with b={b}, n={n}, h={h}, d_head={d}: " + _split_hint(got, case))
+            return report(False, _("split with b={b}, n={n}, h={h}, d_head={d}: {hint}").format(
+                b=b, n=n, h=h, d=d, hint=_split_hint(got, case)))
     if merge_fn is None:
-        return report(True, "split is right: head i holds columns i*d_head up to (i+1)*d_head of every token")
+        return report(True, _("split is right: head i holds columns i*d_head up to (i+1)*d_head of every token"))
     if not_done(merge_fn):
-        return report(False, "split is right; merge has no answer yet")
+        return report(False, _("split is right; merge has no answer yet"))
     for case in table:
         (b, n, h, d), Xh = case["shape"], case["heads"]
         got, err = try_call(merge_fn, Xh.copy())
         if got is Ellipsis:
-            return report(False, "split is right; merge has no answer yet: replace the `...` after `return` with "
-                                 "your code, then run the cell again")
+            return report(False, _("split is right; merge has no answer yet: replace the `...` after `return` with "
+                                   "your code, then run the cell again"))
         if err:
-            hint = (" The heads come as a batch, (b, h, n, d_head): the batch axis stays first"
-                    if ("axes" in err or "reshape" in err) else "")
-            return report(False, f"merge: {err}.{hint}" if hint else f"merge: {err}")
+            message = (_("merge: {error}. The heads come as a batch, (b, h, n, d_head): the batch axis stays first")
+                       if ("axes" in err or "reshape" in err) else _("merge: {error}"))
+            return report(False, message.format(error=err))
         if (msg := array_answer(got)):
-            return report(False, f"merge: {msg}")
+            return report(False, _("merge: {error}").format(error=msg))
         if not close(got, case["X"]):
-            return report(False, f"merge with b={b}, n={n}, h={h}, d_head={d}: " + _merge_hint(got, case))
-    return report(True, "split and merge are right for a batch, and merge(split(X, h)) gives X back")
+            return report(False, _("merge with b={b}, n={n}, h={h}, d_head={d}: {hint}").format(
+                b=b, n=n, h=h, d=d, hint=_merge_hint(got, case)))
+    return report(True, _("split and merge are right for a batch, and merge(split(X, h)) gives X back"))
 
 
 # ---------------------------------------------------------------- one head
@@ -188,29 +194,29 @@ def _head_table() -> list[dict]:
         A = sm(S / np.sqrt(d_k))  # (..., n, n)
         E = np.exp(S / np.sqrt(d_k))  # (..., n, n) unnormalised weights
         wrong = [
-            (sm(S) @ V, "the scores go into the softmax unscaled: their spread grows with the size of the keys, so "
-                        "larger heads get ever sharper weights. Scale them so that their spread does not depend on d_k"),
-            (sm(S / d_k) @ V, "you scaled by d_k itself, which shrinks the scores too much: the spread of a dot "
-                              "product of d_k random terms grows like the square root of d_k, not like d_k"),
+            (sm(S) @ V, N_("the scores go into the softmax unscaled: their spread grows with the size of the keys, so "
+                           "larger heads get ever sharper weights. Scale them so that their spread does not depend on d_k")),
+            (sm(S / d_k) @ V, N_("you scaled by d_k itself, which shrinks the scores too much: the spread of a dot "
+                                 "product of d_k random terms grows like the square root of d_k, not like d_k")),
             (sm(S / np.sqrt(d_model)) @ V,
-             "you scaled by the size of the tokens, d_model; the scores are dot products of one head's queries and "
-             "keys, so the size that matters is theirs, d_k"),
+             N_("you scaled by the size of the tokens, d_model; the scores are dot products of one head's queries and "
+                "keys, so the size that matters is theirs, d_k")),
             (sm(S / np.sqrt(d_k), axis=-2) @ V,
-             "softmax over the wrong axis: each query's weights must sum to 1, so normalise along the keys, not "
-             "along the queries"),
+             N_("softmax over the wrong axis: each query's weights must sum to 1, so normalise along the keys, not "
+                "along the queries")),
             (E / E.sum(axis=(-2, -1), keepdims=True) @ V,
-             "your weights sum to 1 over the whole matrix; each query's row must sum to 1 on its own"),
+             N_("your weights sum to 1 over the whole matrix; each query's row must sum to 1 on its own")),
             (sm(np.swapaxes(S, -1, -2) / np.sqrt(d_k)) @ V,
-             "your scores are transposed: row i must hold query i's scores against every key"),
-            ((S / np.sqrt(d_k)) @ V, "you forgot the softmax: the scaled scores are not weights yet"),
-            (A @ X, "you averaged the rows of X; the head averages the values, X projected by W_v"),
-            (A, "you returned the weights (n, n); the head's output is what the weights make of the values, "
-                "one row of d_v numbers per query"),
+             N_("your scores are transposed: row i must hold query i's scores against every key")),
+            ((S / np.sqrt(d_k)) @ V, N_("you forgot the softmax: the scaled scores are not weights yet")),
+            (A @ X, N_("you averaged the rows of X; the head averages the values, X projected by W_v")),
+            (A, N_("you returned the weights (n, n); the head's output is what the weights make of the values, "
+                   "one row of d_v numbers per query")),
         ]
         if X.ndim == 2:
             wrong.insert(5, ((E / E.sum(axis=-1)) @ V,
-                             "your row sums lost their axis, so broadcasting divided column j by row j's sum: "
-                             "each row must be divided by its own sum"))
+                             N_("your row sums lost their axis, so broadcasting divided column j by row j's sum: "
+                                "each row must be divided by its own sum")))
         out.append({"args": (X, W_q, W_k, W_v), "d_k": d_k, "want": A @ V, "wrong": wrong, "other_scale": [],
                     "own_scales": (np.sqrt(d_k), float(d_k), np.sqrt(d_model)), "by_number": []})
     for case in out:  # a scale that fits another case's d_k: a number typed in, not read from the keys
@@ -240,10 +246,10 @@ def _head_table() -> list[dict]:
     return out
 
 
-_OTHER_SIZE = ("your scaling fits keys of another size: it must follow the size of the keys your function is "
-               "given, not a number typed in")
-_TYPED_NUMBER = ("your scaling is the same number whatever the size of the keys: it must follow the size of the "
-                 "keys your function is given, not a number typed in")
+_OTHER_SIZE = N_("your scaling fits keys of another size: it must follow the size of the keys your function is "
+                 "given, not a number typed in")
+_TYPED_NUMBER = N_("your scaling is the same number whatever the size of the keys: it must follow the size of the "
+                   "keys your function is given, not a number typed in")
 
 
 def _typed_scale(fn, table: list[dict]) -> str | None:
@@ -258,12 +264,11 @@ def _typed_scale(fn, table: list[dict]) -> str | None:
     for k in range(len(table[0]["by_number"])):
         if len(answered) < 2 or not all(close(got, case["by_number"][k]["out"]) for case, got in answered):
             continue
-        for case, _ in answered:
+        for case, _i in answered:
             entry = case["by_number"][k]
             if not entry["own"]:
-                X = case["args"][0]
-                where = f"for X of shape {X.shape} and keys of size d_k = {case['d_k']}: "
-                return where + (_OTHER_SIZE if entry["other"] else _TYPED_NUMBER)
+                return _(WHERE).format(X=case["args"][0].shape, d_k=case['d_k'],
+                                       hint=_(_OTHER_SIZE if entry["other"] else _TYPED_NUMBER))
     return None
 
 
@@ -272,24 +277,24 @@ def one_head(fn) -> bool:
     """Check ``fn(X, W_q, W_k, W_v) -> (..., n, d_v)``: one head of scaled dot-product attention, for
     one sequence ``X`` of shape ``(n, d_model)`` and for a batch ``(b, n, d_model)``."""
     if not_done(fn):
-        return not_attempted("no answer yet: write head(X, W_q, W_k, W_v) and pass it in")
+        return not_attempted(_("no answer yet: write head(X, W_q, W_k, W_v) and pass it in"))
     for case in _head_table():
         X, W_q, W_k, W_v = case["args"]
         d_k, want = case["d_k"], case["want"]
-        where = f"for X of shape {X.shape} and keys of size d_k = {d_k}: "
+        at = {"X": X.shape, "d_k": d_k}
         got, err = try_call(fn, X.copy(), W_q.copy(), W_k.copy(), W_v.copy())
         if got is Ellipsis:
-            return not_attempted(STUB)
+            return not_attempted(_(STUB))
         if err:
             hint = ""
             if _shape_error(err):
-                hint = (" (X is a batch here, (b, n, d_model): the transpose of the keys must swap only their last "
-                        "two axes, token and feature, and leave the batch axis in front)" if X.ndim == 3 else
-                        " (rows are tokens: each row of X multiplies W_q, shape (d_model, d_k), from the left)")
-            return report(False, where + err + hint)
+                hint = _(" (X is a batch here, (b, n, d_model): the transpose of the keys must swap only their last "
+                         "two axes, token and feature, and leave the batch axis in front)") if X.ndim == 3 else _(
+                    " (rows are tokens: each row of X multiplies W_q, shape (d_model, d_k), from the left)")
+            return report(False, _(WHERE).format(**at, hint=err + hint))
         if isinstance(got, tuple):
-            return report(False, "your function returned a tuple; the task asks for one array, the head's output "
-                                 "(n, d_v), not the weights with it")
+            return report(False, _("your function returned a tuple; the task asks for one array, the head's output "
+                                   "(n, d_v), not the weights with it"))
         if (msg := array_answer(got)):
             return report(False, msg)
         if close(got, want):
@@ -297,15 +302,15 @@ def one_head(fn) -> bool:
         if (hint := _typed_scale(fn, _head_table())):   # a number typed in, whatever it coincides with here
             return report(False, hint)
         if (hint := _first(got, case["wrong"])):
-            return report(False, where + hint)
+            return report(False, _(WHERE).format(**at, hint=hint))
         if any(close(got, w) for w in case["other_scale"]):
-            return report(False, where + _OTHER_SIZE)
+            return report(False, _(WHERE).format(**at, hint=_(_OTHER_SIZE)))
         if shape_of(got) != want.shape:
-            return report(False, f"{where}expected shape {want.shape}, one row of d_v = {want.shape[-1]} numbers per "
-                                 f"query, got {shape_of(got)}")
-        return report(False, where + "the shape is right but the numbers are not: compute one query's row by hand "
-                                     "on a small case and compare it with yours step by step")
-    return report(True, "one head is right, for one sequence and for a batch, whatever the size of the keys")
+            return report(False, _("for X of shape {X} and keys of size d_k = {d_k}: expected shape {want}, one row of d_v "
+                                   "= {d_v} numbers per query, got {got}").format(**at, want=want.shape, d_v=want.shape[-1], got=shape_of(got)))
+        return report(False, _("for X of shape {X} and keys of size d_k = {d_k}: the shape is right but the numbers are not: "
+                               "compute one query's row by hand on a small case and compare it with yours step by step").format(**at))
+    return report(True, _("one head is right, for one sequence and for a batch, whatever the size of the keys"))
 
 
 # ---------------------------------------------------------------- concatenate, then W_o
@@ -332,11 +337,11 @@ def _combine_table() -> list[dict]:
         W_o = rng.normal(size=(h * d_v, d_model))
         concat = _concat(heads)  # (b, n, h*d_v)
         wrong = [
-            (concat, "you concatenated the heads but forgot the output projection W_o"),
-            (heads.reshape(b, n, h * d_v) @ W_o, "the concatenation is " + _GLUED),
+            (concat, N_("you concatenated the heads but forgot the output projection W_o")),
+            (heads.reshape(b, n, h * d_v) @ W_o, _GLUED_CONCAT),
             (heads.transpose(0, 2, 3, 1).reshape(b, n, h * d_v) @ W_o, _INTERLEAVED),
-            (heads.sum(axis=1), "you added the heads instead of concatenating them, and W_o is missing"),
-            (heads.mean(axis=1), "you averaged the heads instead of concatenating them, and W_o is missing"),
+            (heads.sum(axis=1), N_("you added the heads instead of concatenating them, and W_o is missing")),
+            (heads.mean(axis=1), N_("you averaged the heads instead of concatenating them, and W_o is missing")),
         ]
         out.append({"heads": heads, "W_o": W_o, "want": concat @ W_o, "wrong": wrong})
     return out
@@ -346,32 +351,33 @@ def _combine_table() -> list[dict]:
 def concat_project(fn) -> bool:
     """Check ``fn(heads (b, h, n, d_v), W_o (h*d_v, d_model)) -> (b, n, d_model)`` for a batch."""
     if not_done(fn):
-        return not_attempted("no answer yet: write combine(heads, W_o) and pass it in")
+        return not_attempted(_("no answer yet: write combine(heads, W_o) and pass it in"))
     for t in _combine_table():
         heads, W_o, want = t["heads"], t["W_o"], t["want"]
-        where = f"for heads of shape {heads.shape} and W_o of shape {W_o.shape}: "
+        at = {"heads": heads.shape, "W_o": W_o.shape}
         got, err = try_call(fn, heads.copy(), W_o.copy())
         if got is Ellipsis:
-            return not_attempted(STUB)
+            return not_attempted(_(STUB))
         if err:
             hint = ""
             if "matmul" in err or "align" in err:
-                hint = (" (read W_o's shape, (h*d_v, d_model): its h*d_v rows pair with a token's features from "
-                        "all the heads together, so W_o takes those features from its left, as it is given)")
+                hint = _(" (read W_o's shape, (h*d_v, d_model): its h*d_v rows pair with a token's features from "
+                         "all the heads together, so W_o takes those features from its left, as it is given)")
             elif _shape_error(err):
-                hint = " (the heads come as a batch, (b, h, n, d_v): the batch axis stays first throughout)"
-            return report(False, where + err + hint)
+                hint = _(" (the heads come as a batch, (b, h, n, d_v): the batch axis stays first throughout)")
+            return report(False, _(ON_HEADS).format(**at, hint=err + hint))
         if (msg := array_answer(got)):
             return report(False, msg)
         if close(got, want):
             continue
         if (hint := _first(got, t["wrong"])):
-            return report(False, where + hint)
+            return report(False, _(ON_HEADS).format(**at, hint=hint))
         if shape_of(got) != want.shape:
-            return report(False, f"{where}expected shape (b, n, d_model) = {want.shape}, got {shape_of(got)}")
-        return report(False, where + "the shape is right but the numbers are not: each token's heads side by side "
-                                     "(head 1 first), then the output projection")
-    return report(True, "concatenate, then W_o, for batches of two sizes: every output feature can now mix all the heads")
+            return report(False, _("for heads of shape {heads} and W_o of shape {W_o}: expected shape (b, n, d_model) = "
+                                   "{want}, got {got}").format(**at, want=want.shape, got=shape_of(got)))
+        return report(False, _("for heads of shape {heads} and W_o of shape {W_o}: the shape is right but the numbers are "
+                               "not: each token's heads side by side (head 1 first), then the output projection").format(**at))
+    return report(True, _("concatenate, then W_o, for batches of two sizes: every output feature can now mix all the heads"))
 
 
 # ---------------------------------------------------------------- parameter count
@@ -381,22 +387,24 @@ def n_parameters(answer, *, d_model: int, n_heads: int, d_head: int | None = Non
     columns each (``d_model / n_heads`` when ``d_head`` is not given), for one of the layers of
     ``PARAMETER_LAYERS``. The answer is a whole number."""
     if not_done(answer):
-        return not_attempted("no answer yet: replace the `...` after `answer =` with your number, then run the cell again")
+        return not_attempted(_("no answer yet: replace the `...` after `answer =` with your number, then run the cell again"))
     layer = (d_model, n_heads, d_model // n_heads if d_head is None else d_head, bool(bias))
     t = parameter_counts().get(layer)
     if t is None:
         known = ", ".join(f"(d_model={d}, n_heads={h}, d_head={dh}, bias={b})" for d, h, dh, b in PARAMETER_LAYERS)
-        return report(False, f"this checker knows the layers of notebook 03: {known}; got {layer}")
+        return report(False, _("this checker knows the layers of notebook 03: {known}; got {layer}").format(known=known, layer=layer))
     if isinstance(answer, (bool, np.bool_)) or not isinstance(answer, numbers.Real):
-        return report(False, f"give a whole number, got {type(answer).__name__}")
+        return report(False, _("give a whole number, got {kind}").format(kind=type(answer).__name__))
     value = float(answer)
     if not value.is_integer():
-        return report(False, f"{value:,} is not a whole number: a count of parameters has no fraction")
+        return report(False, _("{value} is not a whole number: a count of parameters has no fraction").format(value=f"{value:,}"))
     if value == t["want"]:
         return report(True, t["ok"])
     for w, hint in t["wrong"]:
         if value == w:
-            return report(False, hint)
-    return report(False, f"your count, {value:,.0f}, is not the layer's: count each matrix of the layer from its "
-                         "shape, the query, key and value projections of every head and the one output projection"
-                         + (", and every bias" if bias else ""))
+            return report(False, _(hint))
+    message = (_("your count, {value}, is not the layer's: count each matrix of the layer from its shape, the query, key "
+                 "and value projections of every head and the one output projection, and every bias") if bias else
+               _("your count, {value}, is not the layer's: count each matrix of the layer from its shape, the query, key "
+                 "and value projections of every head and the one output projection"))
+    return report(False, message.format(value=f"{value:,.0f}"))

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from ..i18n import N_
 from .recorded import recorded, reference
 
 __all__ = ["PARAMETER_LAYERS", "parameter_counts"]
@@ -28,31 +29,33 @@ def _count(d_model: int, n_heads: int, d_head: int, bias: bool) -> int:
 def _count_mistakes(d: int, h: int, dh: int, bias: bool) -> list[tuple[int, str]]:
     qkv_b, o_b = (3 * dh, d) if bias else (0, 0)  # biases of one head's q, k, v; bias of W_o
     wrong = [
-        (h * 3 * d * dh + h * qkv_b, "you forgot the output projection W_o, shape (h*d_v, d_model)"),
+        (h * 3 * d * dh + h * qkv_b, N_("you forgot the output projection W_o, shape (h*d_v, d_model)")),
         (4 * d * d if h * dh != d else None,
-         f"4 d_model^2 holds only when the heads together are d_model wide; here h*d_head = {h * dh}, "
-         f"not {d}: count each matrix from its shape"),
+         N_("4 d_model^2 holds only when the heads together are d_model wide; here h*d_head is not d_model: "
+            "count each matrix from its shape")),
         (4 * d * d + 4 * d if h * dh != d else None,
-         "the formula of section 5 assumes h*d_head = d_model" + (" and biases" if not bias else "")
-         + "; count each matrix of this layer from its shape"),
-        (4 * d * h * dh + 4 * d if not bias else None, "this layer has no biases; count only the weight matrices"),
-        (4 * d * h * dh if bias else None, "you forgot the biases: each projection has one bias per output column"),
+         N_("the formula of section 5 assumes h*d_head = d_model; count each matrix of this layer from its shape")
+         if bias else
+         N_("the formula of section 5 assumes h*d_head = d_model and biases; count each matrix of this layer from "
+            "its shape")),
+        (4 * d * h * dh + 4 * d if not bias else None, N_("this layer has no biases; count only the weight matrices")),
+        (4 * d * h * dh if bias else None, N_("you forgot the biases: each projection has one bias per output column")),
         (4 * d * h * dh + 3 * h * dh if bias else None,
-         "you forgot the output bias b_o, one number per output feature (d_model)"),
+         N_("you forgot the output bias b_o, one number per output feature (d_model)")),
         (4 * d * h * dh + d if bias else None,
-         "you forgot the biases of the heads: b_q, b_k and b_v have d_head entries per head"),
+         N_("you forgot the biases of the heads: b_q, b_k and b_v have d_head entries per head")),
         (4 * d * h * dh + 3 * h * d + d if bias else None,
-         "each head's biases have d_head entries, not d_model: b_q[l] matches the columns of W_q[l]"),
+         N_("each head's biases have d_head entries, not d_model: b_q[l] matches the columns of W_q[l]")),
         (h * 3 * (d * d + (d if bias else 0)) + d * d + o_b if dh != d else None,
-         "each head projects to d_head columns, not d_model: one head's W_q is d_model x d_head"),
+         N_("each head projects to d_head columns, not d_model: one head's W_q is d_model x d_head")),
         (h * (3 * d * dh + qkv_b + dh * d + o_b) if h > 1 else None,
-         "all heads share one W_o (h*d_v x d_model) and one b_o: you counted it once per head"),
+         N_("all heads share one W_o (h*d_v x d_model) and one b_o: you counted it once per head")),
         (h * (4 * d * d + (4 * d if bias else 0)) if h > 1 else None,
-         "each head projects to d_head columns, and all heads share one W_o"),
+         N_("each head projects to d_head columns, and all heads share one W_o")),
         (3 * d * dh + qkv_b + h * dh * d + o_b if h > 1 else None,
-         "you counted W_q, W_k, W_v of one head only; there are h of them"),
+         N_("you counted W_q, W_k, W_v of one head only; there are h of them")),
         (3 * d * dh + qkv_b + dh * d + o_b if h > 1 else None,
-         "you counted one head only (and its share of W_o); there are h heads"),
+         N_("you counted one head only (and its share of W_o); there are h heads")),
     ]
     return [(w, hint) for w, hint in wrong if w is not None]
 

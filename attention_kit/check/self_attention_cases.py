@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import N_
 from ..mechanism.alignment import softmax
 from ..mechanism.attention import self_attention
 from .recorded import recorded, reference
@@ -47,27 +48,27 @@ def _attempt(make):
 def _softmax_mistakes(S: np.ndarray) -> list:
     e = np.exp(S - S.max())
     cands = [
-        (_sm(S, axis=0), "each COLUMN sums to 1, not each row: you took the softmax over the queries' axis. "
-         "Row i holds query i's scores over the keys, so normalise along the keys' axis, the last one"),
-        (_sm(S, axis=0).T, "wrong axis and transposed: normalise along the keys' axis and keep the shape "
-         "(n_q, n_k)"),
-        (np.swapaxes(softmax(S), -1, -2), f"the numbers are right but the result is transposed: shape "
-         f"{np.swapaxes(S, -1, -2).shape} instead of {S.shape}. Do not transpose; rows are queries"),
-        (e / e.sum(), "the whole matrix sums to 1, but each ROW must: one probability "
-         "distribution per query, so sum each row separately"),
-        (_attempt(lambda: np.exp(S) / np.exp(S).sum(axis=-1)[None, :]), "you divided column j by the sum "
-         "of row j: the row sums lost their axis and broadcast as a row vector; keep them as a column"),
-        (S / S.sum(axis=-1, keepdims=True), "you normalised the raw scores without the exponential: weights "
-         "can then be negative. Exponentiate first"),
-        (np.exp(S - S.max(axis=-1, keepdims=True)), "the rows do not sum to 1: divide each row by its sum"),
-        (np.exp(S), "the rows do not sum to 1: divide each row by its sum"),
+        (_sm(S, axis=0), N_("each COLUMN sums to 1, not each row: you took the softmax over the queries' axis. "
+         "Row i holds query i's scores over the keys, so normalise along the keys' axis, the last one")),
+        (_sm(S, axis=0).T, N_("wrong axis and transposed: normalise along the keys' axis and keep the shape "
+         "(n_q, n_k)")),
+        (np.swapaxes(softmax(S), -1, -2), N_("the numbers are right but the result is transposed: shape "
+         "(n_k, n_q) instead of (n_q, n_k). Do not transpose; rows are queries")),
+        (e / e.sum(), N_("the whole matrix sums to 1, but each ROW must: one probability "
+         "distribution per query, so sum each row separately")),
+        (_attempt(lambda: np.exp(S) / np.exp(S).sum(axis=-1)[None, :]), N_("you divided column j by the sum "
+         "of row j: the row sums lost their axis and broadcast as a row vector; keep them as a column")),
+        (S / S.sum(axis=-1, keepdims=True), N_("you normalised the raw scores without the exponential: weights "
+         "can then be negative. Exponentiate first")),
+        (np.exp(S - S.max(axis=-1, keepdims=True)), N_("the rows do not sum to 1: divide each row by its sum")),
+        (np.exp(S), N_("the rows do not sum to 1: divide each row by its sum")),
     ]
     if S.ndim == 3:
         cands = [
-            (_sm(S, axis=1), "for a stack of score matrices (h, n_q, n_k) you normalised along axis 1, the "
-             "queries: a row is the LAST axis, whatever comes in front of it"),
-            (_sm(S, axis=0), "for a stack (h, n_q, n_k) you normalised along the first axis, across the "
-             "stack: a row is the LAST axis"),
+            (_sm(S, axis=1), N_("for a stack of score matrices (h, n_q, n_k) you normalised along axis 1, the "
+             "queries: a row is the LAST axis, whatever comes in front of it")),
+            (_sm(S, axis=0), N_("for a stack (h, n_q, n_k) you normalised along the first axis, across the "
+             "stack: a row is the LAST axis")),
         ] + cands
     return cands
 
@@ -106,21 +107,20 @@ def scores_table() -> list[dict]:
         dots = Q @ _swap(K)
         want = dots / np.sqrt(d_k)
         stack = [(_attempt(lambda Q=Q, K=K, d_k=d_k: Q @ K.T / np.sqrt(d_k)),
-                  ".T reverses every axis of a 3-D array, the heads' axis too; transpose only the last two "
-                  "axes of K, so that each head's queries meet its own keys")] if lead else []
+                  N_(".T reverses every axis of a 3-D array, the heads' axis too; transpose only the last two "
+                     "axes of K, so that each head's queries meet its own keys"))] if lead else []
         table.append({"Q": Q, "K": K, "want": want, "dots": dots, "d_k": d_k, "mistakes": stack + [
-            (dots, "forgot the scaling: the scores of this exercise are divided by the square root of "
-             "d_k, the width of the queries and keys"),
-            (dots / d_k, f"you divided by d_k = {d_k}; divide by its square root. The variance of a "
-             "dot product grows like d_k, so its standard deviation grows like sqrt(d_k)"),
-            (dots / np.sqrt(n_k) if n_k != d_k else None, "you divided by sqrt(n_k), the number of keys; "
-             "divide by sqrt(d_k), the width of the vectors"),
-            (dots / np.sqrt(n_q), "you divided by sqrt(n_q), the number of queries; divide by sqrt(d_k), the "
-             "width of the vectors"),
-            (dots * np.sqrt(d_k), "you multiplied by sqrt(d_k); divide by it instead"),
-            (_swap(want), f"transposed layout: row i must be query i and column j key j (shape (n_q, n_k) = "
-             f"{want.shape[-2:]})"),
-            (_swap(dots), "transposed layout (rows must be queries) and no scaling by sqrt(d_k)"),
+            (dots, N_("forgot the scaling: the scores of this exercise are divided by the square root of "
+             "d_k, the width of the queries and keys")),
+            (dots / d_k, N_("you divided by d_k; divide by its square root. The variance of a "
+             "dot product grows like d_k, so its standard deviation grows like sqrt(d_k)")),
+            (dots / np.sqrt(n_k) if n_k != d_k else None, N_("you divided by sqrt(n_k), the number of keys; "
+             "divide by sqrt(d_k), the width of the vectors")),
+            (dots / np.sqrt(n_q), N_("you divided by sqrt(n_q), the number of queries; divide by sqrt(d_k), the "
+             "width of the vectors")),
+            (dots * np.sqrt(d_k), N_("you multiplied by sqrt(d_k); divide by it instead")),
+            (_swap(want), N_("transposed layout: row i must be query i and column j key j, shape (n_q, n_k)")),
+            (_swap(dots), N_("transposed layout (rows must be queries) and no scaling by sqrt(d_k)")),
         ]})
     return table
 
@@ -137,17 +137,17 @@ def output_row_table() -> list[dict]:
     S = dots / np.sqrt(Q.shape[-1])
     out, A = self_attention(X, I2, I2, I2)
     mistakes = [
-        ((_sm(dots) @ V)[i], "forgot the scaling: the scores are divided by sqrt(d_k) before the softmax"),
-        ((dots @ V)[i], "no softmax: turn the scores into weights with softmax before mixing the values"),
-        ((S @ V)[i], "no softmax: the scaled scores must go through softmax to become weights"),
-        ((_sm(S, axis=0) @ V)[i], "softmax over the wrong axis: y_i uses row i of the weights, a "
-         "softmax over query i's scores against every key"),
-        (A[i], "that is the weight row a_i, not the output: the weights mix the value rows"),
-        (X[i], "that is the input x_i itself; the output mixes all the value rows"),
-        (V[i], "that is the value row v_i; the output is the weighted sum of ALL value rows"),
+        ((_sm(dots) @ V)[i], N_("forgot the scaling: the scores are divided by sqrt(d_k) before the softmax")),
+        ((dots @ V)[i], N_("no softmax: turn the scores into weights with softmax before mixing the values")),
+        ((S @ V)[i], N_("no softmax: the scaled scores must go through softmax to become weights")),
+        ((_sm(S, axis=0) @ V)[i], N_("softmax over the wrong axis: y_i uses row i of the weights, a "
+         "softmax over query i's scores against every key")),
+        (A[i], N_("that is the weight row a_i, not the output: the weights mix the value rows")),
+        (X[i], N_("that is the input x_i itself; the output mixes all the value rows")),
+        (V[i], N_("that is the value row v_i; the output is the weighted sum of ALL value rows")),
     ]
-    mistakes += [(out[j], f"that is the output of token {j + 1} (row {j}); Python counts from 0, so token "
-                  f"{i + 1} is row {i}") for j in range(len(X)) if j != i]
+    mistakes += [(out[j], N_("that is the output of another token: Python counts from 0, so token 3, the one "
+                             "asked for, is row 2")) for j in range(len(X)) if j != i]
     return [{"X": X, "W_q": I2, "W_k": I2, "W_v": I2, "i": i, "want": out[i], "mistakes": mistakes}]
 
 
@@ -177,25 +177,25 @@ def _wrong_outputs(X, W_q, W_k, W_v) -> list[tuple[np.ndarray | None, str]]:
     dots = Q @ _swap(K)  # (..., n, n)
     right = _sm(dots / np.sqrt(d_k)) @ V
     out = [(_attempt(lambda: _sm(Q @ K.T / np.sqrt(d_k)) @ V),  # K.T of (b, n, d_k) is (d_k, n, b)
-            ".T reverses every axis of a 3-D array, the batch axis too; transpose only the last two axes of K, "
-            "so each sequence's queries meet its own keys")] if X.ndim == 3 else []
+            N_(".T reverses every axis of a 3-D array, the batch axis too; transpose only the last two axes of K, "
+               "so each sequence's queries meet its own keys"))] if X.ndim == 3 else []
     out += [
-        (_sm(dots) @ V, "forgot the scaling: the scores are divided by sqrt(d_k) before the softmax"),
-        (_sm(dots / d_k) @ V, "you divided by d_k; divide by sqrt(d_k)"),
-        (_sm(dots / np.sqrt(d_k), axis=-2) @ V, "softmax over the wrong axis: normalise each ROW, "
-         "one distribution per query over the keys"),
-        (dots / np.sqrt(d_k) @ V, "no softmax: the scaled scores are not weights yet"),
-        (dots @ V, "no softmax and no scaling: the scores must be divided by sqrt(d_k) and turned "
-         "into weights that sum to 1 before they mix the values"),
-        (_sm((dots / np.sqrt(d_k)).reshape(*dots.shape[:-2], -1)).reshape(dots.shape) @ V, "softmax over "
-         "the whole matrix: every ROW of the weights must sum to 1, one distribution per query"),
-        (_sm(dots / np.sqrt(d_k)) @ X, "you mixed the inputs X; mix the values, the inputs projected by W_v"),
-        (_swap(right), f"transposed layout: your output is (d_v, n); rows are tokens, so return "
-         f"{right.shape}"),
+        (_sm(dots) @ V, N_("forgot the scaling: the scores are divided by sqrt(d_k) before the softmax")),
+        (_sm(dots / d_k) @ V, N_("you divided by d_k; divide by sqrt(d_k)")),
+        (_sm(dots / np.sqrt(d_k), axis=-2) @ V, N_("softmax over the wrong axis: normalise each ROW, "
+         "one distribution per query over the keys")),
+        (dots / np.sqrt(d_k) @ V, N_("no softmax: the scaled scores are not weights yet")),
+        (dots @ V, N_("no softmax and no scaling: the scores must be divided by sqrt(d_k) and turned "
+         "into weights that sum to 1 before they mix the values")),
+        (_sm((dots / np.sqrt(d_k)).reshape(*dots.shape[:-2], -1)).reshape(dots.shape) @ V, N_("softmax over "
+         "the whole matrix: every ROW of the weights must sum to 1, one distribution per query")),
+        (_sm(dots / np.sqrt(d_k)) @ X, N_("you mixed the inputs X; mix the values, the inputs projected by W_v")),
+        (_swap(right), N_("transposed layout: your output is (d_v, n); rows are tokens, so return "
+         "(n, d_v)")),
     ]
     if d_model != d_k:
-        out.append((_sm(dots / np.sqrt(d_model)) @ V, "you scaled by sqrt(d_model), the width of X; "
-                    "scale by sqrt(d_k), the width of the queries and keys"))
+        out.append((_sm(dots / np.sqrt(d_model)) @ V, N_("you scaled by sqrt(d_model), the width of X; "
+                    "scale by sqrt(d_k), the width of the queries and keys")))
     return out
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import N_, _
 from . import (
     close,
     not_attempted,
@@ -43,7 +44,7 @@ from .recorded import recorded, reference
 
 __all__ = ["layer_norm", "mask_at_inference", "sample", "head_role"]
 
-STUB = "no answer yet: replace the `...` with your code, then run the cell again"
+STUB = N_("no answer yet: replace the `...` with your code, then run the cell again")
 
 
 # ---------------------------------------------------------------- layer norm
@@ -57,28 +58,28 @@ def _ln_wrong(X, g, b, eps):
     mu, var = X.mean(-1, keepdims=True), X.var(-1, keepdims=True)
     out = [
         ((X - mu) / (X.std(-1, keepdims=True) + eps) * g + b,
-         "you added eps to the standard deviation; in layer norm eps keeps the variance away from 0, "
-         "before the square root is taken"),
+         N_("you added eps to the standard deviation; in layer norm eps keeps the variance away from 0, "
+            "before the square root is taken")),
         ((X - X.mean(-2, keepdims=True)) / np.sqrt(X.var(-2, keepdims=True) + eps) * g + b,
-         "you normalised each feature over the tokens; layer norm normalises each token over its own "
-         "features, the last axis"),
-        ((X - mu) / np.sqrt(var + eps), "the normalised rows are right, but the learned scale gamma and "
-                                        "shift beta are missing"),
-        ((X - mu) / (var + eps) * g + b, "you divided by the variance: the rows must end with a spread of 1, "
-                                         "and the variance is the square of a spread"),
+         N_("you normalised each feature over the tokens; layer norm normalises each token over its own "
+            "features, the last axis")),
+        ((X - mu) / np.sqrt(var + eps), N_("the normalised rows are right, but the learned scale gamma and "
+                                           "shift beta are missing")),
+        ((X - mu) / (var + eps) * g + b, N_("you divided by the variance: the rows must end with a spread of 1, "
+                                            "and the variance is the square of a spread")),
         ((X - mu) / np.sqrt(X.var(-1, ddof=1, keepdims=True) + eps) * g + b,
-         "you used the unbiased variance (divided by d - 1); layer norm takes the plain mean of the squares"),
-        (ln(X, g, b, eps=1e-5)[0], "you used eps = 1e-5 whatever eps was passed: use the argument eps"),
+         N_("you used the unbiased variance (divided by d - 1); layer norm takes the plain mean of the squares")),
+        (ln(X, g, b, eps=1e-5)[0], N_("you used eps = 1e-5 whatever eps was passed: use the argument eps")),
         ((X - mu) / X.std(-1, keepdims=True) * g + b,
-         "eps is missing: a constant row, whose variance is 0, shows what it is for"),
+         N_("eps is missing: a constant row, whose variance is 0, shows what it is for")),
     ]
     if X.ndim == 3:
         m3 = X.mean(axis=(1, 2), keepdims=True)
         v3 = X.var(axis=(1, 2), keepdims=True)
         out.insert(0, ((X - m3) / np.sqrt(v3 + eps) * g + b,
-                       "for a batch (b, n, d) your mean and variance run over a whole sequence (a loop over "
-                       "the first axis takes a sequence, not a token, as a row): each token is normalised "
-                       "over its own d features, the last axis, whatever stands in front of it"))
+                       N_("for a batch (b, n, d) your mean and variance run over a whole sequence (a loop over "
+                          "the first axis takes a sequence, not a token, as a row): each token is normalised "
+                          "over its own d features, the last axis, whatever stands in front of it")))
     return out
 
 
@@ -91,14 +92,14 @@ def _layer_norm_table() -> dict:
     rng = np.random.default_rng(6)
     g, b = rng.normal(1.0, 0.3, 6), rng.normal(0.0, 0.5, 6)
     cases = [
-        ("X of shape (4, 6), eps = 1e-5", rng.normal(2.0, 3.0, (4, 6)), 1e-5),   # (n, d): 4 tokens, 6 features
-        ("X of shape (4, 6), eps = 0.5", rng.normal(0.0, 0.4, (4, 6)), 0.5),    # a large eps shows where it goes
-        ("a batch X of shape (3, 4, 6), eps = 1e-5", rng.normal(1.0, 2.0, (3, 4, 6)), 1e-5),
+        (N_("X of shape (4, 6), eps = 1e-5"), rng.normal(2.0, 3.0, (4, 6)), 1e-5),   # (n, d): 4 tokens, 6 features
+        (N_("X of shape (4, 6), eps = 0.5"), rng.normal(0.0, 0.4, (4, 6)), 0.5),    # a large eps shows where it goes
+        (N_("a batch X of shape (3, 4, 6), eps = 1e-5"), rng.normal(1.0, 2.0, (3, 4, 6)), 1e-5),
     ]
     out = [{"case": case, "X": X, "g": g, "b": b, "eps": eps, "want": ln(X, g, b, eps=eps)[0],
             "wrong": _ln_wrong(X, g, b, eps)} for case, X, eps in cases]
     X5, g5, b5 = rng.normal(-1.0, 1.5, (3, 5)), rng.normal(1.0, 0.3, 5), rng.normal(0.0, 0.5, 5)
-    out.append({"case": "X of shape (3, 5), eps = 1e-3", "X": X5, "g": g5, "b": b5, "eps": 1e-3,   # another d
+    out.append({"case": N_("X of shape (3, 5), eps = 1e-3"), "X": X5, "g": g5, "b": b5, "eps": 1e-3,   # another d
                 "want": ln(X5, g5, b5, eps=1e-3)[0], "wrong": _ln_wrong(X5, g5, b5, 1e-3)})
     return {"cases": out, "constant": np.full((2, 6), 3.0)}
 
@@ -108,42 +109,44 @@ def layer_norm(fn) -> bool:
     """Check ``fn(X, gamma, beta, eps)``, for ``X`` of shape ``(n, d)`` and ``(b, n, d)``, two widths d,
     with a small and a large ``eps``."""
     if not_done(fn):
-        return not_attempted(STUB)
+        return not_attempted(_(STUB))
     t = _layer_norm_table()
     for c in t["cases"]:
-        case, X, g, b, eps = c["case"], c["X"], c["g"], c["b"], c["eps"]
+        case, X, g, b, eps = _(c["case"]), c["X"], c["g"], c["b"], c["eps"]
         got, err = try_call(fn, X.copy(), g.copy(), b.copy(), eps=eps)
         if got is Ellipsis:
-            return not_attempted(STUB)
+            return not_attempted(_(STUB))
         if err:
             if "broadcast" in err:
-                hint = (" The row means and variances lost their last axis, so they do not line up with the "
-                        "rows: keep them as a column, one number per row")
+                hint = _("The row means and variances lost their last axis, so they do not line up with the "
+                         "rows: keep them as a column, one number per row")
             elif "unpack" in err and X.ndim == 3:
-                hint = (" Your function takes X as one matrix (n, d); a batch (b, n, d) has another axis in "
-                        "front: normalise over the last axis, whatever stands before it")
+                hint = _("Your function takes X as one matrix (n, d); a batch (b, n, d) has another axis in "
+                         "front: normalise over the last axis, whatever stands before it")
             elif "eps" in err and "argument" in err:
-                hint = " Your function must take the argument eps and use it"
+                hint = _("Your function must take the argument eps and use it")
             else:
                 hint = ""
-            return report(False, f"{case}: {err}.{hint}" if hint else f"{case}: {err}")
+            return report(False, (_("{case}: {error}. {hint}") if hint else _("{case}: {error}"))
+                          .format(case=case, error=err, hint=hint))
         if (msg := array_answer(got)):
             return report(False, msg)
         if np.shape(got) != X.shape:
-            return report(False, f"{case}: the output has shape {shape_text(got)} but {X.shape} was expected: "
-                                 "the shape of the input, one row per token")
+            return report(False, _("{case}: the output has shape {got} but {want} was expected: "
+                                   "the shape of the input, one row per token").format(
+                                       case=case, got=shape_text(got), want=X.shape))
         if not close(got, c["want"]):
-            hint = next((h for w, h in c["wrong"] if close(got, w)),
-                        "the values differ from a layer norm of each row over its features: compare each "
-                        "step with section 2's formula, and with its loop")
-            return report(False, f"{case}: {hint}")
+            hint = next((_(h) for w, h in c["wrong"] if close(got, w)),
+                        _("the values differ from a layer norm of each row over its features: compare each "
+                          "step with section 2's formula, and with its loop"))
+            return report(False, _("{case}: {hint}").format(case=case, hint=hint))
     g, b = t["cases"][0]["g"], t["cases"][0]["b"]
     const, err = try_call(fn, t["constant"], g, b, eps=1e-5)
     if err or not np.all(np.isfinite(np.asarray(const, dtype=float))):
-        return report(False, "a constant row (all features equal) gives NaN or inf: its variance is 0; "
-                             "where must eps go to keep the division finite?")
-    return report(True, "layer norm: each token's features to mean 0 and variance 1, then gamma and "
-                        "beta, for a batch too; a constant row stays finite")
+        return report(False, _("a constant row (all features equal) gives NaN or inf: its variance is 0; "
+                               "where must eps go to keep the division finite?"))
+    return report(True, _("layer norm: each token's features to mean 0 and variance 1, then gamma and "
+                          "beta, for a batch too; a constant row stays finite"))
 
 
 # ---------------------------------------------------------------- the mask at inference
@@ -171,8 +174,8 @@ def _mask_table() -> dict:
     return {"last": not np.allclose(masked[-1], free[-1], rtol=1e-9, atol=1e-12),
             "earlier": not np.allclose(masked[:-1], free[:-1], rtol=1e-9, atol=1e-12),
             "n_layers": config.n_layers,
-            "ok": "right: the last position already sees everything before it; only the earlier "
-                  "positions change, and in training they would read their own answers"}
+            "ok": N_("right: the last position already sees everything before it; only the earlier "
+                     "positions change, and in training they would read their own answers")}
 
 
 @prediction
@@ -184,23 +187,23 @@ def mask_at_inference(last_changes, earlier_change) -> bool:
     ``earlier_change``: do the predictions at the earlier positions change?
     """
     if not_done(last_changes) or not_done(earlier_change):
-        return not_attempted("no answer yet: set both predictions to True or False")
+        return not_attempted(_("no answer yet: set both predictions to True or False"))
     if not isinstance(last_changes, (bool, np.bool_)) or not isinstance(earlier_change, (bool, np.bool_)):
-        return report(False, "answer each question with True or False")
+        return report(False, _("answer each question with True or False"))
     t = _mask_table()
     if bool(last_changes) != t["last"]:
         if t["n_layers"] == 1:
-            hint = ("last_changes is not right: compare the last row of the causal mask with a row of all "
-                    "True: which keys does removing the mask add for the last word, in a model of one block?")
+            hint = _("last_changes is not right: compare the last row of the causal mask with a row of all "
+                     "True: which keys does removing the mask add for the last word, in a model of one block?")
         else:
-            hint = ("last_changes is not right: with several blocks the last position reads what the earlier "
-                    "positions computed; ask whether those can change")
+            hint = _("last_changes is not right: with several blocks the last position reads what the earlier "
+                     "positions computed; ask whether those can change")
         return report(False, hint, graded=hint)
     if bool(earlier_change) != t["earlier"]:
-        hint = ("earlier_change is not right: compare an earlier word's row of the causal mask with a row of "
-                "all True: which keys does removing the mask add for it, and what do they hold?")
+        hint = _("earlier_change is not right: compare an earlier word's row of the causal mask with a row of "
+                 "all True: which keys does removing the mask add for it, and what do they hold?")
         return report(False, hint, graded=hint)
-    return report(True, t["ok"])
+    return report(True, _(t["ok"]))
 
 
 # ---------------------------------------------------------------- sampling with a temperature
@@ -232,15 +235,16 @@ def _draws(fn, logits, t, n, seed):
     rng = np.random.default_rng(seed)
     got, err = try_repeat(fn, n, logits, t, rng)  # one request for all n draws under the grader
     if any(k is Ellipsis for k in got):
-        return None, STUB
+        return None, _(STUB)
     if err:
         return None, err
     out = []
     for k in got:
         if k is None:
-            return None, "your function returned None: did you forget `return`?"
+            return None, _("your function returned None: did you forget `return`?")
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
-            return None, f"your function returned {k!r} ({type(k).__name__}); return one token id, an int"
+            return None, _("your function returned {value} ({kind}); return one token id, an int").format(
+                value=repr(k), kind=type(k).__name__)
         out.append(int(k))
     return np.array(out), None
 
@@ -257,68 +261,74 @@ def _always_argmax(fn, t: dict) -> bool:
 def sample(fn) -> bool:
     """Check ``fn(logits, temperature, rng) -> token id`` by the frequencies of many draws."""
     if not_done(fn):
-        return not_attempted(STUB)
+        return not_attempted(_(STUB))
     t = _sample_table()
     logits, n_tok = t["logits"], len(t["logits"])
     freq = {}
     for temp in t["temps"]:
         draws, err = _draws(fn, logits, temp, 4000, seed=1)
         if err:
-            return report_failure(err, stub=STUB)
+            return report_failure(err, stub=_(STUB))
         if draws.min() < 0 or draws.max() >= n_tok:
-            return report(False, f"token ids must lie in 0..{n_tok - 1} for {n_tok} logits, got {sorted(set(draws))[:5]}")
+            return report(False, _("token ids must lie in 0..{last} for {n} logits, got {got}").format(
+                last=n_tok - 1, n=n_tok, got=sorted(set(draws))[:5]))
         freq[temp] = np.bincount(draws, minlength=n_tok) / len(draws)
     again, err = _draws(fn, logits, 2.0, 200, seed=1)   # the same rng seed: the same draws, if they come from it
     if err:
-        return report_failure(err, stub=STUB)
+        return report_failure(err, stub=_(STUB))
     if not np.array_equal(again, _draws(fn, logits, 2.0, 200, seed=1)[0]):
-        return report(False, "two runs with the same seeded rng gave different tokens: your draws do not come "
-                             "from the rng you were given (numpy's global generator, perhaps). Draw with rng, "
-                             "so that a seed makes generation repeatable")
+        return report(False, _("two runs with the same seeded rng gave different tokens: your draws do not come "
+                               "from the rng you were given (numpy's global generator, perhaps). Draw with rng, "
+                               "so that a seed makes generation repeatable"))
     if all(f.max() == 1.0 for f in freq.values()):   # one token, every time
         if _always_argmax(fn, t):
-            return report(False, "you always return the most likely token (argmax); draw a token at random, "
-                                 "each with its probability")
-        return report(False, "every call returned the same token: your draws start from the same state each "
-                             "time (a generator created or seeded inside your function). Draw with the rng you "
-                             "are given: it moves on after each draw")
+            return report(False, _("you always return the most likely token (argmax); draw a token at random, "
+                                   "each with its probability"))
+        return report(False, _("every call returned the same token: your draws start from the same state each "
+                               "time (a generator created or seeded inside your function). Draw with the rng you "
+                               "are given: it moves on after each draw"))
     # 4000 draws: a frequency's standard error is below 0.008, so 0.04 is a safe tolerance
     if all(np.abs(freq[temp] - t["target"][temp]).max() < 0.04 for temp in freq):
         six, err = _draws(fn, t["six"], t["six_t"], 2000, seed=2)
         n_six = len(t["six"])
-        if err == STUB:
-            return not_attempted(STUB)
+        if err == _(STUB):
+            return not_attempted(err)
         bad_ids = six is None or six.min() < 0 or six.max() >= n_six
         if err or bad_ids or np.abs(np.bincount(six, minlength=n_six) / len(six) - t["six_target"]).max() > 0.05:
-            why = f" ({err})" if err else ""
-            return report(False, f"right for {n_tok} logits, but not for {n_six}{why}: does your function take "
-                                 "the number of tokens from the logits it is given?")
+            return report(False, (_("right for {n} logits, but not for {m} ({error}): does your function take "
+                                    "the number of tokens from the logits it is given?") if err else
+                                  _("right for {n} logits, but not for {m}: does your function take "
+                                    "the number of tokens from the logits it is given?")).format(n=n_tok, m=n_six, error=err))
         big, err = try_call(fn, t["big"], 1.0, np.random.default_rng(0))
         try:
             bad = err is not None or isinstance(big, (bool, np.bool_)) or int(big) not in t["big_ok"]
         except (TypeError, ValueError):
             bad = True
         if bad:
-            return report(False, "logits of 1000 overflow the exponential. Subtracting the same number from "
-                                 "every logit does not change the softmax: which number keeps every "
-                                 "exponential at most 1?")
-        return report(True, "sampling: softmax(logits / T); small T sharpens towards the argmax, large "
-                            "T flattens towards uniform")
+            return report(False, _("logits of 1000 overflow the exponential. Subtracting the same number from "
+                                   "every logit does not change the softmax: which number keeps every "
+                                   "exponential at most 1?"))
+        return report(True, _("sampling: softmax(logits / T); small T sharpens towards the argmax, large "
+                              "T flattens towards uniform"))
     if all(np.abs(freq[temp] - t["ignored"][temp]).max() < 0.04 for temp in freq):
-        return report(False, "the temperature has no effect on your draws: a small T should sharpen the "
-                             "distribution and a large T flatten it")
+        return report(False, _("the temperature has no effect on your draws: a small T should sharpen the "
+                               "distribution and a large T flatten it"))
     if all(np.abs(freq[temp] - t["times"][temp]).max() < 0.04 for temp in freq):
-        return report(False, "you multiplied the logits by the temperature: then a large T sharpens the "
-                             "distribution, where it should flatten it")
-    return report(False, "the frequencies of your samples do not follow softmax(logits / T): at T = 0.5 "
-                         f"expected about {np.round(t['target'][0.5], 2)}, got {np.round(freq[0.5], 2)}")
+        return report(False, _("you multiplied the logits by the temperature: then a large T sharpens the "
+                               "distribution, where it should flatten it"))
+    return report(False, _("the frequencies of your samples do not follow softmax(logits / T): at T = 0.5 "
+                           "expected about {want}, got {got}").format(
+                               want=np.round(t["target"][0.5], 2), got=np.round(freq[0.5], 2)))
 
 
 # ---------------------------------------------------------------- a head's role
 
 
 def _back(k: int) -> str:
-    return "the word itself" if k == 0 else "1 word back" if k == 1 else f"{k} words back"
+    """The ✓ verdict's template for a strongest key ``k`` words before the last one."""
+    return (_("head {head} puts {weight} of the last word's weight on “{word}”, the word itself") if k == 0 else
+            _("head {head} puts {weight} of the last word's weight on “{word}”, 1 word back") if k == 1 else
+            _("head {head} puts {weight} of the last word's weight on “{word}”, {back} words back"))
 
 
 _HEAD_CONTEXTS = ("little miss muffet sat on a", "humpty dumpty had a")
@@ -344,21 +354,23 @@ def _head_table() -> dict:
 def head_role(word, *, context: str = "little miss muffet sat on a", head: int = 1) -> bool:
     """The word that head ``head`` (0-based; "head 2" in the widget) looks at most from the last token."""
     if not_done(word):
-        return not_attempted("no answer yet: write the word, e.g. 'sat', as a string")
+        return not_attempted(_("no answer yet: write the word, e.g. 'sat', as a string"))
     if not isinstance(word, str):
-        return report(False, f"answer with the word as a string, e.g. 'sat', not {type(word).__name__}")
+        return report(False, _("answer with the word as a string, e.g. 'sat', not {kind}").format(kind=type(word).__name__))
     table = _head_table()
     if context not in table:
-        return report(False, f"this checker knows the contexts {', '.join(map(repr, table))}; got {context!r}")
+        return report(False, _("this checker knows the contexts {contexts}; got {context}").format(
+            contexts=", ".join(map(repr, table)), context=repr(context)))
     r = table[context]
     toks, best = r["tokens"], r["best"]
     answer = word.strip().lower()
     if answer == toks[best[head]]:
-        return report(True, f"head {head + 1} puts {r['weight'][head]:.2f} of the last word's weight on "
-                            f"“{toks[best[head]]}”, {_back(len(toks) - 1 - best[head])}")
+        back = len(toks) - 1 - best[head]
+        return report(True, _back(back).format(head=head + 1, weight=f"{r['weight'][head]:.2f}",
+                                               word=toks[best[head]], back=back))
     others = [h for h in range(len(best)) if h != head and toks[best[h]] == answer]
     if others:
-        return report(False, f"that is where head {others[0] + 1} looks; pick head {head + 1} in the "
-                             "widget and read the last row")
-    return report(False, f"read the last row of head {head + 1}'s heatmap (query “{toks[-1]}”): which "
-                         "key has the brightest cell?")
+        return report(False, _("that is where head {other} looks; pick head {head} in the "
+                               "widget and read the last row").format(other=others[0] + 1, head=head + 1))
+    return report(False, _("read the last row of head {head}'s heatmap (query “{word}”): which "
+                           "key has the brightest cell?").format(head=head + 1, word=toks[-1]))
