@@ -308,7 +308,7 @@ def test_a_class_in_three_shards_merges_to_the_files_of_one_run(tmp_path, capsys
     rows = {r["learner"]: r for r in csv.DictReader(open(tmp_path / "grades" / "grades.csv", encoding="utf-8"))
             if r["learner"]}
     assert sorted(rows) == sorted(info)
-    pair = "wangwei_1044 and Zoë Sand_4704: notebook 02"
+    pair = "Zoë Sand_4704 and wangwei_1044: notebook 02, exercises 02.1, 02.2, 02.5, 02.6"
     assert pair in rows["wangwei_1044"]["notes"] and pair in rows["Zoë Sand_4704"]["notes"]
     assert not any("side by side" in r["notes"] for k, r in rows.items() if k not in ("wangwei_1044", "Zoë Sand_4704"))
     assert float(rows["Dana Lee_4711"]["02 score (of 6)"]) >= 3 and float(rows["smithjohn_1050"]["04 score (of 4)"]) >= 3
