@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{hours:.1f} machine-hours of a {os.cpu_count()}-core machine like this one "
               f"({hours * (os.cpu_count() or 1):.0f} core-hours), measured here under load {load_after}")
         for k in (1, 10, 25, 50, 100):
-            print(f"  in {k:>3} shard(s), one such machine each: {hours / k * 60 + fixed / 60:7.1f} min "
+            print(f"  in {k:>3} shard(s), one such machine each: {hours / k + fixed / 3600:6.2f} h "
                   "of grading per shard, then the merge")
 
         folders = made_up_shards(tmp / "made-up", args.merge_learners, args.merge_shards)

@@ -219,6 +219,22 @@ def test_overlapping_learners_or_another_split_are_refused(empty_class, capsys, 
     assert "graded from different submissions" in err and "the class's learners" in err, err
 
 
+def test_each_learner_keeps_the_time_their_shard_was_graded(empty_class, tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    shutil.copytree(empty_class / "shard1", one)
+    shutil.copytree(empty_class / "shard2", two)
+    _edit(one, lambda s: s.update(graded_at="2025-12-31T22:00:00+00:00"))  # graded the day before
+    assert _merge(two, one, "--out", tmp_path / "m") == 0
+    firsts = set(json.loads((one / "grades.json").read_text("utf-8"))["learners"])
+    state = json.loads((tmp_path / "m" / "grades.json").read_text("utf-8"))
+    assert state["graded_at"] == "2026-01-01T09:00:00+00:00"  # the whole grading's end
+    assert set(state["modified"]) == firsts and set(state["modified"].values()) == {"2025-12-31T22:00:00+00:00"}
+    rows = list(csv.DictReader(open(tmp_path / "m" / "moodle.csv", encoding="utf-8")))  # in learners' order
+    times = dict(zip(state["learners"], (r["Last modified (grade)"] for r in rows), strict=True))
+    assert times == {ln: "2025-12-31T22:00:00+00:00" if ln in firsts else "2026-01-01T09:00:00+00:00"
+                     for ln in state["learners"]}
+
+
 def test_shards_graded_with_other_settings_are_refused(empty_class, capsys, tmp_path):
     subs = empty_class / "subs"
     with pytest.MonkeyPatch.context() as mp:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from .class_grades import ClassGrades
-from .output import lms_lines, write_class
+from .output import grader_digest, lms_lines, write_class
 from .reports import STATE_FILE, load_state, summary_text
 from .similarity import note_similar, similar_in_prints
 from .submissions import Learner
@@ -237,4 +237,8 @@ def merge_shards(folders: Iterable[Path], out: Path) -> tuple[ClassGrades, str]:
         lines += ["", "Not graded (also in not_graded.csv):"] + [f"  {path}: {why}"
                                                                  for path, why in result.not_graded]
     lines += [""] + lms_lines(result, written, Path(out), settings["moodle_max"])
+    if first.state["grader"] != grader_digest():
+        lines += ["", "WARNING: this merge ran with another version of the course than the shards "
+                      "were graded with: the files are written by this version's reports; merge "
+                      "with the shards' image for the files one run of theirs writes."]
     return result, "\n".join(lines)
