@@ -12,8 +12,9 @@ these learners into an existing grades folder, each matched to its class (``sett
 verdicts, every other row stays, and ``canvas_reupload_regraded.zip`` holds their feedback only.
 ``--shard i/N`` grades only the learners of shard i of N (``shards.py``), and
 ``python -m attention_kit.grading merge grades-1 ... grades-N --out grades`` merges the shards'
-folders into the files of one run. A bad submission gets a clear row; it never stops the run. The exit status is 0 when the class was graded, 2 when there is nothing to grade or an
-option is wrong.
+folders into the files of one run. A bad submission gets a clear row; it never stops the run.
+The exit status is 0 when the class was graded, 2 when there is nothing to grade or an option is
+wrong (or the shards do not merge).
 """
 
 from __future__ import annotations
@@ -300,7 +301,10 @@ def main(argv: list[str] | None = None) -> int:
         return merge_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m attention_kit.grading",
                                      description="Grade a class's returned notebooks with the "
-                                                 "course's exercise checkers.")
+                                                 "course's exercise checkers.",
+                                     epilog="A class graded in shards (--shard i/N): merge the shards' "
+                                            "folders with python -m attention_kit.grading merge "
+                                            "grades-1 ... grades-N --out grades (merge --help).")
     parser.add_argument("submissions", type=Path,
                         help="folder (or zip) of returned notebooks: SUBMISSIONS/<learner>/NN_topic.ipynb, "
                              "SUBMISSIONS/<learner>__NN_topic.ipynb, or a Canvas or Moodle download")
