@@ -18,7 +18,7 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg -
 LOCK   ?= requirements/lab.txt
 TEST_LOCK := $(if $(LOCK),requirements/test.txt)
 
-.PHONY: install install-test lab test check lint unit browser nbval nbval-elsewhere nbval-scan notebooks notebooks-zh student student-zip answers grade reset bench clean tiny-lm heads long-models
+.PHONY: install install-test lab test check lint unit browser nbval nbval-elsewhere nbval-scan notebooks notebooks-zh student student-zip answers grade grade-merge reset bench clean tiny-lm heads long-models
 
 $(BASE): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
@@ -244,17 +244,25 @@ answers: $(BASE)
 #   make grade SUBMISSIONS=resubmitted LEARNERS=alice,bob              (regrade two into grades/,
 #                                                      with grades/grades.json's settings; NEW_SETTINGS=1
 #                                                      applies the ones given to the whole class)
+#   make grade SUBMISSIONS=returned SHARD=2/8 GRADES=grades-2        (one shard of a large class, by LMS id;
+#                                                      the others on other machines, then:)
+#   make grade-merge SHARDS="grades-1 grades-2 ... grades-8" GRADES=grades   (the files of one run)
 #   LATE_PENALTY=10: percent of a late notebook's points taken off
 #   MOODLE_MAX=100 MOODLE_HEADERS=de CANVAS_POINTS=20: the LMS assignment's scale and language
 GRADES ?= grades
 grade: $(BASE)
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder or zip> [NOTEBOOKS=02,04 | EXERCISES=02.1-02.5,04] [LEARNERS=a,b] [ASSIGNMENT=name] [GRADES=grades] [MOODLE_MAX=100] [MOODLE_HEADERS=en] [CANVAS_POINTS=n] [LATE_PENALTY=10] [NEW_SETTINGS=1] [ADD_LEARNERS=1] [GRADE_ARGS=...]"; exit 2; }
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder or zip> [NOTEBOOKS=02,04 | EXERCISES=02.1-02.5,04] [LEARNERS=a,b] [ASSIGNMENT=name] [GRADES=grades] [MOODLE_MAX=100] [MOODLE_HEADERS=en] [CANVAS_POINTS=n] [LATE_PENALTY=10] [NEW_SETTINGS=1] [ADD_LEARNERS=1] [SHARD=i/N] [GRADE_ARGS=...]"; exit 2; }
 	$(BIN)/python -m attention_kit.grading "$(SUBMISSIONS)" --out "$(GRADES)" $(if $(SEED),--seed "$(SEED)") \
 	    $(if $(NOTEBOOKS),--notebooks "$(NOTEBOOKS)") $(if $(EXERCISES),--exercises "$(EXERCISES)") \
 	    $(if $(LEARNERS),--learners "$(LEARNERS)") $(if $(ASSIGNMENT),--assignment "$(ASSIGNMENT)") \
 	    $(if $(MOODLE_MAX),--moodle-max "$(MOODLE_MAX)") $(if $(MOODLE_HEADERS),--moodle-headers "$(MOODLE_HEADERS)") \
 	    $(if $(CANVAS_POINTS),--canvas-points "$(CANVAS_POINTS)") $(if $(LATE_PENALTY),--late-penalty "$(LATE_PENALTY)") \
-	    $(if $(NEW_SETTINGS),--new-settings) $(if $(ADD_LEARNERS),--add-learners) $(GRADE_ARGS)
+	    $(if $(NEW_SETTINGS),--new-settings) $(if $(ADD_LEARNERS),--add-learners) $(if $(SHARD),--shard "$(SHARD)") \
+	    $(GRADE_ARGS)
+
+grade-merge: $(BASE)
+	@test -n "$(SHARDS)" || { echo "usage: make grade-merge SHARDS=\"grades-1 grades-2 ...\" [GRADES=grades]"; exit 2; }
+	$(BIN)/python -m attention_kit.grading merge $(SHARDS) --out "$(GRADES)"
 
 # Put one notebook back as it was (your changes to it are lost):
 #   make reset NB=notebooks/02_self_attention.ipynb   (the committed version, via git)

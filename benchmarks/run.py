@@ -36,6 +36,10 @@ BENCHMARKS: dict[str, tuple[list[str], str]] = {
     "grade-speed": (["grade_speed.py"],
                     "make grade on a class of 30 learners x every notebook, and one notebook "
                     "against a plain nbconvert run"),
+    "grade-cost": (["grade_cost.py"],
+                   "make grade's cost per returned notebook (median of a class of 4 learners x every "
+                   "notebook), what 5,000 learners x 9 notebooks need in machine-hours, sharded or "
+                   "not, and the merge of 20 shards of a made-up class of 5,000"),
     "widget-latency": (["widget_latency.py"],
                        "in a kernel, no page: a slider's comm message -> the new picture leaving "
                        "the kernel, for four explorers and the naive interact baseline"),
@@ -63,6 +67,8 @@ QUICK: dict[str, list[str]] = {
     "train-speed": ["train_speed.py", "--steps", "10"],
     "grade-speed": ["grade_speed.py", "--notebooks", "01", "--learners", "1", "--repeats", "1",
                     "--workers", "1"],
+    "grade-cost": ["grade_cost.py", "--learners", "1", "--notebooks", "01", "--workers", "1",
+                   "--merge-learners", "20", "--merge-shards", "2"],
     "widget-latency": ["widget_latency.py", "--n", "2"],
     "every-control": ["browser_latency.py", "--quick"],
     "learner-order": ["browser_latency.py", "--order", "both", "--quick"],

@@ -27,6 +27,7 @@ FIGURES = {
     "attention-at-scale": r"log-log slope of the peak memory",
     "train-speed": r"tiny LM \(notebook 06\).*\d+\.\d+ +\[",
     "grade-speed": r"\d+ exercises passed \(expected \d+\)",
+    "grade-cost": r"45,000 notebooks x \d+\.\d+ s = [\d.]+ machine-hours",
     "widget-latency": r"naive: interact .* \d+\.\d",
     "every-control": r"all explorer presses +\d",
     "learner-order": r"all presses +\d",

@@ -10,7 +10,8 @@ Modules: ``submissions`` (the folder layouts: the course's two, Canvas and Moodl
 zips), ``kernel`` (a kernel with resource limits), ``in_kernel`` (the grading code that runs
 inside the learner's kernel), ``solutions`` (a returned worked solution), ``execute`` (one
 notebook, start to verdicts), ``reports`` (CSV, feedback, summary, the Canvas and Moodle
-imports) and ``__main__`` (the command).
+imports), ``output`` (everything a grades folder holds, written in one place), ``shards`` (a
+class graded in shards, ``--shard i/N``, and their merge) and ``__main__`` (the command).
 This package is imported only by the grader; ``import attention_kit`` does not load it.
 """
 

@@ -9,15 +9,17 @@ regrade needs) into ``--out``, and prints the summary. ``--learners alice,bob`` 
 these learners into an existing grades folder, each matched to its class (``settings.py``,
 ``match_regrade``: they keep their LMS ids; a name matching nobody or several stops it, unless
 ``--add-learners`` for a new one): their notebooks returned this time replace their old
-verdicts, every other row stays, and ``canvas_reupload_regraded.zip`` holds their feedback only. A bad submission gets a clear row; it never stops
-the run. The exit status is 0 when the class was graded, 2 when there is nothing to grade or an
-option is wrong.
+verdicts, every other row stays, and ``canvas_reupload_regraded.zip`` holds their feedback only.
+``--shard i/N`` grades only the learners of shard i of N (``shards.py``), and
+``python -m attention_kit.grading merge grades-1 ... grades-N --out grades`` merges the shards'
+folders into the files of one run. A bad submission gets a clear row; it never stops the run.
+The exit status is 0 when the class was graded, 2 when there is nothing to grade or an option is
+wrong (or the shards do not merge).
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import shutil
 import sys
@@ -29,16 +31,10 @@ import nbformat
 
 from ..check import registry
 from . import NotebookGrade
+from .class_grades import grading_time
 from .execute import Limits, grade_notebook, prepared
-from .reports import (
-    STATE_FILE,
-    ClassGrades,
-    load_state,
-    save_state,
-    seed_digest,
-    summary_text,
-    write_reports,
-)
+from .output import lms_lines, state_extra, write_class
+from .reports import STATE_FILE, ClassGrades, load_state, seed_digest, summary_text
 from .settings import (  # noqa: F401  (where they were before)
     DEFAULTS,
     match_regrade,
@@ -48,7 +44,8 @@ from .settings import (  # noqa: F401  (where they were before)
     resolve_learners,
     settle,
 )
-from .similarity import find_similar, note_similar
+from .shards import Shard, merge_shards, parse_shard, shard_learners
+from .similarity import class_prints, note_similar, similar_in_prints
 from .solutions import NOTEBOOK_DIR
 from .submissions import find_submissions
 from .workers import grade_in_processes, in_process
@@ -91,10 +88,6 @@ def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
-def _files(n: int) -> str:
-    return f"{n} file{'' if n == 1 else 's'}"
-
-
 def _code_sources(path: Path) -> list[str]:
     """The code cells' sources of a returned notebook ([] when it cannot be read)."""
     try:
@@ -119,7 +112,8 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
                 late_penalty: float | None = None, exercises: dict[str, float] | None = None,
                 learners: list[str] | None = None, moodle_max: float | None = None,
                 moodle_headers: str | None = None, canvas_points: float | None = None,
-                new_settings: bool = False, add_learners: bool = False) -> tuple[ClassGrades, str]:
+                new_settings: bool = False, add_learners: bool = False,
+                shard: Shard | None = None) -> tuple[ClassGrades, str]:
     """Grade every notebook under ``submissions`` (a folder or a zip); write the results into ``out``.
 
     ``notebooks``: the numbers of the notebooks that were set (``["02", "04"]``); the others'
@@ -135,10 +129,15 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
     ``moodle_max``, ``moodle_headers``, ``canvas_points``: the Moodle assignment's maximum
     grade (default 100), the language of its worksheet (default en), the Canvas assignment's
     points possible (default: the exercises' points). Returns the grades and the summary text
-    (also printed by :func:`main`).
+    (also printed by :func:`main`). ``shard``: grade only the learners of this shard of the
+    class (``shards.py``; its grades folder is merged with the others' by ``merge``).
     """
     submissions, out = Path(submissions), Path(out)
     limits = limits or Limits()
+    grading_time()  # a SOURCE_DATE_EPOCH that is not a time stops the run before it grades
+    if shard is not None and learners is not None:
+        raise ValueError("give --shard or --learners, not both: regrade learners into the merged "
+                         "grades folder, or grade their shard again")
     course_files = {nb.number: nb.file for nb in registry.NOTEBOOKS}
     previous = old_settings = None
     if exercises is None and notebooks is not None:
@@ -149,6 +148,10 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
             raise FileNotFoundError(f"{state_path} not found: regrading a few learners needs the "
                                     "grades folder of a whole class graded with this grader")
         previous, state = load_state(state_path)
+        if state.get("shard"):
+            raise ValueError(f"{out} holds shard {state['shard']['index']}/{state['shard']['count']} "
+                             "of a class: merge the shards first, then regrade into the merged folder "
+                             "(or grade the shard again)")
         old_settings = {"exercises": previous.weights, "late_penalty": previous.late_penalty,
                         "assignment": previous.assignment, **state.get("settings", {})}
         old_settings["exercises"] = previous.weights
@@ -183,6 +186,11 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
         if not graded:
             raise FileNotFoundError(f"no notebooks to grade in {submissions} (see the layouts in "
                                     "docs/teaching.md)")
+        class_learners = list(found.learners)
+        if shard is not None:  # this shard's learners only; the class's files not graded all stay
+            mine = set(shard_learners(found.info, shard))
+            graded = [s for s in graded if s.learner in mine]
+            found.learners = [ln for ln in found.learners if ln in mine]
         before = _snapshot(submissions)
         out_before = _snapshot(out) if out.is_dir() else {}
         start = time.monotonic()
@@ -234,19 +242,23 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
         result = ClassGrades(found.learners, grades, notebooks=notebooks, info=found.info,
                              assignment=assignment, late_penalty=late_penalty,
                              not_graded=found.ignored, exercises=exercises)
-    note_similar(result, in_process(find_similar, sources, _teacher_sources(notebooks)))  # workers.py
-    written = write_reports(result, out, moodle_max=moodle_max, moodle_headers=moodle_headers,
-                            canvas_points=canvas_points,
-                            regraded=learners if previous is not None else None)
-    feedback, no_canvas, no_moodle = written["feedback"], written["no_canvas"], written["no_moodle"]
-    save_state(result, out / STATE_FILE, seed, settings)
-    with open(out / "not_graded.csv", "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(["file", "why it was not graded"])
-        writer.writerows(found.ignored)
+    prints, teacher = in_process(class_prints, sources, _teacher_sources(notebooks))  # workers.py
+    if shard is None:  # a shard's copies may have their source in another shard: the merge looks
+        note_similar(result, similar_in_prints(prints, teacher))
+    if previous is not None:  # the notebooks kept keep their prints
+        prints = {**{(ln, nb): p for ln, nb, p in state.get("prints") or []
+                     if (ln, nb) in result.by_key}, **prints}
+    extra = state_extra(prints, teacher, limits)
+    if shard is not None:
+        extra["shard"] = {"index": shard.index, "count": shard.count, "class_learners": class_learners}
+    written = write_class(result, out, settings, seed=seed, extra=extra,
+                          regraded=learners if previous is not None else None)
     width = max(100, shutil.get_terminal_size((120, 24)).columns)
     n_nb = len(result.notebooks)
-    lines = [f"Graded {len(found.learners)} learners, {len(graded)} notebooks in "
+    part = "" if shard is None else (
+        f" of shard {shard} ({len(class_learners)} in the class; similar answers are looked for "
+        "when the shards are merged: python -m attention_kit.grading merge)")
+    lines = [f"Graded {len(found.learners)} learners{part}, {len(graded)} notebooks in "
              f"{elapsed:.0f} s ({workers} at a time). Notebook{'s' if n_nb > 1 else ''} set: "
              f"{', '.join(nb.number for nb in result.notebooks)} ({result.max_points} points); "
              f"the assignment is \"{result.assignment}\" in canvas.csv. Exercises set: "
@@ -259,40 +271,40 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
     if out_changed:
         lines += ["", f"WARNING: files in {out} changed while the notebooks ran, before the grader "
                       "wrote its own (a notebook wrote there?):"] + [f"  {p}" for p in out_changed]
-    n, n_anon = len(result.learners), len(written["anonymous"])
-    lms = []
-    if no_canvas + n_anon < n or n_anon:  # the anonymous ones are not in canvas.csv: not counted
-        lms.append(f"canvas.csv ({n - n_anon - no_canvas} of {n} learners with a Canvas id"
-                   + (f"; {n_anon} anonymous, not in it: SpeedGrader, below)" if n_anon else ")"))
-    if no_moodle < n:
-        lms.append(f"moodle.csv ({n - no_moodle} of {n} learners with a Moodle participant number)")
-    lines += ["", f"Wrote {out / 'grades.csv'}, {len(feedback)} feedback files in "
-                  f"{out / 'feedback'}, {out / 'summary.md'}, and the LMS imports canvas.csv and "
-                  "moodle.csv" + (f": {'; '.join(lms)}." if lms else
-                                  " (no Canvas or Moodle ids in these submissions' names: match "
-                                  "the learners by name).")]
-    lines.append(f"LMS scales: canvas.csv on {written['canvas_points']} points possible (set the Canvas "
-                 f"assignment's Points to {written['canvas_points']}), moodle.csv on a maximum grade "
-                 f"of {moodle_max:g} (set the same in the assignment). Feedback to upload in bulk: "
-                 + (f"canvas_reupload.zip ({written['reupload']} files)" if written["reupload_regraded"] is None
-                    else f"canvas_reupload_regraded.zip ({_files(written['reupload_regraded'])}: only "
-                         "the regraded learners'; Canvas adds a comment for every file re-uploaded, so "
-                         "do not upload canvas_reupload.zip, the whole class's, again)")
-                 + f", moodle_feedback.zip ({written['moodle_zip']} files; Moodle 3.1 and later).")
-    if written["anonymous"]:
-        lines.append("Canvas anonymous grading: canvas.csv cannot name these learners (Canvas's "
-                     "import matches a user id); enter their points in SpeedGrader, opened at "
-                     "...speed_grader?assignment_id=<assignment>&anonymous_id=<id>: " +
-                     ", ".join(f"{a} {p:g}" for a, p in written["anonymous"]) + ". Their feedback is "
-                     "in canvas_reupload.zip under the download's anon_<id>_<attachment>_ names, which "
-                     "Canvas's re-upload matches by anonymous id.")
+    lines += [""] + lms_lines(result, written, out, moodle_max)
     return result, "\n".join(lines)
 
 
+def merge_main(argv: list[str]) -> int:
+    """``python -m attention_kit.grading merge SHARD_FOLDER... --out grades``."""
+    parser = argparse.ArgumentParser(prog="python -m attention_kit.grading merge",
+                                     description="Merge the grades folders of every shard of a class "
+                                                 "(graded with --shard i/N) into the files one run "
+                                                 "over the whole class writes.")
+    parser.add_argument("shards", type=Path, nargs="+",
+                        help="the grades folder of each shard (the --out of each --shard run)")
+    parser.add_argument("--out", type=Path, default=Path("grades"),
+                        help="where the merged grades go (default: grades)")
+    args = parser.parse_args(argv)
+    try:
+        _, summary = merge_shards(args.shards, args.out)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(summary)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["merge"]:  # a submissions folder named merge: give it as ./merge
+        return merge_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m attention_kit.grading",
                                      description="Grade a class's returned notebooks with the "
-                                                 "course's exercise checkers.")
+                                                 "course's exercise checkers.",
+                                     epilog="A class graded in shards (--shard i/N): merge the shards' "
+                                            "folders with python -m attention_kit.grading merge "
+                                            "grades-1 ... grades-N --out grades (merge --help).")
     parser.add_argument("submissions", type=Path,
                         help="folder (or zip) of returned notebooks: SUBMISSIONS/<learner>/NN_topic.ipynb, "
                              "SUBMISSIONS/<learner>__NN_topic.ipynb, or a Canvas or Moodle download")
@@ -332,6 +344,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --learners: apply the settings given now (exercises, late "
                              "penalty, LMS scales) to the whole class instead of stopping when "
                              "they differ from the grades folder's")
+    parser.add_argument("--shard", default=None, metavar="i/N",
+                        help="grade only the learners of shard i of N (split by LMS id; 1/4 ... 4/4), "
+                             "then merge the shards' --out folders: python -m attention_kit.grading "
+                             "merge grades-1 ... grades-N --out grades")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
                         help="notebooks run at the same time (default: 2)")
     d = Limits()
@@ -347,6 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     limits = Limits(cell_s=args.cell_timeout, notebook_s=args.notebook_timeout,
                     exercise_s=args.exercise_timeout, memory_mb=args.memory_mb)
     try:
+        shard = parse_shard(args.shard)
         notebooks = parse_notebooks(args.notebooks)
         exercises = parse_exercises(args.exercises)
         if exercises is not None and notebooks is not None:
@@ -356,7 +373,8 @@ def main(argv: list[str] | None = None) -> int:
                                  late_penalty=args.late_penalty, exercises=exercises,
                                  learners=parse_learners(args.learners), moodle_max=args.moodle_max,
                                  moodle_headers=args.moodle_headers, canvas_points=args.canvas_points,
-                                 new_settings=args.new_settings, add_learners=args.add_learners)
+                                 new_settings=args.new_settings, add_learners=args.add_learners,
+                                 shard=shard)
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

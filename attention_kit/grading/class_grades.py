@@ -4,6 +4,7 @@ made from them: ``reports.py`` (grade sheet, feedback, summary) and ``lms.py`` (
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timezone
 from typing import Iterable, Mapping
 
@@ -19,7 +20,7 @@ from . import (
 from .submissions import Learner
 
 __all__ = ["ClassGrades", "default_assignment", "DEFAULT_ASSIGNMENT", "lms_comment", "number_text",
-           "whole_points", "percent_text"]
+           "whole_points", "percent_text", "grading_time"]
 
 DEFAULT_ASSIGNMENT = "Attention course"
 
@@ -57,7 +58,7 @@ class ClassGrades:
         self.weights = {ex_id: (1.0 if exercises is None else float(exercises[ex_id]))
                         for nb in self.notebooks for ex_id, _ in nb.numbered()
                         if exercises is None or ex_id in exercises}
-        self.graded_at = graded_at or datetime.now(timezone.utc).replace(microsecond=0)
+        self.graded_at = graded_at or grading_time()
         self.info = {name: (info or {}).get(name) or Learner(name) for name in self.learners}
         self.assignment = assignment or default_assignment([nb.number for nb in self.notebooks])
         self.late_penalty = float(late_penalty)  # percent of a late notebook's points taken off
@@ -173,6 +174,19 @@ class ClassGrades:
         every = [e for e in self.weights if e.startswith(grade.number + ".")]
         return [f"{grade.number if ids == every else ', '.join(ids)}: could not run: {text}"
                 for text, ids in why.items()]
+
+
+def grading_time() -> datetime:
+    """Now, in UTC, to the second: when a class is graded (Moodle's "Last modified (grade)"). With
+    ``SOURCE_DATE_EPOCH`` set (seconds since 1970, the reproducible-builds convention) that time
+    instead, so that two runs over the same notebooks write the same bytes."""
+    fixed = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if fixed:
+        try:
+            return datetime.fromtimestamp(int(fixed), timezone.utc)
+        except (ValueError, OverflowError, OSError):
+            raise ValueError(f"SOURCE_DATE_EPOCH={fixed!r}: not a number of seconds since 1970") from None
+    return datetime.now(timezone.utc).replace(microsecond=0)
 
 
 def default_assignment(numbers: list[str]) -> str:

@@ -259,19 +259,29 @@ def seed_digest(seed: str | None) -> str:
     return hashlib.sha256(f"attention-kit-grade-seed:{seed}".encode()).hexdigest()[:16]
 
 
+#: What a notebook's grade holds that differs from run to run (how long it took): not kept.
+_TIMINGS = ("seconds", "check_seconds", "requests")
+
+
 def save_state(grades: ClassGrades, path: Path, seed: str | None = None,
-               settings: Mapping | None = None) -> None:
+               settings: Mapping | None = None, *, digest: str | None = None,
+               extra: Mapping | None = None) -> None:
     """Everything a regrade of a few learners needs (``grades.json`` in the grades folder):
-    the grades, and the ``settings`` they were made with (a regrade reuses them)."""
+    the grades, and the ``settings`` they were made with (a regrade reuses them). ``digest``:
+    the seed's digest when the seed itself is not known (a merge of shards); ``extra``: more
+    keys (the answers' prints, the limits, a shard's place in its class). Written in a fixed
+    order, without the grading times: the same grades give the same bytes."""
     state = {"version": 1, "learners": grades.learners, "assignment": grades.assignment,
              "settings": dict(settings or {}),
-             "modified": {k: v.isoformat() for k, v in grades.modified.items()},
+             "modified": {k: v.isoformat() for k, v in sorted(grades.modified.items())},
              "exercises": grades.weights, "late_penalty": grades.late_penalty,
-             "graded_at": grades.graded_at.isoformat(), "seed": seed_digest(seed),
-             "info": {name: asdict(info) for name, info in grades.info.items()},
-             "grades": [asdict(g) for g in grades.by_key.values()],
-             "extra_notes": grades.extra_notes, "flags": grades.flags,
-             "not_graded": [list(x) for x in grades.not_graded]}
+             "graded_at": grades.graded_at.isoformat(), "seed": digest or seed_digest(seed),
+             "info": {name: asdict(info) for name, info in sorted(grades.info.items())},
+             "grades": [{k: v for k, v in asdict(g).items() if k not in _TIMINGS}
+                        for _, g in sorted(grades.by_key.items())],
+             "extra_notes": dict(sorted(grades.extra_notes.items())),
+             "flags": dict(sorted(grades.flags.items())),
+             "not_graded": [list(x) for x in grades.not_graded], **dict(extra or {})}
     path.write_text(json.dumps(state, ensure_ascii=False, indent=1), encoding="utf-8")
 
 

@@ -33,12 +33,14 @@ side.
 from __future__ import annotations
 
 import ast
+import hashlib
 from typing import Iterable, Mapping, Sequence
 
 from ..check import registry
 
 __all__ = ["answer_print", "answer_prints", "teacher_prints", "similar_groups", "similar_pairs", "find_similar", "note_similar",
-           "flag_similar", "rare_limit", "MIN_NODES", "MIN_SHARED", "GROUP_SHARE"]
+           "flag_similar", "print_digest", "groups_in_prints", "class_prints", "similar_in_prints", "rare_limit",
+           "MIN_NODES", "MIN_SHARED", "GROUP_SHARE"]
 
 #: An answer smaller than this (syntax-tree nodes) is too short to tell anything: ``answer = [3]``.
 MIN_NODES = 12
@@ -156,20 +158,25 @@ def rare_limit(n: int) -> int:
     return max(2, min(max(3, n // GROUP_SHARE), (n - 1) // 2))
 
 
-def similar_groups(notebooks: Mapping[str, Sequence[str]], number: str,
-                   teacher: Sequence[str] | None = None) -> list[tuple[tuple[str, ...], list[str]]]:
-    """``[((learners, ...), [exercise ids])]``: the groups of two learners or more whose answers
-    to notebook ``number`` (``{learner: code cell sources}``) share :data:`MIN_SHARED` rare
-    prints or more (the rule: the module's docstring), largest groups first. ``teacher``: the
-    code cells of the full notebook (its solutions' prints explain nothing)."""
-    prints = {learner: answer_prints(src, number) for learner, src in notebooks.items()}
-    theirs = teacher_prints(teacher, number) if teacher else set()
+def print_digest(p: str) -> str:
+    """A short digest of a print: the prints a grades folder keeps (``grades.json``), so that the
+    shards of a class can be compared at merge time (only their equality matters)."""
+    return hashlib.sha256(p.encode()).hexdigest()[:32]
+
+
+def groups_in_prints(prints: Mapping[str, Mapping[str, str]], theirs: Iterable[str] = ()
+                     ) -> list[tuple[tuple[str, ...], list[str]]]:
+    """:func:`similar_groups` on prints already made: ``prints`` is ``{learner: {exercise id:
+    print}}`` of every learner who returned the notebook (an empty dict for one with no
+    answer to compare), ``theirs`` the teacher's prints (raw prints or digests, as long as both
+    are the same kind)."""
+    theirs = set(theirs)
     holders: dict[tuple[str, str], set[str]] = {}
     for learner, per in prints.items():
         for ex_id, p in per.items():
             if p not in theirs:
                 holders.setdefault((ex_id, p), set()).add(learner)
-    limit = rare_limit(len(notebooks))
+    limit = rare_limit(len(prints))
     rare = {key: frozenset(who) for key, who in holders.items() if 2 <= len(who) <= limit}
     groups = []
     for group in set(rare.values()):  # every group that is, on some exercise, all of the print's users
@@ -179,6 +186,16 @@ def similar_groups(notebooks: Mapping[str, Sequence[str]], number: str,
     return sorted(groups, key=lambda g: (-len(g[0]), g[0]))
 
 
+def similar_groups(notebooks: Mapping[str, Sequence[str]], number: str,
+                   teacher: Sequence[str] | None = None) -> list[tuple[tuple[str, ...], list[str]]]:
+    """``[((learners, ...), [exercise ids])]``: the groups of two learners or more whose answers
+    to notebook ``number`` (``{learner: code cell sources}``) share :data:`MIN_SHARED` rare
+    prints or more (the rule: the module's docstring), largest groups first. ``teacher``: the
+    code cells of the full notebook (its solutions' prints explain nothing)."""
+    prints = {learner: answer_prints(src, number) for learner, src in notebooks.items()}
+    return groups_in_prints(prints, teacher_prints(teacher, number) if teacher else ())
+
+
 def similar_pairs(notebooks: Mapping[str, Sequence[str]], number: str,
                   teacher: Sequence[str] | None = None) -> list[tuple[str, str, list[str]]]:
     """``[(learner a, learner b, [exercise ids])]``: the groups of :func:`similar_groups` that
@@ -186,20 +203,41 @@ def similar_pairs(notebooks: Mapping[str, Sequence[str]], number: str,
     return [(*g, shared) for g, shared in similar_groups(notebooks, number, teacher) if len(g) == 2]
 
 
+def class_prints(sources: Mapping[tuple[str, str], Sequence[str]],
+                 teacher: Mapping[str, Sequence[str]] | None = None
+                 ) -> tuple[dict[tuple[str, str], dict[str, str]], dict[str, list[str]]]:
+    """The digests (:func:`print_digest`) of a class's answers and of the teacher's: ``({(learner,
+    notebook number): {exercise id: digest}}, {number: sorted digests of the full notebook}``);
+    ``sources``: ``{(learner, number): code cell sources}`` (notebooks outside the course are
+    left out), ``teacher``: ``{number: code cell sources}`` of the full notebooks. They are all
+    :func:`similar_in_prints` needs: a shard of a class keeps them, and the merge finds the
+    groups across the whole class (``shards.py``)."""
+    known = {nb.number for nb in registry.NOTEBOOKS}
+    prints = {key: {ex_id: print_digest(p) for ex_id, p in answer_prints(src, key[1]).items()}
+              for key, src in sources.items() if key[1] in known}
+    theirs = {number: sorted({print_digest(p) for p in teacher_prints(src, number)})
+              for number, src in (teacher or {}).items() if number in known and src}
+    return prints, theirs
+
+
+def similar_in_prints(prints: Mapping[tuple[str, str], Mapping[str, str]],
+                      teacher: Mapping[str, Iterable[str]] | None = None
+                      ) -> list[tuple[str, tuple[str, ...], list[str]]]:
+    """:func:`find_similar` on the prints :func:`class_prints` made (no syntax tree is built)."""
+    found = []
+    for number in sorted({number for _, number in prints}):
+        per = {learner: p for (learner, nb), p in sorted(prints.items()) if nb == number}
+        for group, shared in groups_in_prints(per, (teacher or {}).get(number, ())):
+            found.append((number, group, shared))
+    return found
+
+
 def find_similar(sources: Mapping[tuple[str, str], Sequence[str]],
                  teacher: Mapping[str, Sequence[str]] | None = None) -> list[tuple[str, tuple[str, ...], list[str]]]:
     """The similar groups of a class as ``(notebook, (learners, ...), exercises)``; ``sources``:
     ``{(learner, notebook number): code cell sources}``, ``teacher``: ``{number: code cell
     sources}`` of the full notebooks."""
-    found = []
-    numbers: Iterable[str] = sorted({number for _, number in sources})
-    for number in numbers:
-        if number not in {nb.number for nb in registry.NOTEBOOKS}:
-            continue
-        per = {learner: src for (learner, nb), src in sources.items() if nb == number}
-        for group, shared in similar_groups(per, number, (teacher or {}).get(number)):
-            found.append((number, group, shared))
-    return found
+    return similar_in_prints(*class_prints(sources, teacher))
 
 
 def _names(group: Sequence[str]) -> str:
