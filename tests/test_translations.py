@@ -182,3 +182,24 @@ def test_every_translation_keeps_the_templates_fields():
     for m in translate.read_catalog(translate.package_catalog_path("zh"), "zh"):
         if m.id and m.string:
             assert set(re.findall(r"\{[^{}]*\}", m.id)) == set(re.findall(r"\{[^{}]*\}", m.string)), m.id
+
+
+@pytest.mark.slow  # grades a notebook in a kernel
+def test_the_grader_writes_the_checkers_hints_in_its_environments_language(tmp_path):
+    import os
+    import subprocess
+
+    import make_student
+
+    nb = nbformat.read(ROOT / "notebooks" / "01_general_attention_model.ipynb", as_version=4)
+    student, _removed = make_student.studentize(nb, "01_general_attention_model.ipynb")
+    cell = next(c for c in student.cells if c.cell_type == "code" and "def my_dot_scores" in c.source)
+    cell.source = cell.source.replace("return ...", "return K @ q / np.sqrt(len(q))")  # scaled: wrong
+    (tmp_path / "sub" / "alice").mkdir(parents=True)
+    nbformat.write(student, tmp_path / "sub" / "alice" / "01_general_attention_model.ipynb")
+    env = {**os.environ, "ATTENTION_KIT_LANG": "zh"}
+    subprocess.run([sys.executable, "-m", "attention_kit.grading", str(tmp_path / "sub"), "--out",
+                    str(tmp_path / "grades"), "--notebooks", "01", "--workers", "1"],
+                   env=env, check=True, capture_output=True, text=True, timeout=300)
+    feedback = (tmp_path / "grades" / "feedback" / "alice.md").read_text(encoding="utf-8")
+    assert "✗ **Exercise 2, dot scores**: not yet — 你除以了 sqrt(d)：那是缩放点积" in feedback
