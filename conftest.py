@@ -13,35 +13,16 @@ Only when nbval is active (``--nbval``); ``tests/test_nbval_kernels.py`` checks 
 
 from __future__ import annotations
 
-import os
-
 
 def _start_new_kernel(startup_timeout=60, kernel_name="python", **kwargs):
     """nbval.kernel.start_new_kernel, with socket files and the kernel's stderr kept."""
-    from jupyter_client.manager import KernelManager
     from nbval.kernel import NbvalKernelspecManager
 
-    from attention_kit.grading.sockets import folder, socket_options
+    from attention_kit.grading.sockets import start_new_kernel
 
-    options = socket_options()
-    km = KernelManager(kernel_name=kernel_name, kernel_spec_manager=NbvalKernelspecManager(),
-                       **options)
-    log_path = os.path.join(folder(), f"kernel-{os.getpid()}-{id(km):x}.stderr")
-    with open(log_path, "w") as stderr:  # the kernel's process keeps its own copy
-        km.start_kernel(**{**kwargs, "stderr": stderr})
-    kc = km.client()
-    kc.start_channels()
-    try:
-        kc.wait_for_ready(timeout=startup_timeout)
-    except RuntimeError as exc:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
-        with open(log_path, errors="replace") as f:
-            tail = "".join(f.readlines()[-12:]).strip()
-        how = options.get("transport", "tcp")
-        raise RuntimeError(f"{exc} (transport {how}); the kernel's stderr ended with:\n"
-                           f"{tail or '(nothing)'}") from exc
-    return km, kc
+    kwargs.pop("stderr", None)  # nbval's /dev/null: keep it in a file instead
+    return start_new_kernel(kernel_name, startup_timeout,
+                            kernel_spec_manager=NbvalKernelspecManager(), **kwargs)
 
 
 def pytest_configure(config):

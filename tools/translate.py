@@ -203,7 +203,8 @@ def check(lang: str) -> list[str]:
         if not path.exists():
             problems.append(f"{path.relative_to(ROOT)}: no catalog (python tools/translate.py update)")
             continue
-        entries = {m.context: m for m in read_catalog(path, lang) if m.id and m.context}
+        fresh = {m.context: m for m in read_catalog(path, lang) if m.id and m.context}
+        entries = dict(fresh)  # what is left after the cells have taken theirs: entries for no cell
         for cell in markdown_cells(nb):
             m = entries.pop(cell.id, None)
             where = f"{src.stem} cell {cell.id} ({cell.source.strip().splitlines()[0][:50]!r})"
@@ -225,7 +226,6 @@ def check(lang: str) -> list[str]:
         if [c.id for c in built.cells] != [c.id for c in nb.cells]:
             problems.append(f"notebooks/{lang}/{src.name}: not the English notebook's cells (build)")
             continue
-        fresh = {m.context: m for m in read_catalog(path, lang) if m.id and m.context}
         for eng, tr in zip(nb.cells, built.cells, strict=True):
             if eng.cell_type != tr.cell_type:
                 problems.append(f"{lang}/{src.name} {eng.id}: cell type differs (build)")

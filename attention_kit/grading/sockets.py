@@ -68,18 +68,28 @@ def socket_options() -> dict[str, str]:
     return {"transport": "ipc", "ip": prefix}
 
 
-def start_new_kernel(kernel_name: str = "python3", startup_timeout: float = 60, **kwargs):
-    """jupyter_client's ``start_new_kernel`` on :func:`socket_options`: (manager, ready client)."""
+def start_new_kernel(kernel_name: str = "python3", startup_timeout: float = 60,
+                     kernel_spec_manager=None, **kwargs):
+    """jupyter_client's ``start_new_kernel`` on :func:`socket_options`: (manager, ready client).
+
+    The kernel's stderr goes to a file in :func:`folder` (unless ``stderr`` is given); a kernel
+    that dies before it answers raises RuntimeError ending with what it wrote there."""
     from jupyter_client.manager import KernelManager
 
-    km = KernelManager(kernel_name=kernel_name, **socket_options())
-    km.start_kernel(**kwargs)
+    options = socket_options()
+    extra = {} if kernel_spec_manager is None else {"kernel_spec_manager": kernel_spec_manager}
+    km = KernelManager(kernel_name=kernel_name, **extra, **options)
+    log_path = folder() / f"kernel-{os.getpid()}-{id(km):x}.stderr"
+    with open(log_path, "w") as stderr:  # the kernel's process keeps its own copy
+        km.start_kernel(**{"stderr": stderr, **kwargs})
     kc = km.client()
     kc.start_channels()
     try:
         kc.wait_for_ready(timeout=startup_timeout)
-    except RuntimeError:
+    except RuntimeError as exc:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
-        raise
+        tail = "".join(log_path.read_text(errors="replace").splitlines(True)[-12:]).strip()
+        raise RuntimeError(f"{exc} (transport {options.get('transport', 'tcp')}); the kernel's "
+                           f"stderr ended with:\n{tail or '(nothing)'}") from exc
     return km, kc
