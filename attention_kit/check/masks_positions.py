@@ -355,14 +355,14 @@ def _rows_table() -> dict:
         "all": N_("rows 0..2 never see token 3: under a causal mask query i only sees keys 0..i"),
         "all_graded": N_("not every row can see token 3: under a causal mask query i sees keys 0..i only. For each "
                          "row, ask whether token 3 is among its keys"),
-        "before": N_("{rows} cannot see token 3 (a causal mask lets query i see keys 0..i only), while the rows after "
-                     "3 can: every query i >= 3 sees token 3"),
+        "before": N_("{rows} cannot see token 3 (a causal mask lets query i see keys 0..i only), while row 3 and the "
+                     "rows after it can: every query i >= 3 sees token 3"),
         "no_self": N_("row 3 changes too: token 3 is its own query, and it attends to itself"),
         "only_self": N_("queries after 3 also attend to token 3: query i sees keys 0..i, so 4 and 5 see it"),
         "empty": N_("something changes: at least row 3, the edited token's own query"),
         "empty_graded": N_("something changes: the edited token is a key of at least one row"),
         "early": N_("{rows} cannot see token 3: query i sees keys 0..i only, so only queries i >= 3 change"),
-        "missing": N_("{rows} changes too: every query i >= 3 has token 3 among its keys 0..i"),
+        "missing": N_("these change too: {rows}; every query i >= 3 has token 3 among its keys 0..i"),
     }
 
 

@@ -83,7 +83,7 @@ def _split_table() -> list[dict]:
                 "the result must be (b, h, n, d_head)")),
             (X.reshape(b, n, d, h).transpose(0, 3, 1, 2),
              N_("head i got the interleaved columns i, i+h, i+2h, ...; each head owns a contiguous block of d_head "
-                "columns (head 1: columns 0 up to, not including, d_head): the head index must vary slower than the "
+                "columns (head 0: columns 0 up to, not including, d_head): the head index must vary slower than the "
                 "column within the head")),
             (Xh.transpose(1, 0, 2, 3), N_("the head axis went in front of the batch axis: the batch axis stays first, "
                                           "(b, h, n, d_head)")),

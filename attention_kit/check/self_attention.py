@@ -188,7 +188,7 @@ def scaled_scores(fn: Callable) -> bool:
         if shape != want.shape:
             message = (_("for Q {Q} and K {K} the scores must have shape {want}, yours has {got}: one (n_q, n_k) "
                          "matrix per head, each head's queries against its own keys") if Q.ndim == 3 else
-                       _("for Q {Q} and K {K} the scores must have shape {want}, yours has {got} (n_q, n_k)"))
+                       _("for Q {Q} and K {K} the scores must have shape {want} (n_q, n_k), yours has {got}"))
             return report(False, message.format(Q=Q.shape, K=K.shape, want=want.shape, got=shape))
         divisor = _divisor(out, dots)
         if divisor is not None:
@@ -266,7 +266,7 @@ def full_self_attention(fn: Callable) -> bool:
         if hint is not None:
             return report(False, _("{what}: {hint}").format(what=what, hint=hint))
         if shape_of(out) != want.shape:
-            return report(False, _("{what} the output must have shape {want}, yours has {got}").format(
+            return report(False, _("{what}: the output must have shape {want}, yours has {got}").format(
                 what=what, want=want.shape, got=shape_of(out)))
         return report(False, _("{what}: wrong values. Each sequence is attended on its own: its queries, keys "
                                "and values are its rows projected by W_q, W_k, W_v").format(what=what))
