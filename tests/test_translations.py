@@ -79,13 +79,37 @@ def test_a_new_notebook_is_published_once_translated_and_then_in_step(course):
     notes = translate.build("zh", [])
     assert notes == ["zh/01_scores.ipynb cell-1: code changed, run make notebooks-zh"]
     built = nbformat.read(course / "zh" / "01_scores.ipynb", as_version=4)
-    assert built.cells[0].source.startswith("# 01 · 分数")
+    assert built.cells[0].source.startswith('<div lang="zh-CN">\n\n# 01 · 分数')
+    assert built.cells[0].source.endswith("\n\n</div>")
     assert built.cells[1].source == "print(1 + 1)"
     assert (course / "zh" / i18n.MARKER).read_text().strip() == "zh"
     assert translate.check("zh") == ["zh/01_scores.ipynb cell-1: not executed (make notebooks-zh)"]
     built.cells[1].execution_count = 1
     nbformat.write(built, course / "zh" / "01_scores.ipynb")
     assert translate.check("zh") == []
+
+
+def test_every_translated_cell_says_its_language_and_stays_markdown():
+    """WCAG 3.1.2 (language of parts): JupyterLab's page is lang="en", so each translated markdown
+    cell carries lang="zh-CN" (a screen reader then reads it with a Chinese voice); the wrapper's
+    blank lines keep the cell's headings, lists and code spans markdown (mistune, as nbconvert
+    renders, follows CommonMark's HTML blocks as JupyterLab's marked does)."""
+    import mistune
+
+    render = mistune.create_markdown(escape=False)
+    cells = 0
+    for nb_path in sorted((ROOT / "notebooks" / "zh").glob("*.ipynb")):
+        nb = nbformat.read(nb_path, as_version=4)
+        for cell in translate.markdown_cells(nb):
+            cells += 1
+            assert cell.source.startswith('<div lang="zh-CN">\n\n'), f"{nb_path.name} {cell.id}: no lang"
+            assert cell.source.endswith("\n\n</div>"), f"{nb_path.name} {cell.id}: wrapper not closed"
+            html = render(cell.source)
+            assert html.startswith('<div lang="zh-CN">') and html.rstrip().endswith("</div>")
+            if cell.source.split("\n")[2].startswith("#"):
+                first = html[len('<div lang="zh-CN">'):].lstrip()
+                assert first.startswith("<h"), f"{nb_path.name} {cell.id}: its heading is no heading"
+    assert cells > 300
 
 
 def test_a_changed_english_cell_makes_its_translation_fuzzy_and_the_check_fail(course):

@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 TRANSLATIONS = ROOT / "translations"
 LANGUAGES = {"zh": "zh_Hans_CN"}  # our folder name -> the catalog's locale
+HTML_LANG = {"zh": "zh-CN"}  # a translated cell's lang attribute (JupyterLab's zh-CN language pack says the same)
 sys.path.insert(0, str(ROOT))
 from attention_kit.i18n import MARKER  # noqa: E402 - in notebooks/<lang>/: the kernel's folder says which
 
@@ -112,6 +113,15 @@ def translated_markdown(message) -> str | None:
     return message.string
 
 
+def in_language(text: str, lang: str) -> str:
+    """A translated markdown cell as the notebook holds it: inside ``<div lang="zh-CN">``, so a screen
+    reader speaks it with a Chinese voice (WCAG 3.1.2, language of parts: JupyterLab's page is
+    ``lang="en"`` unless its own language pack is chosen). The blank lines keep the text markdown
+    (CommonMark ends an HTML block at a blank line); JupyterLab's sanitizer keeps ``lang`` on any
+    element."""
+    return f'<div lang="{HTML_LANG[lang]}">\n\n{text}\n\n</div>'
+
+
 def build(lang: str, stems: list[str]) -> list[str]:
     """Write notebooks/<lang>/<stem>.ipynb; keep outputs of code cells that did not change."""
     out_dir = NOTEBOOKS / lang
@@ -138,7 +148,7 @@ def build(lang: str, stems: list[str]) -> list[str]:
             if cell.cell_type == "markdown" and cell.source.strip():
                 text = translated_markdown(entries.get(cell.id))
                 if text is not None:
-                    cell.source = text
+                    cell.source = in_language(text, lang)
             elif cell.cell_type == "code":
                 was = previous.get(cell.id)
                 if was is not None and was.cell_type == "code" and was.source == cell.source:
@@ -235,7 +245,8 @@ def check(lang: str) -> list[str]:
                 elif eng.get("execution_count") is not None and tr.get("execution_count") is None:
                     problems.append(f"{lang}/{src.name} {eng.id}: not executed (make notebooks-{lang})")
             elif eng.cell_type == "markdown" and eng.source.strip():
-                want = translated_markdown(fresh.get(eng.id)) or eng.source
+                text = translated_markdown(fresh.get(eng.id))
+                want = in_language(text, lang) if text else eng.source
                 if tr.source != want:
                     problems.append(f"{lang}/{src.name} {eng.id}: markdown is not the catalog's (build)")
                 for link in _links(tr.source):
