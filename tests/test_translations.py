@@ -24,7 +24,10 @@ from attention_kit import i18n  # noqa: E402
 
 
 def test_the_chinese_edition_is_in_step_with_the_english_one():
-    problems = translate.check("zh") + translate.check_package("zh")
+    import translate_readme
+
+    problems = translate.check("zh") + translate.check_package("zh") + translate_readme.check("zh")
+    assert (ROOT / "README.zh-CN.md").exists()
     assert problems == [], "\n".join(problems[:40])
 
 
@@ -227,3 +230,40 @@ def test_the_grader_writes_the_checkers_hints_in_its_environments_language(tmp_p
                    env=env, check=True, capture_output=True, text=True, timeout=300)
     feedback = (tmp_path / "grades" / "feedback" / "alice.md").read_text(encoding="utf-8")
     assert "✗ **Exercise 2, dot scores**: not yet — 你除以了 sqrt(d)：那是缩放点积" in feedback
+
+
+def test_the_readme_is_translated_by_sections_and_a_changed_section_is_named(course):
+    import translate_readme
+
+    readme = course.parent / "README.md"
+    readme.write_text("# Attention\n\nRead [the guide](docs/guide.md) first.\n\n"
+                      "## Start\n\nRun this, then see [Binder](#binder):\n\n"
+                      "```bash\nmake lab   # opens the course\n```\n\n"
+                      "## Binder\n\nOpen the 2 links on Binder.\n", encoding="utf-8")
+    (course.parent / "docs").mkdir()
+    (course.parent / "docs" / "guide.md").write_text("guide\n")
+    assert translate_readme.update("zh", readme) == ["README intro: new", "README start: new", "README binder: new"]
+    assert translate_readme.build("zh", readme, course.parent) == ["README: not translated yet, README.zh-CN.md not written"]
+    assert translate_readme.check("zh", readme, course.parent) == []  # not published: nothing to hold
+    text = ("@@ intro\n# 注意力\n\n先读[指南](docs/guide.md)。\n\n"
+            "@@ start\n## 开始\n\n运行它，再看 [Binder](#在-binder-上打开)：\n\n"
+            "```bash\nmake lab   # 打开课程\n```\n\n"
+            "@@ binder\n## 在 Binder 上打开\n\n在 Binder 上打开这 2 个链接。\n")
+    assert translate.load("zh", "README", text) == []
+    assert translate_readme.build("zh", readme, course.parent) == []
+    built = (course.parent / "README.zh-CN.md").read_text(encoding="utf-8")
+    assert "## 在 Binder 上打开" in built and "make lab   # 打开课程" in built  # a comment is translated
+    assert translate_readme.check("zh", readme, course.parent) == []
+
+    readme.write_text(readme.read_text().replace("the 2 links", "the 3 links"), encoding="utf-8")
+    assert translate_readme.update("zh", readme) == ["README binder: English changed (fuzzy)"]
+    problems = translate_readme.check("zh", readme, course.parent)
+    assert problems == ["README section binder: the English changed since it was translated (fuzzy)",
+                        "README.zh-CN.md: not the catalog's text (python tools/translate.py build)"]
+
+    broken = text.replace("#在-binder-上打开", "#binder").replace("make lab ", "make test")
+    translate.load("zh", "README", broken.replace("这 2 个", "这 3 个"))
+    translate_readme.build("zh", readme, course.parent)
+    problems = translate_readme.check("zh", readme, course.parent)
+    assert any("lost code block" in p for p in problems), problems
+    assert "README.zh-CN.md: link '#binder' names no heading of the page" in problems

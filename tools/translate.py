@@ -13,6 +13,7 @@ language, ``attention_kit.i18n``).
     python tools/translate.py check  [--lang zh]              list everything out of step; exit 1
     python tools/translate.py package-update [--lang zh]      the package's _() strings -> its catalog
     python tools/translate.py dump STEM --file F              the catalog as '@@ <cell id>' blocks
+                                                              (STEM README: README.md's sections)
     python tools/translate.py load STEM --file F              set the translations from such blocks
 
 A notebook is published in a language once its catalog is complete (``build`` then writes it);
@@ -83,27 +84,34 @@ def update(lang: str, stems: list[str]) -> list[str]:
         path = catalog_path(lang, src.stem)
         old = read_catalog(path, lang)
         created = old.creation_date if path.exists() else None
-        by_context = {m.context: m for m in old if m.id and m.context}
         new = Catalog(locale=LANGUAGES[lang], project="attention course",
                       header_comment=f"# {src.name} in {lang}: one entry per markdown cell, keyed by "
                                      f"the cell's id.\n# tools/translate.py update / build / check.",
                       fuzzy=False, **({"creation_date": created} if created else {}))
-        for cell in markdown_cells(nb):
-            was = by_context.pop(cell.id, None)
-            if was is None:
-                new.add(cell.source, "", context=cell.id)
-                changes.append(f"{src.stem} {cell.id}: new")
-            elif was.id == cell.source:
-                new.add(cell.source, was.string, context=cell.id, flags=was.flags,
-                        previous_id=was.previous_id, user_comments=was.user_comments)
-            else:  # the English changed: keep the translation to edit, marked fuzzy
-                new.add(cell.source, was.string, context=cell.id, flags={"fuzzy"},
-                        previous_id=[was.id] if was.string else [],
-                        user_comments=was.user_comments)
-                changes.append(f"{src.stem} {cell.id}: English changed (fuzzy)")
-        changes += [f"{src.stem} {ctx}: cell gone, entry removed" for ctx in by_context]
+        changes += merge_entries(old, new, [(c.id, c.source) for c in markdown_cells(nb)], src.stem, "cell")
         write_catalog(new, path)
     return changes
+
+
+def merge_entries(old: Catalog, new: Catalog, pairs: list[tuple[str, str]], name: str, part: str) -> list[str]:
+    """Fill ``new`` with an entry per (key, English) pair as msgmerge would: a new key gets an empty
+    entry, a changed English keeps its old translation marked fuzzy with the old English beside it
+    (``#| msgid``); return one line per change (keys gone included)."""
+    changes = []
+    by_context = {m.context: m for m in old if m.id and m.context}
+    for key, english in pairs:
+        was = by_context.pop(key, None)
+        if was is None:
+            new.add(english, "", context=key)
+            changes.append(f"{name} {key}: new")
+        elif was.id == english:
+            new.add(english, was.string, context=key, flags=was.flags,
+                    previous_id=was.previous_id, user_comments=was.user_comments)
+        else:  # the English changed: keep the translation to edit, marked fuzzy
+            new.add(english, was.string, context=key, flags={"fuzzy"},
+                    previous_id=[was.id] if was.string else [], user_comments=was.user_comments)
+            changes.append(f"{name} {key}: English changed (fuzzy)")
+    return changes + [f"{name} {ctx}: {part} gone, entry removed" for ctx in by_context]
 
 
 def translated_markdown(message) -> str | None:
@@ -166,7 +174,7 @@ def published(lang: str) -> list[str]:
     return [src.stem for src in english_notebooks() if (NOTEBOOKS / lang / src.name).exists()]
 
 
-def _links(text: str) -> list[str]:
+def relative_links(text: str) -> list[str]:
     return [t for t in re.findall(r"\]\(([^)#\s]+)", text) if "://" not in t and not t.startswith("mailto:")]
 
 
@@ -181,10 +189,20 @@ def kept_verbatim(text: str) -> dict[str, set[str]]:
     def squeeze(items):  # a line break inside a formula or a code span is not a change
         return {" ".join(x.split()) for x in items}
 
-    return {"code block": set(fenced), "inline code": squeeze(code), "formula": squeeze(maths),
-            # by file name: notebooks/<lang>/ is one folder deeper, so ../README.md becomes ../../
-            "link": {t.rstrip("/").rsplit("/", 1)[-1] for t in re.findall(r"\]\(([^)\s]+)", prose)},
+    return {"code block": {_uncommented(block) for block in fenced}, "inline code": squeeze(code),
+            "formula": squeeze(maths),
+            # by file name: notebooks/<lang>/ is one folder deeper, so ../README.md becomes ../../;
+            # a link to a heading of the same page ('#...') follows the heading's translated words
+            "link": {t.rstrip("/").rsplit("/", 1)[-1] for t in re.findall(r"\]\(([^)\s]+)", prose)
+                     if not t.startswith("#")},
             "number": set(re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])", words))}
+
+
+def _uncommented(block: str) -> str:
+    """A fenced code block without its comments (a translator translates a ``# ...`` comment; the
+    code itself stays as it is)."""
+    lines = [re.sub(r"(^|\s)#.*$", "", line).rstrip() for line in block.splitlines()]
+    return "\n".join(line for line in lines if line)
 
 
 def _prose(text: str) -> bool:
@@ -216,19 +234,8 @@ def check(lang: str) -> list[str]:
         fresh = {m.context: m for m in read_catalog(path, lang) if m.id and m.context}
         entries = dict(fresh)  # what is left after the cells have taken theirs: entries for no cell
         for cell in markdown_cells(nb):
-            m = entries.pop(cell.id, None)
             where = f"{src.stem} cell {cell.id} ({cell.source.strip().splitlines()[0][:50]!r})"
-            if m is None or m.id != cell.source:
-                problems.append(f"{where}: catalog out of step (python tools/translate.py update)")
-            elif not m.string:
-                problems.append(f"{where}: not translated")
-            elif m.fuzzy:
-                problems.append(f"{where}: the English changed since it was translated (fuzzy)")
-            elif _prose(cell.source) and not re.search(r"[\u4e00-\u9fff]", m.string):
-                problems.append(f"{where}: still in English")
-            else:
-                problems += [f"{where}: the translation lost {lost}"
-                             for lost in lost_in_translation(cell.source, m.string)]
+            problems += entry_problems(where, cell.source, entries.pop(cell.id, None))
         for ctx in entries:
             problems.append(f"{src.stem} {ctx}: catalog entry for a cell that is gone (update)")
         dest = out_dir / src.name
@@ -249,10 +256,23 @@ def check(lang: str) -> list[str]:
                 want = in_language(text, lang) if text else eng.source
                 if tr.source != want:
                     problems.append(f"{lang}/{src.name} {eng.id}: markdown is not the catalog's (build)")
-                for link in _links(tr.source):
+                for link in relative_links(tr.source):
                     if not (out_dir / link.split("?")[0]).resolve().exists():
                         problems.append(f"{lang}/{src.name} {eng.id}: link {link!r} leads nowhere")
     return problems
+
+
+def entry_problems(where: str, english: str, m) -> list[str]:
+    """What is wrong with the catalog entry ``m`` for this English text: [] when nothing."""
+    if m is None or m.id != english:
+        return [f"{where}: catalog out of step (python tools/translate.py update)"]
+    if not m.string:
+        return [f"{where}: not translated"]
+    if m.fuzzy:
+        return [f"{where}: the English changed since it was translated (fuzzy)"]
+    if _prose(english) and not re.search(r"[\u4e00-\u9fff]", m.string):
+        return [f"{where}: still in English"]
+    return [f"{where}: the translation lost {lost}" for lost in lost_in_translation(english, m.string)]
 
 
 def dump(lang: str, stem: str) -> str:
@@ -354,8 +374,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("stems", nargs="*", help="notebooks by file stem (default: all)")
     ap.add_argument("--lang", default="zh", choices=sorted(LANGUAGES))
     args = ap.parse_args(argv)
+    import translate_readme  # README.md's sections, the same way (it imports this module)
+
+    readme = not args.stems or translate_readme.STEM in args.stems
+    stems = [s for s in args.stems if s != translate_readme.STEM]
     if args.command == "update":
-        for line in update(args.lang, args.stems):
+        for line in update(args.lang, stems) if stems or not args.stems else []:
+            print(line)
+        for line in translate_readme.update(args.lang) if readme else []:
             print(line)
         return 0
     if args.command == "package-update":
@@ -372,10 +398,11 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(notes) or "loaded")
         return 1 if notes else 0
     if args.command == "build":
-        for line in build(args.lang, args.stems):
+        for line in (build(args.lang, stems) if stems or not args.stems else []) + (
+                translate_readme.build(args.lang) if readme else []):
             print(line)
         return 0
-    problems = check(args.lang) + check_package(args.lang)
+    problems = check(args.lang) + check_package(args.lang) + translate_readme.check(args.lang)
     for line in problems:
         print(line)
     done = published(args.lang)
