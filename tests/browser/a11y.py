@@ -377,7 +377,7 @@ def keyboard_pass(page, n: int, *, max_tabs: int = 80) -> dict:
                     x is not None and float(x) == float(now["now"]) for x in (now["max"], now["min"]))
             if focus["kind"] == "slider" and now["inside"] and now["readout"]:
                 try:  # the value read out is the one shown (set a frame after the readout changes)
-                    page.wait_for_function(_JS_SAYS_SHOWN, timeout=3000)
+                    page.wait_for_function(_JS_SAYS_SHOWN, timeout=30000)
                 except Exception:  # playwright's TimeoutError: judged below
                     pass
                 now = page.evaluate(_JS_FOCUSED, CONTROLS)

@@ -291,7 +291,7 @@ def image_srcs(cell) -> list[str]:
                : e.src) + (e.complete && e.naturalWidth > 0 ? '' : '#unloaded'))""")
 
 
-def wait_image_change(page, cell, before: list[str], *, timeout: float = 2.0) -> float | None:
+def wait_image_change(page, cell, before: list[str], *, timeout: float = 30.0) -> float | None:
     """Seconds until an image src differs from ``before`` and the new image is loaded; None if
     nothing changed within ``timeout``."""
     t0 = time.monotonic()

@@ -53,7 +53,7 @@ _NAMED = """() => [...document.querySelectorAll('.jp-OutputArea-output')]
         [...area.querySelectorAll('[role="slider"]')].every((h) => h.getAttribute('aria-label')))"""
 
 
-def _wait_controls_named(page, timeout_ms: int = 15000) -> None:
+def _wait_controls_named(page, timeout_ms: int = 30000) -> None:
     """The explorers name their controls once their view is in the page (live_figure.js); on a
     busy machine that can take a few seconds after the widgets render. Wait for it, then let axe
     judge what is there (a name that never comes fails below, with axe's words)."""

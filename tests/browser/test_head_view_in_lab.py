@@ -7,7 +7,7 @@ import jlab
 import pytest
 
 NB = [p for p in jlab.course_notebooks() if p.name.startswith("06_")]
-TIMEOUT = 3.0  # seconds: the whole figure is redrawn for a new context
+TIMEOUT = 30.0  # seconds: no new picture by then is "no response" (a busy machine took over 3 s; speed is benchmarks/'s)
 
 
 def _context_box(cell):
@@ -42,7 +42,7 @@ def test_head_view_follows_the_typed_context(notebook, page):
     before = jlab.image_srcs(cell)
     _type(box, "humpty zebra sat on")
     text = ""
-    for _ in range(60):
+    for _ in range(int(TIMEOUT / 0.05)):
         text = cell.locator(".jp-OutputArea").inner_text()
         if "zebra" in text and "knows only" in text:
             break

@@ -15,7 +15,7 @@ import pytest
 
 SHOTS = jlab.SHOTS
 NOTEBOOK = "05_how_attention_learns.ipynb"
-TIMEOUT = 2.0  # seconds from the click (or Enter) to the new picture or the message
+TIMEOUT = 30.0  # seconds from the click (or Enter) to the new picture or the message: none by then is "no response"
 HEATMAP_SHARE = 0.55  # the heatmap and its colorbar fill the left 55 % of the one-head figure
 
 
