@@ -486,7 +486,8 @@ def test_plain_numpy_exercises_reject_attention_kit_under_any_name(capsys):
     assert results[0].status == FAILED and "plain numpy, without attention_kit" in results[0].message
     capsys.readouterr()
     plain = [ex_id for ex_id, _, ex in registry.exercises() if ex.plain is not None]
-    assert len(plain) == 25 and {"04.1", "04.2", "04.3", "07.3", "02.5", "09.1", "09.3"} <= set(plain)
+    assert {"04.1", "04.2", "04.3", "07.3", "02.5", "09.1", "09.3"} <= set(plain)  # (no typed count: the
+    # registry is the list, and an exercise added with plain=... joins it)
     assert registry.notebook("02").exercises[4].plain == ("softmax",)
 
 

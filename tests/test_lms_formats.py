@@ -47,6 +47,10 @@ from attention_kit.grading.reports import (
 from attention_kit.grading.submissions import Learner, find_submissions
 
 WHEN = datetime(2026, 3, 5, 10, 0, tzinfo=timezone.utc)
+# the class below is graded on notebooks 02 and 04: their exercises, from the registry (an exercise
+# added to either changes the points, and the tests follow)
+N02, N04 = len(registry.notebook("02").exercises), len(registry.notebook("04").exercises)
+POINTS = N02 + N04
 # Canvas download names (lib/content_zipper.rb get_filename): name, LATE, user id, attachment id
 CANVAS_FILES = {("smithjohn", "02"): "smithjohn_123456_7890123_02_self_attention.ipynb",
                 ("smithjohn", "04"): "smithjohn_LATE_123456_7890124_04_masks_and_positions.ipynb",
@@ -62,7 +66,7 @@ def _grades(**kw) -> ClassGrades:
             ExerciseGrade(i, ex.title, PASSED if k < n_pass else FAILED, "" if k < n_pass else "hint")
             for k, (i, ex) in enumerate(nb.numbered())])
 
-    grades = [notebook("smithjohn", nb2, 6, CANVAS_FILES[("smithjohn", "02")]),
+    grades = [notebook("smithjohn", nb2, len(nb2.exercises), CANVAS_FILES[("smithjohn", "02")]),
               notebook("smithjohn", nb4, 2, CANVAS_FILES[("smithjohn", "04")]),
               notebook("müllerjürgen", nb2, 3, "download.zip/" + CANVAS_FILES[("müllerjürgen", "02")]),
               notebook("Dana_Lee", nb2, 4, "Dana_Lee_4711_assignsubmission_file_/02_self_attention.ipynb"),
@@ -114,17 +118,19 @@ def test_moodle_worksheet_imports_on_the_maximum_grade(tmp_path, language):
     assert missing == 3  # only Dana came from Moodle
     strings = MOODLE_STRINGS[language]
     got = moodle_import(tmp_path / "moodle.csv", strings, 100, {4711})
-    # Dana passed 4 of the 10 exercises of 02 and 04 (04 not returned): 40 on a maximum of 100
-    assert set(got) == {4711} and got[4711][0] == 40.0
-    assert got[4711][1] == WHEN and "02: 4/6" in got[4711][2]
+    # Dana passed 4 of the exercises of 02 and 04 (04 not returned), on a maximum of 100
+    want = round(100 * 4 / POINTS, 2)
+    assert set(got) == {4711} and got[4711][0] == want
+    assert got[4711][1] == WHEN and f"02: 4/{N02}" in got[4711][2]
     raw = (tmp_path / "moodle.csv").read_text(encoding="utf-8")
-    assert ("40,00" if strings["decsep"] == "," else "40.00") in raw
+    shown = f"{want:.2f}"
+    assert (shown.replace(".", ",") if strings["decsep"] == "," else shown) in raw
     assert strings["maxgrade"] in raw.splitlines()[0]
 
 
 def test_moodle_grade_on_another_maximum_and_wrong_maxima(tmp_path):
     write_moodle(_grades(), tmp_path / "m.csv", maximum=20)
-    assert moodle_import(tmp_path / "m.csv", MOODLE_STRINGS["en"], 20, {4711})[4711][0] == 8.0
+    assert moodle_import(tmp_path / "m.csv", MOODLE_STRINGS["en"], 20, {4711})[4711][0] == round(20 * 4 / POINTS, 2)
     rows = list(csv.DictReader(open(tmp_path / "m.csv", encoding="utf-8")))
     assert list(rows[0])[:6] == ["Identifier", "Full name", "Email address", "Status", "Grade",
                                  "Maximum grade"]
@@ -141,7 +147,7 @@ def test_moodle_headers_from_a_file(tmp_path):
     (tmp_path / "strings.json").write_text(json.dumps(own), encoding="utf-8")
     write_moodle(_grades(), tmp_path / "m.csv", maximum=10, strings=str(tmp_path / "strings.json"))
     strings = {**MOODLE_STRINGS["en"], **own}
-    assert moodle_import(tmp_path / "m.csv", strings, 10, {4711})[4711][0] == 4.0
+    assert moodle_import(tmp_path / "m.csv", strings, 10, {4711})[4711][0] == round(10 * 4 / POINTS, 2)
     (tmp_path / "bad.json").write_text(json.dumps({"grade": "x"}), encoding="utf-8")
     with pytest.raises(ValueError, match="unknown keys"):
         write_moodle(_grades(), tmp_path / "m.csv", strings=str(tmp_path / "bad.json"))
@@ -212,13 +218,13 @@ def test_canvas_csv_on_the_assignments_points(tmp_path):
     # Dana (Moodle) has no Canvas id; the anonymous learner has no row (SpeedGrader, see the summary)
     assert write_canvas(grades, tmp_path / "c.csv") == 1
     name, possible, scores = canvas_import(tmp_path / "c.csv")
-    # smithjohn: 6 of 6 in 02, 2 of 4 in 04 returned late, half of 04's points off: 7 of 10
-    assert name == "Week 2 (4242)" and possible == 10 and scores == {123456: 7.0, 1007: 3.0}
+    # smithjohn: all of 02, 2 of 04 returned late, half of 04's points off: N02 + 1 of POINTS
+    assert name == "Week 2 (4242)" and possible == POINTS and scores == {123456: N02 + 1.0, 1007: 3.0}
     write_canvas(grades, tmp_path / "c.csv", points_possible=50)
     _, possible, scores = canvas_import(tmp_path / "c.csv")
-    assert possible == 50 and scores == {123456: 35.0, 1007: 15.0}
+    assert possible == 50 and scores == {123456: round(50 * (N02 + 1) / POINTS, 2), 1007: round(50 * 3 / POINTS, 2)}
     assert all(0 <= s <= possible for s in scores.values())
-    assert "exercises set: 02.1-02.6, 04.1-04.4" in (tmp_path / "c.csv").read_text(encoding="utf-8")
+    assert f"exercises set: 02.1-02.{N02}, 04.1-04.{N04}" in (tmp_path / "c.csv").read_text(encoding="utf-8")
 
 
 def canvas_reupload_target(name: str):

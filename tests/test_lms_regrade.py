@@ -171,6 +171,7 @@ def test_grades_csv_notes_say_why_a_notebook_could_not_run(tmp_path):
     row = next(csv.DictReader(open(tmp_path / "g.csv", encoding="utf-8")))
     assert row["notes"] == f"04: could not run: {why}"
     grade.exercises[0] = ExerciseGrade("04.1", "", COULD_NOT_RUN, "")
-    assert grades.notes("amy") == [f"04.2, 04.3, 04.4: could not run: {why}"]
+    rest = ", ".join(i for i, _ in nb.numbered()[1:])  # 04.2, 04.3, ... as the registry numbers them
+    assert grades.notes("amy") == [f"{rest}: could not run: {why}"]
     grade.notes.append(f"amy/04.ipynb: {why}")  # a note that says it already: not said twice
     assert grades.notes("amy") == [f"04: amy/04.ipynb: {why}"]
