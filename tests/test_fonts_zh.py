@@ -133,3 +133,16 @@ def test_importing_plotting_in_chinese_adds_only_the_font():
     env = {**os.environ, "ATTENTION_KIT_LANG": "zh"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.splitlines() == ["['font.family']", family]
+
+
+def test_binder_and_ci_install_the_font_the_figures_look_for_first():
+    """apt.txt (read by repo2docker on Binder, and by .ci/run) installs Debian's fonts-noto-cjk,
+    whose simplified Chinese face is the first family looked for."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    packages = [ln.strip() for ln in (root / "apt.txt").read_text().splitlines()
+                if ln.strip() and not ln.lstrip().startswith("#")]
+    assert packages == ["fonts-noto-cjk"]
+    assert fonts.CJK_FAMILIES[0] == "Noto Sans CJK SC"
+    assert "apt.txt" in (root / ".ci" / "run").read_text()
