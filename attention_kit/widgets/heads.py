@@ -17,7 +17,7 @@ from ..heads import diagnostics as D
 from ..heads.model import run
 from ..heads.tasks import BACKCOPY_NAMES, LETTERS
 from ..heads.trained import RECIPES, load_trained
-from ..i18n import _
+from ..i18n import N_, _
 from ..plotting import OKABE_ITO, WEIGHTS_CMAP, heatmap, update_heatmap
 from .axes import widest_first
 from .base import Explorer, control_words
@@ -26,7 +26,7 @@ from .parsing import parse_tokens
 __all__ = ["HeadExplorer", "PhaseChangeViewer", "SCORES"]
 
 #: The bars of :class:`HeadExplorer`, top to bottom.
-SCORES = ("previous token", "same token", "after an earlier copy", "first token")
+SCORES = (N_("previous token"), N_("same token"), N_("after an earlier copy"), N_("first token"))
 
 
 def head_scores(w: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -189,7 +189,7 @@ class HeadExplorer(Explorer):
         y = np.arange(len(SCORES))
         self._bars = list(ax_b.barh(y, np.zeros(len(SCORES)), color=[OKABE_ITO[k] for k in (2, 0, 3, 5)]))
         self._bar_texts = [ax_b.text(0.02, yi, "", va="center", fontsize=10) for yi in y]
-        ax_b.set_yticks(y, SCORES)
+        ax_b.set_yticks(y, [_(s) for s in SCORES])
         ax_b.set_ylim(len(SCORES) - 0.5, -0.5)
         ax_b.set_xlim(0, 1)
         ax_b.set_xlabel(_("mean weight on that key (over the queries)"))
