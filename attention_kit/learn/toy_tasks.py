@@ -33,6 +33,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import NonFiniteError, ParameterError
+from ..i18n import N_
 from ..mechanism.multi_head_attention import MultiHeadParams, init_multi_head, multi_head_forward
 from .backward import multi_head_backward
 from .layers import IGNORE, check_targets, cross_entropy
@@ -87,13 +88,13 @@ def _lookup(rng, batch):
 _ANTI = np.fliplr(np.eye(N_TOKENS))
 TASKS = {
     "reverse": Task("reverse", VOCAB, _reverse, _ANTI,
-                    "position i outputs the word at position n-1-i"),
+                    N_("position i outputs the word at position n-1-i")),
     "pair": Task("pair", VOCAB * VOCAB, _pair, np.maximum(np.eye(N_TOKENS), _ANTI),
-                 "position i outputs (word at i, word at n-1-i)"),
+                 N_("position i outputs (word at i, word at n-1-i)")),
     "rotate": Task("rotate", VOCAB, _rotate, np.roll(np.eye(N_TOKENS), 1, axis=1),
-                   "position i outputs the word at position i+1 (the last: the word at 0)"),
+                   N_("position i outputs the word at position i+1 (the last: the word at 0)")),
     "lookup": Task("lookup", VOCAB, _lookup, None,
-                   "the last word appeared before; output the word that followed it"),
+                   N_("the last word appeared before; output the word that followed it")),
 }
 
 

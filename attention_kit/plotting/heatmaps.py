@@ -22,6 +22,7 @@ from matplotlib.colors import Colormap, Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from ..i18n import _
 from .colours import SCORES_CMAP, WEIGHTS_CMAP
 from .fast_artists import CellImage, FastText, TextBatch
 
@@ -222,8 +223,8 @@ def heatmap(
     ax.add_patch(patch)
     _set_ticks(ax, key_labels, n_k, "x")
     _set_ticks(ax, query_labels, n_q, "y")
-    ax.set_xlabel("keys")
-    ax.set_ylabel("queries")
+    ax.set_xlabel(_("keys"))
+    ax.set_ylabel(_("queries"))
     ax.set_xlim(-0.5, n_k - 0.5)
     ax.set_ylim(n_q - 0.5, -0.5)  # query 0 at the top, like the printed matrix
     # thin white lines between cells
@@ -238,7 +239,7 @@ def heatmap(
     colorbar = None
     if cbar:
         colorbar = ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
-        colorbar.set_label("attention weight" if kind == "weights" else "score")
+        colorbar.set_label(_("attention weight") if kind == "weights" else _("score"))
     art = HeatmapArtists(image=image, texts=np.empty((0, 0), dtype=object), colorbar=colorbar,
                          ax=ax, kind=kind, fmt=fmt, mask_patch=patch, grid=grid,
                          query_labels=None if query_labels is None else list(query_labels),
@@ -385,7 +386,7 @@ def head_grid(
         ax = axes[i]
         art = heatmap(w[i], query_labels=query_labels, key_labels=key_labels, ax=ax,
                       annotate=annotate, cbar=False,
-                      title=titles[i] if titles is not None else f"head {i + 1}")
+                      title=titles[i] if titles is not None else _("head {i}").format(i=i + 1))
         ax.set_xlabel("")
         ax.set_ylabel("")
         if max(n_q, n_k) * ncols > 16:  # small panels: smaller tick labels
@@ -399,10 +400,10 @@ def head_grid(
     for i in range(h):
         below = i + ncols
         axes[i].tick_params(labelbottom=below >= h)
-    container.supxlabel("keys")
-    container.supylabel("queries")
+    container.supxlabel(_("keys"))
+    container.supylabel(_("queries"))
     cb = container.colorbar(arts[0].image, ax=list(axes[:h]), fraction=0.046 if nrows == 1 else 0.03,
                             pad=0.02)
-    cb.set_label("attention weight")
+    cb.set_label(_("attention weight"))
     arts[0].colorbar = cb
     return fig, axes[:h], arts

@@ -81,7 +81,10 @@ def listing(items: list[str]) -> str:
 
 
 def plural(noun: str) -> str:
-    """ "query" -> "queries", "score function" -> "score functions" (the last word)."""
+    """ "query" -> "queries", "score function" -> "score functions" (the last word); a Chinese
+    label (a figure drawn in Chinese) has no plural: "键" -> "键"."""
+    if noun and "\u3400" <= noun[-1] <= "\u9fff":
+        return noun
     if noun.endswith("y") and noun[-2:-1] not in tuple("aeiou"):
         return noun[:-1] + "ies"
     if noun.endswith(("s", "x", "ch", "sh")):

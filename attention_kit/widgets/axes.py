@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..i18n import _
+
 __all__ = ["nice_limit", "plane", "steady_limits", "steady_box", "random_projections", "widest_first"]
 
 
@@ -41,8 +43,8 @@ def plane(ax, title: str) -> None:
     ax.grid(True, color="#e5e5e5", linewidth=0.6)
     ax.set_axisbelow(True)
     ax.set_title(title)
-    ax.set_xlabel("component 0")
-    ax.set_ylabel("component 1")
+    ax.set_xlabel(_("component 0"))
+    ax.set_ylabel(_("component 1"))
 
 
 def steady_limits(ax, lim: float, which: str = "xy") -> None:

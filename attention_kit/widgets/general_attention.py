@@ -7,6 +7,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..i18n import _
 from ..mechanism import alignment as _alignment
 from ..mechanism import attention as _attention
 from ..mechanism import scores as _scores
@@ -116,19 +117,19 @@ class AttentionExplorer(Explorer):
                                  clip_on=False) for i in range(n)]
         self._txt_w = [add_fast_text(self._ax_w, i, 0, "", ha="center", va="bottom", fontsize=10,
                                  clip_on=False) for i in range(n)]
-        self._ax_s.set_ylabel("score e")
-        self._ax_w.set_ylabel("weight a")
+        self._ax_s.set_ylabel(_("score e"))
+        self._ax_w.set_ylabel(_("weight a"))
         self._ax_w.set_ylim(0, 1.18)
         self._ax_w.set_yticks([0, 0.5, 1])
         self._ax_w.set_xticks(x)
         self._ax_w.set_xticklabels(self.key_labels)
         self._ax_s.tick_params(labelbottom=False)
-        self._ax_w.set_xlabel("keys")
+        self._ax_w.set_xlabel(_("keys"))
         for ax in (self._ax_s, self._ax_w):
             ax.spines[["top", "right"]].set_visible(False)
         self._ax_s.set_title(" ")
         self._ax_w.set_title(" ")
-        plane(self._ax_p, "q, keys k (solid), values v (dashed), context c")
+        plane(self._ax_p, _("q, keys k (solid), values v (dashed), context c"))
         self._ax_p.title.set_fontsize(10.5)
         self._arr_k = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=[f"k{i + 1}" for i in range(n)],
                                    color=colors)
@@ -183,15 +184,16 @@ class AttentionExplorer(Explorer):
         # the seed is named wherever it changes what is drawn (random score weights, a sampled key),
         # so a press of the seed always changes the words as well as the picture
         seed = int(c["seed"].value)
-        random_w = f", random W seed {seed}" if c["score"].value in ("additive", "concat") else ""
-        self._ax_s.set_title(f"scores e = {c['score'].value}(q, k){random_w}", fontsize=11)
-        extra, how = "", f"{c['align'].value} alignment"
+        random_w = ", " + _("random W seed {seed}").format(seed=seed) if c["score"].value in ("additive", "concat") else ""
+        self._ax_s.set_title(_("scores e = {score}(q, k)").format(score=c["score"].value) + random_w, fontsize=11)
+        extra, how = "", _("{align} alignment").format(align=c["align"].value)
         if c["align"].value == "local":
             extra = f", p={c['p'].value:.1f}, D={c['D'].value}"
         elif c["align"].value == "hard" and c["sample"].value:
-            extra, how = f", seed {seed}", "hard sample"
-        self._ax_w.set_title(f"weights a = {how} of e "
-                             f"(T={c['temperature'].value:.2f}{extra}); sum = {a.sum():.2f}", fontsize=11)
+            extra, how = ", " + _("seed {seed}").format(seed=seed), _("hard sample")
+        self._ax_w.set_title(_("weights a = {how} of e ({params}); sum = {total}")
+                             .format(how=how, params=f"T={c['temperature'].value:.2f}{extra}", total=f"{a.sum():.2f}"),
+                             fontsize=11)
         K, V, q, ctx = st["K"], st["V"], st["q"], st["context"]
         pts = np.vstack([K, V, q[None], ctx[None]])
         lim = nice_limit(pts, minimum=0.5, room=1.4)  # room for the tip labels

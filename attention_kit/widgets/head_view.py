@@ -17,6 +17,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ..decoder.tiny_lm import TinyLMConfig, head_weights, next_token_probs
+from ..i18n import _
 from ..learn.corpus import UnknownWordError, Vocab
 from ..plotting import OKABE_ITO, WEIGHTS_CMAP, heatmap, update_heatmap
 from .axes import widest_first
@@ -193,7 +194,7 @@ class HeadView(Explorer):
         self._ax_lines, self._ax_heat, self._ax_cbar, self._ax_bars = (
             self.figure.add_subplot(gs[0, k]) for k in range(4))
         self.figure.colorbar(ScalarMappable(norm=Normalize(0, 1), cmap=WEIGHTS_CMAP),
-                             cax=self._ax_cbar, label="attention weight")
+                             cax=self._ax_cbar, label=_("attention weight"))
         # lines: query i (left, x = 0) to key j (right, x = 1), strength = weight
         ax = self._ax_lines
         self._lines = LineCollection([], linewidths=1.0)
@@ -202,16 +203,16 @@ class HeadView(Explorer):
                              for i, t in enumerate(toks)]
         for i, t in enumerate(toks):
             ax.text(0.94, i, t, ha="left", va="center", fontsize=10)
-        for x, ha, name in ((0.06, "right", "query"), (0.94, "left", "key")):
+        for x, ha, name in ((0.06, "right", _("query")), (0.94, "left", _("key"))):
             ax.text(x, -0.9, name, ha=ha, va="center", fontsize=9, color="0.4", style="italic")
         ax.set_xlim(-0.55, 1.55)
         ax.set_ylim(max(n, 6) - 0.5, -1.2)
         ax.axis("off")
-        ax.set_title("layer 1, head 1: query → key", fontsize=11)
+        ax.set_title(_("layer {layer}, head {head}: query → key").format(layer=1, head=1), fontsize=11)
         # heatmap, the selected query's row framed
         labels = [f"{i + 1} {t}" for i, t in enumerate(toks)]
         self._hm = heatmap(w, query_labels=labels, key_labels=toks, ax=self._ax_heat,
-                           annotate=n <= 8, title="weights (rows: queries)", cbar=False)
+                           annotate=n <= 8, title=_("weights (rows: queries)"), cbar=False)
         self._frame = self._ax_heat.add_patch(Rectangle((-0.5, -0.5), n, 1, fill=False,
                                                         ec=OKABE_ITO[5], lw=2.5))
         # next-token probabilities (they depend on the context only), most likely on top
@@ -226,8 +227,8 @@ class HeadView(Explorer):
             inside = pi > 0.8  # a long bar carries its number inside, in white
             ax.text(pi - 0.02 if inside else pi + 0.02, yi, f"{pi:.2f}", va="center", fontsize=9,
                     ha="right" if inside else "left", color="white" if inside else "black")
-        ax.set_title(f"next word after “{toks[-1]}”", fontsize=11)
-        ax.set_xlabel("probability")
+        ax.set_title(_("next word after “{word}”").format(word=toks[-1]), fontsize=11)
+        ax.set_xlabel(_("probability"))
         hm = self._hm
         self.live.set_dynamic([self._lines, *self._query_texts, self._ax_lines.title, hm.image,
                                hm.grid, *([hm.text_batch] if hm.text_batch else []), self._frame])
@@ -242,8 +243,8 @@ class HeadView(Explorer):
         self._lines.set_linewidths(widths)
         for i, t in enumerate(self._query_texts):
             t.set_fontweight("bold" if i == sel else "normal")
-        self._ax_lines.title.set_text(f"layer {st['layer'] + 1}, head {st['head'] + 1}: "
-                                      "query → key")
+        self._ax_lines.title.set_text(_("layer {layer}, head {head}: query → key")
+                                      .format(layer=st["layer"] + 1, head=st["head"] + 1))
         update_heatmap(self._hm, w)
         self._frame.set_visible(sel >= 0)
         self._frame.set_y(sel - 0.5)

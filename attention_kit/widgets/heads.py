@@ -17,6 +17,7 @@ from ..heads import diagnostics as D
 from ..heads.model import run
 from ..heads.tasks import BACKCOPY_NAMES, LETTERS
 from ..heads.trained import RECIPES, load_trained
+from ..i18n import N_, _
 from ..plotting import OKABE_ITO, WEIGHTS_CMAP, heatmap, update_heatmap
 from .axes import widest_first
 from .base import Explorer, control_words
@@ -25,7 +26,7 @@ from .parsing import parse_tokens
 __all__ = ["HeadExplorer", "PhaseChangeViewer", "SCORES"]
 
 #: The bars of :class:`HeadExplorer`, top to bottom.
-SCORES = ("previous token", "same token", "after an earlier copy", "first token")
+SCORES = (N_("previous token"), N_("same token"), N_("after an earlier copy"), N_("first token"))
 
 
 def head_scores(w: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -174,8 +175,9 @@ class HeadExplorer(Explorer):
     @staticmethod
     def _caption(st: dict) -> str:
         names = _names(st["model"])
-        return (f"{st['model']}, layer {st['layer']} head {st['head']}; the model's next-token guesses: "
-                f"{' '.join(names[i] for i in st['predicted'])}")
+        return (_("{model}, layer {layer} head {head}; the model's next-token guesses: {guesses}")
+                .format(model=st["model"], layer=st["layer"], head=st["head"],
+                        guesses=" ".join(names[i] for i in st["predicted"])))
 
     def _build(self, st: dict, toks: tuple) -> None:
         n = len(toks)
@@ -183,15 +185,15 @@ class HeadExplorer(Explorer):
         ax_h, ax_b = self.figure.add_subplot(gs[0]), self.figure.add_subplot(gs[1])
         self._hm = heatmap(st["weights"], query_labels=[f"{i} {t}" for i, t in enumerate(toks)],
                            key_labels=list(toks), ax=ax_h, annotate=n <= 10, cbar=True,
-                           title="the head's weights (rows: queries)")
+                           title=_("the head's weights (rows: queries)"))
         y = np.arange(len(SCORES))
         self._bars = list(ax_b.barh(y, np.zeros(len(SCORES)), color=[OKABE_ITO[k] for k in (2, 0, 3, 5)]))
         self._bar_texts = [ax_b.text(0.02, yi, "", va="center", fontsize=10) for yi in y]
-        ax_b.set_yticks(y, SCORES)
+        ax_b.set_yticks(y, [_(s) for s in SCORES])
         ax_b.set_ylim(len(SCORES) - 0.5, -0.5)
         ax_b.set_xlim(0, 1)
-        ax_b.set_xlabel("mean weight on that key (over the queries)")
-        ax_b.set_title("what this head looks at", fontsize=11)
+        ax_b.set_xlabel(_("mean weight on that key (over the queries)"))
+        ax_b.set_title(_("what this head looks at"), fontsize=11)
         self._pred_text = self.figure.suptitle(self._caption(st), fontsize=10)
         self.live.set_dynamic([self._hm.image, *([self._hm.text_batch] if self._hm.text_batch else []),
                                *self._bars, *self._bar_texts, self._pred_text])
@@ -233,26 +235,27 @@ class PhaseChangeViewer(Explorer):
         losses = m["losses"]
         width = 25
         smooth = losses[: len(losses) // width * width].reshape(-1, width).mean(axis=1)
-        ax.plot(width * np.arange(1, len(smooth) + 1), smooth, color=OKABE_ITO[4], label="training loss")
+        ax.plot(width * np.arange(1, len(smooth) + 1), smooth, color=OKABE_ITO[4], label=_("training loss"))
         ax2 = ax.twinx()
-        ax2.plot(m["snap_steps"], m["snap_acc"], "o-", ms=3, color=OKABE_ITO[2], label="accuracy on the repeats")
+        ax2.plot(m["snap_steps"], m["snap_acc"], "o-", ms=3, color=OKABE_ITO[2], label=_("accuracy on the repeats"))
         ax2.set_ylim(0, 1.02)
-        ax2.set_ylabel("accuracy", color=OKABE_ITO[2])
-        ax.set_ylabel("loss (nats)", color=OKABE_ITO[4])
-        ax.set_xlabel("training step")
+        ax2.set_ylabel(_("accuracy"), color=OKABE_ITO[2])
+        ax.set_ylabel(_("loss (nats)"), color=OKABE_ITO[4])
+        ax.set_xlabel(_("training step"))
         self._marker = ax.axvline(0, color="k", lw=1.5)
-        self._title = ax.set_title("step 0: accuracy 0.00, layer 0 head 0 previous-token 0.00", fontsize=11)
+        self._title = ax.set_title(_("step {step}: accuracy {accuracy}, layer 0 head 0 previous-token {prev}")
+                                   .format(step=0, accuracy="0.00", prev="0.00"), fontsize=11)
         self._images = []
         for k, (l, h) in enumerate(((0, 0), (0, 1), (1, 0), (1, 1))):
             a = fig.add_subplot(gs[1, k])
             self._images.append(a.imshow(m["snap_probe"][0, l, h].astype(float), cmap=WEIGHTS_CMAP, vmin=0, vmax=1))
             a.set_xticks(range(24), probe, fontsize=5)
             a.set_yticks(range(24), probe, fontsize=5)
-            a.set_title(f"layer {l} head {h}", fontsize=10)
+            a.set_title(_("layer {layer} head {head}").format(layer=l, head=h), fontsize=10)
             # rows are queries, columns keys: said in the picture and so in the words (issue 34)
-            a.set_xlabel("keys", fontsize=7, labelpad=1)
-            a.set_ylabel("queries", fontsize=7, labelpad=1)
-        fig.colorbar(self._images[0], ax=fig.axes[-4:], fraction=0.015, pad=0.01, label="attention weight")
+            a.set_xlabel(_("keys"), fontsize=7, labelpad=1)
+            a.set_ylabel(_("queries"), fontsize=7, labelpad=1)
+        fig.colorbar(self._images[0], ax=fig.axes[-4:], fraction=0.015, pad=0.01, label=_("attention weight"))
 
     def _compute(self) -> dict:
         m = self.meta
@@ -263,8 +266,9 @@ class PhaseChangeViewer(Explorer):
 
     def _draw(self, st: dict) -> None:
         self._marker.set_xdata([st["step"], st["step"]])
-        self._title.set_text(f"step {st['step']}: accuracy {st['accuracy']:.2f}, layer 0 head 0 previous-token "
-                             f"{st['previous_token']:.2f} (queries 1-12), layer 1 head 0 prefix-matching "
-                             f"{st['prefix_matching']:.2f}")
+        self._title.set_text(_("step {step}: accuracy {accuracy}, layer 0 head 0 previous-token {prev} (queries 1-12), "
+                               "layer 1 head 0 prefix-matching {prefix}")
+                             .format(step=st["step"], accuracy=f"{st['accuracy']:.2f}",
+                                     prev=f"{st['previous_token']:.2f}", prefix=f"{st['prefix_matching']:.2f}"))
         for img, w in zip(self._images, st["patterns"].reshape(4, 24, 24), strict=True):
             img.set_data(w)

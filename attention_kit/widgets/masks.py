@@ -7,6 +7,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..i18n import _
 from ..mechanism import attention as _attention
 from ..mechanism import masks as _masks
 from ..mechanism import positions as _positions
@@ -130,14 +131,14 @@ class MaskExplorer(Explorer):
         n = self.n
         ax_w, ax_b = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.5, 1]})
         self._hm = heatmap(np.full((n, n), 1.0 / n), query_labels=self.tokens, key_labels=self.tokens,
-                           ax=ax_w, title="weights")
+                           ax=ax_w, title=_("weights"))
         y = np.arange(n)
         self._bars = ax_b.barh(y, np.zeros(n), height=0.6, color=OKABE_ITO[0])
         self._bar_texts = [add_fast_text(ax_b, 0.0, i, "", va="center", ha="left", fontsize=9) for i in y]
         ax_b.set_yticks(y)
         ax_b.set_yticklabels(self.tokens)
         ax_b.set_ylim(n - 0.5, -0.5)  # the same rows as the heatmap, top to bottom
-        ax_b.set_xlabel("|change of the output row|")
+        ax_b.set_xlabel(_("|change of the output row|"))
         ax_b.spines[["top", "right"]].set_visible(False)
         self._ax_b = ax_b
 
@@ -185,8 +186,8 @@ class MaskExplorer(Explorer):
         c = self.controls
         kind = c["mask"].value
         update_heatmap(self._hm, st["weights"], mask=None if kind == "none" else st["mask"])
-        extra = " + positions" if c["positions"].value else ""
-        self._hm.ax.set_title(f"weights, mask: {kind}{extra}")
+        extra = " + " + _("positions") if c["positions"].value else ""
+        self._hm.ax.set_title(_("weights, mask: {kind}").format(kind=kind) + extra)
         ch = st["change"]
         # one range for the whole nudge slider (room for the value labels), kept while it fits
         # and a quarter of it is used: a drag of the nudge (or, mostly, of the seed) redraws just
@@ -201,5 +202,5 @@ class MaskExplorer(Explorer):
             txt.set_x(v + 0.02 * lim)
             txt.set_text("0" if v < 1e-12 else f"{v:.2f}")
         t = int(c["token"].value)
-        self._ax_b.set_title(f"which output rows move\nwhen “{self.tokens[t]}” (token {t}) is nudged",
+        self._ax_b.set_title(_("which output rows move\nwhen “{token}” (token {t}) is nudged").format(token=self.tokens[t], t=t),
                              fontsize=10.5)

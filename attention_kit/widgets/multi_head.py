@@ -7,6 +7,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..i18n import _
 from ..mechanism import multi_head_attention as _multihead
 from ..plotting import OKABE_ITO, head_grid, update_heatmap
 from .axes import nice_limit, steady_limits
@@ -158,25 +159,25 @@ class MultiHeadExplorer(Explorer):
         gs = fig.add_gridspec(1, 2, width_ratios=[3.2, 1])
         ncols = min(h, 4)
         zeros = np.full((h, self.n, self.n), 1.0 / self.n)
-        _, self._axes, self._hms = head_grid(zeros, query_labels=self.tokens, key_labels=self.tokens,
+        _fig, self._axes, self._hms = head_grid(zeros, query_labels=self.tokens, key_labels=self.tokens,
                                              fig=fig, ncols=ncols, subplot_spec=gs[0, 0])
-        self._hms[0].colorbar.ax.set_ylabel("attention weight")
+        self._hms[0].colorbar.ax.set_ylabel(_("attention weight"))
         sub = fig.add_subfigure(gs[0, 1])
         ax = sub.add_subplot()
         x = np.arange(self.d)
         # "initial" is hollow (an outline), "now" filled: told apart by more than colour (issue 34;
         # a hatch would cost a whole picture per step: the page's drawing commands have none)
         self._bars0 = ax.barh(x + 0.2, np.zeros(self.d), height=0.4, facecolor="none",
-                              edgecolor="#555555", linewidth=1.6, label="initial (hollow)")
+                              edgecolor="#555555", linewidth=1.6, label=_("initial (hollow)"))
         self._bars1 = ax.barh(x - 0.2, np.zeros(self.d), height=0.4, color=OKABE_ITO[0],
-                              edgecolor="black", linewidth=0.6, label="now (filled)")
+                              edgecolor="black", linewidth=0.6, label=_("now (filled)"))
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize=8, frameon=False,
                   handlelength=1.2, columnspacing=1.0)
         ax.axvline(0, color="#555555", linewidth=0.8)
         ax.set_yticks(x)
         ax.set_yticklabels([f"dim {j}" for j in range(self.d)])
         ax.set_ylim(self.d - 0.5, -0.5)
-        ax.set_xlabel("output value")
+        ax.set_xlabel(_("output value"))
         ax.spines[["top", "right"]].set_visible(False)
         self._ax_out = ax
         dynamic = []
@@ -201,5 +202,5 @@ class MultiHeadExplorer(Explorer):
         for b, v in zip(self._bars0, o0, strict=True):
             b.set_width(v)
         steady_limits(self._ax_out, nice_limit(np.concatenate([o, o0]), minimum=0.5), "x")
-        self._ax_out.set_title(f"output row of “{self.tokens[t]}”\nfilled blue: now, hollow: initial",
+        self._ax_out.set_title(_("output row of “{token}”\nfilled blue: now, hollow: initial").format(token=self.tokens[t]),
                                fontsize=10.5)

@@ -7,6 +7,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..i18n import _
 from ..plotting import OKABE_ITO
 from ..relative import rope as _rope
 from .axes import plane
@@ -111,13 +112,13 @@ class RopeExplorer(Explorer):
     def _build_figure(self, fig: Figure) -> None:
         ax_p, ax_s = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.4]})
         plane(ax_p, "")
-        ax_p.set_xlabel("feature 2i")
-        ax_p.set_ylabel("feature 2i + 1")
+        ax_p.set_xlabel(_("feature 2i"))
+        ax_p.set_ylabel(_("feature 2i + 1"))
         (self._trail,) = ax_p.plot([], [], "o", color="#bbbbbb", markersize=3, zorder=1,
-                                   label="the key at positions 0, 1, 2, ...")
-        (self._q_line,) = ax_p.plot([], [], "-", color=OKABE_ITO[0], linewidth=2.5, label="query at m")
+                                   label=_("the key at positions 0, 1, 2, ..."))
+        (self._q_line,) = ax_p.plot([], [], "-", color=OKABE_ITO[0], linewidth=2.5, label=_("query at m"))
         # the key differs from the query by line and tip shape as well as by colour (issue 34)
-        (self._k_line,) = ax_p.plot([], [], "--", color=OKABE_ITO[1], linewidth=2.5, label="key at n")
+        (self._k_line,) = ax_p.plot([], [], "--", color=OKABE_ITO[1], linewidth=2.5, label=_("key at n"))
         (self._q_tip,) = ax_p.plot([], [], "o", color=OKABE_ITO[0], markersize=7)
         (self._k_tip,) = ax_p.plot([], [], "s", color=OKABE_ITO[1], markersize=7)
         self._q_tip._ak_name, self._k_tip._ak_name = "query's tip (round)", "key's tip (square)"
@@ -134,8 +135,8 @@ class RopeExplorer(Explorer):
         ends = _rope.rope(np.stack([self.q, self.q]), [0, self.top])  # (2, d)
         lim = 1.15 * float(np.abs(keys @ ends.T).max()) / np.sqrt(self.d)
         ax_s.set_ylim(-lim, lim)
-        ax_s.set_xlabel("key position n'")
-        ax_s.set_ylabel("score  rope(q, m) · rope(k, n') / √d")
+        ax_s.set_xlabel(_("key position n'"))
+        ax_s.set_ylabel(_("score  rope(q, m) · rope(k, n') / √d"))
         ax_s.grid(True, color="#e5e5e5", linewidth=0.6)
         self._ax_p, self._ax_s = ax_p, ax_s
 
@@ -162,7 +163,7 @@ class RopeExplorer(Explorer):
         self._curve.set_ydata(st["scores"])
         self._here.set_data([n], [st["scores"][n]])
         angle = (m - n) * self.theta[i]
-        self._ax_p.set_title(f"pair {i}: θ_{i} = {self.theta[i]:.3g} rad per position\n"
-                             f"(m − n)·θ_{i} = {angle:.2f} rad", fontsize=10)
-        self._ax_s.set_title(f"query at m = {m}: the score of every key position\n"
-                             f"key at n = {n}: m − n = {m - n}, score {st['scores'][n]:+.2f}", fontsize=10)
+        self._ax_p.set_title(_("pair {i}: θ_{i} = {theta} rad per position\n(m − n)·θ_{i} = {angle} rad")
+                             .format(i=i, theta=f"{self.theta[i]:.3g}", angle=f"{angle:.2f}"), fontsize=10)
+        self._ax_s.set_title(_("query at m = {m}: the score of every key position\nkey at n = {n}: m − n = {d}, score {score}")
+                             .format(m=m, n=n, d=m - n, score=f"{st['scores'][n]:+.2f}"), fontsize=10)

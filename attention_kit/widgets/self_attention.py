@@ -7,6 +7,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..i18n import _
 from ..mechanism import attention as _attention
 from ..mechanism import scores as _scores
 from ..plotting import OKABE_ITO, heatmap, plot_vectors, update_heatmap, update_vectors
@@ -90,13 +91,13 @@ class SelfAttentionExplorer(Explorer):
         axes = fig.subplots(1, ncols, gridspec_kw={"width_ratios": [1, 1, 0.9][:ncols]})
         zeros = np.zeros((n, n))
         self._hm_dots = heatmap(zeros, query_labels=self.labels, key_labels=self.labels, ax=axes[0],
-                                kind="scores", title="raw scores Q Kᵀ")
+                                kind="scores", title=_("raw scores Q Kᵀ"))
         self._hm_w = heatmap(np.full((n, n), 1.0 / n), query_labels=self.labels,
-                             key_labels=self.labels, ax=axes[1], title="weights")
+                             key_labels=self.labels, ax=axes[1], title=_("weights"))
         self._ax_p = axes[2] if d == 2 else None
         if self._ax_p is not None:
             colors = [OKABE_ITO[i % len(OKABE_ITO)] for i in range(n)]
-            plane(self._ax_p, "inputs (solid), outputs (dashed):\nthe same colour and tip for x_i and y_i")
+            plane(self._ax_p, _("inputs (solid), outputs (dashed):\nthe same colour and tip for x_i and y_i"))
             self._ax_p.yaxis.tick_right()  # ticks and label on the right, away from the colour bar's label
             self._ax_p.yaxis.set_label_position("right")
             self._arr_x = plot_vectors(self._ax_p, np.zeros((n, 2)), labels=self.labels, color=colors,
@@ -145,9 +146,9 @@ class SelfAttentionExplorer(Explorer):
         if abs(c["temperature"].value - 1.0) > 1e-9:
             div.append(f"{c['temperature'].value:.2f}")
         arg = "Q Kᵀ" + (" / " + "·".join(div) if div else "")
-        self._hm_w.ax.set_title(f"weights softmax({arg})")
-        src = "X W_q (X W_k)ᵀ" if st["learned"] else "X Xᵀ (W = identity)"
-        self._hm_dots.ax.set_title(f"raw scores Q Kᵀ = {src}")
+        self._hm_w.ax.set_title(_("weights softmax({arg})").format(arg=arg))
+        src = "X W_q (X W_k)ᵀ" if st["learned"] else _("X Xᵀ (W = identity)")
+        self._hm_dots.ax.set_title(_("raw scores Q Kᵀ = {src}").format(src=src))
         if self._ax_p is not None:
             X, Y = st["X"], st["outputs"]
             side = steady_box(self._ax_p, np.vstack([X, Y]))  # the data, not a square around 0

@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.legend_handler import HandlerTuple
 from matplotlib.patches import Patch, Rectangle
 
+from ..i18n import N_, _
 from ..mechanism import attention as _attention
 from ..mechanism import masks as _masks
 from ..plotting import OKABE_ITO
@@ -23,7 +24,7 @@ __all__ = ["TilingStepper"]
 # cell status in the grid of (query, key) pairs
 TODO, DONE, CURRENT, SKIPPED, MASKED = range(5)
 STATUS_COLORS = ("#ffffff", "#9ecae1", OKABE_ITO[1], "#8c8c8c", "#ececec")
-STATUS_NAMES = ("not yet", "computed", "this step", "skipped tile", "masked pair (-inf)")
+STATUS_NAMES = (N_("not yet"), N_("computed"), N_("this step"), N_("skipped tile"), N_("masked pair (-inf)"))
 #: Each status also has a mark in its cells (colour is never the only carrier, issue 34):
 #: matplotlib marker, size, colour; "not yet" is blank.
 STATUS_MARKS = (None, (".", 5, "#08306b"), ("*", 9, "#000000"), ("x", 5, "#ffffff"), ("_", 6, "#555555"))
@@ -185,16 +186,16 @@ class TilingStepper(Explorer):
         ax_g.add_patch(self._row_box)
         # labelled as in the legend: the words say "computed (dots): 60 cells: ..." (issue 34)
         self._marks = {k: ax_g.plot([], [], linestyle="none", marker=mark[0], markersize=mark[1],
-                                    color=mark[2], markeredgewidth=1.2, label=STATUS_NAMES[k])[0]
+                                    color=mark[2], markeredgewidth=1.2, label=_(STATUS_NAMES[k]))[0]
                        for k, mark in enumerate(STATUS_MARKS) if mark is not None}
         ax_g.set_xticks(range(n))
         ax_g.set_yticks(range(n))
         ax_g.tick_params(length=0, labelsize=8)
-        ax_g.set_xlabel("key j")
-        ax_g.set_ylabel("query i")
+        ax_g.set_xlabel(_("key j"))
+        ax_g.set_ylabel(_("query i"))
         ax_g.legend(handles=[(Patch(facecolor=c, edgecolor="#666666"), self._marks[k])
                              for k, c in enumerate(STATUS_COLORS) if k],
-                    labels=list(STATUS_NAMES[1:]), handler_map={tuple: HandlerTuple(ndivide=1)},
+                    labels=[_(s) for s in STATUS_NAMES[1:]], handler_map={tuple: HandlerTuple(ndivide=1)},
                     loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=8, frameon=False)
         self._ax_g = ax_g
         ax_m, ax_l = fig.add_subplot(gs[0, 1]), fig.add_subplot(gs[1, 1])
@@ -202,17 +203,17 @@ class TilingStepper(Explorer):
         self._m_final = ax_m.axhline(0, color="#555555", linestyle="--", linewidth=1)
         self._l_line, = ax_l.plot([], [], "o-", color=OKABE_ITO[2])
         self._l_final = ax_l.axhline(0, color="#555555", linestyle="--", linewidth=1)
-        for ax, name in ((ax_m, "running max m"), (ax_l, "running sum l")):
+        for ax, name in ((ax_m, _("running max m")), (ax_l, _("running sum l"))):
             ax.set_xlim(0, n + 0.5)
             ax.set_ylabel(name)
             ax.grid(True, color="#e5e5e5", linewidth=0.6)
-        ax_l.set_xlabel("keys read by the row's tiles")
+        ax_l.set_xlabel(_("keys read by the row's tiles"))
         self._ax_m, self._ax_l = ax_m, ax_l
         ax_o = fig.add_subplot(gs[:, 2])
         x = np.arange(self.D_V)
-        self._bars = ax_o.bar(x, np.zeros(self.D_V), width=0.6, color=OKABE_ITO[4], label="partial acc / l")
+        self._bars = ax_o.bar(x, np.zeros(self.D_V), width=0.6, color=OKABE_ITO[4], label=_("partial acc / l"))
         self._exact = ax_o.plot(x, np.zeros(self.D_V), "_", color="#000000", markersize=28, markeredgewidth=2.5,
-                                label="exact output")[0]
+                                label=_("exact output"))[0]
         self._zero = ax_o.axhline(0, color="#999999", linewidth=0.8)
         ax_o.set_xticks(x)
         ax_o.set_xticklabels([f"out[{i}]" for i in x])
@@ -280,8 +281,10 @@ class TilingStepper(Explorer):
         where = ""
         if s:
             t = st["steps"][s - 1]
-            where = f": query block {t.q_block}, key block {t.k_block}" + (" (skipped)" if t.skipped else "")
-        self._ax_g.set_title(f"tile {s} of {counts.total}{where}\n{counts.skipped} of {counts.total} tiles skipped",
+            where = ": " + _("query block {q}, key block {k}").format(q=t.q_block, k=t.k_block) + \
+                (" " + _("(skipped)") if t.skipped else "")
+        self._ax_g.set_title(_("tile {s} of {total}").format(s=s, total=counts.total) + where + "\n"
+                             + _("{skipped} of {total} tiles skipped").format(skipped=counts.skipped, total=counts.total),
                              fontsize=10)
         for line, final, ys, all_ys in ((self._m_line, self._m_final, st["m"], st["m_all"]),
                                         (self._l_line, self._l_final, st["l"], st["l_all"])):
@@ -289,11 +292,11 @@ class TilingStepper(Explorer):
             final.set_ydata([all_ys[-1]] * 2)
         for ax, all_ys in ((self._ax_m, st["ranges"]["m"]), (self._ax_l, st["ranges"]["l"])):
             _steady_ylim(ax, float(all_ys.min()), float(all_ys.max()))
-        self._ax_m.set_title(f"row {r}: m and l after each of its tiles (dashed: final)", fontsize=10)
+        self._ax_m.set_title(_("row {r}: m and l after each of its tiles (dashed: final)").format(r=r), fontsize=10)
         for b, v in zip(self._bars, st["partial"], strict=True):
             b.set_height(v)
         self._exact.set_ydata(st["exact"])
         outs = np.concatenate([st["exact"], st["ranges"]["out"]])  # every value the bars will take
         _steady_ylim(self._ax_o, float(outs.min()), float(outs.max()), symmetric=True)
         err = float(np.abs(st["partial"] - st["exact"]).max())
-        self._ax_o.set_title(f"row {r}: partial output vs exact\nlargest gap {err:.3f}", fontsize=10)
+        self._ax_o.set_title(_("row {r}: partial output vs exact\nlargest gap {gap}").format(r=r, gap=f"{err:.3f}"), fontsize=10)

@@ -9,6 +9,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ..errors import AttentionError, ParameterError
+from ..i18n import _
 from ..learn.optim import check_learning_rate
 from ..learn.toy_tasks import TASKS, WORDS, Trainer
 from ..plotting import OKABE_ITO, head_grid, update_heatmap
@@ -37,8 +38,8 @@ class _Curves:
         (self.loss_line,) = ax_loss.plot([], [], color=OKABE_ITO[0], lw=1.2)
         (self.acc_line,) = ax_acc.plot([], [], "o-", ms=3, color=OKABE_ITO[5])
         ax_loss.set_yscale("log")
-        ax_loss.set(xlabel="step", ylabel="loss (log scale)", title="training loss", ylim=(1e-5, 10))
-        ax_acc.set(xlabel="step", ylabel="accuracy", title="held-out accuracy", ylim=(0, 1.05))
+        ax_loss.set(xlabel=_("step"), ylabel=_("loss (log scale)"), title=_("training loss"), ylim=(1e-5, 10))
+        ax_acc.set(xlabel=_("step"), ylabel=_("accuracy"), title=_("held-out accuracy"), ylim=(0, 1.05))
         for ax in (ax_loss, ax_acc):
             ax.set_xlim(0, total)
             ax.grid(True, color="#e5e5e5", linewidth=0.6)
@@ -374,18 +375,19 @@ class AttentionTrainer(Explorer):
         gs = fig.add_gridspec(1, 2, width_ratios=[1.25 * h, 1.6])
         words = [WORDS[t] for t in tr.probe]
         start = np.full((h, len(words), len(words)), 1.0 / len(words))
-        _, axes, hms = head_grid(start, query_labels=words, key_labels=words, fig=fig, ncols=h,
+        _fig, axes, hms = head_grid(start, query_labels=words, key_labels=words, fig=fig, ncols=h,
                                  subplot_spec=gs[0, 0])
-        hms[0].colorbar.ax.set_ylabel("attention weight")
+        hms[0].colorbar.ax.set_ylabel(_("attention weight"))
         pattern = TASKS[tr.task.name].pattern
         boxes = []  # drawn with the cells (dynamic artists are drawn over the cached background)
         for ax in np.ravel(axes):
             for i, j in zip(*np.nonzero(pattern if pattern is not None else np.zeros((0, 0))), strict=True):
                 boxes.append(ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, ec=OKABE_ITO[1],
                                                     lw=2.2, zorder=5, label="target")))
-        need = "orange boxes: where the task needs each query to look" if pattern is not None else \
-            "no single pattern can solve this task"
-        fig.suptitle(f"{tr.task.name}: {tr.task.description}\nthe probe's weights ({need})", fontsize=10.5)
+        need = _("orange boxes: where the task needs each query to look") if pattern is not None else \
+            _("no single pattern can solve this task")
+        fig.suptitle(_("{task}: {description}\nthe probe's weights ({need})")
+                     .format(task=tr.task.name, description=_(tr.task.description), need=need), fontsize=10.5)
         sub = fig.add_subfigure(gs[0, 1])
         curves = _Curves(*sub.subplots(2, 1), total=100)
         # the loss title names the step and the learning rate: redrawn on each change, not part of
@@ -407,5 +409,5 @@ class AttentionTrainer(Explorer):
         for i, art in enumerate(hms):
             update_heatmap(art, st["weights"][i])
         curves.update(st)
-        curves.ax_loss.set_title(f"training loss (step {st['steps']}, lr {st['trainer'].lr:.3g})",
+        curves.ax_loss.set_title(_("training loss (step {step}, lr {lr})").format(step=st["steps"], lr=f"{st['trainer'].lr:.3g}"),
                                  fontsize=10)
