@@ -149,7 +149,7 @@ class KVCache:
             tok = "(t, " if not self.lead else f"({self.lead[0]}, t, "
             raise ShapeError(_("{name} has shape {shape} but {want} (one token) or {tok}{d}) (t tokens) "
                              "was expected for this cache (d = {d}").format(name=name, shape=x.shape, want=want, tok=tok, d=d)
-                             + (_(", {h} heads)").format(h=self.lead[0]) if self.lead else ")"))
+                             + (_(", {h} heads)").format(h=self.lead[0]) if self.lead else _(")")))
         check_finite(x, name)
         return x
 
