@@ -155,7 +155,8 @@ def _check_block(X, params: dict, l: int, *, mask=None, cache=None, **rest):
     model's width in its last axis, and a mask is boolean with one row and column per token."""
     layers = n_layers_of(params)
     if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or not 0 <= l < layers:
-        which = "0 (the model has one block)" if layers == 1 else f"a block's number, 0 to {layers - 1}"
+        which = (_("0 (the model has one block)") if layers == 1 else
+                 _("a block's number, 0 to {last}").format(last=layers - 1))
         raise ParameterError(_("l must be {which}, got {l!r}").format(which=which, l=l))
     X = as_float_array(X, "X")
     d_model = np.shape(params[f"l{l}.attn.W_q"])[-2]  # (h, d_model, d_k) or (d_model, ...)

@@ -180,7 +180,7 @@ def attention_backward(cache: AttentionCache, grad_out):
     if not isinstance(cache, AttentionCache):
         raise ParameterError(_("cache must be the AttentionCache returned by attention_forward"))
     out_shape = cache.weights.shape[:-1] + cache.V.shape[-1:]  # (..., n_q, d_v)
-    g = _grad_arg(grad_out, out_shape, "grad_out", "the attention output (..., n_q, d_v)")
+    g = _grad_arg(grad_out, out_shape, "grad_out", _("the attention output (..., n_q, d_v)"))
     return _attention_grads(cache.Q, cache.K, cache.V, cache.weights, g, cache.scale)
 
 
@@ -227,7 +227,7 @@ def _check_multi_head_backward(cache, grad_out):
     if not isinstance(cache, MultiHeadCache):
         raise ParameterError(_("cache must be the MultiHeadCache returned by multi_head_forward"))
     out_shape = cache.concat.shape[:-1] + (cache.params.W_q.shape[1],)  # (..., n_q, d_model)
-    return (cache, _grad_arg(grad_out, out_shape, "grad_out", "the output (..., n_q, d_model)")), {}
+    return (cache, _grad_arg(grad_out, out_shape, "grad_out", _("the output (..., n_q, d_model)"))), {}
 
 
 @door(_check_multi_head_backward)

@@ -334,5 +334,5 @@ def multi_head_forward(X_q, X_kv, params: MultiHeadParams, mask=None, *, scale: 
     if params.b_o is not None:
         out += params.b_o
     if not np.isfinite(out).all():
-        check_finite(out, "the output of multi_head_attention (overflow?)")
+        check_finite(out, _("the output of multi_head_attention (overflow?)"))
     return out, weights, MultiHeadCache(X_q, X_kv, params, Qh, Kh, Vh, weights, concat, scale, rotation)

@@ -156,7 +156,7 @@ def _row_blocks(Qs, K, V, mask, bq, bk, causal, window, batch, check_tiles):
             with np.errstate(over="ignore", invalid="ignore"):
                 S = q @ np.swapaxes(K[..., c0:c1, :], -1, -2)  # (..., rows, cols): one tile of scores
             if check_tiles:
-                check_finite(S, "the scores Q K^T / sqrt(d_k)")
+                check_finite(S, _("the scores Q K^T / sqrt(d_k)"))
             if tmask is not None:
                 S = np.where(tmask, S, -np.inf)  # blocked pairs add exp(-inf) = 0
             m, l, alpha, P = online_step(m, l, S)  # (..., rows), (..., rows), (..., rows), (..., rows, cols)
