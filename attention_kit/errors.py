@@ -99,7 +99,7 @@ def check_finite(arr: np.ndarray, name: str) -> None:
         kind = "NaN" if np.isnan(arr[where]) else "inf"
         raise NonFiniteError(
             _("{name} holds {kind} (first at index {where}, {len_bad} bad entries in all); "
-            "attention needs finite numbers: look for a division by zero or an overflow upstream").format(name=name, kind=kind, where=where, len_bad=len(bad))
+            "attention needs finite numbers: look for a division by zero or an overflow upstream").format(name=_(name), kind=kind, where=where, len_bad=len(bad))
         )
 
 
@@ -211,7 +211,7 @@ def check_positive(value, name: str, *, hint: str) -> float:
     except (TypeError, ValueError):
         number = float("nan")
     if isinstance(value, bool) or not np.isfinite(number) or number <= 0:
-        raise ParameterError(_("{name} must be a positive number, got {value!r}; {hint}").format(name=name, value=value, hint=hint))
+        raise ParameterError(_("{name} must be a positive number, got {value!r}; {hint}").format(name=_(name), value=value, hint=_(hint)))
     return number
 
 
@@ -221,7 +221,7 @@ def check_count(value, name: str, *, minimum: int = 1, example: str | None = Non
     The one validator of whole numbers in the package."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         hint = _("; for example {name}={example}").format(name=name, example=example) if example else ""
-        raise ParameterError(_("{name} must be a whole number >= {minimum}, got {value!r}{hint}").format(name=name, minimum=minimum, value=value, hint=hint))
+        raise ParameterError(_("{name} must be a whole number >= {minimum}, got {value!r}{hint}").format(name=_(name), minimum=minimum, value=value, hint=hint))
     return int(value)
 
 

@@ -18,7 +18,7 @@ from importlib import resources
 import numpy as np
 
 from ..errors import ParameterError, ShapeError, check_count, check_positive
-from ..i18n import _
+from ..i18n import N_, _
 from ..learn.layers import check_targets, cross_entropy
 from ..learn.params import load_params
 from ..scale.kvcache import KVCache
@@ -147,7 +147,7 @@ def next_token_probs(params: dict, config: TinyLMConfig, ids, *, temperature: fl
                      **switches) -> np.ndarray:
     """``softmax(logits / temperature)`` of the token after the last one, shape (vocab_size,)."""
     t = check_positive(temperature, "temperature",
-                       hint=_("use generate(..., temperature=0) for greedy decoding"))
+                       hint=N_("use generate(..., temperature=0) for greedy decoding"))
     ids = np.asarray(ids)[-config.context:]
     z = lm_forward(params, config, ids, **switches)[0][0, -1] / t  # (V,)
     e = np.exp(z - z.max())

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..decoder.block import decoder_forward
 from ..errors import ParameterError, ShapeError, check_count
-from ..i18n import _
+from ..i18n import N_, _
 
 __all__ = ["AttnOnlyConfig", "init_attention_only", "run"]
 
@@ -34,7 +34,7 @@ class AttnOnlyConfig:
         heads = self.n_heads
         if isinstance(heads, (int, np.integer)) and not isinstance(heads, bool):
             raise ParameterError(_("n_heads is one number per layer: give a tuple, e.g. (2, 2) for two layers of 2 heads"))
-        object.__setattr__(self, "n_heads", tuple(check_count(h, _("each layer's n_heads")) for h in heads))
+        object.__setattr__(self, "n_heads", tuple(check_count(h, N_("each layer's n_heads")) for h in heads))
         if not self.n_heads:
             raise ParameterError(_("n_heads is empty: give one number per layer, e.g. (2, 2)"))
         for name in ("vocab", "d_model", "d_head", "max_len"):

@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import ParameterError, ShapeError, as_float_array, check_finite, check_positive, door
-from ..i18n import _
+from ..i18n import N_, _
 from ..mechanism.attention import scaled_dot_product_attention
 from ..mechanism.kernels import stack_heads, to_heads
 from ..mechanism.multi_head_attention import (
@@ -50,7 +50,7 @@ def _grad_arg(grad, shape: tuple, name: str, of: str) -> np.ndarray:
     if g.shape != tuple(shape):
         hint = _("; did you pass it transposed? Use .T") if g.shape == tuple(shape)[:-2] + tuple(shape)[-2:][::-1] else ""
         raise ShapeError(_("{name} has shape {g_shape} but it must have the shape of {of}, {tuple_shape}: "
-                         "one entry dL/dy for every entry y of {of}{hint}").format(name=name, g_shape=g.shape, of=of, tuple_shape=tuple(shape), hint=hint))
+                         "one entry dL/dy for every entry y of {of}{hint}").format(name=name, g_shape=g.shape, of=_(of), tuple_shape=tuple(shape), hint=hint))
     check_finite(g, name)
     return g
 
@@ -180,7 +180,7 @@ def attention_backward(cache: AttentionCache, grad_out):
     if not isinstance(cache, AttentionCache):
         raise ParameterError(_("cache must be the AttentionCache returned by attention_forward"))
     out_shape = cache.weights.shape[:-1] + cache.V.shape[-1:]  # (..., n_q, d_v)
-    g = _grad_arg(grad_out, out_shape, "grad_out", _("the attention output (..., n_q, d_v)"))
+    g = _grad_arg(grad_out, out_shape, "grad_out", N_("the attention output (..., n_q, d_v)"))
     return _attention_grads(cache.Q, cache.K, cache.V, cache.weights, g, cache.scale)
 
 
@@ -227,7 +227,7 @@ def _check_multi_head_backward(cache, grad_out):
     if not isinstance(cache, MultiHeadCache):
         raise ParameterError(_("cache must be the MultiHeadCache returned by multi_head_forward"))
     out_shape = cache.concat.shape[:-1] + (cache.params.W_q.shape[1],)  # (..., n_q, d_model)
-    return (cache, _grad_arg(grad_out, out_shape, "grad_out", _("the output (..., n_q, d_model)"))), {}
+    return (cache, _grad_arg(grad_out, out_shape, "grad_out", N_("the output (..., n_q, d_model)"))), {}
 
 
 @door(_check_multi_head_backward)
@@ -314,7 +314,7 @@ def numerical_gradient(f: Callable[[np.ndarray], float], x, eps: float = 1e-6) -
     -------
     grad : ndarray, float64, shape of x
     """
-    step = check_positive(eps, "eps", hint=_("a small one such as 1e-6"))
+    step = check_positive(eps, "eps", hint=N_("a small one such as 1e-6"))
     x = np.array(as_float_array(x, "x"), dtype=np.float64, copy=True)
     check_finite(x, "x")
     grad = np.empty_like(x)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError, ShapeError, check_finite, check_matrix, check_positive, door
-from ..i18n import _
+from ..i18n import N_, _
 
 __all__ = [
     "embed", "embed_backward",
@@ -87,7 +87,7 @@ def _check_layer_norm(X, gamma, beta, *, eps: float = 1e-5):
         if p.shape != (d,):
             raise ShapeError(_("{name} has shape {p_shape} but ({d},) was expected: one number per "
                              "feature (layer norm works across the features of each row)").format(name=name, p_shape=p.shape, d=d))
-    return (X, gamma, beta), {"eps": check_positive(eps, "eps", hint=_("a small one such as 1e-5"))}
+    return (X, gamma, beta), {"eps": check_positive(eps, "eps", hint=N_("a small one such as 1e-5"))}
 
 
 @door(_check_layer_norm)

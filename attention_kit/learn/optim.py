@@ -19,7 +19,7 @@ import dataclasses
 import numpy as np
 
 from ..errors import NonFiniteError, ParameterError, ShapeError, check_positive
-from ..i18n import _
+from ..i18n import N_, _
 
 __all__ = ["SGD", "Adam", "check_learning_rate"]
 
@@ -28,7 +28,7 @@ def check_learning_rate(lr) -> float:
     """Return ``lr`` as a float, or raise ParameterError with a fix when it is not a positive number."""
     if isinstance(lr, bool) or not isinstance(lr, (int, float, np.integer, np.floating)):
         raise ParameterError(_("the learning rate must be a number such as 0.01, got {lr!r}").format(lr=lr))
-    return check_positive(lr, _("the learning rate"), hint=_("try 0.01: 0 would not move the weights, "
+    return check_positive(lr, N_("the learning rate"), hint=N_("try 0.01: 0 would not move the weights, "
                           "and a negative one climbs the loss"))
 
 

@@ -25,7 +25,7 @@ from ..errors import (
     check_mask,
     check_positive,
 )
-from ..i18n import _
+from ..i18n import N_, _
 from .kernels import softmax_inplace
 
 __all__ = ["softmax", "soft_align", "hard_align", "local_align", "ALIGNMENTS", "align", "check_scores"]
@@ -85,7 +85,7 @@ def soft_align(scores, *, temperature: float = 1.0, mask=None) -> np.ndarray:
     -------
     weights : ndarray, shape (..., n_k)
     """
-    t = check_positive(temperature, "temperature", hint=_("try 1.0"))
+    t = check_positive(temperature, "temperature", hint=N_("try 1.0"))
     x = check_scores(scores)
     return softmax(x / t if t != 1.0 else x, mask=mask)
 

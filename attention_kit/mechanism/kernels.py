@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import MaskError, NonFiniteError, check_finite
-from ..i18n import _
+from ..i18n import N_, _
 
 __all__ = ["SHIFT_FREE_LIMIT", "OVERFLOW_BOUND", "softmax_inplace", "sdpa_core", "to_heads",
            "stack_heads", "mask_for_heads"]
@@ -88,7 +88,7 @@ def sdpa_core(Qs, K, V, mask, bias=None):
         bound = float(np.sqrt(np.max(np.einsum("...i,...i->...", Qs, Qs)))
                       * np.sqrt(np.max(np.einsum("...i,...i->...", K, K))))
     if not bound < OVERFLOW_BOUND or (scores.dtype == np.float32 and not bound < 3e38):
-        check_finite(scores, _("the scores Q K^T / sqrt(d_k)"))
+        check_finite(scores, N_("the scores Q K^T / sqrt(d_k)"))
     if bias is not None:
         scores += bias  # (the bias may be large: the row maxima are then subtracted below)
     # small scores (the usual case): exp cannot overflow, so skip subtracting the row maxima

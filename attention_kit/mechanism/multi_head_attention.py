@@ -19,7 +19,7 @@ from ..errors import (
     check_positive,
     door,
 )
-from ..i18n import _
+from ..i18n import N_, _
 from .kernels import mask_for_heads, sdpa_core, stack_heads, to_heads
 
 __all__ = ["MultiHeadParams", "MultiHeadCache", "init_multi_head", "split_heads", "merge_heads",
@@ -215,7 +215,7 @@ class MultiHeadCache:
 def _scale_arg(scale, d_k: int) -> float:
     if scale is None:
         return 1.0 / np.sqrt(d_k)
-    return check_positive(scale, "scale", hint=_("leave it None for 1/sqrt(d_k)"))
+    return check_positive(scale, "scale", hint=N_("leave it None for 1/sqrt(d_k)"))
 
 
 def multi_head_attention(X_q, X_kv, params: MultiHeadParams, mask=None):
@@ -334,5 +334,5 @@ def multi_head_forward(X_q, X_kv, params: MultiHeadParams, mask=None, *, scale: 
     if params.b_o is not None:
         out += params.b_o
     if not np.isfinite(out).all():
-        check_finite(out, _("the output of multi_head_attention (overflow?)"))
+        check_finite(out, N_("the output of multi_head_attention (overflow?)"))
     return out, weights, MultiHeadCache(X_q, X_kv, params, Qh, Kh, Vh, weights, concat, scale, rotation)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ShapeError, check_count, check_finite, check_mask
-from ..i18n import _
+from ..i18n import N_, _
 from ..mechanism.attention import check_qkv, check_scale
 from ..mechanism.kernels import OVERFLOW_BOUND
 from .online import check_block, online_step
@@ -156,7 +156,7 @@ def _row_blocks(Qs, K, V, mask, bq, bk, causal, window, batch, check_tiles):
             with np.errstate(over="ignore", invalid="ignore"):
                 S = q @ np.swapaxes(K[..., c0:c1, :], -1, -2)  # (..., rows, cols): one tile of scores
             if check_tiles:
-                check_finite(S, _("the scores Q K^T / sqrt(d_k)"))
+                check_finite(S, N_("the scores Q K^T / sqrt(d_k)"))
             if tmask is not None:
                 S = np.where(tmask, S, -np.inf)  # blocked pairs add exp(-inf) = 0
             m, l, alpha, P = online_step(m, l, S)  # (..., rows), (..., rows), (..., rows), (..., rows, cols)
