@@ -101,17 +101,36 @@ def test_the_column_layout_is_named_in_chinese_with_its_fix(monkeypatch):
     assert "列布局" in general and "X.T" in general, general
 
 
-def test_plain_numpys_message_and_shape_text_in_chinese(monkeypatch):
+def test_plain_numpys_message_and_shape_text_in_chinese(monkeypatch, capsys):
     from attention_kit.check import shape_text
-    from attention_kit.check.plain import _hint
+    from attention_kit.check.plain import plain_numpy
+
+    @plain_numpy()
+    def plain_checker(answer):
+        return True
+
+    @plain_numpy(allow=("softmax",))
+    def softmax_allowed(answer):
+        return True
+
+    def answer(n):
+        return ak.causal_mask(n)
+
+    def attention_answer(X):
+        return ak.self_attention(X, np.eye(2), np.eye(2), np.eye(2))
 
     monkeypatch.setenv("ATTENTION_KIT_LANG", "en")
-    assert _hint("ak.causal_mask", ()).startswith("this exercise asks for plain numpy, without attention_kit")
+    assert plain_checker(answer) is False
+    assert "this exercise asks for plain numpy, without attention_kit: your answer uses `" in capsys.readouterr().out
     assert shape_text([[1, 2], [3]]) == "a ragged list with no single shape"
     monkeypatch.setenv("ATTENTION_KIT_LANG", "zh")
-    assert _hint("ak.causal_mask", ()) == ("这道练习要求只用 numpy，不用 attention_kit：你的答案用了 "
-                                          "`ak.causal_mask`。请自己写出这个计算；检查器会拿它与 attention_kit 比较")
-    assert "`ak.softmax`" in _hint("ak.self_attention", ("softmax",))
+    assert plain_checker(answer) is False
+    out = capsys.readouterr().out
+    assert "这道练习要求只用 numpy，不用 attention_kit：你的答案用了 `" in out, out
+    assert "请自己写出这个计算；检查器会拿它与 attention_kit 比较" in out, out
+    assert softmax_allowed(attention_answer) is False
+    out = capsys.readouterr().out
+    assert "这道练习要求用 numpy，attention_kit 中只能用 `ak.softmax`：你的答案用了 `" in out, out
     assert shape_text([[1, 2], [3]]) == "一个长短不一、没有统一形状的 list"
     assert shape_text(3.0) == "()（一个 float）"
 

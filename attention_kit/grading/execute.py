@@ -75,15 +75,13 @@ def _cell_error(cell, limits: Limits) -> str | None:
     for out in cell.get("outputs", []):
         if out.get("output_type") == "error":
             if out.get("ename") == "KeyboardInterrupt":
-                return _("did not finish within {seconds:g} s and was stopped (an endless loop?)").format(
-                    seconds=limits.cell_s)
+                return _("did not finish within {seconds:g} s and was stopped (an endless loop?)").format(seconds=limits.cell_s)
             value = str(out.get("evalue", "")).strip().splitlines()
             value = re.sub(r"\(\S+\.py, line (\d+)\)", r"(line \1)", value[0]) if value else ""
             value = value if len(value) <= 160 else value[:157] + "..."
             limit = (_(" (the limit is {mb} MB per notebook)").format(mb=limits.memory_mb)
                      if out.get("ename") == "MemoryError" else "")
-            return (_("raised {error}").format(error=out.get("ename", _("an error")))
-                    + (f": {value}" if value else "") + limit)
+            return _("raised {error}").format(error=out.get("ename", _("an error"))) + (f": {value}" if value else "") + limit
     return None
 
 
@@ -224,15 +222,14 @@ def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[E
     grades, notes = [], []
     explained: set[int] = set()  # code cells whose error an exercise's verdict already names
     if run.killed == "notebook":
-        reason = _("the notebook did not finish within {seconds:g} s, so it could not be "
-                   "graded: look for a loop that never ends").format(seconds=limits.notebook_s)
+        reason = _("the notebook did not finish within {seconds:g} s, so it could not be graded: look for a loop that "
+                   "never ends").format(seconds=limits.notebook_s)
     elif run.killed == "grading":
         reason = _("the grader's calls to your answers did not finish in time")
     elif run.setup_failed:
         reason = _("the grader could not load its checking code into the notebook's kernel")
     elif run.died:
-        reason = _("the Python kernel stopped while running the notebook (out of memory, or the "
-                   "notebook ended Python itself)")
+        reason = _("the Python kernel stopped while running the notebook (out of memory, or the notebook ended Python itself)")
     else:
         reason = _("the grader got no verdict for this exercise")
     for ex_id, ex in nb_entry.numbered():
@@ -249,8 +246,7 @@ def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[E
                 k, err = errors[-1]
                 explained.add(k)
                 status = COULD_NOT_RUN
-                message = _("the exercise cell (code cell {cell}) {error}, so {names} was never defined").format(
-                    cell=k + 1, error=err, names=names)
+                message = _("the exercise cell (code cell {cell}) {error}, so {names} was never defined").format(cell=k + 1, error=err, names=names)
             elif cells[ex_id]:
                 message = _("{names} is not defined after running the notebook").format(names=names)
             else:
@@ -278,8 +274,7 @@ def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[E
             continue
         err = _cell_error(cell, limits)
         if err:
-            errors.append(_("code cell {cell} (`{line}`) {error}").format(
-                cell=k + 1, line=_first_line(cell.source), error=err))
+            errors.append(_("code cell {cell} (`{line}`) {error}").format(cell=k + 1, line=_first_line(cell.source), error=err))
     if errors:
         more = _(" (and {n} more)").format(n=len(errors) - 3) if len(errors) > 3 else ""
         notes.append(_("errors while running the notebook: ") + "; ".join(errors[:3]) + more)
