@@ -13,6 +13,8 @@ import types
 
 import numpy as np
 
+from .i18n import _
+
 __all__ = [
     "AttentionError",
     "ShapeError",
@@ -71,16 +73,16 @@ def as_float_array(x, name: str) -> np.ndarray:
         arr = np.asarray(x)
     except Exception as exc:  # ragged lists and the like
         raise ShapeError(
-            f"{name} could not be turned into an array ({exc}); "
-            "give a list of equal-length rows or a numpy array"
+            _("{name} could not be turned into an array ({exc}); "
+            "give a list of equal-length rows or a numpy array").format(name=name, exc=exc)
         ) from None
     if arr.dtype == object or arr.dtype.kind in "USV":
         raise ShapeError(
-            f"{name} must hold numbers, but it has dtype {arr.dtype}; "
-            "check for ragged rows or strings"
+            _("{name} must hold numbers, but it has dtype {dtype}; "
+            "check for ragged rows or strings").format(name=name, dtype=arr.dtype)
         )
     if arr.dtype.kind == "c":
-        raise ShapeError(f"{name} is complex ({arr.dtype}); attention works on real numbers")
+        raise ShapeError(_("{name} is complex ({dtype}); attention works on real numbers").format(name=name, dtype=arr.dtype))
     if arr.dtype.kind in "biu":
         arr = arr.astype(np.float64)
     elif arr.dtype not in (np.float32, np.float64):
@@ -96,8 +98,8 @@ def check_finite(arr: np.ndarray, name: str) -> None:
         where = tuple(int(i) for i in bad[0])
         kind = "NaN" if np.isnan(arr[where]) else "inf"
         raise NonFiniteError(
-            f"{name} holds {kind} (first at index {where}, {len(bad)} bad entries in all); "
-            "attention needs finite numbers: look for a division by zero or an overflow upstream"
+            _("{name} holds {kind} (first at index {where}, {len_bad} bad entries in all); "
+            "attention needs finite numbers: look for a division by zero or an overflow upstream").format(name=_(name), kind=kind, where=where, len_bad=len(bad))
         )
 
 
@@ -134,21 +136,21 @@ def check_matrix(
     arr = as_float_array(x, name)
     min_nd = 1 if allow_1d else 2
     if arr.ndim < min_nd or (not batch and arr.ndim > 2):
-        want = f"{expected}" + (" or a single vector (d,)" if allow_1d else "")
+        want = f"{expected}" + (_(" or a single vector (d,)") if allow_1d else "")
         extra = ""
         if arr.ndim == 1 and not allow_1d:
-            extra = f"; for a single vector use {name}[None, :] to make it one row"
+            extra = _("; for a single vector use {name}[None, :] to make it one row").format(name=name)
         if arr.ndim == 0:
-            extra = "; a scalar is not a sequence of vectors"
+            extra = _("; a scalar is not a sequence of vectors")
         if arr.ndim == 3 and not batch:
-            extra = "; a stack of per-head matrices belongs in multi_head_attention / MultiHeadParams"
+            extra = _("; a stack of per-head matrices belongs in multi_head_attention / MultiHeadParams")
         raise ShapeError(
-            f"{name} has shape {arr.shape} but {want} was expected (rows are tokens){extra}"
+            _("{name} has shape {shape} but {want} was expected (rows are tokens){extra}").format(name=name, shape=arr.shape, want=want, extra=extra)
         )
     if arr.size == 0 or (arr.ndim >= 2 and arr.shape[-2] == 0) or arr.shape[-1] == 0:
         raise EmptySequenceError(
-            f"{name} is empty (shape {arr.shape}); {expected} needs at least one token "
-            "and one feature"
+            _("{name} is empty (shape {shape}); {expected} needs at least one token "
+            "and one feature").format(name=name, shape=arr.shape, expected=expected)
         )
     rows = arr.shape[-2] if arr.ndim >= 2 else None
     cols = arr.shape[-1]
@@ -160,16 +162,16 @@ def check_matrix(
     if (n is not None and arr.ndim >= 2 and rows != n) or (d is not None and cols != d):
         want_n = str(n) if n is not None else n_name
         want_d = str(d) if d is not None else d_name
-        msg = (
-            f"{name} has shape {arr.shape} but ({want_n}, {want_d}) was expected "
-            f"({expected}, rows are tokens)"
-        )
+        msg = _(
+            "{name} has shape {shape} but ({want_n}, {want_d}) was expected "
+            "({expected}, rows are tokens)"
+        ).format(name=name, shape=arr.shape, want_n=want_n, want_d=want_d, expected=expected)
         if transposed:
-            msg += f"; did you pass the column layout (d, n) of the survey? Use {name}.T"
+            msg += _("; did you pass the column layout (d, n) of the survey? Use {name}.T").format(name=name)
         elif d is not None and cols != d:
-            msg += f"; its last dimension must be {d} ({d_name})"
+            msg += _("; its last dimension must be {d} ({d_name})").format(d=d, d_name=d_name)
         elif n is not None and rows != n:
-            msg += f"; it needs one row per input feature, {n} ({n_name})"
+            msg += _("; it needs one row per input feature, {n} ({n_name})").format(n=n, n_name=n_name)
         raise ShapeError(msg)
     check_finite(arr, name)
     return arr
@@ -180,11 +182,11 @@ def check_mask(mask, shape: tuple, name: str = "mask") -> np.ndarray:
     m = np.asarray(mask)
     if m.dtype != np.bool_:
         raise MaskDtypeError(
-            f"{name} must be boolean with True meaning 'may attend' (the polarity of PyTorch's "
-            f"scaled_dot_product_attention), but it has dtype {m.dtype}. Convert with "
-            f"{name}.astype(bool) or build it with causal_mask / padding_mask. Note that "
+            _("{name} must be boolean with True meaning 'may attend' (the polarity of PyTorch's "
+            "scaled_dot_product_attention), but it has dtype {m_dtype}. Convert with "
+            "{name}.astype(bool) or build it with causal_mask / padding_mask. Note that "
             "torch.nn.MultiheadAttention's attn_mask uses the opposite polarity (True = blocked); "
-            "invert such a mask with ~mask"
+            "invert such a mask with ~mask").format(name=name, m_dtype=m.dtype)
         )
     try:
         np.broadcast_shapes(m.shape, tuple(shape))
@@ -193,9 +195,9 @@ def check_mask(mask, shape: tuple, name: str = "mask") -> np.ndarray:
         ok = False
     if not ok:
         raise MaskError(
-            f"{name} has shape {m.shape} but it must broadcast to the scores' shape {tuple(shape)} "
+            _("{name} has shape {m_shape} but it must broadcast to the scores' shape {tuple_shape} "
             "(..., n_q, n_k): one row per query, one column per key. Build it with "
-            "causal_mask(n_q, n_k) or padding_mask(lengths, n_k)"
+            "causal_mask(n_q, n_k) or padding_mask(lengths, n_k)").format(name=name, m_shape=m.shape, tuple_shape=tuple(shape))
         )
     return m
 
@@ -209,7 +211,7 @@ def check_positive(value, name: str, *, hint: str) -> float:
     except (TypeError, ValueError):
         number = float("nan")
     if isinstance(value, bool) or not np.isfinite(number) or number <= 0:
-        raise ParameterError(f"{name} must be a positive number, got {value!r}; {hint}")
+        raise ParameterError(_("{name} must be a positive number, got {value!r}; {hint}").format(name=_(name), value=value, hint=_(hint)))
     return number
 
 
@@ -218,8 +220,8 @@ def check_count(value, name: str, *, minimum: int = 1, example: str | None = Non
     window), else a ParameterError that names ``name``, what was given and, if given, an example.
     The one validator of whole numbers in the package."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        hint = f"; for example {name}={example}" if example else ""
-        raise ParameterError(f"{name} must be a whole number >= {minimum}, got {value!r}{hint}")
+        hint = _("; for example {name}={example}").format(name=name, example=example) if example else ""
+        raise ParameterError(_("{name} must be a whole number >= {minimum}, got {value!r}{hint}").format(name=_(name), minimum=minimum, value=value, hint=hint))
     return int(value)
 
 
@@ -271,6 +273,6 @@ def check_arrays(arrays: dict, what: str = "params") -> None:
     for name, a in arrays.items():
         arr = np.asarray(a)
         if arr.dtype.kind not in "fiub":
-            raise ShapeError(f"{what}[{name!r}] must hold numbers, but it has dtype {arr.dtype}")
+            raise ShapeError(_("{what}[{name!r}] must hold numbers, but it has dtype {dtype}").format(what=what, name=name, dtype=arr.dtype))
         if arr.dtype.kind == "f" and not np.isfinite(arr).all():
             check_finite(arr, f"{what}[{name!r}]")

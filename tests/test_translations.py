@@ -225,11 +225,19 @@ def test_the_grader_writes_the_checkers_hints_in_its_environments_language(tmp_p
     (tmp_path / "sub" / "alice").mkdir(parents=True)
     nbformat.write(student, tmp_path / "sub" / "alice" / "01_general_attention_model.ipynb")
     env = {**os.environ, "ATTENTION_KIT_LANG": "zh"}
-    subprocess.run([sys.executable, "-m", "attention_kit.grading", str(tmp_path / "sub"), "--out",
-                    str(tmp_path / "grades"), "--notebooks", "01", "--workers", "1"],
-                   env=env, check=True, capture_output=True, text=True, timeout=300)
+    run = subprocess.run([sys.executable, "-m", "attention_kit.grading", str(tmp_path / "sub"), "--out",
+                          str(tmp_path / "grades"), "--notebooks", "01", "--workers", "1"],
+                         env=env, check=True, capture_output=True, text=True, timeout=300)
     feedback = (tmp_path / "grades" / "feedback" / "alice.md").read_text(encoding="utf-8")
-    assert "✗ **Exercise 2, dot scores**: not yet — 你除以了 sqrt(d)：那是缩放点积" in feedback
+    assert "✗ **练习 2，dot scores**：还没通过 — 你除以了 sqrt(d)：那是缩放点积" in feedback
+    # the headings, the grade and the summary in Chinese too; what Canvas imports as it expects it
+    assert "：给 alice 的反馈\n" in feedback.splitlines(keepends=True)[0], feedback[:200]
+    assert "**你的成绩：" in feedback and "## 01 · The general attention model：5 道通过了 " in feedback
+    summary = (tmp_path / "grades" / "summary.md").read_text(encoding="utf-8")
+    assert summary.startswith("# 全班总结：") and "1 名学习者" in summary, summary[:300]
+    assert "最常见的提示（学习者人数）" in run.stdout, run.stdout
+    canvas = (tmp_path / "grades" / "canvas.csv").read_text(encoding="utf-8")
+    assert canvas.startswith("Student,ID,SIS User ID,SIS Login ID,Section,"), canvas[:200]
 
 
 def test_the_readme_is_translated_by_sections_and_a_changed_section_is_named(course):

@@ -221,10 +221,10 @@ def shape_text(x) -> str:
     """``(4, 5)``, or what the learner gave when it is not an array (a ragged list has no shape)."""
     shape = shape_of(x)
     if shape is None:
-        return f"a ragged {type(x).__name__} with no single shape"
+        return _("a ragged {kind} with no single shape").format(kind=type(x).__name__)
     if isinstance(x, (np.ndarray, list, tuple)):
         return str(shape)
-    return f"{shape} (a {type(x).__name__})"
+    return _("{shape} (a {kind})").format(shape=shape, kind=type(x).__name__)
 
 
 def as_floats(x) -> np.ndarray | None:

@@ -399,7 +399,7 @@ def n_parameters(answer, *, d_model: int, n_heads: int, d_head: int | None = Non
     if not value.is_integer():
         return report(False, _("{value} is not a whole number: a count of parameters has no fraction").format(value=f"{value:,}"))
     if value == t["want"]:
-        return report(True, t["ok"])
+        return report(True, "".join(_(text).format(**fields) for text, fields in t["ok"]))
     for w, hint in t["wrong"]:
         if value == w:
             return report(False, _(hint))

@@ -2,7 +2,7 @@
 ``check.multi_head.n_parameters`` counts, as data.
 
 ``PARAMETER_LAYERS`` lists them, ``(d_model, n_heads, d_head, bias)``; ``parameter_counts()`` is the
-``@recorded`` table of their counts, the ✓ texts and the usual wrong counts with their hints.
+``@recorded`` table of their counts, the ✓ texts (templates and their fields) and the usual wrong counts with their hints.
 """
 
 from __future__ import annotations
@@ -66,8 +66,12 @@ def parameter_counts() -> dict:
     out = {}
     for d, h, dh, bias in PARAMETER_LAYERS:
         want = _count(d, h, dh, bias)
-        ok = (f"{want:,} parameters: W_q, W_k, W_v are {d} x {h * dh} in total, W_o is {h * dh} x {d}"
-              + (f", plus {3 * h * dh + d:,} biases" if bias else "")
-              + ("" if h * dh != d else "; the head count does not change it"))
+        # the ✓ text in parts, (template, fields), translated where it is shown
+        ok = [(N_("{want} parameters: W_q, W_k, W_v are {d} x {width} in total, W_o is {width} x {d}"),
+               {"want": f"{want:,}", "d": d, "width": h * dh})]
+        if bias:
+            ok.append((N_(", plus {biases} biases"), {"biases": f"{3 * h * dh + d:,}"}))
+        if h * dh == d:
+            ok.append((N_("; the head count does not change it"), {}))
         out[(d, h, dh, bias)] = {"want": want, "ok": ok, "wrong": _count_mistakes(d, h, dh, bias)}
     return out

@@ -27,6 +27,8 @@ import inspect
 import types
 from typing import Any, Callable, Iterable
 
+from ..i18n import _
+
 __all__ = ["library_use", "plain_numpy", "PACKAGE"]
 
 PACKAGE = "attention_kit"
@@ -162,10 +164,12 @@ def library_use(answer: Any, allow: Iterable[str] = ()) -> str | None:
 def _hint(used: str, allow: tuple[str, ...]) -> str:
     if allow:
         others = ", ".join(f"`ak.{a}`" for a in allow)
-        return (f"this exercise asks for numpy and, of attention_kit, only {others}: your answer "
-                f"uses `{used}`. Write that part yourself; the checker compares with attention_kit")
-    return (f"this exercise asks for plain numpy, without attention_kit: your answer uses "
-            f"`{used}`. Write the computation yourself; the checker compares with attention_kit")
+        return _("this exercise asks for numpy and, of attention_kit, only {others}: your answer "
+                 "uses `{used}`. Write that part yourself; the checker compares with attention_kit"
+                 ).format(others=others, used=used)
+    return _("this exercise asks for plain numpy, without attention_kit: your answer uses "
+             "`{used}`. Write the computation yourself; the checker compares with attention_kit"
+             ).format(used=used)
 
 
 def plain_numpy(*, allow: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
@@ -193,8 +197,8 @@ def plain_numpy(*, allow: tuple[str, ...] = ()) -> Callable[[Callable], Callable
                 if answer.used is not None:
                     return report(False, _hint(answer.used, allow))
                 if answer.tampered:
-                    return report(False, "your answer switched off the grader's check that it uses "
-                                  "plain numpy while it ran, so it cannot be graded as plain numpy")
+                    return report(False, _("your answer switched off the grader's check that it uses "
+                                           "plain numpy while it ran, so it cannot be graded as plain numpy"))
             return ok
 
         wrapper.plain_numpy = tuple(allow)

@@ -45,6 +45,7 @@ from ..errors import (
     check_mask,
     door,
 )
+from ..i18n import _
 from ..learn import layers as L
 from ..learn.backward import multi_head_backward
 from ..mechanism.masks import causal_mask
@@ -113,7 +114,7 @@ def _attention(A: np.ndarray, p, mask, cache, count, replace=None, pos=None, rot
     h_kv, d_v = p.W_k.shape[0], p.W_v.shape[2]
     rows = int(np.prod(A.shape[:-1]))
     if replace and (cache is not None or isinstance(p, GroupedQueryParams)):
-        raise ParameterError("replace_heads works on multi-head attention without a cache")
+        raise ParameterError(_("replace_heads works on multi-head attention without a cache"))
     if cache is not None:  # one new token: project it, append its k and v, attend over the cache
         x = A.reshape(d_model)  # (d_model,)
         q = np.einsum("d,hde->he", x, p.W_q)  # (h, d_k)
@@ -129,8 +130,8 @@ def _attention(A: np.ndarray, p, mask, cache, count, replace=None, pos=None, rot
         n_k, saved = 0, None  # (the cache counted its two products itself)
     elif isinstance(p, GroupedQueryParams):
         if rotate or slopes is not None:
-            raise ParameterError("RoPE and ALiBi are written for multi-head attention here (or with a "
-                                 "KV cache); use positions='sinusoidal' or None with grouped-query weights")
+            raise ParameterError(_("RoPE and ALiBi are written for multi-head attention here (or with a "
+                                 "KV cache); use positions='sinusoidal' or None with grouped-query weights"))
         out, w = grouped_query_attention(A, A, p, mask)
         n_k, saved = A.shape[-2], None
     else:
@@ -154,18 +155,19 @@ def _check_block(X, params: dict, l: int, *, mask=None, cache=None, **rest):
     model's width in its last axis, and a mask is boolean with one row and column per token."""
     layers = n_layers_of(params)
     if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or not 0 <= l < layers:
-        which = "0 (the model has one block)" if layers == 1 else f"a block's number, 0 to {layers - 1}"
-        raise ParameterError(f"l must be {which}, got {l!r}")
+        which = (_("0 (the model has one block)") if layers == 1 else
+                 _("a block's number, 0 to {last}").format(last=layers - 1))
+        raise ParameterError(_("l must be {which}, got {l!r}").format(which=which, l=l))
     X = as_float_array(X, "X")
     d_model = np.shape(params[f"l{l}.attn.W_q"])[-2]  # (h, d_model, d_k) or (d_model, ...)
     if X.ndim < 2 or X.shape[-1] != d_model:
-        hint = " (did you pass the column layout (d, n)? Use X.T)" if X.ndim == 2 and X.shape[0] == d_model else ""
-        raise ShapeError(f"X must have shape (..., n, {d_model}): one row per token, {d_model} "
-                         f"numbers each (the model's d_model), but it has shape {X.shape}{hint}")
+        hint = _(" (did you pass the column layout (d, n)? Use X.T)") if X.ndim == 2 and X.shape[0] == d_model else ""
+        raise ShapeError(_("X must have shape (..., n, {d_model}): one row per token, {d_model} "
+                         "numbers each (the model's d_model), but it has shape {X_shape}{hint}").format(d_model=d_model, X_shape=X.shape, hint=hint))
     check_finite(X, "X")
     if mask is not None:
         if cache is not None:
-            raise ParameterError("give no mask with a cache: the new token sees every cached one")
+            raise ParameterError(_("give no mask with a cache: the new token sees every cached one"))
         mask = check_mask(mask, (X.shape[-2], X.shape[-2]))
     return (X, params, l), dict(rest, mask=mask, cache=cache)
 
@@ -230,8 +232,8 @@ def block_backward(dX, saved) -> tuple[np.ndarray, dict]:
     """``dL/dX`` of the block's input and the gradients of its parameters, from ``dL/d(output)``."""
     c1, ca, c2, cm, l, residual = saved
     if ca is None:
-        raise ParameterError("the backward pass is written for multi-head attention without a cache "
-                             "(and without replace_heads); run the block that way to train it")
+        raise ParameterError(_("the backward pass is written for multi-head attention without a cache "
+                             "(and without replace_heads); run the block that way to train it"))
     g: dict[str, np.ndarray] = {}
     if cm is not None:
         dM_in, *dmlp = L.mlp_backward(dX, cm)
@@ -251,14 +253,14 @@ def _check_decoder(params: dict, ids, *, positions: str | None = "sinusoidal", s
     """The checks of :func:`decoder_forward`: the weights (numbers, all finite), the token ids (in the
     vocabulary), the position scheme and the slopes; what the blocks get from here is checked."""
     if positions not in POSITIONS:
-        raise ParameterError(f"positions must be one of {POSITIONS}, got {positions!r}")
+        raise ParameterError(_("positions must be one of {positions}, got {positions2!r}").format(positions=POSITIONS, positions2=positions))
     check_arrays(params)
     if slopes is not None:
         if positions != "alibi":
-            raise ParameterError(f"slopes are ALiBi's: pass positions='alibi' with them (not {positions!r})")
+            raise ParameterError(_("slopes are ALiBi's: pass positions='alibi' with them (not {positions!r})").format(positions=positions))
         slopes = as_float_array(slopes, "slopes").reshape(-1)
         if slopes.size != params["l0.attn.W_q"].shape[0]:
-            raise ShapeError(f"give one slope per head: {params['l0.attn.W_q'].shape[0]}, not {slopes.size}")
+            raise ShapeError(_("give one slope per head: {value}, not {slopes_size}").format(value=params['l0.attn.W_q'].shape[0], slopes_size=slopes.size))
     ids = L.token_ids(ids, np.shape(params["E"])[0])
     return (params, ids), dict(switches, positions=positions, slopes=slopes)
 
@@ -317,7 +319,7 @@ def decoder_forward(params: dict, ids, *, positions: str | None = "sinusoidal", 
         mask = causal_mask.unchecked(n, n)  # (n, n), for every head and sequence
     n_layers = n_layers_of(params)
     if caches is not None and len(caches) != n_layers:
-        raise ParameterError(f"give one KVCache per block: {n_layers}, not {len(caches)}")
+        raise ParameterError(_("give one KVCache per block: {n_layers}, not {len_caches}").format(n_layers=n_layers, len_caches=len(caches)))
     blocks, weights = [], []
     for l in range(n_layers):
         replace = {h: v for (layer, h), v in (replace_heads or {}).items() if layer == l}
@@ -362,9 +364,9 @@ def decoder_backward(params: dict, saved: dict, dlogits) -> dict[str, np.ndarray
 def _learned_positions(params: dict, start: int, n: int) -> np.ndarray:
     """Rows ``start .. start + n - 1`` of the learned position table ``P`` (max_len, d_model)."""
     if "P" not in params:
-        raise ParameterError('positions="learned" needs a table params["P"] of shape (max_len, d_model); '
-                             'create it with the model (heads.init_attention_only) or use positions="sinusoidal"')
+        raise ParameterError(_('positions="learned" needs a table params["P"] of shape (max_len, d_model); '
+                             'create it with the model (heads.init_attention_only) or use positions="sinusoidal"'))
     if start + n > params["P"].shape[0]:
-        raise ParameterError(f"the model learned {params['P'].shape[0]} positions but position {start + n - 1} "
-                             f"was asked for; give at most {params['P'].shape[0] - start} tokens")
+        raise ParameterError(_("the model learned {params_P_shape_0} positions but position {start_n_1} "
+                             "was asked for; give at most {params_P_shape_0_start} tokens").format(params_P_shape_0=params['P'].shape[0], start_n_1=start + n - 1, params_P_shape_0_start=params['P'].shape[0] - start))
     return params["P"][start:start + n]

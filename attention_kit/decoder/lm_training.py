@@ -17,6 +17,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..errors import ParameterError, check_count
+from ..i18n import _
 from ..learn.corpus import Vocab, load_rhymes, tokenize
 from ..learn.layers import cross_entropy
 from ..learn.optim import Adam
@@ -62,7 +63,7 @@ def make_lm_data(context: int, *, seed: int = 0, held_out: float = 0.1,
         rhymes = [tokenize(r) + ["/"] for r in load_rhymes()]
         if isinstance(held_rhyme, bool) or not isinstance(held_rhyme, (int, np.integer)) \
                 or not 0 <= held_rhyme < len(rhymes):
-            raise ParameterError(f"held_rhyme must be a rhyme's index, 0 to {len(rhymes) - 1}; got {held_rhyme!r}")
+            raise ParameterError(_("held_rhyme must be a rhyme's index, 0 to {len_rhymes_1}; got {held_rhyme!r}").format(len_rhymes_1=len(rhymes) - 1, held_rhyme=held_rhyme))
         rest = vocab.encode([t for k, r in enumerate(rhymes) if k != held_rhyme for t in r])
         train, held = _windows(rest, context), _windows(vocab.encode(rhymes[held_rhyme]), context)
         return LMData(train[:, :-1], train[:, 1:], held[:, :-1], held[:, 1:], vocab)

@@ -28,6 +28,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..errors import ParameterError, check_count
+from ..i18n import _
 from ..scale.grouped_query import init_grouped_query
 from ..scale.kvcache import KVCache
 from .block import decoder_forward
@@ -78,7 +79,7 @@ class TinyDecoder:
     def __init__(self, vocab: int, d_model: int, n_heads: int, n_kv_heads: int, *, n_layers: int = 2,
                  rng: np.random.Generator, max_len: int = 256):
         if not isinstance(rng, np.random.Generator):
-            raise ParameterError("rng must be a numpy Generator; make one with np.random.default_rng(seed)")
+            raise ParameterError(_("rng must be a numpy Generator; make one with np.random.default_rng(seed)"))
         c = self.config = DecoderConfig(vocab, d_model, n_heads, n_kv_heads, n_layers, max_len)
         self.params = {"E": rng.normal(0, 1, (c.vocab, c.d_model)),  # (vocab, d_model)
                        "W_out": rng.normal(0, 1 / np.sqrt(c.d_model), (c.d_model, c.vocab))}  # (d_model, vocab)
@@ -99,9 +100,9 @@ class TinyDecoder:
         c = self.config
         t = np.asarray(tokens)
         if t.ndim != 1 or t.size == 0 or t.dtype.kind not in "iu" or (t < 0).any() or (t >= c.vocab).any():
-            raise ParameterError(f"tokens must be a non-empty 1-D list of ints in 0..{c.vocab - 1}, got {tokens!r}")
+            raise ParameterError(_("tokens must be a non-empty 1-D list of ints in 0..{c_vocab_1}, got {tokens!r}").format(c_vocab_1=c.vocab - 1, tokens=tokens))
         if t.size > c.max_len:
-            raise ParameterError(f"{t.size} tokens is more than max_len = {c.max_len}; make the decoder with a larger max_len")
+            raise ParameterError(_("{t_size} tokens is more than max_len = {c_max_len}; make the decoder with a larger max_len").format(t_size=t.size, c_max_len=c.max_len))
         return t
 
     def _step_cached(self, token: int, pos: int, caches: list[KVCache]) -> np.ndarray:
@@ -130,7 +131,7 @@ class TinyDecoder:
         n_new = check_count(n_new, "n_new")
         c = self.config
         if len(t) + n_new > c.max_len:
-            raise ParameterError(f"prompt ({len(t)}) + n_new ({n_new}) exceeds max_len = {c.max_len}")
+            raise ParameterError(_("prompt ({len_t}) + n_new ({n_new}) exceeds max_len = {c_max_len}").format(len_t=len(t), n_new=n_new, c_max_len=c.max_len))
         caches = [KVCache(self.params[f"l{l}.attn.W_k"].shape[2], self.params[f"l{l}.attn.W_v"].shape[2],
                           n_heads=c.n_kv_heads) for l in range(c.n_layers)]
         logits, madds, seconds = [], [], []
@@ -140,7 +141,7 @@ class TinyDecoder:
         # one BLAS thread: these matrices are small, and on a shared machine (2 cores, Binder) a
         # second thread waiting for a busy core made a step 30 times slower from n = 42 on
         with threadpool_limits(limits=1, user_api="blas"):
-            for _ in range(n_new):
+            for _step in range(n_new):
                 self.madds = 0
                 t0 = clock()
                 z = self._step_cached(t[-1], len(t) - 1, caches) if cache else self.forward(t)[-1]

@@ -18,6 +18,7 @@ from importlib import resources
 import numpy as np
 
 from ..errors import ParameterError, ShapeError, check_count, check_positive
+from ..i18n import N_, _
 from ..learn.layers import check_targets, cross_entropy
 from ..learn.params import load_params
 from ..scale.kvcache import KVCache
@@ -45,10 +46,10 @@ class TinyLMConfig:
         for name in ("vocab_size", "d_model", "n_heads", "n_layers", "d_ff", "context"):
             check_count(getattr(self, name), name)
         if self.positions not in POSITIONS:
-            raise ParameterError(f"positions must be one of {POSITIONS}, got {self.positions!r}")
+            raise ParameterError(_("positions must be one of {positions}, got {positions2!r}").format(positions=POSITIONS, positions2=self.positions))
         if self.d_model % self.n_heads:
-            raise ParameterError(f"d_model = {self.d_model} is not divisible by n_heads = {self.n_heads}; "
-                                 "choose n_heads among the divisors of d_model")
+            raise ParameterError(_("d_model = {d_model} is not divisible by n_heads = {n_heads}; "
+                                 "choose n_heads among the divisors of d_model").format(d_model=self.d_model, n_heads=self.n_heads))
 
 
 def init_tiny_lm(config: TinyLMConfig, *, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -87,10 +88,10 @@ def _ids(ids, config: TinyLMConfig) -> np.ndarray:
     if arr.ndim == 1:
         arr = arr[None]  # (1, n)
     if arr.ndim != 2:
-        raise ShapeError(f"ids has shape {arr.shape} but (n,) or (batch, n) token ids were expected")
+        raise ShapeError(_("ids has shape {shape} but (n,) or (batch, n) token ids were expected").format(shape=arr.shape))
     if arr.shape[1] > config.context:
-        raise ShapeError(f"the sequence has {arr.shape[1]} tokens but the model reads at most "
-                         f"{config.context}; keep the last {config.context} (ids[..., -{config.context}:])")
+        raise ShapeError(_("the sequence has {shape_1} tokens but the model reads at most "
+                         "{config_context}; keep the last {config_context} (ids[..., -{config_context}:])").format(shape_1=arr.shape[1], config_context=config.context))
     return arr
 
 
@@ -146,7 +147,7 @@ def next_token_probs(params: dict, config: TinyLMConfig, ids, *, temperature: fl
                      **switches) -> np.ndarray:
     """``softmax(logits / temperature)`` of the token after the last one, shape (vocab_size,)."""
     t = check_positive(temperature, "temperature",
-                       hint="use generate(..., temperature=0) for greedy decoding")
+                       hint=N_("use generate(..., temperature=0) for greedy decoding"))
     ids = np.asarray(ids)[-config.context:]
     z = lm_forward(params, config, ids, **switches)[0][0, -1] / t  # (V,)
     e = np.exp(z - z.max())
@@ -162,9 +163,9 @@ def generate(params: dict, config: TinyLMConfig, ids, n_new: int, *, temperature
     """
     check_count(n_new, "n_new", minimum=0)
     if temperature != 0 and not isinstance(rng, np.random.Generator):
-        raise ParameterError("sampling with a temperature needs rng=np.random.default_rng(seed)")
+        raise ParameterError(_("sampling with a temperature needs rng=np.random.default_rng(seed)"))
     seq = [int(i) for i in np.asarray(ids).reshape(-1)]
-    for _ in range(n_new):
+    for _step in range(n_new):
         if temperature == 0:
             logits = lm_forward(params, config, np.array(seq[-config.context:]))[0][0, -1]
             seq.append(int(np.argmax(logits)))
@@ -198,9 +199,9 @@ def generate_with_cache(params: dict, config: TinyLMConfig, ids, n_new: int, *,
     check_count(n_new, "n_new", minimum=0)
     relative = config.positions in ("rope", "alibi")
     if len(seq) + n_new > config.context and not relative:
-        raise ParameterError(f"{len(seq)} prompt tokens + {n_new} new ones is more than the "
-                             f"{config.context} the model reads: with absolute positions the cache "
-                             "holds only while nothing slides out of the window")
+        raise ParameterError(_("{len_seq} prompt tokens + {n_new} new ones is more than the "
+                             "{config_context} the model reads: with absolute positions the cache "
+                             "holds only while nothing slides out of the window").format(len_seq=len(seq), n_new=n_new, config_context=config.context))
     h, d = config.n_heads, config.d_model // config.n_heads
     window = config.context if relative else None
     caches = [KVCache(d, d, n_heads=h, window=window, sinks=sinks) for _ in range(config.n_layers)]
@@ -212,7 +213,7 @@ def generate_with_cache(params: dict, config: TinyLMConfig, ids, n_new: int, *,
     for pos, tok in enumerate(seq[:-1]):  # the prompt fills the caches
         step(tok, pos)
     logits = []
-    for _ in range(n_new):
+    for _step in range(n_new):
         z = step(seq[-1], len(seq) - 1)
         logits.append(z)
         seq.append(int(np.argmax(z)))

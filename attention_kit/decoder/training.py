@@ -26,6 +26,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..errors import ParameterError, check_count
+from ..i18n import _
 from ..learn.layers import cross_entropy
 from ..learn.optim import Adam
 from .block import decoder_backward, decoder_forward
@@ -99,11 +100,11 @@ def train_decoder(params: dict, batch, *, steps: int, lr: float = 3e-3, seed: in
     """
     steps = check_count(steps, "steps", example="400")
     if not callable(batch):
-        raise ParameterError("batch must be a function rng -> (ids, targets), e.g. "
-                             "lambda rng: repeated_sequences(rng, 64)[:2]")
+        raise ParameterError(_("batch must be a function rng -> (ids, targets), e.g. "
+                             "lambda rng: repeated_sequences(rng, 64)[:2]"))
     if not (isinstance(weight_decay, (int, float)) and 0 <= weight_decay < 1 / lr):
-        raise ParameterError(f"weight_decay must be a number >= 0 (and below 1 / lr), got {weight_decay!r}; "
-                             "0 switches it off, 0.01 to 0.1 are usual")
+        raise ParameterError(_("weight_decay must be a number >= 0 (and below 1 / lr), got {weight_decay!r}; "
+                             "0 switches it off, 0.01 to 0.1 are usual").format(weight_decay=weight_decay))
     if snapshot_every is not None:
         snapshot_every = check_count(snapshot_every, "snapshot_every", example="50")
     rng = np.random.default_rng(seed)

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from typing import Iterable, Mapping
 
 from ..check import registry
+from ..i18n import _
 from . import (
     COULD_NOT_RUN,
     NOT_SUBMITTED,
@@ -101,7 +102,7 @@ class ClassGrades:
         parts = []
         for book in ([nb] if nb is not None else self.notebooks):
             run: list[str] = []
-            for ex_id, _ in book.numbered() + [("", None)]:
+            for ex_id, _ex in book.numbered() + [("", None)]:
                 w = self.weights.get(ex_id)
                 if run and (w is None or w != self.weights[run[0]]):
                     text = run[0] if len(run) == 1 else f"{run[0]}-{run[-1]}"
@@ -215,22 +216,24 @@ def number_text(x: float) -> str:
 def lms_comment(grades: ClassGrades, learner: str) -> str:
     """A one-line feedback comment for an LMS: the score per notebook, and what to read."""
     parts = [f"{nb.number}: {number_text(grades.points(learner, nb))}/{number_text(grades.notebook_max(nb))}"
-             if (learner, nb.number) in grades.by_key else f"{nb.number}: not returned"
+             if (learner, nb.number) in grades.by_key else _("{number}: not returned").format(number=nb.number)
              for nb in grades.notebooks]
     row = grades.row(learner)
     copied = sum(g.status == SOLUTION for g in row)
     if grades.whole_course:
-        text = (f"Passed {grades.points(learner)} of {grades.max_points} exercises "
-                f"({'; '.join(parts)}).")
+        text = _("Passed {points} of {max_points} exercises ({parts}).").format(
+            points=grades.points(learner), max_points=grades.max_points, parts="; ".join(parts))
     else:
-        text = (f"Passed {sum(g.status == PASSED for g in row)} of {len(row)} exercises, "
-                f"{number_text(grades.points(learner))} of {number_text(grades.max_points)} points "
-                f"({'; '.join(parts)}). Exercises set: {grades.exercises_text()}.")
+        text = _("Passed {passed} of {n} exercises, {points} of {max_points} points "
+                 "({parts}). Exercises set: {exercises}.").format(
+            passed=sum(g.status == PASSED for g in row), n=len(row), points=number_text(grades.points(learner)),
+            max_points=number_text(grades.max_points), parts="; ".join(parts), exercises=grades.exercises_text())
     if copied:
-        text += f" {copied} exercise(s) contain the course's worked solution and score nothing."
+        text += _(" {copied} exercise(s) contain the course's worked solution and score nothing.").format(copied=copied)
     if grades.late(learner):
-        text += f" Returned late: {', '.join(grades.late(learner))}"
-        text += (f" ({number_text(grades.penalty(learner))} points off)." if grades.penalty(learner) else ".")
-    return text + " Your feedback file explains each exercise."
+        text += _(" Returned late: {notebooks}").format(notebooks=", ".join(grades.late(learner)))
+        text += (_(" ({off} points off).").format(off=number_text(grades.penalty(learner)))
+                 if grades.penalty(learner) else _("."))
+    return text + _(" Your feedback file explains each exercise.")
 
 

@@ -34,6 +34,7 @@ from typing import Iterator
 import nbformat
 
 from ..check import registry
+from ..i18n import _
 from . import COULD_NOT_RUN, MISSING, SOLUTION, ExerciseGrade, NotebookGrade
 from .in_kernel import ready_reply, replaced_names, replaced_note, setup_cell
 from .kernel import KERNEL_NAME, write_kernel_spec
@@ -74,13 +75,13 @@ def _cell_error(cell, limits: Limits) -> str | None:
     for out in cell.get("outputs", []):
         if out.get("output_type") == "error":
             if out.get("ename") == "KeyboardInterrupt":
-                return f"did not finish within {limits.cell_s:g} s and was stopped (an endless loop?)"
+                return _("did not finish within {seconds:g} s and was stopped (an endless loop?)").format(seconds=limits.cell_s)
             value = str(out.get("evalue", "")).strip().splitlines()
             value = re.sub(r"\(\S+\.py, line (\d+)\)", r"(line \1)", value[0]) if value else ""
             value = value if len(value) <= 160 else value[:157] + "..."
-            limit = (f" (the limit is {limits.memory_mb} MB per notebook)"
+            limit = (_(" (the limit is {mb} MB per notebook)").format(mb=limits.memory_mb)
                      if out.get("ename") == "MemoryError" else "")
-            return f"raised {out.get('ename', 'an error')}" + (f": {value}" if value else "") + limit
+            return _("raised {error}").format(error=out.get("ename", _("an error"))) + (f": {value}" if value else "") + limit
     return None
 
 
@@ -221,17 +222,16 @@ def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[E
     grades, notes = [], []
     explained: set[int] = set()  # code cells whose error an exercise's verdict already names
     if run.killed == "notebook":
-        reason = (f"the notebook did not finish within {limits.notebook_s:g} s, so it could not be "
-                  "graded: look for a loop that never ends")
+        reason = _("the notebook did not finish within {seconds:g} s, so it could not be graded: look for a loop that "
+                   "never ends").format(seconds=limits.notebook_s)
     elif run.killed == "grading":
-        reason = "the grader's calls to your answers did not finish in time"
+        reason = _("the grader's calls to your answers did not finish in time")
     elif run.setup_failed:
-        reason = "the grader could not load its checking code into the notebook's kernel"
+        reason = _("the grader could not load its checking code into the notebook's kernel")
     elif run.died:
-        reason = ("the Python kernel stopped while running the notebook (out of memory, or the "
-                  "notebook ended Python itself)")
+        reason = _("the Python kernel stopped while running the notebook (out of memory, or the notebook ended Python itself)")
     else:
-        reason = "the grader got no verdict for this exercise"
+        reason = _("the grader got no verdict for this exercise")
     for ex_id, ex in nb_entry.numbered():
         verdict = verdicts.get(ex_id)
         if verdict is None:
@@ -246,12 +246,12 @@ def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[E
                 k, err = errors[-1]
                 explained.add(k)
                 status = COULD_NOT_RUN
-                message = f"the exercise cell (code cell {k + 1}) {err}, so {names} was never defined"
+                message = _("the exercise cell (code cell {cell}) {error}, so {names} was never defined").format(cell=k + 1, error=err, names=names)
             elif cells[ex_id]:
-                message = f"{names} is not defined after running the notebook"
+                message = _("{names} is not defined after running the notebook").format(names=names)
             else:
-                message = (f"no cell defines {names}: the exercise cell was deleted or renamed, or "
-                           "this is an old version of the notebook")
+                message = _("no cell defines {names}: the exercise cell was deleted or renamed, or "
+                            "this is an old version of the notebook").format(names=names)
         grades.append(ExerciseGrade(ex_id, ex.title, status, message))
     changed = [ex_id for ex_id, ex in nb_entry.numbered()
                if any(registry.settings_differ(code[k][1].source, ex) for k in cells[ex_id])]
@@ -264,8 +264,8 @@ def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[E
         notes.append(f"none of the exercises of notebook {nb_entry.number} were found: is this "
                      "a notebook of another course, or an old version of this one?")
     elif missing:
-        notes.append(f"exercise(s) {', '.join(missing)} not found: an old version of the notebook, "
-                     "or deleted exercise cells")
+        notes.append(_("exercise(s) {exercises} not found: an old version of the notebook, "
+                       "or deleted exercise cells").format(exercises=", ".join(missing)))
     errors = []
     for k, (index, cell) in enumerate(code):
         if index > run.reached or k in explained:
@@ -274,10 +274,10 @@ def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[E
             continue
         err = _cell_error(cell, limits)
         if err:
-            errors.append(f"code cell {k + 1} (`{_first_line(cell.source)}`) {err}")
+            errors.append(_("code cell {cell} (`{line}`) {error}").format(cell=k + 1, line=_first_line(cell.source), error=err))
     if errors:
-        more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
-        notes.append("errors while running the notebook: " + "; ".join(errors[:3]) + more)
+        more = _(" (and {n} more)").format(n=len(errors) - 3) if len(errors) > 3 else ""
+        notes.append(_("errors while running the notebook: ") + "; ".join(errors[:3]) + more)
     return grades, notes
 
 

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Iterable
 
+from ..i18n import N_, _
 from . import (
     COULD_NOT_RUN,
     FAILED,
@@ -22,9 +23,9 @@ __all__ = ["feedback_file_name", "feedback_markdown", "write_feedback", "grade_l
 
 _MARK = {PASSED: "✓", FAILED: "✗", NOT_ATTEMPTED: "·", SOLUTION: "⊘", COULD_NOT_RUN: "⚠",
          MISSING: "?", NOT_SUBMITTED: "·"}
-_VERDICT = {PASSED: "passed", FAILED: "not yet", NOT_ATTEMPTED: "not attempted",
-            SOLUTION: "contains the worked solution", COULD_NOT_RUN: "could not run",
-            MISSING: "missing", NOT_SUBMITTED: "not submitted"}
+_VERDICT = {PASSED: N_("passed"), FAILED: N_("not yet"), NOT_ATTEMPTED: N_("not attempted"),
+            SOLUTION: N_("contains the worked solution"), COULD_NOT_RUN: N_("could not run"),
+            MISSING: N_("missing"), NOT_SUBMITTED: N_("not submitted")}
 
 
 
@@ -38,15 +39,18 @@ def feedback_markdown(grades: ClassGrades, learner: str, numbers: Iterable[str] 
     sections, after the totals of all)."""
     row = grades.row(learner)
     n_pass = sum(g.status == PASSED for g in row)
-    weighted = "" if grades.whole_course else (
-        f" ({number_text(grades.points(learner))} of {number_text(grades.max_points)} points; the exercises set: "
-        f"{grades.exercises_text()})")
-    lines = [f"# {grades.assignment}: feedback for {grades.name(learner)}", "",
-             f"You passed **{n_pass} of {len(row)}** exercises{weighted}. Each exercise below was checked "
-             "by running your notebook from the top in a fresh kernel and calling the same checker "
-             "as in the notebook on your answer. ✓ passed, ✗ not yet (with the hint), · not "
-             "attempted or not returned, ⊘ contains the course's worked solution (scores "
-             "nothing), ⚠ could not run, ? missing.", "", grade_line(grades, learner), ""]
+    weighted = "" if grades.whole_course else _(
+        " ({points} of {max_points} points; the exercises set: {exercises})").format(
+        points=number_text(grades.points(learner)), max_points=number_text(grades.max_points),
+        exercises=grades.exercises_text())
+    lines = ["# " + _("{assignment}: feedback for {name}").format(assignment=grades.assignment,
+                                                                 name=grades.name(learner)), "",
+             _("You passed **{n_pass} of {n}** exercises{weighted}. Each exercise below was checked "
+               "by running your notebook from the top in a fresh kernel and calling the same checker "
+               "as in the notebook on your answer. ✓ passed, ✗ not yet (with the hint), · not "
+               "attempted or not returned, ⊘ contains the course's worked solution (scores "
+               "nothing), ⚠ could not run, ? missing.").format(n_pass=n_pass, n=len(row), weighted=weighted),
+             "", grade_line(grades, learner), ""]
     for nb in grades.notebooks:
         if numbers is not None and nb.number not in numbers:
             continue
@@ -54,17 +58,19 @@ def feedback_markdown(grades: ClassGrades, learner: str, numbers: Iterable[str] 
         graded = grades.by_key.get((learner, nb.number))
         passed = sum(g.status == PASSED for g in exercises)
         if graded is None:
-            lines += [f"## {nb.number} · {nb.title}: not returned", ""]
+            lines += ["## " + _("{number} · {title}: not returned").format(number=nb.number, title=nb.title), ""]
             continue
-        lines += [f"## {nb.number} · {nb.title}: {passed} of {len(exercises)} passed", ""]
+        lines += ["## " + _("{number} · {title}: {passed} of {total} passed").format(
+            number=nb.number, title=nb.title, passed=passed, total=len(exercises)), ""]
         shared = {g.message for g in exercises}
         shared = (shared.pop() if len(shared) == 1 and len(exercises) > 1
                   and exercises[0].status in (COULD_NOT_RUN, SOLUTION) else None)
         if shared:  # one reason for the whole notebook (unreadable file, a copy): say it once
             lines += [f"{_MARK[exercises[0].status]} {shared[:1].upper()}{shared[1:]}.", ""]
         for g in exercises:
-            text = f"- {_MARK[g.status]} **Exercise {g.id.split('.')[-1]}, {g.title}**: {_VERDICT[g.status]}"
-            first, _, rest = g.message.partition("\n")
+            text = f"- {_MARK[g.status]} " + _("**Exercise {number}, {title}**: {verdict}").format(
+                number=g.id.split('.')[-1], title=g.title, verdict=_(_VERDICT[g.status]))
+            first, _sep, rest = g.message.partition("\n")
             if first and g.status != NOT_ATTEMPTED and not shared:
                 text += f" — {first}"
             lines.append(text)
@@ -72,31 +78,33 @@ def feedback_markdown(grades: ClassGrades, learner: str, numbers: Iterable[str] 
                 lines += ["", "  ```text"] + [f"  {ln}" for ln in rest.splitlines()] + ["  ```", ""]
         notes = [n for n in graded.notes if not (shared and shared in n)]
         if notes:
-            lines += ["", "Notes on this notebook:", ""] + [f"- {note}" for note in notes]
+            lines += ["", _("Notes on this notebook:"), ""] + [f"- {note}" for note in notes]
         lines.append("")
     extra = grades.extra_notes.get(learner, [])
     if extra:
-        lines += ["## Other files", ""] + [f"- {note}" for note in extra] + [""]
+        lines += ["## " + _("Other files"), ""] + [f"- {note}" for note in extra] + [""]
     return "\n".join(lines)
 
 
 def grade_line(grades: ClassGrades, learner: str) -> str:
     """The grade that goes to the LMS, and the late penalty that made it, in one paragraph."""
     final, total = grades.final(learner), grades.max_points
-    text = f"**Your grade: {number_text(final)} of {number_text(total)} points**"
+    text = _("**Your grade: {final} of {total} points**").format(final=number_text(final), total=number_text(total))
     late = grades.late(learner)
     if late:
-        text += (f". Returned late: notebook {', '.join(late)}; the late penalty is "
-                 f"{number_text(grades.late_penalty)} % of a late notebook's points: "
-                 f"{number_text(grades.penalty(learner))} points off "
-                 f"{number_text(grades.points(learner))}")
+        text += _(". Returned late: notebook {notebooks}; the late penalty is "
+                  "{penalty} % of a late notebook's points: "
+                  "{off} points off {points}").format(
+            notebooks=", ".join(late), penalty=number_text(grades.late_penalty),
+            off=number_text(grades.penalty(learner)), points=number_text(grades.points(learner)))
     info = grades.info[learner]  # a learner of one LMS is told that LMS's scale only
     own = "Canvas" if info.canvas_id or info.anonymous_id else "Moodle" if info.moodle_id else None
-    scales = [f"{number_text(round(final / total * top, 2) if total else 0)} of {number_text(top)} in {lms}"
+    scales = [_("{value} of {top} in {lms}").format(value=number_text(round(final / total * top, 2) if total else 0),
+                                                    top=number_text(top), lms=lms)
               for lms, top in grades.scales.items() if top != total and own in (None, lms)]
     if scales:
-        text += f" (the LMS's scale: {', '.join(scales)})"
-    return text + "."
+        text += _(" (the LMS's scale: {scales})").format(scales=", ".join(scales))
+    return _("{text}.").format(text=text)
 
 
 def write_feedback(grades: ClassGrades, folder: Path) -> list[Path]:

@@ -56,15 +56,20 @@ import csv
 import hashlib
 import json
 import textwrap
+import unicodedata
 from collections import Counter
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 from typing import Mapping
 
+from ..i18n import N_, _
 from . import (
+    COULD_NOT_RUN,
     FAILED,
+    MISSING,
     NOT_ATTEMPTED,
+    NOT_SUBMITTED,
     PASSED,
     SOLUTION,
     STATUSES,
@@ -97,6 +102,12 @@ __all__ = ["ClassGrades", "write_csv", "feedback_markdown", "write_feedback", "s
            "write_canvas_reupload", "write_moodle_feedback", "moodle_strings", "write_reports",
            "save_state", "load_state", "MOODLE_STRINGS", "MOODLE_COLUMNS", "DEFAULT_ASSIGNMENT",
            "default_assignment"]
+
+
+#: The statuses as the summary words them (grades.csv keeps the statuses themselves, in English).
+STATUS_WORDS = {PASSED: N_("passed"), FAILED: N_("failed"), NOT_ATTEMPTED: N_("not attempted"),
+                SOLUTION: N_("contains the worked solution"), COULD_NOT_RUN: N_("could not run"),
+                MISSING: N_("missing"), NOT_SUBMITTED: N_("not submitted")}
 
 
 def write_csv(grades: ClassGrades, path: Path) -> None:
@@ -144,11 +155,19 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _pad(text: str, width: int, align: str = "<") -> str:
+    """``text`` padded to ``width`` columns of a terminal, where a Chinese character takes two."""
+    room = max(0, width - sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text))
+    left = {"<": 0, ">": room, "^": room // 2}[align]
+    return " " * left + text + " " * (room - left)
+
+
 def summary_text(grades: ClassGrades, width: int = 120) -> str:
     """The one-screen summary: per exercise, how many passed and the most frequent hint."""
     n = len(grades.learners)
-    lines = [f"{'exercise':<32} {'passed':^7} {'failed':>6} {'not tried':>9} {'copied':>6} "
-             f"{'other':>5}  most frequent hint (learners)"]
+    heads = [(_("exercise"), 32, "<"), (_("passed"), 7, "^"), (_("failed"), 6, ">"),
+             (_("not tried"), 9, ">"), (_("copied"), 6, ">"), (_("other"), 5, ">")]
+    lines = [" ".join(_pad(text, w, how) for text, w, how in heads) + "  " + _("most frequent hint (learners)")]
     for ex_id, title, st, hints in _per_exercise(grades):
         other = n - st[PASSED] - st[FAILED] - st[NOT_ATTEMPTED] - st[SOLUTION]
         hint = ""
@@ -158,20 +177,22 @@ def summary_text(grades: ClassGrades, width: int = 120) -> str:
         head = (f"{_clip(ex_id + ' ' + title, 32):<32} {st[PASSED]:>3}/{n:<3} {st[FAILED]:>6} "
                 f"{st[NOT_ATTEMPTED]:>9} {st[SOLUTION]:>6} {other:>5}  ")
         lines.append(head + _clip(hint, max(20, width - len(head))))
-    lines += ["copied = contains the course's worked solution, which scores nothing",
-              "other = could not run, missing or not submitted; see notes in grades.csv"]
-    lines += ["", "notebook                               returned  mean score"]
+    lines += [_("copied = contains the course's worked solution, which scores nothing"),
+              _("other = could not run, missing or not submitted; see notes in grades.csv")]
+    lines += ["", " ".join([_pad(_("notebook"), 38), _pad(_("returned"), 8, ">"), _pad(_("mean score"), 11, ">")])]
     for nb in grades.notebooks:
         scores = [grades.points(ln, nb) for ln in grades.learners if (ln, nb.number) in grades.by_key]
-        mean = f"{sum(scores) / len(scores):.1f} of {number_text(grades.notebook_max(nb))}" if scores else "-"
+        mean = (_("{mean:.1f} of {max_points}").format(mean=sum(scores) / len(scores),
+                                                       max_points=number_text(grades.notebook_max(nb)))
+                if scores else "-")
         lines.append(f"{_clip(nb.number + ' ' + nb.title, 38):<38} {len(scores):>4}/{n:<4} {mean:>10}")
     late = [f"{ln} ({', '.join(grades.late(ln))})" for ln in grades.learners if grades.late(ln)]
     if late:
-        lines += ["", f"Returned late: {', '.join(late)}"]
+        lines += ["", _("Returned late: {learners}").format(learners=", ".join(late))]
     pairs = sorted({note for notes in grades.flags.values() for note in notes})
     if pairs:
-        lines += ["", "Answers to read side by side (more alike than the worked solution explains; "
-                      "no points taken):"]
+        lines += ["", _("Answers to read side by side (more alike than the worked solution explains; "
+                        "no points taken):")]
         for p in pairs:  # wrapped, not clipped: a group's note names every member
             lines += textwrap.wrap(" ".join(p.split()), width, initial_indent="  ", subsequent_indent="    ")
     return "\n".join(lines)
@@ -182,41 +203,43 @@ def _extra_sections(grades: ClassGrades) -> list[str]:
     lines: list[str] = []
     late = [(ln, grades.late(ln)) for ln in grades.learners if grades.late(ln)]
     if late:
-        rule = (f"{number_text(grades.late_penalty)} % of a late notebook's points taken off"
-                if grades.late_penalty else "no penalty set (--late-penalty)")
-        lines += ["## Returned late", "", f"{len(late)} learner(s); {rule}.", ""]
-        lines += [f"- {ln}: {', '.join(nbs)}" + (f" ({number_text(grades.penalty(ln))} points off)"
+        rule = (_("{penalty} % of a late notebook's points taken off").format(penalty=number_text(grades.late_penalty))
+                if grades.late_penalty else _("no penalty set (--late-penalty)"))
+        lines += ["## " + _("Returned late"), "", _("{n} learner(s); {rule}.").format(n=len(late), rule=rule), ""]
+        lines += [f"- {ln}: {', '.join(nbs)}" + (_(" ({off} points off)").format(off=number_text(grades.penalty(ln)))
                                                  if grades.penalty(ln) else "") for ln, nbs in late]
         lines.append("")
     flagged = [(ln, notes) for ln, notes in grades.flags.items() if notes]
     if flagged:
-        lines += ["## For the teacher to read: answers more alike than the worked solution explains",
-                  "", "Nobody lost points for this: read the answers side by side and decide.", ""]
+        lines += ["## " + _("For the teacher to read: answers more alike than the worked solution explains"),
+                  "", _("Nobody lost points for this: read the answers side by side and decide."), ""]
         seen = set()
-        for _, notes in flagged:
+        for _learner, notes in flagged:
             for note in notes:
                 if note not in seen:
                     seen.add(note)
                     lines.append(f"- {note}")
         lines.append("")
     if grades.not_graded:
-        lines += ["## Files not graded", ""] + [f"- `{f}`: {why}" for f, why in grades.not_graded] + [""]
+        lines += ["## " + _("Files not graded"), ""] + [f"- `{f}`: {why}" for f, why in grades.not_graded] + [""]
     return lines
 
 
 def summary_markdown(grades: ClassGrades) -> str:
     """The summary with every hint and its count, per exercise (``summary.md``)."""
     n = len(grades.learners)
-    lines = [f"# Class summary: {grades.assignment}", "",
-             f"{n} learners; notebooks set: {', '.join(nb.number for nb in grades.notebooks)} "
-             + (f"({grades.max_points} exercises, one point each)." if grades.whole_course else
-                f"({len(grades.weights)} exercises, {number_text(grades.max_points)} points).")
-             + f" Exercises set: {grades.exercises_text()}.", ""]
+    lines = ["# " + _("Class summary: {assignment}").format(assignment=grades.assignment), "",
+             _("{n} learners; notebooks set: {notebooks} ").format(
+                 n=n, notebooks=", ".join(nb.number for nb in grades.notebooks))
+             + (_("({n} exercises, one point each).").format(n=grades.max_points) if grades.whole_course else
+                _("({n} exercises, {points} points).").format(n=len(grades.weights),
+                                                              points=number_text(grades.max_points)))
+             + _(" Exercises set: {exercises}.").format(exercises=grades.exercises_text()), ""]
     for ex_id, title, st, hints in _per_exercise(grades):
-        counts = ", ".join(f"{st[s]} {s}" for s in STATUSES if st[s])
-        lines += [f"## {ex_id} {title}", "", counts + ".", ""]
+        counts = ", ".join(f"{st[s]} {_(STATUS_WORDS[s])}" for s in STATUSES if st[s])
+        lines += [f"## {ex_id} {title}", "", _("{counts}.").format(counts=counts), ""]
         if hints:
-            lines += ["| learners | hint |", "|---:|---|"]
+            lines += ["| " + _("learners") + " | " + _("hint") + " |", "|---:|---|"]
             lines += [f"| {count} | {' '.join(text.replace('|', '/').split())} |"
                       for text, count in hints.most_common()]
             lines.append("")

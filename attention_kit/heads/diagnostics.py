@@ -31,6 +31,7 @@ import numpy as np
 
 from ..decoder.block import decoder_forward
 from ..errors import ParameterError, ShapeError
+from ..i18n import _
 
 __all__ = ["previous_token_score", "prefix_match_mask", "prefix_matching_score", "sink_mass",
            "head_means", "mean_ablation", "path_ablation", "head_matrices", "composition_scores", "composition_baseline",
@@ -44,10 +45,10 @@ def _weights(weights) -> np.ndarray:
     elif w.ndim == 3:
         w = w[None]  # (1, h, n, n)
     if w.ndim != 4 or w.shape[-1] != w.shape[-2]:
-        raise ShapeError(f"weights has shape {w.shape}; give self-attention weights (n, n), (h, n, n) "
-                         "or (batch, h, n, n), e.g. saved['weights'][layer]")
+        raise ShapeError(_("weights has shape {w_shape}; give self-attention weights (n, n), (h, n, n) "
+                         "or (batch, h, n, n), e.g. saved['weights'][layer]").format(w_shape=w.shape))
     if w.shape[-1] < 2:
-        raise ShapeError("the sequence has one token: a score needs at least two")
+        raise ShapeError(_("the sequence has one token: a score needs at least two"))
     return w
 
 
@@ -63,7 +64,7 @@ def previous_token_score(weights, *, queries=None) -> np.ndarray:
     keep[np.arange(n) if queries is None else queries] = True
     keep[0] = False
     if not keep.any():
-        raise ParameterError("no query left to average over (query 0 has no previous token)")
+        raise ParameterError(_("no query left to average over (query 0 has no previous token)"))
     i = np.flatnonzero(keep)
     return w[..., i, i - 1].mean(axis=(0, 2))  # (batch, h, k) -> (h,)
 
@@ -74,7 +75,7 @@ def _batched_ids(ids) -> np.ndarray:
     if ids.ndim == 1:
         ids = ids[None]
     if ids.ndim != 2:
-        raise ShapeError(f"ids has shape {ids.shape}; give token ids (n,) or (batch, n)")
+        raise ShapeError(_("ids has shape {ids_shape}; give token ids (n,) or (batch, n)").format(ids_shape=ids.shape))
     return ids
 
 
@@ -96,11 +97,11 @@ def prefix_matching_score(weights, ids) -> np.ndarray:
     w = _weights(weights)
     m = prefix_match_mask(ids)  # (batch, n, n)
     if m.shape[0] != w.shape[0] or m.shape[-1] != w.shape[-1]:
-        raise ShapeError(f"ids has shape {np.shape(ids)} but the weights are for {w.shape[0]} sequences "
-                         f"of {w.shape[-1]} tokens; pass the ids the weights were computed on")
+        raise ShapeError(_("ids has shape {np_shape_ids} but the weights are for {w_shape_0} sequences "
+                         "of {w_shape_1} tokens; pass the ids the weights were computed on").format(np_shape_ids=np.shape(ids), w_shape_0=w.shape[0], w_shape_1=w.shape[-1]))
     has = m.any(axis=-1)  # (batch, n): queries with an earlier copy
     if not has.any():
-        raise ParameterError("no token repeats in ids: the prefix-matching score needs a repeated token")
+        raise ParameterError(_("no token repeats in ids: the prefix-matching score needs a repeated token"))
     per_query = (w * m[:, None]).sum(axis=-1)  # (batch, h, n)
     return (per_query * has[:, None]).sum(axis=(0, 2)) / has.sum()  # (h,)
 
@@ -113,11 +114,11 @@ def sink_mass(weights, *, queries=None) -> np.ndarray:
     w = _weights(weights)
     keep = np.ones(w.shape[:1] + w.shape[-2:-1], dtype=bool) if queries is None else np.asarray(queries, dtype=bool)
     if keep.shape != (w.shape[0], w.shape[-1]):
-        raise ShapeError(f"queries has shape {keep.shape} but ({w.shape[0]}, {w.shape[-1]}) was expected")
+        raise ShapeError(_("queries has shape {keep_shape} but ({w_shape_0}, {w_shape_1}) was expected").format(keep_shape=keep.shape, w_shape_0=w.shape[0], w_shape_1=w.shape[-1]))
     keep = keep.copy()
     keep[:, 0] = False
     if not keep.any():
-        raise ParameterError("no query left to average over (query 0 is always left out)")
+        raise ParameterError(_("no query left to average over (query 0 is always left out)"))
     return (w[..., 0] * keep[:, None]).sum(axis=(0, 2)) / keep.sum()  # (h,)
 
 
@@ -137,7 +138,7 @@ def mean_ablation(means: dict, heads) -> dict:
     heads = list(heads)
     missing = [x for x in heads if x not in means]
     if missing:
-        raise ParameterError(f"no mean for {missing}; the model's heads are {sorted(means)}")
+        raise ParameterError(_("no mean for {missing}; the model's heads are {sorted_means}").format(missing=missing, sorted_means=sorted(means)))
     return {x: means[x] for x in heads}
 
 
@@ -154,13 +155,13 @@ def path_ablation(params: dict, ids, means: dict, head: tuple, reads) -> tuple[n
     """
     reads = set(reads)
     if not reads <= {"q", "k", "v"}:
-        raise ParameterError(f"reads holds some of 'q', 'k', 'v'; got {sorted(reads)}")
+        raise ParameterError(_("reads holds some of 'q', 'k', 'v'; got {sorted_reads}").format(sorted_reads=sorted(reads)))
     if "lnf.g" in params or any(k.endswith("mlp.W1") for k in params):
-        raise ParameterError("path ablation is written for an attention-only model (no MLP, no layer norm)")
+        raise ParameterError(_("path ablation is written for an attention-only model (no MLP, no layer norm)"))
     ids = _batched_ids(ids)
     layer, h_ab = head
     if tuple(head) not in means:
-        raise ParameterError(f"no mean for {head}; the model's heads are {sorted(means)}")
+        raise ParameterError(_("no mean for {head}; the model's heads are {sorted_means}").format(head=head, sorted_means=sorted(means)))
     n = ids.shape[1]
     x = params["E"][ids] + params["P"][:n]  # (batch, n, d)
     delta = np.zeros_like(x)  # what the head wrote, minus its mean: taken out where `reads` say
@@ -196,7 +197,7 @@ def head_matrices(params: dict, layer: int, head: int) -> tuple[np.ndarray, np.n
     """
     key = f"l{layer}.attn.W_q"
     if key not in params or not 0 <= head < params[key].shape[0]:
-        raise ParameterError(f"no head {head} in layer {layer}")
+        raise ParameterError(_("no head {head} in layer {layer}").format(head=head, layer=layer))
     W_q, W_k, W_v = (params[f"l{layer}.attn.{w}"][head] for w in ("W_q", "W_k", "W_v"))  # (d, d_head) each
     d_v = W_v.shape[1]
     W_o = params[f"l{layer}.attn.W_o"][head * d_v:(head + 1) * d_v]  # (d_head, d_model)
@@ -214,8 +215,8 @@ def composition_scores(params: dict, earlier: tuple, later: tuple) -> dict[str, 
     score about ``1 / sqrt(d_model)`` (:func:`composition_baseline`); read a trained score against that.
     """
     if earlier[0] >= later[0]:
-        raise ParameterError(f"head {earlier} must be in an earlier layer than head {later}")
-    _, OV0 = head_matrices(params, *earlier)
+        raise ParameterError(_("head {earlier} must be in an earlier layer than head {later}").format(earlier=earlier, later=later))
+    _QK0, OV0 = head_matrices(params, *earlier)
     QK1, OV1 = head_matrices(params, *later)
     return {"K": _composition(QK1, OV0.T), "Q": _composition(OV0, QK1), "V": _composition(OV0, OV1)}
 
@@ -234,9 +235,9 @@ def composition_baseline(d_model: int, d_head: int, *, rng: np.random.Generator,
     (``"V"``): matrices of rank ``d_head``, the baseline of :func:`composition_scores`.
     """
     if not isinstance(rng, np.random.Generator):
-        raise ParameterError("rng must be a numpy Generator; make one with np.random.default_rng(seed)")
+        raise ParameterError(_("rng must be a numpy Generator; make one with np.random.default_rng(seed)"))
     if kind not in ("K", "Q", "V"):
-        raise ParameterError(f"kind must be 'K', 'Q' or 'V', got {kind!r}")
+        raise ParameterError(_("kind must be 'K', 'Q' or 'V', got {kind!r}").format(kind=kind))
     out = np.empty(int(samples))
     for s in range(out.size):
         q, k, v0, v1 = rng.normal(size=(4, d_model, d_head))  # W_Q, W_K of the later head; W_V of each
@@ -257,15 +258,15 @@ def head_direct_logits(params: dict, saved: dict, layer: int, head: int) -> np.n
     summed over every head.
     """
     if "lnf.g" in params or any(k.endswith("mlp.W1") for k in params):
-        raise ParameterError("direct logits are a sum only in an attention-only model (no MLP, no final layer norm)")
+        raise ParameterError(_("direct logits are a sum only in an attention-only model (no MLP, no final layer norm)"))
     layers = saved.get("layers", [])
     if not 0 <= layer < len(layers) or layers[layer][1] is None:
-        raise ParameterError(f"no saved attention for layer {layer}: run the model without replace_heads "
-                             f"(it has {len(layers)} layers)")
+        raise ParameterError(_("no saved attention for layer {layer}: run the model without replace_heads "
+                             "(it has {len_layers} layers)").format(layer=layer, len_layers=len(layers)))
     W_o = params[f"l{layer}.attn.W_o"]  # (h d_head, d_model)
     h = params[f"l{layer}.attn.W_q"].shape[0]
     if not 0 <= head < h:
-        raise ParameterError(f"no head {head} in layer {layer}: it has heads 0 .. {h - 1}")
+        raise ParameterError(_("no head {head} in layer {layer}: it has heads 0 .. {h_1}").format(head=head, layer=layer, h_1=h - 1))
     d_v = W_o.shape[0] // h
     concat = layers[layer][1].concat  # (batch, n, h d_v)
     part = slice(head * d_v, (head + 1) * d_v)
@@ -289,9 +290,9 @@ def accuracy(logits, targets, where=None) -> float:
     """Greedy next-token accuracy (argmax of the logits) over the positions where ``where`` is True."""
     logits, targets = np.asarray(logits), np.asarray(targets)
     if logits.shape[:-1] != targets.shape:
-        raise ShapeError(f"logits {logits.shape} and targets {targets.shape} do not match: one target per row of logits")
+        raise ShapeError(_("logits {logits_shape} and targets {targets_shape} do not match: one target per row of logits").format(logits_shape=logits.shape, targets_shape=targets.shape))
     hit = logits.argmax(axis=-1) == targets
     where = np.ones(targets.shape, dtype=bool) if where is None else np.asarray(where, dtype=bool)
     if not where.any():
-        raise ParameterError("no position selected: where is all False")
+        raise ParameterError(_("no position selected: where is all False"))
     return float(hit[where].mean())

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..decoder.block import decoder_forward
 from ..errors import ParameterError, ShapeError, check_count
+from ..i18n import N_, _
 
 __all__ = ["AttnOnlyConfig", "init_attention_only", "run"]
 
@@ -32,10 +33,10 @@ class AttnOnlyConfig:
     def __post_init__(self):
         heads = self.n_heads
         if isinstance(heads, (int, np.integer)) and not isinstance(heads, bool):
-            raise ParameterError("n_heads is one number per layer: give a tuple, e.g. (2, 2) for two layers of 2 heads")
-        object.__setattr__(self, "n_heads", tuple(check_count(h, "each layer's n_heads") for h in heads))
+            raise ParameterError(_("n_heads is one number per layer: give a tuple, e.g. (2, 2) for two layers of 2 heads"))
+        object.__setattr__(self, "n_heads", tuple(check_count(h, N_("each layer's n_heads")) for h in heads))
         if not self.n_heads:
-            raise ParameterError("n_heads is empty: give one number per layer, e.g. (2, 2)")
+            raise ParameterError(_("n_heads is empty: give one number per layer, e.g. (2, 2)"))
         for name in ("vocab", "d_model", "d_head", "max_len"):
             check_count(getattr(self, name), name)
 
@@ -47,7 +48,7 @@ class AttnOnlyConfig:
 def init_attention_only(config: AttnOnlyConfig, *, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Fresh parameters: ``E``, ``P`` and ``W_out`` normal, the attention weights with variance 1 / fan-in."""
     if not isinstance(rng, np.random.Generator):
-        raise ParameterError("rng must be a numpy Generator; make one with np.random.default_rng(seed)")
+        raise ParameterError(_("rng must be a numpy Generator; make one with np.random.default_rng(seed)"))
     c = config
     d, dh = c.d_model, c.d_head
     p = {"E": rng.normal(0, 1.0, (c.vocab, d)), "P": rng.normal(0, 1.0, (c.max_len, d))}
@@ -69,5 +70,5 @@ def run(params: dict, ids, **forward):
     if ids.ndim == 1:
         ids = ids[None]  # (1, n)
     if ids.ndim != 2 or ids.shape[1] == 0:
-        raise ShapeError(f"ids has shape {ids.shape}; give token ids of shape (n,) or (batch, n), n >= 1")
+        raise ShapeError(_("ids has shape {ids_shape}; give token ids of shape (n,) or (batch, n), n >= 1").format(ids_shape=ids.shape))
     return decoder_forward(params, ids, positions="learned", **forward)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError, check_count
+from ..i18n import _
 
 __all__ = ["repeated_sequences", "BOS", "TRIGGERS", "bigram_table", "bigram_backcopy", "LETTERS",
            "BACKCOPY_NAMES", "names"]
@@ -39,7 +40,7 @@ def names(ids, task: str = "repeated") -> list[str]:
 
 def _rng(rng) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
-        raise ParameterError("rng must be a numpy Generator; make one with np.random.default_rng(seed)")
+        raise ParameterError(_("rng must be a numpy Generator; make one with np.random.default_rng(seed)"))
     return rng
 
 
@@ -68,8 +69,8 @@ def repeated_sequences(rng, batch: int, *, length: int = 24, vocab: int = 16, pe
     length, vocab = check_count(length, "length"), check_count(vocab, "vocab")
     lo, hi = (int(p) for p in periods)
     if not 2 <= lo <= hi <= min(vocab, length):
-        raise ParameterError(f"periods must be (lo, hi) with 2 <= lo <= hi <= min(vocab, length) = "
-                             f"{min(vocab, length)}, got {periods!r}; (4, 12) varies it, (8, 8) fixes it")
+        raise ParameterError(_("periods must be (lo, hi) with 2 <= lo <= hi <= min(vocab, length) = "
+                             "{min_vocab_length}, got {periods!r}; (4, 12) varies it, (8, 8) fixes it").format(min_vocab_length=min(vocab, length), periods=periods))
     period = rng.integers(lo, hi + 1, size=batch)  # (batch,)
     segments = np.argsort(rng.random((batch, vocab)), axis=1)  # (batch, vocab): a random order of the tokens
     pos = np.arange(length + 1)  # (length + 1,)

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..decoder.training import TrainingLog, train_decoder
 from ..errors import ParameterError
+from ..i18n import _
 from ..learn.params import load_params
 from .model import AttnOnlyConfig, init_attention_only
 from .tasks import bigram_backcopy, repeated_sequences
@@ -40,7 +41,7 @@ BATCH, LENGTH, VOCAB, LR, SEED, HELD_OUT_SEED = 64, 24, 16, 3e-3, 0, 1000
 
 def _recipe(name: str) -> dict:
     if name not in RECIPES:
-        raise ParameterError(f"no model called {name!r}; choose one of {', '.join(RECIPES)}")
+        raise ParameterError(_("no model called {name!r}; choose one of {join_RECIPES}").format(name=name, join_RECIPES=', '.join(RECIPES)))
     return RECIPES[name]
 
 

@@ -23,6 +23,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import ParameterError, ShapeError, as_float_array, check_finite, check_positive, door
+from ..i18n import N_, _
 from ..mechanism.attention import scaled_dot_product_attention
 from ..mechanism.kernels import stack_heads, to_heads
 from ..mechanism.multi_head_attention import (
@@ -47,9 +48,9 @@ def _grad_arg(grad, shape: tuple, name: str, of: str) -> np.ndarray:
     """Validate an incoming gradient: a finite float array with exactly the shape of ``of``."""
     g = as_float_array(grad, name)
     if g.shape != tuple(shape):
-        hint = "; did you pass it transposed? Use .T" if g.shape == tuple(shape)[:-2] + tuple(shape)[-2:][::-1] else ""
-        raise ShapeError(f"{name} has shape {g.shape} but it must have the shape of {of}, {tuple(shape)}: "
-                         f"one entry dL/dy for every entry y of {of}{hint}")
+        hint = _("; did you pass it transposed? Use .T") if g.shape == tuple(shape)[:-2] + tuple(shape)[-2:][::-1] else ""
+        raise ShapeError(_("{name} has shape {g_shape} but it must have the shape of {of}, {tuple_shape}: "
+                         "one entry dL/dy for every entry y of {of}{hint}").format(name=name, g_shape=g.shape, of=_(of), tuple_shape=tuple(shape), hint=hint))
     check_finite(g, name)
     return g
 
@@ -96,11 +97,11 @@ def softmax_backward(a, grad_a, *, axis: int = -1) -> np.ndarray:
     """
     a = as_float_array(a, "a")
     if a.ndim == 0:
-        raise ShapeError("a is a scalar; give the softmax weights, shape (n_k,) or (n_q, n_k)")
+        raise ShapeError(_("a is a scalar; give the softmax weights, shape (n_k,) or (n_q, n_k)"))
     check_finite(a, "a")
     if np.any(a < -1e-12) or np.any(a > 1 + 1e-12):  # (a rounding error of the softmax is no mistake)
-        raise ParameterError("a must hold softmax weights, between 0 and 1; did you pass the scores s "
-                             "instead of the weights a = softmax(s)?")
+        raise ParameterError(_("a must hold softmax weights, between 0 and 1; did you pass the scores s "
+                             "instead of the weights a = softmax(s)?"))
     g = _grad_arg(grad_a, a.shape, "grad_a", "a")
     return _softmax_vjp(a, g, axis)
 
@@ -177,9 +178,9 @@ def attention_backward(cache: AttentionCache, grad_out):
     dQ, dK, dV : ndarrays with the shapes of Q, K and V
     """
     if not isinstance(cache, AttentionCache):
-        raise ParameterError("cache must be the AttentionCache returned by attention_forward")
+        raise ParameterError(_("cache must be the AttentionCache returned by attention_forward"))
     out_shape = cache.weights.shape[:-1] + cache.V.shape[-1:]  # (..., n_q, d_v)
-    g = _grad_arg(grad_out, out_shape, "grad_out", "the attention output (..., n_q, d_v)")
+    g = _grad_arg(grad_out, out_shape, "grad_out", N_("the attention output (..., n_q, d_v)"))
     return _attention_grads(cache.Q, cache.K, cache.V, cache.weights, g, cache.scale)
 
 
@@ -224,9 +225,9 @@ def _weight_grad(X: np.ndarray, dZ: np.ndarray) -> np.ndarray:
 
 def _check_multi_head_backward(cache, grad_out):
     if not isinstance(cache, MultiHeadCache):
-        raise ParameterError("cache must be the MultiHeadCache returned by multi_head_forward")
+        raise ParameterError(_("cache must be the MultiHeadCache returned by multi_head_forward"))
     out_shape = cache.concat.shape[:-1] + (cache.params.W_q.shape[1],)  # (..., n_q, d_model)
-    return (cache, _grad_arg(grad_out, out_shape, "grad_out", "the output (..., n_q, d_model)")), {}
+    return (cache, _grad_arg(grad_out, out_shape, "grad_out", N_("the output (..., n_q, d_model)"))), {}
 
 
 @door(_check_multi_head_backward)
@@ -313,7 +314,7 @@ def numerical_gradient(f: Callable[[np.ndarray], float], x, eps: float = 1e-6) -
     -------
     grad : ndarray, float64, shape of x
     """
-    step = check_positive(eps, "eps", hint="a small one such as 1e-6")
+    step = check_positive(eps, "eps", hint=N_("a small one such as 1e-6"))
     x = np.array(as_float_array(x, "x"), dtype=np.float64, copy=True)
     check_finite(x, "x")
     grad = np.empty_like(x)
@@ -331,10 +332,10 @@ def numerical_gradient(f: Callable[[np.ndarray], float], x, eps: float = 1e-6) -
 def _scalar(value) -> float:
     v = np.asarray(value, dtype=float)
     if v.size != 1:
-        raise ShapeError(f"f must return one number (a scalar loss), but it returned shape {v.shape}; "
-                         "reduce it, e.g. with np.sum(out * R) for a fixed random R")
+        raise ShapeError(_("f must return one number (a scalar loss), but it returned shape {v_shape}; "
+                         "reduce it, e.g. with np.sum(out * R) for a fixed random R").format(v_shape=v.shape))
     if not np.isfinite(v):
-        raise ParameterError("f returned NaN or inf; a gradient check needs a finite loss")
+        raise ParameterError(_("f returned NaN or inf; a gradient check needs a finite loss"))
     return float(v.reshape(()))
 
 
@@ -347,6 +348,6 @@ def relative_error(a, b) -> float:
     a = as_float_array(a, "a")
     b = as_float_array(b, "b")
     if a.shape != b.shape:
-        raise ShapeError(f"a has shape {a.shape} but b has shape {b.shape}; compare two gradients of the same array")
+        raise ShapeError(_("a has shape {shape} but b has shape {b_shape}; compare two gradients of the same array").format(shape=a.shape, b_shape=b.shape))
     den = np.linalg.norm(a) + np.linalg.norm(b)
     return 0.0 if den == 0 else float(np.linalg.norm(a - b) / den)

@@ -15,6 +15,7 @@ from importlib import resources
 import numpy as np
 
 from ..errors import ParameterError
+from ..i18n import _
 
 __all__ = ["load_rhymes", "tokenize", "Vocab", "UnknownWordError"]
 
@@ -34,9 +35,10 @@ class UnknownWordError(ParameterError):
 
     def __init__(self, unknown: list[str], known: str, size: int):
         self.unknown, self.known = unknown, known
-        self.headline = f"the model does not know {', '.join(repr(u) for u in unknown)}"
+        self.headline = _("the model does not know {words}").format(words=", ".join(repr(u) for u in unknown))
         self.size = size
-        super().__init__(f"{self.headline}; it knows only the {size} words of its rhymes: {known}")
+        super().__init__(_("{headline}; it knows only the {size} words of its rhymes: {known}")
+                         .format(headline=self.headline, size=size, known=known))
 
 
 def load_rhymes() -> list[str]:
@@ -53,7 +55,7 @@ def tokenize(text: str) -> list[str]:
     ['humpty', 'dumpty', 'sat', 'on', 'a', 'wall', ',', '/']
     """
     if not isinstance(text, str):
-        raise ParameterError(f"text must be a string, got {type(text).__name__}")
+        raise ParameterError(_("text must be a string, got {kind}").format(kind=type(text).__name__))
     return _TOKEN.findall(text.lower().replace("\n", " / "))
 
 
@@ -68,7 +70,7 @@ class Vocab:
     def __init__(self, tokens):
         self.words: list[str] = list(dict.fromkeys(tokens))
         if not self.words:
-            raise ParameterError("a vocabulary needs at least one token")
+            raise ParameterError(_("a vocabulary needs at least one token"))
         self.index = {w: i for i, w in enumerate(self.words)}
 
     def __len__(self) -> int:
@@ -84,13 +86,13 @@ class Vocab:
         """
         toks = tokenize(text) if isinstance(text, str) else list(text)
         if not toks:
-            raise ParameterError("the text holds no words: type a few words of the rhymes, "
-                                 "e.g. 'humpty dumpty sat on'")
+            raise ParameterError(_("the text holds no words: type a few words of the rhymes, "
+                                 "e.g. 'humpty dumpty sat on'"))
         unknown = [t for t in toks if t not in self.index]
         if unknown:
             words = sorted(w for w in self.words if w[0].isalpha())
             marks = " ".join(f"“{w}”" for w in self.words if not w[0].isalpha())
-            shown = ", ".join(words) + (f"; and the marks {marks}" if marks else "")
+            shown = ", ".join(words) + (_("; and the marks {marks}").format(marks=marks) if marks else "")
             raise UnknownWordError(list(dict.fromkeys(unknown)), shown, len(self))
         return np.array([self.index[t] for t in toks], dtype=np.int64)
 

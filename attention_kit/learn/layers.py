@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError, ShapeError, check_finite, check_matrix, check_positive, door
+from ..i18n import N_, _
 
 __all__ = [
     "embed", "embed_backward",
@@ -26,15 +27,15 @@ def token_ids(ids, vocab_size: int, name: str = "ids") -> np.ndarray:
     """``ids`` as an int array of token ids in ``0 .. vocab_size - 1``, else an error that says why."""
     arr = np.asarray(ids)
     if arr.dtype.kind not in "iu":
-        raise ShapeError(f"{name} must hold whole-number token ids, got dtype {arr.dtype}; "
-                         "turn words into ids with the vocabulary first (e.g. vocab.encode(text))")
+        raise ShapeError(_("{name} must hold whole-number token ids, got dtype {dtype}; "
+                         "turn words into ids with the vocabulary first (e.g. vocab.encode(text))").format(name=name, dtype=arr.dtype))
     if arr.ndim == 0 or arr.size == 0:
-        raise ShapeError(f"{name} has shape {arr.shape}: give a sequence (n,) or a batch (batch, n) "
-                         "of at least one token id")
+        raise ShapeError(_("{name} has shape {shape}: give a sequence (n,) or a batch (batch, n) "
+                         "of at least one token id").format(name=name, shape=arr.shape))
     if (arr < 0).any() or (arr >= vocab_size).any():
         bad = arr[(arr < 0) | (arr >= vocab_size)]
-        raise ParameterError(f"{name} holds {bad.ravel()[:5].tolist()}, outside 0..{vocab_size - 1} "
-                             f"(the vocabulary has {vocab_size} tokens)")
+        raise ParameterError(_("{name} holds {bad_ravel_5_tolist}, outside 0..{vocab_size_1} "
+                             "(the vocabulary has {vocab_size} tokens)").format(name=name, bad_ravel_5_tolist=bad.ravel()[:5].tolist(), vocab_size_1=vocab_size - 1, vocab_size=vocab_size))
     return arr
 
 
@@ -84,9 +85,9 @@ def _check_layer_norm(X, gamma, beta, *, eps: float = 1e-5):
     gamma, beta = np.asarray(gamma, dtype=float), np.asarray(beta, dtype=float)
     for name, p in (("gamma", gamma), ("beta", beta)):
         if p.shape != (d,):
-            raise ShapeError(f"{name} has shape {p.shape} but ({d},) was expected: one number per "
-                             "feature (layer norm works across the features of each row)")
-    return (X, gamma, beta), {"eps": check_positive(eps, "eps", hint="a small one such as 1e-5")}
+            raise ShapeError(_("{name} has shape {p_shape} but ({d},) was expected: one number per "
+                             "feature (layer norm works across the features of each row)").format(name=name, p_shape=p.shape, d=d))
+    return (X, gamma, beta), {"eps": check_positive(eps, "eps", hint=N_("a small one such as 1e-5"))}
 
 
 @door(_check_layer_norm)
@@ -216,8 +217,8 @@ def check_targets(targets, logits_shape: tuple) -> np.ndarray:
     """``targets`` as int class ids (or :data:`IGNORE`), one per row of logits of ``logits_shape``."""
     targets = np.asarray(targets)
     if targets.shape != tuple(logits_shape[:-1]):
-        raise ShapeError(f"targets has shape {targets.shape} but {tuple(logits_shape[:-1])} was expected: "
-                         "one target id per row of logits")
+        raise ShapeError(_("targets has shape {targets_shape} but {tuple_logits_shape_1} was expected: "
+                         "one target id per row of logits").format(targets_shape=targets.shape, tuple_logits_shape_1=tuple(logits_shape[:-1])))
     token_ids(np.where(targets != IGNORE, targets, 0), logits_shape[-1], "targets")
     return targets
 

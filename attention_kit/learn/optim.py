@@ -19,6 +19,7 @@ import dataclasses
 import numpy as np
 
 from ..errors import NonFiniteError, ParameterError, ShapeError, check_positive
+from ..i18n import N_, _
 
 __all__ = ["SGD", "Adam", "check_learning_rate"]
 
@@ -26,9 +27,9 @@ __all__ = ["SGD", "Adam", "check_learning_rate"]
 def check_learning_rate(lr) -> float:
     """Return ``lr`` as a float, or raise ParameterError with a fix when it is not a positive number."""
     if isinstance(lr, bool) or not isinstance(lr, (int, float, np.integer, np.floating)):
-        raise ParameterError(f"the learning rate must be a number such as 0.01, got {lr!r}")
-    return check_positive(lr, "the learning rate", hint="try 0.01: 0 would not move the weights, "
-                          "and a negative one climbs the loss")
+        raise ParameterError(_("the learning rate must be a number such as 0.01, got {lr!r}").format(lr=lr))
+    return check_positive(lr, N_("the learning rate"), hint=N_("try 0.01: 0 would not move the weights, "
+                          "and a negative one climbs the loss"))
 
 
 def _arrays(obj, what: str) -> dict:
@@ -36,7 +37,7 @@ def _arrays(obj, what: str) -> dict:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         obj = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
     if not isinstance(obj, dict):
-        raise ParameterError(f"{what} must be a dict of arrays or a MultiHeadParams, got {type(obj).__name__}")
+        raise ParameterError(_("{what} must be a dict of arrays or a MultiHeadParams, got {kind}").format(what=what, kind=type(obj).__name__))
     return {k: v for k, v in obj.items() if v is not None}
 
 
@@ -44,16 +45,16 @@ def _pairs(params, grads):
     """Yield ``(name, param, grad)``, checking that the names, shapes and values fit."""
     p, g = _arrays(params, "params"), _arrays(grads, "grads")
     if set(p) != set(g):
-        raise ParameterError(f"params and grads must have the same names: params has {sorted(p)}, "
-                             f"grads has {sorted(g)}")
+        raise ParameterError(_("params and grads must have the same names: params has {sorted_p}, "
+                             "grads has {sorted_g}").format(sorted_p=sorted(p), sorted_g=sorted(g)))
     for name, w in p.items():
         dw = np.asarray(g[name])
         if not isinstance(w, np.ndarray) or w.shape != dw.shape:
-            raise ShapeError(f"the gradient of {name} has shape {dw.shape} but {name} has shape "
-                             f"{np.shape(w)} (and must be a numpy array, updated in place)")
+            raise ShapeError(_("the gradient of {name} has shape {dw_shape} but {name} has shape "
+                             "{np_shape_w} (and must be a numpy array, updated in place)").format(name=name, dw_shape=dw.shape, np_shape_w=np.shape(w)))
         if not np.isfinite(dw).all():
-            raise NonFiniteError(f"the gradient of {name} holds NaN or inf: training has diverged. "
-                                 "Lower the learning rate and start again from fresh weights")
+            raise NonFiniteError(_("the gradient of {name} holds NaN or inf: training has diverged. "
+                                 "Lower the learning rate and start again from fresh weights").format(name=name))
         yield name, w, dw
 
 
@@ -63,7 +64,7 @@ class SGD:
     def __init__(self, lr: float = 0.1, momentum: float = 0.0):
         self.lr = check_learning_rate(lr)
         if not 0 <= momentum < 1:
-            raise ParameterError(f"momentum must be in [0, 1), got {momentum!r}; 0.9 is usual, 0 turns it off")
+            raise ParameterError(_("momentum must be in [0, 1), got {momentum!r}; 0.9 is usual, 0 turns it off").format(momentum=momentum))
         self.momentum = float(momentum)
         self.velocity: dict[str, np.ndarray] = {}
 
@@ -89,7 +90,7 @@ class Adam:
         self.lr = check_learning_rate(lr)
         b1, b2 = betas
         if not (0 <= b1 < 1 and 0 <= b2 < 1):
-            raise ParameterError(f"betas must both be in [0, 1), got {betas!r}; (0.9, 0.999) is usual")
+            raise ParameterError(_("betas must both be in [0, 1), got {betas!r}; (0.9, 0.999) is usual").format(betas=betas))
         self.betas, self.eps = (float(b1), float(b2)), float(eps)
         self.t = 0
         self.m: dict[str, np.ndarray] = {}

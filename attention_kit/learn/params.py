@@ -22,6 +22,7 @@ from dataclasses import asdict, is_dataclass
 import numpy as np
 
 from ..errors import ParameterError
+from ..i18n import _
 
 __all__ = ["save_params", "load_params"]
 
@@ -30,8 +31,8 @@ def save_params(path, params: dict, config, *, dtype=np.float32, **meta) -> None
     """Write ``params`` (as ``dtype``, float32 by default), ``config`` and the arrays ``meta`` to one ``.npz``."""
     kind = type(config).__name__
     if not is_dataclass(config) or isinstance(config, type):
-        raise ParameterError(f"config must be a model's config (a dataclass such as TinyLMConfig), "
-                             f"got {type(config).__name__}")
+        raise ParameterError(_("config must be a model's config (a dataclass such as TinyLMConfig), "
+                             "got {kind}").format(kind=type(config).__name__))
     arrays = {f"param/{k}": np.asarray(v, dtype=dtype) for k, v in params.items()}
     arrays |= {"config": np.array(json.dumps({"kind": kind, **asdict(config)}))}
     arrays |= {f"meta/{k}": np.asarray(v) for k, v in meta.items()}
@@ -46,7 +47,7 @@ def _config(z, config_type: type) -> object:
         kind = "TinyLMConfig"
         fields = {k[7:]: int(z[k]) for k in z.files if k.startswith("config/")}
     if kind != config_type.__name__:
-        raise ParameterError(f"the file holds a {kind}, not a {config_type.__name__}")
+        raise ParameterError(_("the file holds a {kind}, not a {wanted}").format(kind=kind, wanted=config_type.__name__))
     return config_type(**fields)
 
 
@@ -57,7 +58,7 @@ def load_params(path, config_type: type) -> tuple[dict, object, dict]:
     ``ToyConfig``, ``AttnOnlyConfig``, ...); a file that holds another raises ``ParameterError``.
     """
     if not (isinstance(config_type, type) and is_dataclass(config_type)):
-        raise ParameterError(f"config_type must be a model's config class, e.g. TinyLMConfig, not {config_type!r}")
+        raise ParameterError(_("config_type must be a model's config class, e.g. TinyLMConfig, not {config_type!r}").format(config_type=config_type))
     with np.load(path) as z:
         params = {k[6:]: z[k].astype(np.float64) for k in z.files if k.startswith("param/")}
         config = _config(z, config_type)

@@ -33,7 +33,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import NonFiniteError, ParameterError
-from ..i18n import N_
+from ..i18n import N_, _
 from ..mechanism.multi_head_attention import MultiHeadParams, init_multi_head, multi_head_forward
 from .backward import multi_head_backward
 from .layers import IGNORE, check_targets, cross_entropy
@@ -102,7 +102,7 @@ def _task(task) -> Task:
     if isinstance(task, Task):
         return task
     if task not in TASKS:
-        raise ParameterError(f"unknown task {task!r}; choose one of {sorted(TASKS)}")
+        raise ParameterError(_("unknown task {task!r}; choose one of {sorted_TASKS}").format(task=task, sorted_TASKS=sorted(TASKS)))
     return TASKS[task]
 
 
@@ -161,14 +161,14 @@ class TinyAttentionModel:
 
     def loss_and_grads(self, tokens, targets):
         """The loss on a batch and the gradient of every trainable array (same names as ``trainables``)."""
-        logits, _, cache = self.forward(tokens)
+        logits, _attn, cache = self.forward(tokens)
         if not np.isfinite(logits).all():
-            raise NonFiniteError("the model's outputs overflowed (inf or NaN): training has diverged. "
-                                 "Lower the learning rate and start again from fresh weights")
+            raise NonFiniteError(_("the model's outputs overflowed (inf or NaN): training has diverged. "
+                                 "Lower the learning rate and start again from fresh weights"))
         loss, dlogits = cross_entropy.unchecked(logits, check_targets(targets, logits.shape))
         Y = cache.concat @ self.params.W_o  # (batch, n, d_model): the layer's output again
         dW_u = Y.reshape(-1, Y.shape[-1]).T @ dlogits.reshape(-1, dlogits.shape[-1])  # (d_model, C)
-        _, _, g = multi_head_backward.unchecked(cache, dlogits @ self.W_u.T)  # dL/dY: (batch, n, d_model)
+        _dX, _dmask, g = multi_head_backward.unchecked(cache, dlogits @ self.W_u.T)  # dL/dY: (batch, n, d_model)
         return loss, {"W_q": g.W_q, "W_k": g.W_k, "W_v": g.W_v, "W_o": g.W_o, "W_u": dW_u}
 
     def trainables(self) -> dict:
@@ -191,7 +191,7 @@ def init_model(task="reverse", *, n_heads: int = 1, d_k: int | None = None, scal
     """
     task = _task(task)
     if n_heads not in (1, 2, 4, 8, 16):
-        raise ParameterError(f"n_heads must divide d_model = {D_MODEL}: choose 1, 2, 4, 8 or 16, got {n_heads!r}")
+        raise ParameterError(_("n_heads must divide d_model = {d_model}: choose 1, 2, 4, 8 or 16, got {n_heads!r}").format(d_model=D_MODEL, n_heads=n_heads))
     rng = np.random.default_rng(seed)
     E = rng.normal(0, np.sqrt(0.5), (VOCAB, D_MODEL))
     P = rng.normal(0, np.sqrt(0.5), (N_TOKENS, D_MODEL))
@@ -238,7 +238,7 @@ class Trainer:
                  eval_every: int = 10, seed: int = 0):
         self.task = _task(task)
         if optimizer not in ("sgd", "adam"):
-            raise ParameterError(f"optimizer must be 'sgd' (with momentum 0.9) or 'adam', got {optimizer!r}")
+            raise ParameterError(_("optimizer must be 'sgd' (with momentum 0.9) or 'adam', got {optimizer!r}").format(optimizer=optimizer))
         self.config = dict(n_heads=n_heads, d_k=d_k, scaled=scaled, seed=seed)
         self.optimizer_name, self.batch, self.eval_every = optimizer, int(batch), int(eval_every)
         self.lr = lr
@@ -272,17 +272,17 @@ class Trainer:
         if self.diverged:
             raise NonFiniteError(self.diverged)
         loss = float("nan")
-        for _ in range(int(n)):
+        for _step in range(int(n)):
             try:
                 with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
                     loss, grads = self.model.loss_and_grads(*self._batch())
                     self.opt.step(self.model.trainables(), grads)
                     if not all(np.isfinite(w).all() for w in self.model.trainables().values()):
-                        raise NonFiniteError("the weights overflowed")
+                        raise NonFiniteError(_("the weights overflowed"))
             except NonFiniteError:
-                self.diverged = (f"training diverged at step {self.steps + 1}: the weights grew until they "
-                                 f"overflowed. The learning rate {self.lr:g} is too large for this "
-                                 "model; lower it and start again (Reset)")
+                self.diverged = _("training diverged at step {step}: the weights grew until they "
+                                  "overflowed. The learning rate {lr:g} is too large for this "
+                                  "model; lower it and start again (Reset)").format(step=self.steps + 1, lr=self.lr)
                 raise NonFiniteError(self.diverged) from None
             self.steps += 1
             self.losses.append(loss)

@@ -29,6 +29,7 @@ from ..decoder.block import decoder_forward
 from ..errors import ParameterError, check_count
 from ..heads.model import AttnOnlyConfig, init_attention_only
 from ..heads.tasks import repeated_sequences
+from ..i18n import _
 
 __all__ = ["SCHEMES", "TASK", "MODEL", "TRAINING", "init_model", "batch", "predictable", "accuracy",
            "load_extrapolation"]
@@ -90,11 +91,11 @@ def accuracy(params: dict, scheme: str, length: int, *, n: int = 128, seed: int 
     ``window``: each query sees only the last ``window`` keys (no distance beyond ``window - 1``).
     """
     if scheme not in SCHEMES:
-        raise ParameterError(f"scheme must be one of {list(SCHEMES)}, got {scheme!r}")
+        raise ParameterError(_("scheme must be one of {list_SCHEMES}, got {scheme!r}").format(list_SCHEMES=list(SCHEMES), scheme=scheme))
     if positions not in ("induction", "boundary"):
-        raise ParameterError(f"positions must be 'induction' or 'boundary', got {positions!r}")
+        raise ParameterError(_("positions must be 'induction' or 'boundary', got {positions!r}").format(positions=positions))
     length, n = check_count(length, "length", minimum=TASK["periods"][1]), check_count(n, "n")
-    ids, targets, _ = repeated_sequences(np.random.default_rng(seed), n, length=length,
+    ids, targets, _rest = repeated_sequences(np.random.default_rng(seed), n, length=length,
                                          vocab=TASK["vocab"], periods=TASK["periods"])
     with threadpool_limits(limits=1, user_api="blas"):
         logits = decoder_forward(params, ids, window=window, **SCHEMES[scheme])[0]  # (n, length, vocab)

@@ -31,6 +31,7 @@ import numpy as np
 from ..decoder.block import decoder_forward
 from ..decoder.tiny_lm import TinyLMConfig
 from ..errors import ParameterError, ShapeError, check_count
+from ..i18n import _
 from ..learn.params import load_params
 from ..relative.rope import rope
 from ..scale.kvcache import KVCache
@@ -40,12 +41,12 @@ __all__ = ["stream_logits", "recompute_logits", "load_rope_lm"]
 
 def _text(ids, config) -> np.ndarray:
     if not isinstance(config, TinyLMConfig):
-        raise ParameterError("config must be the model's TinyLMConfig (load_params returns it)")
+        raise ParameterError(_("config must be the model's TinyLMConfig (load_params returns it)"))
     a = np.asarray(ids)
     if a.ndim != 1 or a.size == 0:
-        raise ShapeError(f"ids has shape {a.shape}; give one text as token ids of shape (n,), n >= 1")
+        raise ShapeError(_("ids has shape {shape}; give one text as token ids of shape (n,), n >= 1").format(shape=a.shape))
     if a.min() < 0 or a.max() >= config.vocab_size:
-        raise ParameterError(f"token ids must lie in 0 .. {config.vocab_size - 1}")
+        raise ParameterError(_("token ids must lie in 0 .. {config_vocab_size_1}").format(config_vocab_size_1=config.vocab_size - 1))
     return a.astype(np.int64)
 
 
@@ -92,14 +93,14 @@ def stream_logits(params: dict, config: TinyLMConfig, ids, *, window: int | None
     ids = _text(ids, config)
     W = config.context if window is None else check_count(window, "window")
     if config.positions not in ("rope", "alibi", None) and len(ids) > W:
-        raise ParameterError(f"a model with {config.positions!r} positions adds each token's absolute "
+        raise ParameterError(_("a model with {config_positions!r} positions adds each token's absolute "
                              "position to it: once the window slides its cached keys are stale. Use "
-                             "recompute_logits, or a model with positions='rope' or 'alibi'")
+                             "recompute_logits, or a model with positions='rope' or 'alibi'").format(config_positions=config.positions))
     if sink_positions not in ("text", "cache"):
-        raise ParameterError(f"sink_positions must be 'text' or 'cache', got {sink_positions!r}")
+        raise ParameterError(_("sink_positions must be 'text' or 'cache', got {sink_positions!r}").format(sink_positions=sink_positions))
     if sink_positions == "cache" and config.positions != "rope":
-        raise ParameterError("sink_positions='cache' turns the sink keys on with RoPE: give a model with "
-                             "positions='rope'")
+        raise ParameterError(_("sink_positions='cache' turns the sink keys on with RoPE: give a model with "
+                             "positions='rope'"))
     h, d = config.n_heads, config.d_model // config.n_heads
     kind = _SinksBeforeWindow if sink_positions == "cache" else KVCache
     caches = [kind(d, d, n_heads=h, window=W, sinks=sinks) for _ in range(config.n_layers)]
@@ -134,6 +135,6 @@ def load_rope_lm(layers: int = 1) -> tuple[dict, TinyLMConfig, dict]:
     ``attention_kit/data/tiny_lm_rope{layers}.npz`` (made by ``tools/train_tiny_lm.py --positions rope``):
     ``(params, config, meta)``, ``meta["history"]`` the logged (step, training loss, held-out loss)."""
     if layers not in (1, 2):
-        raise ParameterError(f"the shipped RoPE models have 1 or 2 layers, not {layers!r}")
+        raise ParameterError(_("the shipped RoPE models have 1 or 2 layers, not {layers!r}").format(layers=layers))
     with resources.as_file(resources.files("attention_kit").joinpath(f"data/tiny_lm_rope{layers}.npz")) as f:
         return load_params(f, TinyLMConfig)

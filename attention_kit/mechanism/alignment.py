@@ -25,6 +25,7 @@ from ..errors import (
     check_mask,
     check_positive,
 )
+from ..i18n import N_, _
 from .kernels import softmax_inplace
 
 __all__ = ["softmax", "soft_align", "hard_align", "local_align", "ALIGNMENTS", "align", "check_scores"]
@@ -34,11 +35,11 @@ def check_scores(x, name: str = "scores") -> np.ndarray:
     """``x`` as a finite float array of scores with at least one key, ``(..., n_k)``, n_k >= 1."""
     arr = as_float_array(x, name)
     if arr.ndim == 0:
-        raise ShapeError(f"{name} is a scalar; give at least one score per key, shape (n_k,) or (n_q, n_k)")
+        raise ShapeError(_("{name} is a scalar; give at least one score per key, shape (n_k,) or (n_q, n_k)").format(name=name))
     if arr.shape[-1] == 0:
         raise EmptySequenceError(
-            f"{name} has shape {arr.shape}: there are no keys to attend to (n_k = 0); "
-            "(..., n_k) with n_k >= 1 was expected"
+            _("{name} has shape {shape}: there are no keys to attend to (n_k = 0); "
+            "(..., n_k) with n_k >= 1 was expected").format(name=name, shape=arr.shape)
         )
     check_finite(arr, name)
     return arr
@@ -84,7 +85,7 @@ def soft_align(scores, *, temperature: float = 1.0, mask=None) -> np.ndarray:
     -------
     weights : ndarray, shape (..., n_k)
     """
-    t = check_positive(temperature, "temperature", hint="try 1.0")
+    t = check_positive(temperature, "temperature", hint=N_("try 1.0"))
     x = check_scores(scores)
     return softmax(x / t if t != 1.0 else x, mask=mask)
 
@@ -120,7 +121,7 @@ def hard_align(scores, *, mask=None, rng: np.random.Generator | None = None, tem
         flat_out[np.arange(len(idx))[live], idx[live]] = 1.0
     else:
         if not isinstance(rng, np.random.Generator):
-            raise ParameterError("rng must be a numpy Generator; make one with np.random.default_rng(seed)")
+            raise ParameterError(_("rng must be a numpy Generator; make one with np.random.default_rng(seed)"))
         for r, row in enumerate(flat_p):
             total = row.sum()
             if total > 0:
@@ -159,22 +160,22 @@ def local_align(
     x = check_scores(scores)
     n_k = x.shape[-1]
     if isinstance(D, bool) or not isinstance(D, (int, float, np.integer, np.floating)) or not np.isfinite(D) or D < 1:
-        raise ParameterError(f"local alignment needs a window half-width D >= 1, got D={D!r}")
+        raise ParameterError(_("local alignment needs a window half-width D >= 1, got D={D!r}").format(D=D))
     try:
         pos = np.asarray(p, dtype=float)
     except (TypeError, ValueError):
-        raise ParameterError(f"p must be a number or one number per query, got {p!r}") from None
+        raise ParameterError(_("p must be a number or one number per query, got {p!r}").format(p=p)) from None
     if not np.isfinite(pos).all() or (pos < 0).any() or (pos > n_k - 1).any():
         raise ParameterError(
-            f"local alignment's centre p={np.round(pos, 3).tolist()} lies outside the sequence; "
-            f"it must be between 0 and n_k - 1 = {n_k - 1}"
+            _("local alignment's centre p={np_round_pos_3_tolist} lies outside the sequence; "
+            "it must be between 0 and n_k - 1 = {n_k_1}").format(np_round_pos_3_tolist=np.round(pos, 3).tolist(), n_k_1=n_k - 1)
         )
     s = np.arange(n_k, dtype=float)
     if pos.ndim == 0:
         dist = s - pos  # (n_k,)
     else:
         if x.ndim < 2 or pos.shape[-1] != x.shape[-2]:
-            raise ShapeError(f"p has shape {pos.shape} but one centre per query, (n_q,) = ({x.shape[-2] if x.ndim > 1 else 1},), was expected")
+            raise ShapeError(_("p has shape {pos_shape} but one centre per query, (n_q,) = ({value},), was expected").format(pos_shape=pos.shape, value=x.shape[-2] if x.ndim > 1 else 1))
         dist = s - pos[..., None]  # (n_q, n_k)
     window = np.abs(dist) <= D
     full_mask = np.broadcast_to(window, x.shape)
@@ -202,6 +203,6 @@ def align(scores, name: str = "soft", **kwargs) -> np.ndarray:
         fn = ALIGNMENTS[name]
     except (KeyError, TypeError):
         raise UnknownNameError(
-            f"unknown alignment {name!r}; choose one of {sorted(ALIGNMENTS)}"
+            _("unknown alignment {name!r}; choose one of {sorted_ALIGNMENTS}").format(name=name, sorted_ALIGNMENTS=sorted(ALIGNMENTS))
         ) from None
     return fn(scores, **kwargs)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError, ShapeError, check_mask, check_matrix
+from ..i18n import _
 from .alignment import align as _align
 from .kernels import sdpa_core
 from .scores import score as _score
@@ -25,9 +26,9 @@ def _columns_hint(X: np.ndarray, xname: str, W, wname: str, dname: str) -> None:
     w = np.asarray(W)
     if w.ndim == 2 and w.shape[0] != X.shape[-1] and w.shape[0] == X.shape[-2]:
         raise ShapeError(
-            f"{xname} has shape {X.shape} but {wname} has shape {w.shape}, so ({X.shape[-1]}, {w.shape[0]}) "
-            f"= (n, {dname}) was expected for {xname}: rows are tokens. Did you pass the column layout "
-            f"({dname}, n) of the survey? Use {xname}.T"
+            _("{xname} has shape {X_shape} but {wname} has shape {w_shape}, so ({X_shape_1}, {w_shape_0}) "
+            "= (n, {dname}) was expected for {xname}: rows are tokens. Did you pass the column layout "
+            "({dname}, n) of the survey? Use {xname}.T").format(xname=xname, X_shape=X.shape, wname=wname, w_shape=w.shape, X_shape_1=X.shape[-1], w_shape_0=w.shape[0], dname=dname)
         )
 
 
@@ -58,9 +59,9 @@ def general_attention(q, K, V, *, score: str = "dot", align: str = "soft", score
     V = check_matrix(V, "V", expected="(n_k, d_v)")
     if K.shape[-2] != V.shape[-2]:
         raise ShapeError(
-            f"K has {K.shape[-2]} keys but V has {V.shape[-2]} values (K {K.shape}, V {V.shape}); "
+            _("K has {K_shape_2} keys but V has {V_shape_2} values (K {K_shape}, V {V_shape}); "
             "every key needs exactly one value: K and V must have the same number of rows "
-            "(in the survey's column layout: the same number of columns)"
+            "(in the survey's column layout: the same number of columns)").format(K_shape_2=K.shape[-2], V_shape_2=V.shape[-2], K_shape=K.shape, V_shape=V.shape)
         )
     e = _score(score, q, K, **(score_params or {}))
     ap = dict(align_params or {})
@@ -132,7 +133,7 @@ def check_scale(scale, d_k: int) -> float:
     """The score scale: ``1 / sqrt(d_k)`` when ``scale`` is None, else ``scale`` if it is finite."""
     s = (1.0 / np.sqrt(d_k)) if scale is None else float(scale)
     if not np.isfinite(s):
-        raise ParameterError(f"scale must be a finite number, got {scale!r}; leave it None for 1/sqrt(d_k)")
+        raise ParameterError(_("scale must be a finite number, got {scale!r}; leave it None for 1/sqrt(d_k)").format(scale=scale))
     return s
 
 
@@ -146,14 +147,14 @@ def check_qkv(Q, K, V) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     K = check_matrix(K, "K", expected="(n_k, d_k)")
     V = check_matrix(V, "V", expected="(n_k, d_v)")
     if Q.shape[-1] != K.shape[-1]:
-        msg = f"Q has d_k = {Q.shape[-1]} but K has d_k = {K.shape[-1]} (Q {Q.shape}, K {K.shape}); queries and keys must have the same width: project them to the same d_k"
+        msg = _("Q has d_k = {Q_d_k} but K has d_k = {K_d_k} (Q {Q_shape}, K {K_shape}); queries and keys must have the same width: project them to the same d_k").format(Q_d_k=Q.shape[-1], K_d_k=K.shape[-1], Q_shape=Q.shape, K_shape=K.shape)
         if K.shape[-2] == Q.shape[-1]:
-            msg += ". Did you pass K in the column layout (d_k, n_k)? Use K.T"
+            msg += _(". Did you pass K in the column layout (d_k, n_k)? Use K.T")
         raise ShapeError(msg)
     if K.shape[-2] != V.shape[-2]:
         raise ShapeError(
-            f"K has {K.shape[-2]} keys but V has {V.shape[-2]} values (K {K.shape}, V {V.shape}); "
-            "V must be (n_k, d_v), one row per key. If V is in the column layout (d_v, n_k), use V.T"
+            _("K has {K_shape_2} keys but V has {V_shape_2} values (K {K_shape}, V {V_shape}); "
+            "V must be (n_k, d_v), one row per key. If V is in the column layout (d_v, n_k), use V.T").format(K_shape_2=K.shape[-2], V_shape_2=V.shape[-2], K_shape=K.shape, V_shape=V.shape)
         )
     return Q, K, V
 
@@ -183,7 +184,7 @@ def self_attention(X, W_q, W_k, W_v, mask=None):
     W_v = check_matrix(W_v, "W_v", expected="(d_model, d_v)", batch=False, n=d, n_name="d_model", d_name="d_v")
     if W_q.shape[1] != W_k.shape[1]:
         raise ShapeError(
-            f"W_q {W_q.shape} gives d_k = {W_q.shape[1]} but W_k {W_k.shape} gives d_k = {W_k.shape[1]}; "
-            "queries and keys must have the same width: give W_q and W_k the same number of columns"
+            _("W_q {W_q_shape} gives d_k = {W_q_shape_1} but W_k {W_k_shape} gives d_k = {W_k_shape_1}; "
+            "queries and keys must have the same width: give W_q and W_k the same number of columns").format(W_q_shape=W_q.shape, W_q_shape_1=W_q.shape[1], W_k_shape=W_k.shape, W_k_shape_1=W_k.shape[1])
         )
     return scaled_dot_product_attention(X @ W_q, X @ W_k, X @ W_v, mask=mask)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import MaskError, NonFiniteError, check_finite
+from ..i18n import N_, _
 
 __all__ = ["SHIFT_FREE_LIMIT", "OVERFLOW_BOUND", "softmax_inplace", "sdpa_core", "to_heads",
            "stack_heads", "mask_for_heads"]
@@ -62,8 +63,8 @@ def _subtract_row_max(x: np.ndarray, axis: int, masked: bool) -> None:
             m[dead] = 0.0
     if not np.isfinite(m).all():
         raise NonFiniteError(
-            "the attention scores hold NaN or +inf (an overflow of q . k?); "
-            "scale the inputs down or check them for NaN/inf"
+            _("the attention scores hold NaN or +inf (an overflow of q . k?); "
+            "scale the inputs down or check them for NaN/inf")
         )
     x -= m
 
@@ -87,7 +88,7 @@ def sdpa_core(Qs, K, V, mask, bias=None):
         bound = float(np.sqrt(np.max(np.einsum("...i,...i->...", Qs, Qs)))
                       * np.sqrt(np.max(np.einsum("...i,...i->...", K, K))))
     if not bound < OVERFLOW_BOUND or (scores.dtype == np.float32 and not bound < 3e38):
-        check_finite(scores, "the scores Q K^T / sqrt(d_k)")
+        check_finite(scores, N_("the scores Q K^T / sqrt(d_k)"))
     if bias is not None:
         scores += bias  # (the bias may be large: the row maxima are then subtracted below)
     # small scores (the usual case): exp cannot overflow, so skip subtracting the row maxima
@@ -132,11 +133,11 @@ def mask_for_heads(mask, batch: tuple, h: int):
             return m.reshape(*lead, 1, *m.shape[b:])  # (*batch, 1, n_q, n_k): every head
         per_head = f" (1, {h}, n_q, n_k)" if b == 1 else ""
         raise MaskError(
-            f"mask has shape {m.shape}; with a batch of shape {batch} its first {b} axis(es) must "
-            f"be the batch, {batch} (or 1): (*batch, n_q, n_k) is one mask per sequence for every "
-            f"head. For a mask per head, add the batch axis: (*batch, h, n_q, n_k) with h = {h},"
-            f" e.g.{per_head or ' mask[None]'}")
+            _("mask has shape {m_shape}; with a batch of shape {batch} its first {b} axis(es) must "
+            "be the batch, {batch} (or 1): (*batch, n_q, n_k) is one mask per sequence for every "
+            "head. For a mask per head, add the batch axis: (*batch, h, n_q, n_k) with h = {h},"
+            " e.g.{example}").format(m_shape=m.shape, batch=batch, b=b, h=h, example=per_head or ' mask[None]'))
     raise MaskError(
-        f"mask has shape {m.shape} ({m.ndim} axes), which is ambiguous for tokens with batch shape "
-        f"{batch} and {h} heads. Give (n_q, n_k) for every sequence and head, (*batch, n_q, n_k) "
-        f"for one mask per sequence, or (*batch, h, n_q, n_k) for one per sequence and head")
+        _("mask has shape {m_shape} ({m_ndim} axes), which is ambiguous for tokens with batch shape "
+        "{batch} and {h} heads. Give (n_q, n_k) for every sequence and head, (*batch, n_q, n_k) "
+        "for one mask per sequence, or (*batch, h, n_q, n_k) for one per sequence and head").format(m_shape=m.shape, m_ndim=m.ndim, batch=batch, h=h))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError, ShapeError, check_count, door
+from ..i18n import _
 
 __all__ = ["causal_mask", "padding_mask", "window_mask"]
 
@@ -50,9 +51,9 @@ def padding_mask(lengths, n_k: int, n_q: int | None = None) -> np.ndarray:
     scalar = np.ndim(lengths) == 0
     lens = np.atleast_1d(np.asarray(lengths))
     if lens.ndim != 1 or lens.dtype.kind not in "iu":
-        raise ShapeError(f"lengths must be an int or a 1-D sequence of ints, got {lengths!r}")
+        raise ShapeError(_("lengths must be an int or a 1-D sequence of ints, got {lengths!r}").format(lengths=lengths))
     if (lens < 0).any() or (lens > n_k).any():
-        raise ParameterError(f"every length must lie in 0..n_k={n_k}, got {lens.tolist()}")
+        raise ParameterError(_("every length must lie in 0..n_k={n_k}, got {lens_tolist}").format(n_k=n_k, lens_tolist=lens.tolist()))
     m = np.arange(n_k)[None, None, :] < lens[:, None, None]  # (batch, 1, n_k)
     if n_q is not None:
         m = np.broadcast_to(m, (len(lens), check_count(n_q, "n_q"), n_k)).copy()
@@ -79,17 +80,17 @@ def window_mask(n_q: int, n_k: int, *, center, D: int) -> np.ndarray:
     n_k = check_count(n_k, "n_k")
     if isinstance(D, bool) or not isinstance(D, (int, float, np.integer, np.floating)) \
             or not np.isfinite(D) or D < 0:
-        raise ParameterError(f"D is the window's half-width and must be a finite number >= 0, got {D!r}; "
-                             "for example D=1 keeps the keys p-1, p and p+1")
+        raise ParameterError(_("D is the window's half-width and must be a finite number >= 0, got {D!r}; "
+                             "for example D=1 keeps the keys p-1, p and p+1").format(D=D))
     try:
         c = np.asarray(center, dtype=float)
     except (TypeError, ValueError):
-        raise ParameterError(f"center must be a number or one number per query, got {center!r}") from None
+        raise ParameterError(_("center must be a number or one number per query, got {center!r}").format(center=center)) from None
     if c.ndim > 1 or (c.ndim == 1 and c.shape[0] not in (1, n_q)):
-        raise ShapeError(f"center must be a number or have shape ({n_q},) (one centre per query), "
-                         f"got shape {c.shape}")
+        raise ShapeError(_("center must be a number or have shape ({n_q},) (one centre per query), "
+                         "got shape {c_shape}").format(n_q=n_q, c_shape=c.shape))
     if not np.isfinite(c).all():
-        raise ParameterError(f"center must be finite, got {center!r}")
+        raise ParameterError(_("center must be finite, got {center!r}").format(center=center))
     p = np.broadcast_to(c, (n_q,))
     s = np.arange(n_k)[None, :]
     return np.abs(s - p[:, None]) <= D

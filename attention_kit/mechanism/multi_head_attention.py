@@ -19,6 +19,7 @@ from ..errors import (
     check_positive,
     door,
 )
+from ..i18n import N_, _
 from .kernels import mask_for_heads, sdpa_core, stack_heads, to_heads
 
 __all__ = ["MultiHeadParams", "MultiHeadCache", "init_multi_head", "split_heads", "merge_heads",
@@ -29,8 +30,8 @@ def _check_divisible(d_model: int, n_heads: int, what: str = "d_model") -> None:
     if d_model % n_heads:
         ok = [h for h in range(1, d_model + 1) if d_model % h == 0]
         raise ParameterError(
-            f"{what} = {d_model} is not divisible by n_heads = {n_heads}, so the heads cannot share it "
-            f"equally; choose n_heads from {ok} or pass d_k / d_v explicitly"
+            _("{what} = {d_model} is not divisible by n_heads = {n_heads}, so the heads cannot share it "
+            "equally; choose n_heads from {ok} or pass d_k / d_v explicitly").format(what=what, d_model=d_model, n_heads=n_heads, ok=ok)
         )
 
 
@@ -63,22 +64,22 @@ class MultiHeadParams:
         for name in ("W_q", "W_k", "W_v"):
             arr = getattr(self, name)
             if arr.ndim != 3:
-                hint = "; for a single head use W[None] to add the head axis" if arr.ndim == 2 else ""
-                raise ShapeError(f"{name} has shape {arr.shape} but (h, d_model, d_head) was expected{hint}")
+                hint = _("; for a single head use W[None] to add the head axis") if arr.ndim == 2 else ""
+                raise ShapeError(_("{name} has shape {shape} but (h, d_model, d_head) was expected{hint}").format(name=name, shape=arr.shape, hint=hint))
         h, d_model, d_k = self.W_q.shape
         d_v = self.W_v.shape[2]
         expect = {"W_k": (h, d_model, d_k), "W_v": (h, d_model, d_v), "W_o": (h * d_v, d_model)}
         for name, shape in expect.items():
             got = getattr(self, name).shape
             if got != shape:
-                hint = f"; did you pass it transposed? Use {name}.T" if got == shape[::-1] else ""
-                raise ShapeError(f"{name} has shape {got} but {shape} was expected (h={h}, d_model={d_model}, d_k={d_k}, d_v={d_v}){hint}")
+                hint = _("; did you pass it transposed? Use {name}.T").format(name=name) if got == shape[::-1] else ""
+                raise ShapeError(_("{name} has shape {got} but {shape} was expected (h={h}, d_model={d_model}, d_k={d_k}, d_v={d_v}){hint}").format(name=name, got=got, shape=shape, h=h, d_model=d_model, d_k=d_k, d_v=d_v, hint=hint))
         for name, shape in {"b_q": (h, d_k), "b_k": (h, d_k), "b_v": (h, d_v), "b_o": (d_model,)}.items():
             b = getattr(self, name)
             if b is not None:
                 b = as_float_array(b, name)
                 if b.shape != shape:
-                    raise ShapeError(f"{name} has shape {b.shape} but {shape} was expected")
+                    raise ShapeError(_("{name} has shape {b_shape} but {shape} was expected").format(name=name, b_shape=b.shape, shape=shape))
                 setattr(self, name, b)
         for name in ("W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o"):
             if getattr(self, name) is not None:
@@ -122,7 +123,7 @@ def init_multi_head(d_model: int, n_heads: int, *, rng: np.random.Generator, d_k
     """
     n_heads, d_model = check_count(n_heads, "n_heads"), check_count(d_model, "d_model")
     if not isinstance(rng, np.random.Generator):
-        raise ParameterError("rng must be a numpy Generator; make one with np.random.default_rng(seed)")
+        raise ParameterError(_("rng must be a numpy Generator; make one with np.random.default_rng(seed)"))
     if d_k is None or d_v is None:
         _check_divisible(d_model, n_heads)
     d_k = d_model // n_heads if d_k is None else d_k
@@ -165,7 +166,7 @@ def split_heads(X, n_heads: int) -> np.ndarray:
 def _check_merge(Xh):
     Xh = as_float_array(Xh, "Xh")
     if Xh.ndim < 3:
-        raise ShapeError(f"Xh has shape {Xh.shape} but (h, n, d_head) was expected")
+        raise ShapeError(_("Xh has shape {Xh_shape} but (h, n, d_head) was expected").format(Xh_shape=Xh.shape))
     return (Xh,), {}
 
 
@@ -214,7 +215,7 @@ class MultiHeadCache:
 def _scale_arg(scale, d_k: int) -> float:
     if scale is None:
         return 1.0 / np.sqrt(d_k)
-    return check_positive(scale, "scale", hint="leave it None for 1/sqrt(d_k)")
+    return check_positive(scale, "scale", hint=N_("leave it None for 1/sqrt(d_k)"))
 
 
 def multi_head_attention(X_q, X_kv, params: MultiHeadParams, mask=None):
@@ -249,7 +250,7 @@ def multi_head_attention(X_q, X_kv, params: MultiHeadParams, mask=None):
 def _check_forward(X_q, X_kv, params, mask=None, *, scale=None, rotation=None, bias=None):
     """The checks of :func:`multi_head_forward`'s arguments; the mask comes back in the heads' layout."""
     if not isinstance(params, MultiHeadParams):
-        raise ParameterError("params must be a MultiHeadParams; make one with init_multi_head(d_model, n_heads, rng=...)")
+        raise ParameterError(_("params must be a MultiHeadParams; make one with init_multi_head(d_model, n_heads, rng=...)"))
     h, d_model, d_k = params.W_q.shape
     X_q = check_matrix(X_q, "X_q", expected="(n_q, d_model)", d=d_model, d_name="d_model")
     X_kv = check_matrix(X_kv, "X_kv", expected="(n_k, d_model)", d=d_model, d_name="d_model")
@@ -258,8 +259,8 @@ def _check_forward(X_q, X_kv, params, mask=None, *, scale=None, rotation=None, b
     scores = batch + (h, X_q.shape[-2], X_kv.shape[-2])  # (..., h, n_q, n_k)
     if rotation is not None and not (callable(getattr(rotation, "forward", None))
                                      and callable(getattr(rotation, "backward", None))):
-        raise ParameterError("rotation must have forward(Q, K) and backward(dQ, dK), "
-                             "e.g. attention_kit.rope_rotation(positions)")
+        raise ParameterError(_("rotation must have forward(Q, K) and backward(dQ, dK), "
+                             "e.g. attention_kit.rope_rotation(positions)"))
     if bias is not None:
         bias = as_float_array(bias, "bias")
         try:
@@ -267,8 +268,8 @@ def _check_forward(X_q, X_kv, params, mask=None, *, scale=None, rotation=None, b
         except ValueError:
             ok = False
         if not ok:
-            raise ShapeError(f"bias has shape {bias.shape} but (h, n_q, n_k) = {scores[-3:]} (or a shape that "
-                             "broadcasts to the scores) was expected: one bias per head, query and key")
+            raise ShapeError(_("bias has shape {bias_shape} but (h, n_q, n_k) = {scores_3} (or a shape that "
+                             "broadcasts to the scores) was expected: one bias per head, query and key").format(bias_shape=bias.shape, scores_3=scores[-3:]))
         check_finite(bias, "bias")
     if mask is not None:
         mask = check_mask(mask_for_heads(mask, batch, h), scores)
@@ -333,5 +334,5 @@ def multi_head_forward(X_q, X_kv, params: MultiHeadParams, mask=None, *, scale: 
     if params.b_o is not None:
         out += params.b_o
     if not np.isfinite(out).all():
-        check_finite(out, "the output of multi_head_attention (overflow?)")
+        check_finite(out, N_("the output of multi_head_attention (overflow?)"))
     return out, weights, MultiHeadCache(X_q, X_kv, params, Qh, Kh, Vh, weights, concat, scale, rotation)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError, check_count, door
+from ..i18n import _
 
 __all__ = ["sinusoidal_positions", "position_frequencies", "position_rotation"]
 
@@ -27,8 +28,8 @@ def _check_d_model(d_model) -> int:
     d = check_count(d_model, "d_model", minimum=2)
     if d % 2:
         raise ParameterError(
-            f"d_model = {d} is odd; the sinusoidal encoding fills the features in (sin, cos) pairs, "
-            f"so d_model must be even: use {d - 1} or {d + 1}"
+            _("d_model = {d} is odd; the sinusoidal encoding fills the features in (sin, cos) pairs, "
+            "so d_model must be even: use {d_minus_1} or {d_plus_1}").format(d=d, d_minus_1=d - 1, d_plus_1=d + 1)
         )
     return d
 
@@ -37,9 +38,9 @@ def _check_base(base) -> float:
     try:
         b = float(base)
     except (TypeError, ValueError):
-        raise ParameterError(f"base must be a number greater than 1, got {base!r}") from None
+        raise ParameterError(_("base must be a number greater than 1, got {base!r}").format(base=base)) from None
     if not np.isfinite(b) or b <= 1:
-        raise ParameterError(f"base must be a finite number greater than 1 (Vaswani et al. use 10000), got {base!r}")
+        raise ParameterError(_("base must be a finite number greater than 1 (Vaswani et al. use 10000), got {base!r}").format(base=base))
     return b
 
 
@@ -107,9 +108,9 @@ def position_rotation(k, d_model: int, *, base: float = 10000.0) -> np.ndarray:
     try:
         k = float(k)
     except (TypeError, ValueError):
-        raise ParameterError(f"k (an offset in positions) must be a number, got {k!r}") from None
+        raise ParameterError(_("k (an offset in positions) must be a number, got {k!r}").format(k=k)) from None
     if not np.isfinite(k):
-        raise ParameterError(f"k (an offset in positions) must be finite, got {k!r}")
+        raise ParameterError(_("k (an offset in positions) must be finite, got {k!r}").format(k=k))
     w = position_frequencies(d_model, base=base)
     c, s = np.cos(k * w), np.sin(k * w)
     R = np.zeros((2 * w.size, 2 * w.size))

@@ -39,6 +39,7 @@ from ..errors import (
     check_finite,
     check_matrix,
 )
+from ..i18n import _
 
 __all__ = [
     "ACTIVATIONS",
@@ -70,7 +71,7 @@ def _act(act) -> Callable[[np.ndarray], np.ndarray]:
     try:
         return ACTIVATIONS[act]
     except (KeyError, TypeError):
-        raise UnknownNameError(f"unknown activation {act!r}; choose one of {sorted(ACTIVATIONS)} or pass a function") from None
+        raise UnknownNameError(_("unknown activation {act!r}; choose one of {sorted_ACTIVATIONS} or pass a function").format(act=act, sorted_ACTIVATIONS=sorted(ACTIVATIONS))) from None
 
 
 def _qk(Q, K, *, same_dim: bool):
@@ -81,13 +82,13 @@ def _qk(Q, K, *, same_dim: bool):
     if squeeze:
         Q = Q[None, :]  # (1, d_q)
     if same_dim and Q.shape[-1] != K.shape[-1]:
-        msg = (
-            f"Q has {Q.shape[-1]} features per query but K has {K.shape[-1]} per key "
-            f"(Q {Q.shape if not squeeze else Q.shape[1:]}, K {K.shape}); this score needs d_q = d_k "
+        msg = _(
+            "Q has {d_q} features per query but K has {d_k} per key "
+            "(Q {Q_shape}, K {K_shape}); this score needs d_q = d_k "
             "(use 'general' or 'additive' for queries and keys of different sizes)"
-        )
+        ).format(d_q=Q.shape[-1], d_k=K.shape[-1], Q_shape=Q.shape if not squeeze else Q.shape[1:], K_shape=K.shape)
         if K.shape[-2] == Q.shape[-1]:
-            msg += ". Did you pass K in the column layout (d_k, n_k)? Use K.T"
+            msg += _(". Did you pass K in the column layout (d_k, n_k)? Use K.T")
         raise ShapeError(msg)
     return Q, K, squeeze
 
@@ -97,8 +98,8 @@ def _param(x, name: str, shape: tuple, *, what: str) -> np.ndarray:
     if arr.shape != shape:
         hint = ""
         if arr.ndim == 2 and arr.shape[::-1] == shape:
-            hint = f"; did you pass the survey's column-convention matrix? Use {name}.T"
-        raise ShapeError(f"{name} has shape {arr.shape} but {shape} {what} was expected{hint}")
+            hint = _("; did you pass the survey's column-convention matrix? Use {name}.T").format(name=name)
+        raise ShapeError(_("{name} has shape {shape} but {shape2} {what} was expected{hint}").format(name=name, shape=arr.shape, shape2=shape, what=what, hint=hint))
     check_finite(arr, name)
     return arr
 
@@ -198,7 +199,7 @@ def additive_score(Q, K, W1, W2, w, b=None, *, act="tanh") -> np.ndarray:
     Q, K, sq = _qk(Q, K, same_dim=False)
     w = as_float_array(w, "w")
     if w.ndim != 1:
-        raise ShapeError(f"w has shape {w.shape} but (d_w,) was expected")
+        raise ShapeError(_("w has shape {w_shape} but (d_w,) was expected").format(w_shape=w.shape))
     d_w = w.shape[0]
     W1 = _param(W1, "W1", (Q.shape[-1], d_w), what="(d_q, d_w)")
     W2 = _param(W2, "W2", (K.shape[-1], d_w), what="(d_k, d_w)")
@@ -225,7 +226,7 @@ def concat_score(Q, K, W, w, b=None, *, act="tanh") -> np.ndarray:
     d_q, d_k = Q.shape[-1], K.shape[-1]
     w = as_float_array(w, "w")
     if w.ndim != 1:
-        raise ShapeError(f"w has shape {w.shape} but (d_w,) was expected")
+        raise ShapeError(_("w has shape {w_shape} but (d_w,) was expected").format(w_shape=w.shape))
     W = _param(W, "W", (d_q + d_k, w.shape[0]), what="(d_q + d_k, d_w)")
     n_q, n_k = Q.shape[-2], K.shape[-2]
     batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2])
@@ -320,7 +321,7 @@ def _spec(name: str) -> ScoreSpec:
     try:
         return SCORES[name]
     except (KeyError, TypeError):
-        raise UnknownNameError(f"unknown score function {name!r}; choose one of {sorted(SCORES)}") from None
+        raise UnknownNameError(_("unknown score function {name!r}; choose one of {sorted_SCORES}").format(name=name, sorted_SCORES=sorted(SCORES))) from None
 
 
 def score(name: str, Q, K, **params) -> np.ndarray:
@@ -333,7 +334,7 @@ def score(name: str, Q, K, **params) -> np.ndarray:
     spec = _spec(name)
     unknown = set(params) - set(spec.params) - {"act", "eps"}
     if unknown:
-        raise ParameterError(f"score {name!r} takes parameters {list(spec.params)}, not {sorted(unknown)}")
+        raise ParameterError(_("score {name!r} takes parameters {list_spec_params}, not {sorted_unknown}").format(name=name, list_spec_params=list(spec.params), sorted_unknown=sorted(unknown)))
     if set(spec.params) - set(params):
         q = np.asarray(Q)
         k = np.asarray(K)

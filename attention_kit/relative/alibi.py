@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from ..errors import ParameterError, ShapeError, as_float_array, check_count, check_finite
+from ..i18n import _
 
 __all__ = ["alibi_slopes", "alibi_bias"]
 
@@ -58,11 +59,11 @@ def alibi_bias(slopes, n_q: int, n_k: int | None = None, *, positions_q=None, po
     """
     m = as_float_array(slopes, "slopes")
     if m.ndim != 1 or m.size == 0:
-        raise ShapeError(f"slopes has shape {m.shape} but (h,) was expected: one slope per head")
+        raise ShapeError(_("slopes has shape {m_shape} but (h,) was expected: one slope per head").format(m_shape=m.shape))
     check_finite(m, "slopes")
     if (m < 0).any():
-        raise ParameterError("slopes must be >= 0: a negative slope would reward distance; "
-                             "use alibi_slopes(h) for the paper's")
+        raise ParameterError(_("slopes must be >= 0: a negative slope would reward distance; "
+                             "use alibi_slopes(h) for the paper's"))
     n_q = check_count(n_q, "n_q")
     n_k = n_q if n_k is None else check_count(n_k, "n_k")
     pq = _positions(positions_q, n_q, "positions_q")
@@ -76,6 +77,6 @@ def _positions(p, n: int, name: str) -> np.ndarray:
         return np.arange(n, dtype=float)
     a = as_float_array(np.atleast_1d(p), name)
     if a.shape != (n,):
-        raise ShapeError(f"{name} has shape {a.shape} but ({n},) was expected: one position per token")
+        raise ShapeError(_("{name} has shape {shape} but ({n},) was expected: one position per token").format(name=name, shape=a.shape, n=n))
     check_finite(a, name)
     return a

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError, ShapeError, as_float_array, check_finite
+from ..i18n import _
 from ..mechanism.positions import position_frequencies
 
 __all__ = ["rope_frequencies", "rope", "rope_backward", "RopeRotation", "rope_rotation"]
@@ -49,14 +50,14 @@ def _positions(positions, n: int) -> np.ndarray:
     try:
         p = np.asarray(positions, dtype=float)
     except (TypeError, ValueError):
-        raise ParameterError(f"positions must be numbers, one per token, got {positions!r}") from None
+        raise ParameterError(_("positions must be numbers, one per token, got {positions!r}").format(positions=positions)) from None
     if p.ndim == 0:
         p = p.reshape(1)
     if p.shape != (n,):
-        raise ShapeError(f"positions has shape {p.shape} but ({n},) was expected: one position per token "
-                         f"(the second-to-last axis of x); for one token at position m pass [m]")
+        raise ShapeError(_("positions has shape {p_shape} but ({n},) was expected: one position per token "
+                         "(the second-to-last axis of x); for one token at position m pass [m]").format(p_shape=p.shape, n=n))
     if not np.isfinite(p).all():
-        raise ParameterError("positions hold NaN or inf; give each token's index in the text (0, 1, 2, ...)")
+        raise ParameterError(_("positions hold NaN or inf; give each token's index in the text (0, 1, 2, ...)"))
     return p
 
 
@@ -73,13 +74,13 @@ def _rotate(x: np.ndarray, angles: np.ndarray) -> np.ndarray:
 def _check(x, name: str) -> np.ndarray:
     x = as_float_array(x, name)
     if x.ndim < 2:
-        raise ShapeError(f"{name} has shape {x.shape} but (..., n, d_head) was expected: one row per "
-                         f"token; for one vector use {name}[None]")
+        raise ShapeError(_("{name} has shape {shape} but (..., n, d_head) was expected: one row per "
+                         "token; for one vector use {name}[None]").format(name=name, shape=x.shape))
     if x.shape[-1] % 2:
-        raise ShapeError(f"{name} has {x.shape[-1]} features per head, an odd number; RoPE rotates the "
-                         "features in pairs, so d_head must be even")
+        raise ShapeError(_("{name} has {x_shape_1} features per head, an odd number; RoPE rotates the "
+                         "features in pairs, so d_head must be even").format(name=name, x_shape_1=x.shape[-1]))
     if x.shape[-2] == 0:
-        raise ShapeError(f"{name} holds no tokens (shape {x.shape}); give at least one row")
+        raise ShapeError(_("{name} holds no tokens (shape {shape}); give at least one row").format(name=name, shape=x.shape))
     check_finite(x, name)
     return x
 

@@ -26,6 +26,7 @@ from ..errors import (
     check_mask,
     check_matrix,
 )
+from ..i18n import _
 from ..mechanism.kernels import mask_for_heads, sdpa_core, stack_heads, to_heads
 from ..mechanism.multi_head_attention import (
     MultiHeadParams,
@@ -57,22 +58,22 @@ class GroupedQueryParams:
         for name in ("W_q", "W_k", "W_v", "W_o"):
             arr = as_float_array(getattr(self, name), name)
             if name != "W_o" and arr.ndim != 3:
-                raise ShapeError(f"{name} has shape {arr.shape} but (heads, d_model, d_head) was expected")
+                raise ShapeError(_("{name} has shape {shape} but (heads, d_model, d_head) was expected").format(name=name, shape=arr.shape))
             check_finite(arr, name)
             setattr(self, name, arr)
         h, d_model, d_k = self.W_q.shape
         h_kv = self.W_k.shape[0]
         if h % h_kv:
-            raise ParameterError(f"W_q has {h} query heads and W_k {h_kv} key/value heads, but {h_kv} does not "
-                                 f"divide {h}: every key/value head must serve the same number of query heads; "
-                                 f"choose n_kv_heads from {_divisors(h)}")
+            raise ParameterError(_("W_q has {h} query heads and W_k {h_kv} key/value heads, but {h_kv} does not "
+                                 "divide {h}: every key/value head must serve the same number of query heads; "
+                                 "choose n_kv_heads from {divisors_h}").format(h=h, h_kv=h_kv, divisors_h=_divisors(h)))
         d_v = self.W_v.shape[2]
         expect = {"W_k": (h_kv, d_model, d_k), "W_v": (h_kv, d_model, d_v), "W_o": (h * d_v, d_model)}
         for name, shape in expect.items():
             got = getattr(self, name).shape
             if got != shape:
-                raise ShapeError(f"{name} has shape {got} but {shape} was expected "
-                                 f"(h={h}, h_kv={h_kv}, d_model={d_model}, d_k={d_k}, d_v={d_v})")
+                raise ShapeError(_("{name} has shape {got} but {shape} was expected "
+                                 "(h={h}, h_kv={h_kv}, d_model={d_model}, d_k={d_k}, d_v={d_v})").format(name=name, got=got, shape=shape, h=h, h_kv=h_kv, d_model=d_model, d_k=d_k, d_v=d_v))
 
     @property
     def n_heads(self) -> int:
@@ -103,14 +104,14 @@ def init_grouped_query(d_model: int, n_heads: int, n_kv_heads: int, *, rng: np.r
     """
     n_heads, n_kv_heads = check_count(n_heads, "n_heads"), check_count(n_kv_heads, "n_kv_heads")
     if n_heads % n_kv_heads:
-        raise ParameterError(f"n_kv_heads = {n_kv_heads} does not divide n_heads = {n_heads}; choose n_kv_heads "
-                             f"from {_divisors(n_heads)} (1 is multi-query, {n_heads} is multi-head attention)")
+        raise ParameterError(_("n_kv_heads = {n_kv_heads} does not divide n_heads = {n_heads}; choose n_kv_heads "
+                             "from {divisors_n_heads} (1 is multi-query, {n_heads} is multi-head attention)").format(n_kv_heads=n_kv_heads, n_heads=n_heads, divisors_n_heads=_divisors(n_heads)))
     if not isinstance(rng, np.random.Generator):
-        raise ParameterError("rng must be a numpy Generator; make one with np.random.default_rng(seed)")
+        raise ParameterError(_("rng must be a numpy Generator; make one with np.random.default_rng(seed)"))
     if d_k is None or d_v is None:
         if d_model % n_heads:
-            raise ParameterError(f"d_model = {d_model} is not divisible by n_heads = {n_heads}; "
-                                 f"choose n_heads from {_divisors(d_model)} or pass d_k and d_v")
+            raise ParameterError(_("d_model = {d_model} is not divisible by n_heads = {n_heads}; "
+                                 "choose n_heads from {divisors_d_model} or pass d_k and d_v").format(d_model=d_model, n_heads=n_heads, divisors_d_model=_divisors(d_model)))
     d_k = d_model // n_heads if d_k is None else d_k
     d_v = d_model // n_heads if d_v is None else d_v
     s_in, s_out = 1 / np.sqrt(d_model), 1 / np.sqrt(n_heads * d_v)
@@ -125,16 +126,16 @@ def init_grouped_query(d_model: int, n_heads: int, n_kv_heads: int, *, rng: np.r
 def from_multi_head(params: MultiHeadParams) -> GroupedQueryParams:
     """Multi-head parameters (without biases) as grouped-query parameters with ``h_kv = h``."""
     if not isinstance(params, MultiHeadParams):
-        raise ParameterError("params must be a MultiHeadParams; make one with init_multi_head(...)")
+        raise ParameterError(_("params must be a MultiHeadParams; make one with init_multi_head(...)"))
     if any(getattr(params, b) is not None for b in ("b_q", "b_k", "b_v", "b_o")):
-        raise ParameterError("grouped-query attention here has no biases; use init_multi_head(..., bias=False)")
+        raise ParameterError(_("grouped-query attention here has no biases; use init_multi_head(..., bias=False)"))
     return GroupedQueryParams(params.W_q, params.W_k, params.W_v, params.W_o)
 
 
 def to_multi_head(params: GroupedQueryParams) -> MultiHeadParams:
     """The multi-head parameters that compute the same thing: each key/value head repeated ``g`` times."""
     if not isinstance(params, GroupedQueryParams):
-        raise ParameterError("params must be a GroupedQueryParams; make one with init_grouped_query(...)")
+        raise ParameterError(_("params must be a GroupedQueryParams; make one with init_grouped_query(...)"))
     g = params.group
     return MultiHeadParams(W_q=params.W_q, W_k=np.repeat(params.W_k, g, axis=0),  # (h, d_model, d_k)
                            W_v=np.repeat(params.W_v, g, axis=0), W_o=params.W_o)  # (h, d_model, d_v)
@@ -175,8 +176,8 @@ def grouped_query_attention(X_q, X_kv, params: GroupedQueryParams, mask=None):
     weights : ndarray, shape (..., h, n_q, n_k)
     """
     if not isinstance(params, GroupedQueryParams):
-        raise ParameterError("params must be a GroupedQueryParams; make one with "
-                             "init_grouped_query(d_model, n_heads, n_kv_heads, rng=...)")
+        raise ParameterError(_("params must be a GroupedQueryParams; make one with "
+                             "init_grouped_query(d_model, n_heads, n_kv_heads, rng=...)"))
     h, d_model, d_k = params.W_q.shape
     h_kv, g, d_v = params.n_kv_heads, params.group, params.W_v.shape[2]
     X_q = check_matrix(X_q, "X_q", expected="(n_q, d_model)", d=d_model, d_name="d_model")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError, ShapeError, as_float_array, check_count, check_finite
+from ..i18n import _
 from ..mechanism.alignment import softmax
 from ..mechanism.attention import check_scale
 
@@ -54,7 +55,7 @@ def kv_cache_bytes(n_tokens: int, *, layers: int, kv_heads: int, d_head: int,
     """
     n = int(n_tokens)
     if n < 0:
-        raise ParameterError(f"n_tokens must be >= 0, got {n_tokens!r}")
+        raise ParameterError(_("n_tokens must be >= 0, got {n_tokens!r}").format(n_tokens=n_tokens))
     if window is not None:
         n = min(n, check_count(window, "window"))
     for name, v in (("layers", layers), ("kv_heads", kv_heads), ("d_head", d_head),
@@ -99,7 +100,7 @@ class KVCache:
         self.window = None if window is None else check_count(window, "window", example="4096")
         self.dtype = np.dtype(dtype)
         if self.dtype not in (np.float32, np.float64):
-            raise ParameterError(f"dtype must be float32 or float64, got {self.dtype}")
+            raise ParameterError(_("dtype must be float32 or float64, got {dtype}").format(dtype=self.dtype))
         cap = check_count(capacity, "capacity")
         self._K = np.empty(self.lead + (cap, self.d_k), self.dtype)  # ([h,] capacity, d_k)
         self._V = np.empty(self.lead + (cap, self.d_v), self.dtype)  # ([h,] capacity, d_v)
@@ -107,8 +108,8 @@ class KVCache:
         self.seen = 0  # tokens appended so far (also those a window has dropped)
         self.sinks = check_count(sinks, "sinks", minimum=0)
         if self.sinks and self.window is None:
-            raise ParameterError("sinks are kept beside a sliding window: give window= too "
-                                 "(without a window every token is kept anyway)")
+            raise ParameterError(_("sinks are kept beside a sliding window: give window= too "
+                                 "(without a window every token is kept anyway)"))
         self._sink_K = np.empty(self.lead + (self.sinks, self.d_k), self.dtype)  # the first tokens, kept
         self._sink_V = np.empty(self.lead + (self.sinks, self.d_v), self.dtype)
         self._n_sink = 0
@@ -146,8 +147,9 @@ class KVCache:
             x = x[..., None, :]  # ([h,] 1, d)
         if x.ndim != len(want) + 1 or x.shape[:-2] != self.lead or x.shape[-1] != d or x.shape[-2] == 0:
             tok = "(t, " if not self.lead else f"({self.lead[0]}, t, "
-            raise ShapeError(f"{name} has shape {x.shape} but {want} (one token) or {tok}{d}) (t tokens) "
-                             f"was expected for this cache (d = {d}" + (f", {self.lead[0]} heads)" if self.lead else ")"))
+            raise ShapeError(_("{name} has shape {shape} but {want} (one token) or {tok}{d}) (t tokens) "
+                             "was expected for this cache (d = {d}").format(name=name, shape=x.shape, want=want, tok=tok, d=d)
+                             + (_(", {h} heads)").format(h=self.lead[0]) if self.lead else _(")")))
         check_finite(x, name)
         return x
 
@@ -155,7 +157,7 @@ class KVCache:
         """Add the key(s) and value(s) of one token, ``([h,] d)``, or of ``t`` tokens, ``([h,] t, d)``."""
         k, v = self._rows(k, "k", self.d_k), self._rows(v, "v", self.d_v)
         if k.shape[-2] != v.shape[-2]:
-            raise ShapeError(f"k holds {k.shape[-2]} tokens but v holds {v.shape[-2]}; give one value per key")
+            raise ShapeError(_("k holds {k_shape_2} tokens but v holds {v_shape_2}; give one value per key").format(k_shape_2=k.shape[-2], v_shape_2=v.shape[-2]))
         s = min(k.shape[-2], self.sinks - self._n_sink)  # the first tokens ever seen become sinks
         if s:
             self._sink_K[..., self._n_sink : self._n_sink + s, :] = k[..., :s, :]
@@ -212,21 +214,21 @@ class KVCache:
             Over the cached tokens, oldest first.
         """
         if len(self) == 0:
-            raise ShapeError("the cache is empty: append the new token's k and v before attending with its q")
+            raise ShapeError(_("the cache is empty: append the new token's k and v before attending with its q"))
         q = as_float_array(q, "q")
         h = self.lead[0] if self.lead else None
         ok = q.shape == (self.d_k,) if h is None else (q.ndim == 2 and q.shape[1] == self.d_k and q.shape[0] % h == 0)
         if not ok:
-            want = f"({self.d_k},)" if h is None else f"(h_q, {self.d_k}) with h_q a multiple of the {h} key/value heads"
-            raise ShapeError(f"q has shape {q.shape} but {want} was expected: the newest token's query only")
+            want = f"({self.d_k},)" if h is None else _("(h_q, {d_k}) with h_q a multiple of the {h} key/value heads").format(d_k=self.d_k, h=h)
+            raise ShapeError(_("q has shape {q_shape} but {want} was expected: the newest token's query only").format(q_shape=q.shape, want=want))
         Q = q[None, :] if h is None else q.reshape(h, q.shape[0] // h, self.d_k)  # (1, d_k) or (h, g, d_k)
         Q = Q * Q.dtype.type(check_scale(scale, self.d_k))
         S = matmul(Q, np.swapaxes(self.keys, -1, -2))  # (1, d_k) @ (d_k, n) or (h, g, d_k) @ (h, d_k, n)
         if bias is not None:
             b = as_float_array(bias, "bias")
             if b.shape != q.shape[:-1] + (len(self),):
-                raise ShapeError(f"bias has shape {b.shape} but {q.shape[:-1] + (len(self),)} was expected: "
-                                 "one bias per query head and cached key")
+                raise ShapeError(_("bias has shape {b_shape} but {want} was expected: "
+                                 "one bias per query head and cached key").format(b_shape=b.shape, want=q.shape[:-1] + (len(self),)))
             check_finite(b, "bias")
             S = S + b.reshape(S.shape)
         w = softmax(S)  # (.., 1 or g, n)

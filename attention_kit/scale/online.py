@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError, check_count, check_mask
+from ..i18n import _
 from ..mechanism.alignment import check_scores
 
 __all__ = ["online_step", "online_softmax", "online_trace", "check_block"]
@@ -127,12 +128,12 @@ def online_trace(x, *, block: int = 1, mask=None) -> dict:
     """
     x, block = _blocks(x, block, mask)
     if x.ndim != 1:
-        raise ParameterError(f"online_trace follows one row of scores, shape (n_k,); got shape {x.shape}. "
-                             "Pick a row, e.g. x[0]")
+        raise ParameterError(_("online_trace follows one row of scores, shape (n_k,); got shape {shape}. "
+                             "Pick a row, e.g. x[0]").format(shape=x.shape))
     m, l = np.array(-np.inf), np.array(0.0)
     stops, ms, ls, alphas = [], [], [], []
     for start in range(0, x.shape[-1], block):
-        m, l, alpha, _ = online_step(m, l, x[start : start + block])
+        m, l, alpha, _tile = online_step(m, l, x[start : start + block])
         stops.append(min(start + block, x.shape[-1]))
         ms.append(float(m))
         ls.append(float(l))

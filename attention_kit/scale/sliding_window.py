@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import MaskDtypeError, MaskError, check_count
+from ..i18n import _
 from ..mechanism.masks import causal_mask, window_mask
 
 __all__ = ["sliding_window_mask", "receptive_field"]
@@ -58,12 +59,12 @@ def receptive_field(mask, n_layers: int) -> np.ndarray:
     """
     m = np.asarray(mask)
     if m.dtype != np.bool_:
-        raise MaskDtypeError(f"mask must be boolean (True = may attend), got dtype {m.dtype}; use mask.astype(bool)")
+        raise MaskDtypeError(_("mask must be boolean (True = may attend), got dtype {m_dtype}; use mask.astype(bool)").format(m_dtype=m.dtype))
     if m.ndim != 2 or m.shape[0] != m.shape[1]:
-        raise MaskError(f"mask has shape {m.shape} but a square (n, n) self-attention mask was expected")
+        raise MaskError(_("mask has shape {m_shape} but a square (n, n) self-attention mask was expected").format(m_shape=m.shape))
     n_layers = check_count(n_layers, "n_layers")
     step = m | np.eye(m.shape[0], dtype=bool)  # the residual connection keeps token i in row i
     reach = step.copy()
-    for _ in range(n_layers - 1):
+    for _layer in range(n_layers - 1):
         reach = (reach.astype(np.int64) @ step.astype(np.int64)) > 0  # (n, n): a path i <- k <- j
     return reach

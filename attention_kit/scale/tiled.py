@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ShapeError, check_count, check_finite, check_mask
+from ..i18n import N_, _
 from ..mechanism.attention import check_qkv, check_scale
 from ..mechanism.kernels import OVERFLOW_BOUND
 from .online import check_block, online_step
@@ -117,8 +118,8 @@ def _setup(Q, K, V, mask, block_q, block_k, causal, window, scale):
     try:
         batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     except ValueError:
-        raise ShapeError(f"the batch dimensions of Q {Q.shape}, K {K.shape} and V {V.shape} do not "
-                         "broadcast; give them the same leading shape") from None
+        raise ShapeError(_("the batch dimensions of Q {Q_shape}, K {K_shape} and V {V_shape} do not "
+                         "broadcast; give them the same leading shape").format(Q_shape=Q.shape, K_shape=K.shape, V_shape=V.shape)) from None
     if mask is not None:
         full = batch + (n_q, n_k)
         m = check_mask(mask, full)
@@ -155,7 +156,7 @@ def _row_blocks(Qs, K, V, mask, bq, bk, causal, window, batch, check_tiles):
             with np.errstate(over="ignore", invalid="ignore"):
                 S = q @ np.swapaxes(K[..., c0:c1, :], -1, -2)  # (..., rows, cols): one tile of scores
             if check_tiles:
-                check_finite(S, "the scores Q K^T / sqrt(d_k)")
+                check_finite(S, N_("the scores Q K^T / sqrt(d_k)"))
             if tmask is not None:
                 S = np.where(tmask, S, -np.inf)  # blocked pairs add exp(-inf) = 0
             m, l, alpha, P = online_step(m, l, S)  # (..., rows), (..., rows), (..., rows), (..., rows, cols)
@@ -201,7 +202,7 @@ def tiled_attention(Q, K, V, mask=None, *, block_q: int = 64, block_k: int = 64,
         Q, K, V, mask, block_q, block_k, causal, window, scale)
     out = np.empty(batch + (Qs.shape[-2], V.shape[-1]), dtype=Qs.dtype)  # (..., n_q, d_v)
     total = skipped = 0
-    for _, _, (r0, r1), _, was_skipped, last, _, l, acc in _row_blocks(
+    for _i, _j, (r0, r1), _cols, was_skipped, last, _m, l, acc in _row_blocks(
             Qs, K, V, mask, bq, bk, causal, window, batch, check_tiles):
         total += 1
         skipped += was_skipped
@@ -221,8 +222,8 @@ def tiled_trace(Q, K, V, mask=None, *, block_q: int = 4, block_k: int = 4, causa
     Qs, K, V, mask, bq, bk, causal, window, batch, check_tiles = _setup(
         Q, K, V, mask, block_q, block_k, causal, window, scale)
     if batch:
-        raise ShapeError(f"tiled_trace follows one sequence: Q must be (n_q, d_k), got batch dimensions {batch}; "
-                         "pick one sequence, e.g. Q[0], K[0], V[0]")
+        raise ShapeError(_("tiled_trace follows one sequence: Q must be (n_q, d_k), got batch dimensions {batch}; "
+                         "pick one sequence, e.g. Q[0], K[0], V[0]").format(batch=batch))
     return [TileStep(i, j, rows, cols, sk, m.copy(), l.copy(), _normalise(acc, l))
             for i, j, rows, cols, sk, _, m, l, acc in _row_blocks(Qs, K, V, mask, bq, bk, causal, window,
                                                                batch, check_tiles)]

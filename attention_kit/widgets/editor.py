@@ -8,6 +8,7 @@ from typing import Callable
 import ipywidgets as widgets
 import numpy as np
 
+from ..i18n import _
 from .live_figure import picture_first
 from .messages import MessageLabel, friendly
 from .parsing import VectorParseError, format_vector, parse_vector
@@ -128,7 +129,7 @@ class VectorEditor(widgets.VBox):
         sliders = self._sliders[self._check_name(name)]
         value = float(value)
         if not np.isfinite(value):
-            raise VectorParseError(f"{name}[{i}] must be a finite number, got {value!r}")
+            raise VectorParseError(_("{name}[{i}] must be a finite number, got {value!r}").format(name=name, i=i, value=value))
         s = sliders[i]
         self._widen(s, value)
         s.value = value

@@ -13,6 +13,7 @@ import re
 import numpy as np
 
 from ..errors import AttentionError
+from ..i18n import N_, _
 
 __all__ = ["VectorParseError", "parse_vector", "format_vector", "parse_tokens"]
 
@@ -25,7 +26,7 @@ _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _ALLOWED = re.compile(r"[0-9eE+\-.,;\s\[\]()]*")
 _SEPARATOR = re.compile(r"\s*[,;]\s*|\s+")
 _NONFINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
-EXAMPLE = "e.g. 0.1, 0.5"
+EXAMPLE = N_("e.g. 0.1, 0.5")
 
 
 def _show(s: str, limit: int = 20) -> str:
@@ -58,49 +59,49 @@ def parse_vector(text, *, length: int | None = None, max_chars: int = 200) -> np
         With a short message that names the problem and the fix.
     """
     if not isinstance(text, str):
-        raise VectorParseError(f"expected text, got {type(text).__name__}; type numbers, {EXAMPLE}")
+        raise VectorParseError(_("expected text, got {kind}; type numbers, {example}").format(kind=type(text).__name__, example=_(EXAMPLE)))
     if len(text) > max_chars:
-        raise VectorParseError(f"too long ({len(text)} characters, at most {max_chars}); "
-                               f"type just the numbers, {EXAMPLE}")
+        raise VectorParseError(_("too long ({n_chars} characters, at most {max_chars}); "
+                               "type just the numbers, {example}").format(n_chars=len(text), max_chars=max_chars, example=_(EXAMPLE)))
     s = text.strip()
     if not s:
-        raise VectorParseError(f"empty: type {length if length else 'some'} numbers, {EXAMPLE}")
+        raise VectorParseError((_("empty: type {length} numbers, {example}") if length else _("empty: type some numbers, {example}")).format(length=length, example=_(EXAMPLE)))
     if not _ALLOWED.fullmatch(s):
         for tok in _SEPARATOR.split(s.strip("[]() ")):
             if tok.lower() in _NONFINITE:
-                raise VectorParseError(f"{_show(tok)} is not a finite number; "
-                                       f"use ordinary numbers only, {EXAMPLE}")
+                raise VectorParseError(_("{text} is not a finite number; "
+                                       "use ordinary numbers only, {example}").format(text=_show(tok), example=_(EXAMPLE)))
         bad = next((t for t in _SEPARATOR.split(s) if not _ALLOWED.fullmatch(t)), s)
-        raise VectorParseError(f"{_show(bad)} is not a number; type plain numbers "
-                               f"separated by commas, {EXAMPLE}")
+        raise VectorParseError(_("{text} is not a number; type plain numbers "
+                               "separated by commas, {example}").format(text=_show(bad), example=_(EXAMPLE)))
     if s[0] in "[(":
         close = "]" if s[0] == "[" else ")"
         if not s.endswith(close):
-            raise VectorParseError(f"{s[0]!r} is not closed; end with {close!r} or drop the brackets")
+            raise VectorParseError(_("{bracket!r} is not closed; end with {close!r} or drop the brackets").format(bracket=s[0], close=close))
         s = s[1:-1].strip()
     elif s[-1] in ")]":
-        raise VectorParseError(f"{s[-1]!r} has no opening bracket; drop it, {EXAMPLE}")
+        raise VectorParseError(_("{bracket!r} has no opening bracket; drop it, {example}").format(bracket=s[-1], example=_(EXAMPLE)))
     if not s:
-        raise VectorParseError(f"empty: type {length if length else 'some'} numbers, {EXAMPLE}")
+        raise VectorParseError((_("empty: type {length} numbers, {example}") if length else _("empty: type some numbers, {example}")).format(length=length, example=_(EXAMPLE)))
     tokens = _SEPARATOR.split(s)
     if "" in tokens:
-        raise VectorParseError(f"two separators in a row (or a stray one at an end); {EXAMPLE}")
+        raise VectorParseError(_("two separators in a row (or a stray one at an end); {example}").format(example=_(EXAMPLE)))
     values = []
     for tok in tokens:
         if not _NUMBER.fullmatch(tok):
             if any(c in tok for c in "[]()"):
-                raise VectorParseError(f"{_show(tok)}: only one pair of brackets around the whole "
-                                       f"vector is allowed, {EXAMPLE}")
-            raise VectorParseError(f"{_show(tok)} is not a number; type plain numbers "
-                                   f"separated by commas, {EXAMPLE}")
+                raise VectorParseError(_("{text}: only one pair of brackets around the whole "
+                                       "vector is allowed, {example}").format(text=_show(tok), example=_(EXAMPLE)))
+            raise VectorParseError(_("{text} is not a number; type plain numbers "
+                                   "separated by commas, {example}").format(text=_show(tok), example=_(EXAMPLE)))
         v = float(tok)
         if not np.isfinite(v):
-            raise VectorParseError(f"{_show(tok)} is too large (it overflows to infinity); "
-                                   "use a number below 1e308")
+            raise VectorParseError(_("{text} is too large (it overflows to infinity); "
+                                   "use a number below 1e308").format(text=_show(tok)))
         values.append(v)
     if length is not None and len(values) != length:
-        raise VectorParseError(f"expected {length} number{'s' if length != 1 else ''} (one per "
-                               f"component), got {len(values)}")
+        raise VectorParseError((_("expected {length} numbers (one per component), got {got}") if length != 1 else
+                               _("expected {length} number (one per component), got {got}")).format(length=length, got=len(values)))
     return np.array(values, dtype=float)
 
 
@@ -116,19 +117,19 @@ def parse_tokens(text, vocabulary, *, max_tokens: int, min_tokens: int = 1) -> n
     one of ``vocabulary`` (a sequence of names). Raises VectorParseError naming the problem.
     """
     if not isinstance(text, str):
-        raise VectorParseError(f"expected text, got {type(text).__name__}; type tokens such as "
-                               f"{' '.join(vocabulary[:3])}")
+        raise VectorParseError(_("expected text, got {kind}; type tokens such as "
+                               "{some}").format(kind=type(text).__name__, some=' '.join(vocabulary[:3])))
     if len(text) > 10 * max_tokens:
-        raise VectorParseError(f"too long ({len(text)} characters); type at most {max_tokens} tokens")
+        raise VectorParseError(_("too long ({n_chars} characters); type at most {max_tokens} tokens").format(n_chars=len(text), max_tokens=max_tokens))
     known = {str(v).lower(): i for i, v in enumerate(vocabulary)}
     tokens = [t for t in re.split(r"[\s,]+", text.strip()) if t]
     if len(tokens) < min_tokens:
-        raise VectorParseError(f"type at least {min_tokens} tokens, such as {' '.join(vocabulary[:3])}")
+        raise VectorParseError(_("type at least {min_tokens} tokens, such as {some}").format(min_tokens=min_tokens, some=' '.join(vocabulary[:3])))
     if len(tokens) > max_tokens:
-        raise VectorParseError(f"{len(tokens)} tokens, but the model reads at most {max_tokens}; "
-                               "drop some")
+        raise VectorParseError(_("{n_tokens} tokens, but the model reads at most {max_tokens}; "
+                               "drop some").format(n_tokens=len(tokens), max_tokens=max_tokens))
     bad = [t for t in tokens if t.lower() not in known]
     if bad:
-        raise VectorParseError(f"{_show(bad[0])} is not a token of this model; it knows "
-                               f"{' '.join(map(str, vocabulary))}")
+        raise VectorParseError(_("{word} is not a token of this model; it knows "
+                               "{vocabulary}").format(word=_show(bad[0]), vocabulary=' '.join(map(str, vocabulary))))
     return np.array([known[t.lower()] for t in tokens], dtype=np.int64)

@@ -24,9 +24,9 @@ __all__ = ["TilingStepper"]
 # cell status in the grid of (query, key) pairs
 TODO, DONE, CURRENT, SKIPPED, MASKED = range(5)
 STATUS_COLORS = ("#ffffff", "#9ecae1", OKABE_ITO[1], "#8c8c8c", "#ececec")
-STATUS_NAMES = (N_("not yet"), N_("computed"), N_("this step"), N_("skipped tile"), N_("masked pair (-inf)"))
+STATUS_NAMES = (N_("not computed yet"), N_("computed"), N_("this step"), N_("skipped tile"), N_("masked pair (-inf)"))
 #: Each status also has a mark in its cells (colour is never the only carrier, issue 34):
-#: matplotlib marker, size, colour; "not yet" is blank.
+#: matplotlib marker, size, colour; "not computed yet" is blank.
 STATUS_MARKS = (None, (".", 5, "#08306b"), ("*", 9, "#000000"), ("x", 5, "#ffffff"), ("_", 6, "#555555"))
 
 

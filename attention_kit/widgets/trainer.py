@@ -295,13 +295,13 @@ class AttentionTrainer(Explorer):
             value = float(parse_vector(text, length=1)[0])  # the course's allow-list parser: no eval
         except VectorParseError:
             self.error.value = friendly(ParameterError(
-                f"learning rate: {str(text)[:20]!r} is not a number; type one positive number such as 0.1"))
+                _("learning rate: {text!r} is not a number; type one positive number such as 0.1").format(text=str(text)[:20])))
             return
         try:
             lr = check_learning_rate(value)
             if not LR_RANGE[0] <= lr <= LR_RANGE[1]:
-                raise ParameterError(f"the learning rate must be between {LR_RANGE[0]:g} and {LR_RANGE[1]:g} "
-                                     f"here, got {lr:g}; try 0.2")
+                raise ParameterError(_("the learning rate must be between {low:g} and {high:g} "
+                                       "here, got {lr:g}; try 0.2").format(low=LR_RANGE[0], high=LR_RANGE[1], lr=lr))
         except ParameterError as exc:
             self.error.value = friendly(exc)
             return
