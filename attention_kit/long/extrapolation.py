@@ -27,9 +27,9 @@ from threadpoolctl import threadpool_limits
 
 from ..decoder.block import decoder_forward
 from ..errors import ParameterError, ShapeError, check_count
-from ..relative.rope import rope
 from ..heads.model import AttnOnlyConfig, init_attention_only
 from ..heads.tasks import repeated_sequences
+from ..relative.rope import rope
 
 __all__ = ["SCHEMES", "TASK", "MODEL", "TRAINING", "init_model", "batch", "predictable", "accuracy",
            "rope_scores", "rope_logits_at", "load_extrapolation"]
