@@ -283,3 +283,41 @@ def test_stream_logits_with_the_sink_before_the_window_is_a_fresh_pass_over_sink
     assert np.abs(got[W + 1:] - text[W + 1:]).max() > 1e-6  # and not the sink at its text position
     with pytest.raises(ak.ParameterError):
         streaming.stream_logits(params, cfg, ids, sinks=1, sink_positions="window")
+
+
+def test_rope_scores_at_any_distances():
+    """extrapolation.rope_scores: the true distances give rope(q) @ rope(k).T; any other distances turn
+    each pair by the distance given (the query turned by it against the unturned key)."""
+    import attention_kit as ak
+    from attention_kit.long import extrapolation
+
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=(2, 3, 6, 8))                                       # (batch, n, d)
+    true = np.subtract.outer(np.arange(6), np.arange(6))
+    np.testing.assert_allclose(extrapolation.rope_scores(q, k, true), ak.rope(q) @ ak.rope(k).swapaxes(-1, -2),
+                               atol=1e-12)
+    other = rng.integers(-4, 30, size=(6, 6))
+    by_hand = np.array([[[ak.rope(q[b, i][None], [other[i, j]])[0] @ k[b, j] for j in range(6)] for i in range(6)]
+                        for b in range(3)])
+    np.testing.assert_allclose(extrapolation.rope_scores(q, k, other), by_hand, atol=1e-12)
+    assert np.abs(extrapolation.rope_scores(q, k, other) - extrapolation.rope_scores(q, k, true)).max() > 0.1
+    with pytest.raises(ak.ShapeError, match="one distance per query"):
+        extrapolation.rope_scores(q, k, true[:5])
+
+
+def test_rope_logits_at_the_true_distances_is_the_model():
+    from attention_kit.decoder import block
+    from attention_kit.heads.tasks import repeated_sequences
+    from attention_kit.long import extrapolation
+
+    params = extrapolation.load_extrapolation()["params"]["rope"]
+    ids, _, _ = repeated_sequences(np.random.default_rng(1), 4, length=40, vocab=64, periods=(4, 12))
+    true = np.subtract.outer(np.arange(40), np.arange(40))
+    np.testing.assert_allclose(extrapolation.rope_logits_at(params, ids, true),
+                               block.decoder_forward(params, ids, positions="rope")[0], atol=1e-10)
+    clipped = extrapolation.rope_logits_at(params, ids, np.minimum(true, 23))
+    np.testing.assert_allclose(clipped[:, :24], block.decoder_forward(params, ids[:, :24], positions="rope")[0],
+                               atol=1e-10)                                   # nothing past 23 back before 24
+    assert np.abs(clipped[:, 24:] - block.decoder_forward(params, ids, positions="rope")[0][:, 24:]).max() > 0.01
+    with pytest.raises(ak.ParameterError, match="scheme='rope'"):
+        extrapolation.accuracy(params, "sinusoidal", 48, distances=lambda d: d)

@@ -22,7 +22,9 @@ def test_who_learned_at_24_tokens(runs):
     _, A = runs
     for name in ("sinusoidal", "rope", "alibi 1, 0"):
         assert (A[name][:, 0] > 0.97).all()                                   # learned at 24 tokens
-    assert (A["alibi"] < 0.6).all()                                           # the paper's slopes: not learned
+    assert (A["alibi"] < 0.6).all()                                           # the paper's slopes: about half,
+    assert (A["alibi"][:, 0] > 25 / 64).all()                                 # ... far above a uniform guess (1/64)
+    assert f"{1 / 64:.3f}" == "0.016"
     assert [round(A["alibi"][:, 0].min(), 2), round(A["alibi"][:, 0].max(), 2)] == [0.44, 0.5]
     assert round(A["rope"][:, 0].min(), 2) == 0.99
     assert [round(A["alibi 1, 0"][:, 0].min(), 2), round(A["alibi 1, 0"][:, 0].max(), 2)] == [0.97, 0.99]
@@ -55,7 +57,11 @@ def test_rotary_below_sinusoidal_seed_by_seed(runs):
     assert (paired > 0).all()                                                 # rotary lower on every seed,
     assert [[round(c.min(), 2), round(c.max(), 2)] for c in paired.T] == [[0.01, 0.07], [0.03, 0.11]]
     assert [round(c.mean(), 2) for c in paired.T] == [0.04, 0.06]
-    assert A["rope"][:, 1].mean() > A["sinusoidal"][:, 1].mean()             # but ahead at 48 tokens, on average
+    assert A["rope"][:, 1].mean() > A["sinusoidal"][:, 1].mean()             # but ahead at 48 tokens, on average,
+    at48 = A["sinusoidal"][:, 1] - A["rope"][:, 1]                            # ... only through seed 1:
+    assert [f"{x:+.3f}" for x in at48] == ["+0.014", "-0.059", "+0.000"]     # sinusoidal ahead on seed 0, level on 2
+    assert [round(A[s][:, 1].mean(), 2) for s in ("rope", "sinusoidal")] == [0.95, 0.94]
+    assert [round(c.mean(), 3) for c in paired.T] == [0.041, 0.057]
     for n in (2, 3):                                                          # the seeds' ranges overlap ...
         assert A["rope"][:, n].max() > A["sinusoidal"][:, n].min()           # ... only through sinusoidal's seed 1
         assert A["rope"][:, n].max() < np.delete(A["sinusoidal"][:, n], 1).min()
@@ -94,6 +100,10 @@ def test_seed0_by_position_matches_the_stored_runs(runs, seed0_at_192):
     right, can = seed0_at_192
     for scheme in stored["schemes"]:
         assert abs(right[scheme][can].mean() - A[scheme][0, -1]) < 0.02       # = seed 0's stored accuracy at 192
+    by_band = {s: [right[s][:, a:b][can[:, a:b]].mean() for a, b in ((0, 24), (24, 48), (48, 96), (96, 192))]
+               for s in stored["schemes"]}
+    alibi10 = np.array(by_band["alibi 1, 0"])
+    assert alibi10[0] < 0.99 and (np.abs(alibi10[1:] - 0.998) < 0.001).all()  # flat beyond the training length
     late = {s: right[s][:, 96:][can[:, 96:]].mean() for s in ("sinusoidal", "rope")}
     assert [round(late[s], 2) for s in ("sinusoidal", "rope")] == [0.57, 0.42]   # positions 96-191
 
@@ -109,6 +119,9 @@ def test_alibi_1_0_first_repeat_is_the_harder_part(runs):
     right = logits.argmax(axis=-1) == tg
     period = (~repeated).sum(axis=1, keepdims=True) + 1
     first_repeat = can & (np.arange(192) < 2 * period - 1)
+    assert not first_repeat[:, 24:].any()                                     # the first repeat lies before 24
+    ids24, _, _ = repeated_sequences(np.random.default_rng(123), 128, length=24, vocab=64, periods=(4, 12))
+    assert (ids[:, :24] == ids24).all()                                       # every length's texts begin alike
     split = right[first_repeat].mean(), right[can & ~first_repeat & (np.arange(192) < 24)].mean()
     assert split[0] < 0.98 < 0.99 < split[1]                                  # cell 24: 0.976 and 0.998
 
@@ -127,9 +140,51 @@ def test_first_layer_preference_and_the_window(runs):
     assert (np.abs(ratio["alibi"] - 1) < 0.1).all()                           # the paper's slopes: no preference
     for name in ("sinusoidal", "rope", "alibi 1, 0"):
         assert ratio[name].max() > 2.5                                        # the others have a head that prefers
-    win = {s: extrapolation.accuracy(stored["params"][s], s, 192, window=24) for s in ("sinusoidal", "rope")}
-    assert A["rope"][0, -1] + 0.1 < win["rope"] < A["rope"][0, 0] - 0.1        # hiding far keys: part of it
-    assert win["sinusoidal"] < A["sinusoidal"][0, -1] - 0.1                   # sinusoidal: the window hurts
+
+
+def test_why_rope_and_sinusoidal_fall(runs):
+    """Cells 30 and 31: the window, the window with 4 sinks, and RoPE with every distance above 23
+    replaced by a seen one (every key kept)."""
+    stored, A = runs
+    P0 = stored["params"]
+    got = {s: [round(A[s][0, -1], 2), round(extrapolation.accuracy(P0[s], s, 192, window=24), 2),
+               round(extrapolation.accuracy(P0[s], s, 192, window=24, sinks=4), 2)] for s in ("sinusoidal", "rope")}
+    assert got == {"sinusoidal": [0.71, 0.38, 0.52], "rope": [0.60, 0.78, 0.72]}
+    seen = np.random.default_rng(0)
+    clipped = extrapolation.accuracy(P0["rope"], "rope", 192, distances=lambda d: np.minimum(d, 23))
+    drawn = extrapolation.accuracy(P0["rope"], "rope", 192,
+                                   distances=lambda d: np.where(d > 23, seen.integers(12, 24, size=d.shape), d))
+    assert [round(clipped, 2), round(drawn, 2)] == [0.93, 0.96]
+    assert [round(A[s][0, 0], 2) for s in ("sinusoidal", "rope")] == [1.00, 0.99]
+    assert [round(A["rope"][0, 0] - x, 2) for x in (drawn, clipped)] == [0.04, 0.07]   # left below 24 tokens
+    true = extrapolation.accuracy(P0["rope"], "rope", 192, distances=lambda d: d)   # the true distances
+    assert abs(true - A["rope"][0, -1]) < 0.002                               # = seed 0's stored accuracy
+
+
+def test_heads_at_long_lengths(runs):
+    """Cell 28: the previous-token weight by query position and the induction head's copies."""
+    from attention_kit.decoder import block
+    from attention_kit.heads.tasks import repeated_sequences
+
+    stored, _ = runs
+    ids, _, _ = repeated_sequences(np.random.default_rng(123), 64, length=192, vocab=64, periods=(4, 12))
+    after_copy = np.zeros((64, 192, 192), bool)
+    after_copy[:, :, 1:] = ids[:, :, None] == ids[:, None, :-1]
+    after_copy &= np.tri(192, k=-1, dtype=bool)
+    earliest = after_copy & (np.cumsum(after_copy, axis=2) == 1)
+    latest = after_copy & (np.cumsum(after_copy[..., ::-1], axis=2)[..., ::-1] == 1)
+    two = after_copy.sum(axis=2) >= 2
+    got = {}
+    for scheme in ("sinusoidal", "rope"):
+        w = block.decoder_forward(stored["params"][scheme], ids, **extrapolation.SCHEMES[scheme])[1]["weights"]
+        prev = np.array([w[0][:, :, i, i - 1].mean(axis=0) for i in range(1, 192)]).max(axis=1)
+        h = int(np.argmax([(w[1][:, h] * after_copy).sum(axis=2)[two].mean() for h in range(2)]))
+        got[scheme] = ([round(prev[a - 1:b - 1].mean(), 2) for a, b in ((1, 13), (13, 24), (24, 48), (48, 96), (96, 192))],
+                       [round((w[1][:, h] * c).sum(axis=2)[two].mean(), 2) for c in (earliest, latest)])
+    assert got["sinusoidal"] == ([0.48, 0.26, 0.04, 0.03, 0.02], [0.41, 0.01])
+    assert got["rope"] == ([0.97, 0.73, 0.41, 0.15, 0.07], [0.20, 0.05])
+    at150 = earliest[:, 150][two[:, 150]]                                    # the key after the earliest copy
+    assert at150.any(axis=1).all() and (150 - np.argmax(at150, axis=1) > 130).all()   # ... is more than 130 back
 
 
 # Section 4.1: the rhyme models' training windows and the table of losses.
@@ -165,7 +220,47 @@ def test_the_streaming_losses_the_text_quotes():
         fresh, win, sink_text, sink_cache, _ = raw
         for sink in (sink_text, sink_cache):
             assert win < sink < win + 0.001                                   # the sink: no help, under 0.001 nats
+        assert abs(sink_text - sink_cache) < 0.001                            # where the sink stands: < 0.001
+        assert raw[4] > win + 0.2 and max(sink_text, sink_cache) < 0.01 * raw[4]   # tiny next to no window
+        if layers == 1:
+            assert abs(fresh - win) < 1e-9                                    # one layer: the cache is the window
         if layers == 2:
             assert fresh < win - 0.0005                                       # two layers: the cache is worse
         got[layers] = [round(x, 4) for x in raw]
     assert got == {1: [0.0008, 0.0008, 0.0012, 0.0017, 1.6868], 2: [0.0016, 0.0022, 0.0030, 0.0032, 0.9783]}
+
+
+def test_the_sliding_cache_against_the_window():
+    """Cell 37: one layer equal to 1e-12; two layers equal for 16 tokens, then up to 3.4 (median 0.4)."""
+    from attention_kit.decoder.lm_training import rhyme_stream
+    from attention_kit.long import streaming
+
+    tokens, vocab = rhyme_stream()
+    ids = vocab.encode(tokens)[:200]
+    diff = {}
+    for layers in (1, 2):
+        p, c, _ = streaming.load_rope_lm(layers)
+        diff[layers] = np.abs(streaming.stream_logits(p, c, ids) - streaming.recompute_logits(p, c, ids)).max(axis=1)
+        assert diff[layers][:16].max() < 1e-12                                 # before anything leaves the window
+    assert diff[1].max() < 1e-12
+    assert np.median(diff[2][16:]) > 0.05
+    assert [f"{diff[2][16:].max():.1f}", f"{np.median(diff[2][16:]):.1f}"] == ["3.4", "0.4"]
+
+
+def test_no_head_parks_weight_on_the_first_key():
+    """Cell 41: every head puts less than 1/16 on a fresh window's first key, and more than half of its
+    weight further back than 15 when the whole text is read at once."""
+    from attention_kit.decoder import block
+    from attention_kit.decoder.lm_training import rhyme_stream
+    from attention_kit.long import streaming
+
+    tokens, vocab = rhyme_stream()
+    ids = vocab.encode(tokens)[:200]
+    windows = ids[np.arange(185)[:, None] + np.arange(16)]
+    for layers in (1, 2):
+        p, c, _ = streaming.load_rope_lm(layers)
+        w = block.decoder_forward(p, windows, positions="rope")[1]["weights"]
+        assert all((wl[:, :, 15, 0].mean(axis=0) < 1 / 16).all() for wl in w)
+        wf = block.decoder_forward(p, ids[None, :-1], positions="rope")[1]["weights"]
+        far = [np.mean([wl[0, h, i, :i - 15].sum() for i in range(16, 199)]) for wl in wf for h in range(c.n_heads)]
+        assert min(far) > 0.5

@@ -185,8 +185,8 @@ def _reach_hints() -> dict:
                                "before it"),
         "fresh": N_("the recomputed window: a fresh pass over the last 4 tokens sees those 4 and nothing else, "
                     "whatever the number of layers"),
-        "cache_is_fresh": N_("the caches are not the fresh window: layer 2's cached keys and values of the window's "
-                             "tokens were made when those tokens arrived, from layer-1 states that had each seen "
+        "cache_is_fresh": N_("the caches are not the fresh window: layer 1's cached keys and values of the window's "
+                             "tokens were made when those tokens arrived, from layer-0 states that had each seen "
                              "three tokens further back"),
         "off_by_one": N_("off by one: a window of 4 reaches three tokens back per layer (it holds the token itself)"),
         "off_by_one_each": N_("off by one in each layer: you counted four tokens back per layer, but a window of 4 "
@@ -195,8 +195,8 @@ def _reach_hints() -> dict:
         "not_far": N_("not far enough back: count both layers, three steps back each"),
         # the graded hints' common end (``make grade``): the idea, not the answer, but near enough to it
         # that the kept code does not show it either
-        "graded": N_("a layer lets a token see the window - 1 tokens before it; a cached key or value of layer 2 "
-                     "was computed when its token arrived, from a layer-1 state that saw its own window; a fresh "
+        "graded": N_("a layer lets a token see the window - 1 tokens before it; a cached key or value of layer 1 "
+                     "was computed when its token arrived, from a layer-0 state that saw its own window; a fresh "
                      "pass over the window sees the window only"),
     }
 

@@ -26,13 +26,14 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..decoder.block import decoder_forward
-from ..errors import ParameterError, check_count
+from ..errors import ParameterError, ShapeError, check_count
 from ..heads.model import AttnOnlyConfig, init_attention_only
 from ..heads.tasks import repeated_sequences
 from ..i18n import _
+from ..relative.rope import rope
 
 __all__ = ["SCHEMES", "TASK", "MODEL", "TRAINING", "init_model", "batch", "predictable", "accuracy",
-           "load_extrapolation"]
+           "rope_scores", "rope_logits_at", "load_extrapolation"]
 
 #: What each scheme passes to decoder_forward. "alibi" uses the paper's slopes (for 2 heads
 #: 2^-4 and 2^-8); "alibi 1, 0" one steep head (slope 1) and one without any penalty.
@@ -81,24 +82,87 @@ def predictable(ids: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.nd
     return induction, boundary
 
 
+def rope_scores(q: np.ndarray, k: np.ndarray, distances: np.ndarray) -> np.ndarray:
+    """RoPE's scores ``q_i . R(-distances[i, j] theta) k_j`` (no ``1/sqrt(d)``) for any distances.
+
+    ``q`` (..., n_q, d) are the queries at positions ``0 .. n_q - 1`` and ``k`` (..., n_k, d) the keys
+    at ``0 .. n_k - 1``, before rotation; ``d`` even. With ``distances[i, j] = i - j`` this is
+    ``rope(q) @ rope(k).T``; any other (n_q, n_k) array rotates each pair by the distance given there,
+    which no choice of positions can do (notebook 09 replaces the distances never seen in training by
+    seen ones). The pairs whose distance is ``i - j`` come from that one product; each other distance
+    value ``delta`` costs one more product, ``rope(q, delta) @ k.T`` (a query turned by ``delta``
+    meets a key at 0), so a few distinct replacements are cheap.
+    """
+    q, k, distances = np.asarray(q, float), np.asarray(k, float), np.asarray(distances, float)
+    if q.shape[-1] != k.shape[-1] or q.shape[-1] % 2:
+        raise ShapeError(_("q and k need the same even number of features, got {n_q} and {n_k}").format(
+            n_q=q.shape[-1], n_k=k.shape[-1]))
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    if distances.shape != (n_q, n_k):
+        raise ShapeError(_("distances has shape {shape} but ({n_q}, {n_k}) was expected: one distance per query "
+                           "(row) and key (column)").format(shape=distances.shape, n_q=n_q, n_k=n_k))
+    true = np.subtract.outer(np.arange(n_q), np.arange(n_k))  # (n_q, n_k): i - j
+    s = rope(q) @ np.swapaxes(rope(k), -1, -2)  # (..., n_q, n_k): the scores at the true distances
+    other = distances != true
+    k_t = np.swapaxes(k, -1, -2)  # (..., d, n_k)
+    for delta in np.unique(distances[other]):
+        where = other & (distances == delta)  # (n_q, n_k)
+        s[..., where] = (rope(q, np.full(n_q, delta)) @ k_t)[..., where]
+    return s
+
+
+def rope_logits_at(params: dict, ids, distances: np.ndarray) -> np.ndarray:
+    """Logits of one of this experiment's RoPE models (attention only, no norms, no MLP) when the
+    query at ``i`` and the key at ``j`` are rotated by ``distances[i, j]`` instead of ``i - j``; the
+    causal mask and everything else unchanged. ``ids`` (batch, n), ``distances`` (n, n).
+
+    With the true distances it gives :func:`decoder_forward`'s logits (the tests check it)."""
+    if any(name.startswith(("l0.ln", "l0.mlp", "lnf")) for name in params):
+        raise ParameterError("rope_logits_at is written for this experiment's attention-only models "
+                             "(no layer norm, no MLP)")
+    ids = np.asarray(ids)
+    X = params["E"][ids]  # (B, n, d_model)
+    n = X.shape[1]
+    causal = np.tri(n, dtype=bool)
+    for l in range(sum(name.endswith(".attn.W_q") for name in params)):
+        W_q, W_k, W_v, W_o = (params[f"l{l}.attn.{w}"] for w in ("W_q", "W_k", "W_v", "W_o"))
+        q, k, v = (np.einsum("bnd,hde->bhne", X, W) for W in (W_q, W_k, W_v))  # (B, h, n, d_head)
+        s = np.where(causal, rope_scores(q, k, distances) / np.sqrt(q.shape[-1]), -np.inf)
+        w = np.exp(s - s.max(axis=-1, keepdims=True))
+        w /= w.sum(axis=-1, keepdims=True)  # (B, h, n, n)
+        heads = w @ v  # (B, h, n, d_head)
+        X = X + np.concatenate(list(heads.transpose(1, 0, 2, 3)), axis=-1) @ W_o  # heads side by side
+    return X @ params["W_out"]
+
+
 def accuracy(params: dict, scheme: str, length: int, *, n: int = 128, seed: int = 123,
-             positions: str = "induction", window: int | None = None) -> float:
+             positions: str = "induction", window: int | None = None, sinks: int = 0,
+             distances=None) -> float:
     """Share of the predictable tokens that the model gets right, greedily, on ``n`` fresh
     sequences of ``length`` tokens.
 
     ``positions="induction"``: the targets induction can predict (the current token occurred
     before); ``"boundary"``: the first token of the first repeat only (see :func:`predictable`).
-    ``window``: each query sees only the last ``window`` keys (no distance beyond ``window - 1``).
+    ``window``: each query sees only the last ``window`` keys (no distance beyond ``window - 1``),
+    and with ``sinks`` the first ``sinks`` tokens as well. ``distances`` (RoPE only): a function
+    that takes the (length, length) array of true distances ``i - j`` and returns the distances
+    to rotate by instead, every key kept (:func:`rope_logits_at`).
     """
     if scheme not in SCHEMES:
         raise ParameterError(_("scheme must be one of {list_SCHEMES}, got {scheme!r}").format(list_SCHEMES=list(SCHEMES), scheme=scheme))
     if positions not in ("induction", "boundary"):
         raise ParameterError(_("positions must be 'induction' or 'boundary', got {positions!r}").format(positions=positions))
+    if distances is not None and (scheme != "rope" or window is not None):
+        raise ParameterError(_("distances replaces RoPE's rotations: use it with scheme='rope' and no window"))
     length, n = check_count(length, "length", minimum=TASK["periods"][1]), check_count(n, "n")
     ids, targets, _rest = repeated_sequences(np.random.default_rng(seed), n, length=length,
                                          vocab=TASK["vocab"], periods=TASK["periods"])
     with threadpool_limits(limits=1, user_api="blas"):
-        logits = decoder_forward(params, ids, window=window, **SCHEMES[scheme])[0]  # (n, length, vocab)
+        if distances is None:
+            logits = decoder_forward(params, ids, window=window, sinks=sinks, **SCHEMES[scheme])[0]
+        else:
+            true = np.subtract.outer(np.arange(length), np.arange(length))  # (length, length): i - j
+            logits = rope_logits_at(params, ids, np.asarray(distances(true), dtype=float))
     where = predictable(ids, targets)[positions == "boundary"]
     return float((logits.argmax(axis=-1) == targets)[where].mean())
 
