@@ -7,6 +7,8 @@ import re
 
 import numpy as np
 
+from ..i18n import _, language
+
 __all__ = ["plain", "title_words", "figure_number", "listing", "plural", "noun", "dash_means", "short_list"]
 
 
@@ -77,11 +79,14 @@ def figure_number(v: float, scale: float = 0.0) -> str:
 def listing(items: list[str]) -> str:
     if len(items) <= 1:
         return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
+    return _("{items} and {last}").format(items=_(", ").join(items[:-1]), last=items[-1])
 
 
 def plural(noun: str) -> str:
-    """ "query" -> "queries", "score function" -> "score functions" (the last word)."""
+    """ "query" -> "queries", "score function" -> "score functions" (the last word); in Chinese,
+    which has no plurals, the noun itself."""
+    if language() != "en":
+        return noun
     if noun.endswith("y") and noun[-2:-1] not in tuple("aeiou"):
         return noun[:-1] + "ies"
     if noun.endswith(("s", "x", "ch", "sh")):
