@@ -116,7 +116,7 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
         if names and not all(names):
             names = [n or _("arrow {k}").format(k=i + 1) for i, n in enumerate(names)]
         d = describe_vectors(tips, labels=names or None, origin=va.origin)
-        kinds.append(d.summary.rstrip("."))
+        kinds.append(d.summary.rstrip(".").rstrip("。"))
         facts += d.facts
     log_y = ax.get_yscale() == "log"
     tips = {id(t) for va in getattr(ax, "_ak_vectors", []) for t in getattr(va, "tips", [])}

@@ -33,7 +33,7 @@ def _phrases(title: str) -> list[str]:
             cur = ""
             continue
         cur += ch
-    out.append(cur.strip().rstrip("."))
+    out.append(cur.strip().rstrip(".").rstrip("。"))
     return [p for p in out if p]
 
 
@@ -129,7 +129,8 @@ def changed_lines(before: list[str], after: list[str], titles: set, cause: str =
     for line in before:  # a mask, target or reference line that went away: said briefly
         head = _COLON.split(line, 1)[0]
         if any(w in line for w in key_facts) and head not in new_heads:
-            words = re.split("(?:, |，)", line, maxsplit=1)[-1].split()
+            # (English: after "Panel 2, "; Chinese: after "子图 2，", and a "，" inside a fact kept)
+            words = (line.split(", ", 1)[-1] if language() == "en" else _PANEL.sub("", line)).split()
             gone.append(_("No longer: {what}").format(what=" ".join(words[:9]).rstrip(".,;:。，；：")
                                                       + (" …" if len(words) > 9 else _("."))))
     out = []
