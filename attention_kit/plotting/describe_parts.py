@@ -113,6 +113,7 @@ def cell_marks_facts(ax, marks, rows: str, cols: str, row_labels, col_labels) ->
     how many cells, and which: rows with the same marked columns together ("computed (dots): 60
     cells: queries 0 to 3, every key; queries 4 to 7, keys 0 to 2")."""
     n_r, n_c = grid_shape(ax)
+    rows, cols = _(rows), _(cols)  # (in the learner's language: "query" is 查询)
     rn, cn = label_names(row_labels, n_r), label_names(col_labels, n_c)
     facts = []
     for k, ln in enumerate(marks):

@@ -26,8 +26,8 @@ def _phrases(title: str) -> list[str]:
     """A title cut at its ": " and "; " outside brackets."""
     out, depth, cur = [], 0, ""
     for k, ch in enumerate(title):
-        depth += ch in "(["
-        depth -= ch in ")]"
+        depth += ch in "([（"
+        depth -= ch in ")]）"
         if depth <= 0 and (ch in ":;" and title[k + 1:k + 2] in (" ", "") or ch in "：；"):
             out.append(cur.strip())
             cur = ""
