@@ -94,7 +94,7 @@ def test_a_chinese_explorer_describes_the_same_numbers_in_chinese(monkeypatch):
     assert "交互探索器的静态画面" in html and "<summary>描述此图</summary>" in html
     assert plain.startswith("AttentionExplorer（可交互")
     # the names the page makes up (live_figure.js): a slider's value box, a nameless control
-    assert zh.live.words == {"slider": "滑块", "value": "{name} 的值", "figure": "注意力图"}
+    assert zh.live.words == {"slider": "滑块", "value": "{name}（数值）", "figure": "注意力图"}
     assert en.live.words == {"slider": "slider", "value": "{name} value", "figure": "attention figure"}
 
 
