@@ -21,7 +21,7 @@ __all__ = ["Description", "describe_heatmap", "heatmap_table", "describe_vectors
 #: Nouns a heatmap's rows, columns and hidden cells are named by (its axis labels, singular),
 #: said in the learner's language.
 _NOUNS = (N_("row"), N_("column"), N_("query"), N_("key"), N_("head"), N_("token"), N_("position"),
-          N_("masked"))
+          N_("score function"), N_("masked"))
 
 #: At most this many rows are itemised in a heatmap's facts (the table always has every row).
 MAX_ROWS = 12
