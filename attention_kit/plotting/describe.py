@@ -126,8 +126,7 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
     cells = cell_marks(ax, lines)
     lines = [ln for ln in lines if not any(ln is m for m in cells)]
     if cells:
-        kinds.append((_("{n} set of marked cells") if len(cells) == 1 else _("{n} sets of marked cells")).format(
-            n=len(cells)))
+        kinds.append((_("{n} set of marked cells") if len(cells) == 1 else _("{n} sets of marked cells")).format(n=len(cells)))
         rows, cols = _axis_nouns(ax)
         n_r, n_c = grid_shape(ax)
         facts += cell_marks_facts(ax, cells, rows, cols, _cell_labels(ax, n_r, "y"), _cell_labels(ax, n_c, "x"))
@@ -148,8 +147,7 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
             named = _point_names(ax, x) if x.size <= 16 else None
             if named is not None:  # 07's exact output: a mark per named place, said like bars
                 top = float(np.max(np.abs(y[np.isfinite(y)]), initial=0.0))
-                facts.append(_("{name}: {values}.").format(name=name, values=_(", ").join(
-                    f"{w} {figure_number(v, top)}" for w, v in zip(named, y, strict=True))))
+                facts.append(_("{name}: {values}.").format(name=name, values=_(", ").join(f"{w} {figure_number(v, top)}" for w, v in zip(named, y, strict=True))))
             else:
                 facts.append(curve_facts(name, x, y, log_y, points=ln.get_linestyle() in ("None", "", " ")
                                          and has_marker(ln), plane=ax.get_aspect() != "auto"))
@@ -189,8 +187,7 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
             bars_said = _(", ").join(f"{n} {h}" for n, h in zip(names[:16], hs, strict=True)) + more
             facts.append((_("{name}: {bars}.") if named else _("Bars: {bars}.")).format(name=label, bars=bars_said))
         else:
-            facts.append((_("{name}: bar heights {heights}.") if named else _("bar heights {heights}.")).format(
-                name=label, heights=_(", ").join(hs) + more))
+            facts.append((_("{name}: bar heights {heights}.") if named else _("bar heights {heights}.")).format(name=label, heights=_(", ").join(hs) + more))
     for im in ax.get_images():
         d = _describe_image(ax, im, tables=want_tables)
         if d is not None:
@@ -210,8 +207,7 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
         if pts.ndim == 2 and len(pts):
             kinds.append(_("{n} points").format(n=len(pts)))
             if len(pts) <= 8:
-                facts.append(_("Points: {points}.").format(points=_("; ").join(
-                    f"({figure_number(p[0])}, {figure_number(p[1])})" for p in pts)))
+                facts.append(_("Points: {points}.").format(points=_("; ").join(f"({figure_number(p[0])}, {figure_number(p[1])})" for p in pts)))
     xl, yl = plain(ax.get_xlabel()), plain(ax.get_ylabel())
     marks = reference_marks(ax, xl, yl)
     if marks:
@@ -220,16 +216,14 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
     if xl:
         axes_words.append(_("x axis: {label}").format(label=xl))
     if yl:
-        axes_words.append((_("y axis: {label} (log scale)") if log_y and "log" not in yl and "对数" not in yl
-                           else _("y axis: {label}")).format(label=yl))
+        axes_words.append((_("y axis: {label} (log scale)") if log_y and "log" not in yl and "对数" not in yl else _("y axis: {label}")).format(label=yl))
     legend = ax.get_legend()
     if legend is not None:
         names = [plain(t.get_text()) for t in legend.get_texts()]
         if names:
             facts.append(_("Legend: {names}.").format(names=_(", ").join(names)))
     what = listing(kinds) if kinds else _("a plot")
-    summary = (_("{title}: ").format(title=title) if title else "") + what + (
-        _(" ({axes})").format(axes=_("; ").join(axes_words)) if axes_words else "") + _(".")
+    summary = (_("{title}: ").format(title=title) if title else "") + what + (_(" ({axes})").format(axes=_("; ").join(axes_words)) if axes_words else "") + _(".")
     texts = [plain(t.get_text()) for t in ax.texts if t.get_visible() and t.get_text().strip()]
     texts = [t for t in texts if not _is_bar_number(t, bar_values)]  # a bar's number drawn on it: said above
     if texts and len(texts) <= 12 and not getattr(ax, "_ak_vectors", None):
@@ -262,9 +256,7 @@ def _lies_on(x, y, earlier, log_y: bool) -> str:
             return _("{name} exactly (the same values)").format(name=name)
         size = np.maximum(np.abs(a), np.abs(b)) if log_y else max(np.abs(a).max(), np.abs(b).max())
         if np.all(gap <= COINCIDE * size):
-            return (_("{name}, within {percent} %") if log_y else
-                    _("{name}, within {percent} % of the curves' largest value")).format(
-                name=name, percent=f"{100 * COINCIDE:g}")
+            return (_("{name}, within {percent} %") if log_y else _("{name}, within {percent} % of the curves' largest value")).format(name=name, percent=f"{100 * COINCIDE:g}")
     return ""
 
 
@@ -366,12 +358,10 @@ def _describe_image(ax, im, *, tables: bool) -> Description | None:
         d = describe_heatmap(arr, mask=None if ok.all() else ok, query_labels=rl, key_labels=cl,
                              tables=tables and arr.size <= MAX_TABLE_CELLS, rows=rows, cols=cols)
         hatched = _("{masked} (drawn hatched, marked —)").replace("{masked}", "")
-        return Description(d.summary.rstrip(".").rstrip(_(".")), [f.replace(hatched, _(" (blank)"))
-                                                                  for f in d.facts], d.tables, joined=d.joined)
+        return Description(d.summary.rstrip(".").rstrip(_(".")), [f.replace(hatched, _(" (blank)")) for f in d.facts], d.tables, joined=d.joined)
     facts = []
     if vals.size:
-        facts.append(_("Image values from {low} to {high}.").format(low=figure_number(vals.min()),
-                                                                    high=figure_number(vals.max())))
+        facts.append(_("Image values from {low} to {high}.").format(low=figure_number(vals.min()), high=figure_number(vals.max())))
     if not ok.all():
         facts.append(_("{n} of {total} cells are blank (masked).").format(n=int((~ok).sum()), total=arr.size))
     out = []
@@ -407,8 +397,7 @@ def describe_figure(fig, *, tables: bool = True) -> Description:
     axes = [ax for ax in dict.fromkeys(axes) if ax.get_visible() and not hasattr(ax, "_colorbar")
             and ax.get_label() != "<colorbar>"]
     sup = getattr(fig, "_suptitle", None)
-    head = _("{title}. ").format(title=title_words(sup.get_text()).rstrip(".").rstrip("。")) \
-        if sup is not None and sup.get_text() else ""
+    head = _("{title}. ").format(title=title_words(sup.get_text()).rstrip(".").rstrip("。")) if sup is not None and sup.get_text() else ""
     if not axes:
         return Description(head + _("An empty figure."))
     parts = [describe_axes(ax, tables=tables) for ax in axes]
