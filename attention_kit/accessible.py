@@ -22,6 +22,8 @@ import base64
 import html
 import sys
 
+from .i18n import _
+
 __all__ = ["describe_figure", "describe_figures", "figure_html", "install"]
 
 _settings = {"on": True, "open": False}
@@ -49,7 +51,7 @@ def describe_figure(fig):
 def _alt(desc, prefix: str = "") -> str:
     text = prefix + desc.text
     return text if len(text) <= MAX_ALT else text[:MAX_ALT - 40].rsplit(" ", 1)[0] + \
-        " … (the rest under “Describe this figure”)."
+        _(" … (the rest under “Describe this figure”).")
 
 
 def figure_html(fig, png_b64: str, metadata: dict | None = None, *, prefix: str = "",
@@ -62,7 +64,7 @@ def figure_html(fig, png_b64: str, metadata: dict | None = None, *, prefix: str 
     try:
         desc = describe_figure(fig)
     except Exception:  # noqa: BLE001 - a figure that cannot be described is still shown
-        desc = Description("A figure (no description could be made of it).")
+        desc = Description(_("A figure (no description could be made of it)."))
     if extra:
         desc.facts[:0] = [str(f) for f in extra]
     size = ""

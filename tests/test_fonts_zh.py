@@ -149,13 +149,13 @@ def test_binder_and_ci_install_the_font_the_figures_look_for_first():
 
 
 def test_a_chinese_axis_label_gets_no_english_plural_in_the_text_alternative(monkeypatch):
-    """The text alternatives (still English) name the rows and columns by the axis labels, which
-    are Chinese in zh: "by 4 键", never "by 4 键s"."""
+    """The text alternatives name the rows and columns by the axis labels, which are Chinese in zh:
+    "2 个键", never an English plural "键s"."""
     from attention_kit import describe_figure
 
     monkeypatch.setenv("ATTENTION_KIT_LANG", "zh")
     fig = Figure()
     heatmap([[0.5, 0.5], [0.2, 0.8]], ax=fig.add_subplot())
     words = str(describe_figure(fig))
-    assert "2 键" in words and "2 查询" in words, words
+    assert "2 个键" in words and "2 个查询" in words, words
     assert "键s" not in words and "查询s" not in words, words

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import _
 from .describe_matrix import (
     Description,
     curve_facts,
@@ -94,7 +95,7 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
                              key_labels=art.key_labels, kind=art.kind, title=title or None,
                              fmt=art.fmt, tables=tables, rows=rows, cols=cols,
                              masked=dash_means(ax.get_xlabel(), ax.get_ylabel(), title,
-                                                _suptitle(ax)) or "masked")
+                                                _suptitle(ax)) or _("masked"))
         boxes = boxed_cells(ax, data.shape, art.query_labels, art.key_labels, rows, cols)
         if boxes:
             d.facts.extend(boxes)
@@ -113,9 +114,9 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
         texts = [t.get_text().strip() for t in va.labels]
         names = [t or (own[i] if i < len(own) else "") for i, t in enumerate(texts)] if texts else own
         if names and not all(names):
-            names = [n or f"arrow {i + 1}" for i, n in enumerate(names)]
+            names = [n or _("arrow {k}").format(k=i + 1) for i, n in enumerate(names)]
         d = describe_vectors(tips, labels=names or None, origin=va.origin)
-        kinds.append(d.summary.rstrip("."))
+        kinds.append(d.summary.rstrip(".").rstrip("。"))
         facts += d.facts
     log_y = ax.get_yscale() == "log"
     tips = {id(t) for va in getattr(ax, "_ak_vectors", []) for t in getattr(va, "tips", [])}
@@ -125,7 +126,7 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
     cells = cell_marks(ax, lines)
     lines = [ln for ln in lines if not any(ln is m for m in cells)]
     if cells:
-        kinds.append(f"{len(cells)} {'set' if len(cells) == 1 else 'sets'} of marked cells")
+        kinds.append((_("{n} set of marked cells") if len(cells) == 1 else _("{n} sets of marked cells")).format(n=len(cells)))
         rows, cols = _axis_nouns(ax)
         n_r, n_c = grid_shape(ax)
         facts += cell_marks_facts(ax, cells, rows, cols, _cell_labels(ax, n_r, "y"), _cell_labels(ax, n_c, "x"))
@@ -134,46 +135,45 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
     lines = [ln for ln in lines if not any(ln is m for m in marks)]
     curve_names: list = []
     if lines:
-        kinds.append(f"{len(lines)} {'curve' if len(lines) == 1 else 'curves'}")
+        kinds.append((_("{n} curve") if len(lines) == 1 else _("{n} curves")).format(n=len(lines)))
         for k, ln in enumerate(lines[:8]):
             label = plain(ln.get_label())
-            name = label if label and not label.startswith("_") else f"curve {k + 1}"
+            name = label if label and not label.startswith("_") else _("curve {k}").format(k=k + 1)
             style = line_style_words(ln)
-            if len(lines) > 1 and not all(w in name for w in style.split(", ")):
-                name += f" ({style})"  # how to tell it from the others: "(dashed, circles)", once
+            if len(lines) > 1 and not all(w in name for w in style.split(_(", "))):
+                name += _(" ({style})").format(style=style)  # how to tell it from the others: "(dashed, circles)", once
             x = np.asarray(ln.get_xdata(), dtype=float).ravel()
             y = np.asarray(ln.get_ydata(), dtype=float).ravel()
             named = _point_names(ax, x) if x.size <= 16 else None
             if named is not None:  # 07's exact output: a mark per named place, said like bars
                 top = float(np.max(np.abs(y[np.isfinite(y)]), initial=0.0))
-                facts.append(f"{name}: " + ", ".join(f"{w} {figure_number(v, top)}"
-                                                     for w, v in zip(named, y, strict=True)) + ".")
+                facts.append(_("{name}: {values}.").format(name=name, values=_(", ").join(f"{w} {figure_number(v, top)}" for w, v in zip(named, y, strict=True))))
             else:
                 facts.append(curve_facts(name, x, y, log_y, points=ln.get_linestyle() in ("None", "", " ")
                                          and has_marker(ln), plane=ax.get_aspect() != "auto"))
             on = _lies_on(x, y, [(n, np.asarray(o.get_xdata(), dtype=float).ravel(),
                                   np.asarray(o.get_ydata(), dtype=float).ravel()) for o, n in curve_names], log_y)
             if on:  # 07 cell 5: a reference line drawn under the curve it matches
-                facts[-1] = facts[-1][:-1] + f"; it lies on {on}."
+                facts[-1] = facts[-1][:-1] + _("; it lies on {curve}.").format(curve=on)
             curve_names.append((ln, name))
         if len(lines) > 8:
-            facts.append(f"({len(lines) - 8} more curves.)")
+            facts.append(_("({n} more curves.)").format(n=len(lines) - 8))
     if marks:
-        kinds.append(f"{len(marks)} {'marker' if len(marks) == 1 else 'markers'}")
+        kinds.append((_("{n} marker") if len(marks) == 1 else _("{n} markers")).format(n=len(marks)))
         said = []
         for k, ln in enumerate(marks[:8]):
             label = plain(ln.get_label())
             name = getattr(ln, "_ak_name", "") or (label if label and not label.startswith("_") else
-                                                     f"marker {k + 1}")
+                                                     _("marker {k}").format(k=k + 1))
             x, y = float(np.ravel(ln.get_xdata())[0]), float(np.ravel(ln.get_ydata())[0])
-            said.append(f"{name} at ({figure_number(x)}, {figure_number(y)})")
-        facts.append("Markers: " + "; ".join(said) + ("; …" if len(marks) > 8 else "") + ".")
+            said.append(_("{name} at ({x}, {y})").format(name=name, x=figure_number(x), y=figure_number(y)))
+        facts.append(_("Markers: {markers}.").format(markers=_("; ").join(said) + (_("; …") if len(marks) > 8 else "")))
     bar_values: list[float] = []
     for bars in getattr(ax, "containers", []):
         patches = [p for p in bars if hasattr(p, "get_height")]
         if not patches:
             continue
-        kinds.append(f"{len(patches)} bars")
+        kinds.append(_("{n} bars").format(n=len(patches)))
         label = plain(bars.get_label() or "")
         across = getattr(bars, "orientation", "vertical") == "horizontal"
         sizes = np.array([p.get_width() if across else p.get_height() for p in patches], dtype=float)
@@ -182,52 +182,52 @@ def describe_axes(ax, *, tables: bool = True) -> Description:
         hs = [figure_number(h, top) for h in sizes[:16]]
         names = _bar_names(ax, patches, across)
         named = label and not label.startswith("_")
+        more = " …" if len(patches) > 16 else ""
         if names is not None:
-            facts.append(f"{label + ': ' if named else 'Bars: '}"
-                         + ", ".join(f"{n} {h}" for n, h in zip(names[:16], hs, strict=True)) + (" …" if len(patches) > 16 else "") + ".")
+            bars_said = _(", ").join(f"{n} {h}" for n, h in zip(names[:16], hs, strict=True)) + more
+            facts.append((_("{name}: {bars}.") if named else _("Bars: {bars}.")).format(name=label, bars=bars_said))
         else:
-            facts.append(f"{label + ': ' if named else ''}bar heights "
-                         + ", ".join(hs) + (" …" if len(patches) > 16 else "") + ".")
+            facts.append((_("{name}: bar heights {heights}.") if named else _("bar heights {heights}.")).format(name=label, heights=_(", ").join(hs) + more))
     for im in ax.get_images():
         d = _describe_image(ax, im, tables=want_tables)
         if d is not None:
             kinds.append(d.summary)
             # an image whose cells carry marks (07's status grid): its codes say nothing the marks do not
-            facts += [f for f in d.facts if not (cells and f.startswith("Image values from"))]
+            facts += [f for f in d.facts if not (cells and f.startswith(_("Image values from {low} to {high}.").split("{")[0]))]
             tables += d.tables
             joined += d.joined
     bands = bands_of(ax, curve_names)
     if bands:
-        kinds.append(f"{len(bands)} shaded {'band' if len(bands) == 1 else 'bands'}")
+        kinds.append((_("{n} shaded band") if len(bands) == 1 else _("{n} shaded bands")).format(n=len(bands)))
         facts += band_facts(bands)
     colls = [c for c in ax.collections if c.get_visible() and hasattr(c, "get_offsets")
              and type(c).__name__ == "PathCollection"]
     for c in colls:
         pts = np.asarray(c.get_offsets(), dtype=float)
         if pts.ndim == 2 and len(pts):
-            kinds.append(f"{len(pts)} points")
+            kinds.append(_("{n} points").format(n=len(pts)))
             if len(pts) <= 8:
-                facts.append("Points: " + "; ".join(f"({figure_number(p[0])}, {figure_number(p[1])})" for p in pts) + ".")
+                facts.append(_("Points: {points}.").format(points=_("; ").join(f"({figure_number(p[0])}, {figure_number(p[1])})" for p in pts)))
     xl, yl = plain(ax.get_xlabel()), plain(ax.get_ylabel())
     marks = reference_marks(ax, xl, yl)
     if marks:
-        facts.append("Also drawn: " + "; ".join(marks) + ".")
+        facts.append(_("Also drawn: {marks}.").format(marks=_("; ").join(marks)))
     axes_words = []
     if xl:
-        axes_words.append(f"x axis: {xl}")
+        axes_words.append(_("x axis: {label}").format(label=xl))
     if yl:
-        axes_words.append(f"y axis: {yl}{' (log scale)' if log_y and 'log' not in yl else ''}")
+        axes_words.append((_("y axis: {label} (log scale)") if log_y and "log" not in yl and "对数" not in yl else _("y axis: {label}")).format(label=yl))
     legend = ax.get_legend()
     if legend is not None:
         names = [plain(t.get_text()) for t in legend.get_texts()]
         if names:
-            facts.append("Legend: " + ", ".join(names) + ".")
-    what = listing(kinds) if kinds else "a plot"
-    summary = (f"{title}: " if title else "") + what + (f" ({'; '.join(axes_words)})" if axes_words else "") + "."
+            facts.append(_("Legend: {names}.").format(names=_(", ").join(names)))
+    what = listing(kinds) if kinds else _("a plot")
+    summary = (_("{title}: ").format(title=title) if title else "") + what + (_(" ({axes})").format(axes=_("; ").join(axes_words)) if axes_words else "") + _(".")
     texts = [plain(t.get_text()) for t in ax.texts if t.get_visible() and t.get_text().strip()]
     texts = [t for t in texts if not _is_bar_number(t, bar_values)]  # a bar's number drawn on it: said above
     if texts and len(texts) <= 12 and not getattr(ax, "_ak_vectors", None):
-        facts.append("Labels in the plot: " + "; ".join(texts) + ".")
+        facts.append(_("Labels in the plot: {labels}.").format(labels=_("; ").join(texts)))
     return Description(summary[0].upper() + summary[1:] if summary else summary, facts, tables,
                        joined=joined or Description.joined)
 
@@ -253,10 +253,10 @@ def _lies_on(x, y, earlier, log_y: bool) -> str:
         a, b = y[ok], yo[ok]
         gap = np.abs(a - b)
         if not gap.any():
-            return f"{name} exactly (the same values)"
+            return _("{name} exactly (the same values)").format(name=name)
         size = np.maximum(np.abs(a), np.abs(b)) if log_y else max(np.abs(a).max(), np.abs(b).max())
         if np.all(gap <= COINCIDE * size):
-            return f"{name}, within {100 * COINCIDE:g} %" + ("" if log_y else " of the curves' largest value")
+            return (_("{name}, within {percent} %") if log_y else _("{name}, within {percent} % of the curves' largest value")).format(name=name, percent=f"{100 * COINCIDE:g}")
     return ""
 
 
@@ -357,31 +357,31 @@ def _describe_image(ax, im, *, tables: bool) -> Description | None:
         rows, cols = _axis_nouns(ax)
         d = describe_heatmap(arr, mask=None if ok.all() else ok, query_labels=rl, key_labels=cl,
                              tables=tables and arr.size <= MAX_TABLE_CELLS, rows=rows, cols=cols)
-        return Description(d.summary.rstrip("."), [f.replace("(drawn hatched, marked —)", "(blank)")
-                                                   for f in d.facts], d.tables, joined=d.joined)
+        hatched = _("{masked} (drawn hatched, marked —)").replace("{masked}", "")
+        return Description(d.summary.rstrip(".").rstrip(_(".")), [f.replace(hatched, _(" (blank)")) for f in d.facts], d.tables, joined=d.joined)
     facts = []
     if vals.size:
-        facts.append(f"Image values from {figure_number(vals.min())} to {figure_number(vals.max())}.")
+        facts.append(_("Image values from {low} to {high}.").format(low=figure_number(vals.min()), high=figure_number(vals.max())))
     if not ok.all():
-        facts.append(f"{int((~ok).sum())} of {arr.size} cells are blank (masked).")
+        facts.append(_("{n} of {total} cells are blank (masked).").format(n=int((~ok).sum()), total=arr.size))
     out = []
     if tables and arr.size <= MAX_TABLE_CELLS:
-        rows, cols = plain(ax.get_ylabel()) or "row", plain(ax.get_xlabel()) or "column"
+        rows, cols = plain(ax.get_ylabel()) or _("row"), plain(ax.get_xlabel()) or _("column")
         scale = float(np.abs(vals).max()) if vals.size else 0.0
         digits = 2 if scale < 100 else 0
         out.append(heatmap_table(np.where(ok, arr, np.nan), mask=None if ok.all() else ok,
                                  query_labels=rl, key_labels=cl, fmt="{:.%df}" % digits,
-                                 caption=axes_title(ax) or "image values", rows=rows, cols=cols))
-    return Description(f"an image of {n_r} by {n_c} cells", facts, out)
+                                 caption=axes_title(ax) or _("image values"), rows=rows, cols=cols))
+    return Description(_("an image of {rows} by {cols} cells").format(rows=n_r, cols=n_c), facts, out)
 
 
 def _titles_said(titles: list[str]) -> str:
     """The panels' titles for a summary, joined by "; ": each after its panel's number when that
     is needed to tell them apart (a title of two lines is joined by "; " as well, or a panel has
     no title), else plain ("head 1; head 2; head 3")."""
-    if all(titles) and not any("; " in t for t in titles):
-        return "; ".join(titles)
-    return "; ".join(f"panel {k + 1}: {t}" for k, t in enumerate(titles) if t)
+    if all(titles) and not any("; " in t or "；" in t for t in titles):
+        return _("; ").join(titles)
+    return _("; ").join(_("panel {k}: {title}").format(k=k + 1, title=t) for k, t in enumerate(titles) if t)
 
 
 def describe_figure(fig, *, tables: bool = True) -> Description:
@@ -397,24 +397,24 @@ def describe_figure(fig, *, tables: bool = True) -> Description:
     axes = [ax for ax in dict.fromkeys(axes) if ax.get_visible() and not hasattr(ax, "_colorbar")
             and ax.get_label() != "<colorbar>"]
     sup = getattr(fig, "_suptitle", None)
-    head = title_words(sup.get_text()).rstrip(".") + ". " if sup is not None and sup.get_text() else ""
+    head = _("{title}. ").format(title=title_words(sup.get_text()).rstrip(".").rstrip("。")) if sup is not None and sup.get_text() else ""
     if not axes:
-        return Description(head + "An empty figure.")
+        return Description(head + _("An empty figure."))
     parts = [describe_axes(ax, tables=tables) for ax in axes]
     if len(parts) == 1:
         d = parts[0]
         return Description(head + d.summary, d.facts, d.tables, joined=d.joined)
     heat = [p for ax, p in zip(axes, parts, strict=True) if getattr(ax, "_ak_heatmap", None) is not None]
     titles = [axes_title(ax) for ax in axes]
-    summary = head + f"A figure of {len(parts)} panels" + (
-        f" ({len(heat)} {'heatmap' if len(heat) == 1 else 'heatmaps'})" if heat and len(heat) < len(parts) else
-        " (heatmaps)" if heat else "") + (
-        ": " + _titles_said(titles) if any(titles) else "") + "."
+    summary = head + _("A figure of {n} panels").format(n=len(parts)) + (
+        (_(" ({n} heatmap)") if len(heat) == 1 else _(" ({n} heatmaps)")).format(n=len(heat))
+        if heat and len(heat) < len(parts) else _(" (heatmaps)") if heat else "") + (
+        _(": {titles}").format(titles=_titles_said(titles)) if any(titles) else "") + _(".")
     facts, tables, headings = [], [], []
     for k, p in enumerate(parts):
-        facts.append(f"Panel {k + 1}: {p.summary}")
+        facts.append(_("Panel {k}: {fact}").format(k=k + 1, fact=p.summary))
         headings.append(facts[-1])
-        facts += [f"Panel {k + 1}, {f[0].lower()}{f[1:]}" if f.startswith(tuple(p.joined))
-                  else f"Panel {k + 1}: {f}" for f in p.facts]
+        facts += [_("Panel {k}, {fact}").format(k=k + 1, fact=f"{f[0].lower()}{f[1:]}") if f.startswith(tuple(p.joined))
+                  else _("Panel {k}: {fact}").format(k=k + 1, fact=f) for f in p.facts]
         tables += p.tables
     return Description(summary, facts, tables, headings=tuple(headings))

@@ -11,11 +11,17 @@ from typing import Sequence
 
 import numpy as np
 
+from ..i18n import N_, _
 from .words import figure_number, listing, plural, short_list
 
 __all__ = ["Description", "describe_heatmap", "heatmap_table", "describe_vectors", "curve_facts",
            "curve_jumps", "path_facts", "scattered", "label_names", "MAX_ROWS"]
 
+
+#: Nouns a heatmap's rows, columns and hidden cells are named by (its axis labels, singular),
+#: said in the learner's language.
+_NOUNS = (N_("row"), N_("column"), N_("query"), N_("key"), N_("head"), N_("token"), N_("position"),
+          N_("score function"), N_("masked"))
 
 #: At most this many rows are itemised in a heatmap's facts (the table always has every row).
 MAX_ROWS = 12
@@ -68,8 +74,9 @@ class Description:
         body = "".join(parts)
         if not body:
             return ""
+        said = html.escape(_("Describe this figure"))
         return (f"<details{' open' if open_details else ''} class=\"ak-describe\">"
-                f"<summary>Describe this figure</summary>{body}</details>")
+                f"<summary>{said}</summary>{body}</details>")
 
 
 def _num(v: float, digits: int = 2) -> str:
@@ -126,15 +133,18 @@ def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None
     m = np.ones(a.shape, dtype=bool) if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool),
                                                                           a.shape)
     ql, kl = label_names(query_labels, n_q), label_names(key_labels, n_k)
-    what = "attention weights" if kind == "weights" else "attention scores"
-    head = f"{title}: " if title else ""
+    what = _("attention weights") if kind == "weights" else _("attention scores")
+    head = _("{title}: ").format(title=title) if title else ""
+    along_r = "" if rows == "row" else _("rows, ")
+    along_c = "" if cols == "column" else _("columns, ")
+    rows, cols, masked = _(rows), _(cols), _(masked)  # (in the learner's language: "query" is 查询)
     rp, cp = plural(rows), plural(cols)
     row_word, col_word = rows[0].upper() + rows[1:], cols
-    along_r = "" if rows == "row" else "rows, "
-    along_c = "" if cols == "column" else "columns, "
-    summary = (f"{head}heatmap of {what}, {n_q} {rows if n_q == 1 else rp} ({along_r}top to "
-               f"bottom: {short_list(ql)}) by {n_k} {cols if n_k == 1 else cp} ({along_c}left to "
-               f"right: {short_list(kl)}).")
+    summary = _("{head}heatmap of {what}, {n_rows} {rows} ({along_r}top to bottom: {row_names}) by "
+                "{n_cols} {cols} ({along_c}left to right: {col_names}).").format(
+        head=head, what=what, n_rows=n_q, rows=rows if n_q == 1 else rp, along_r=along_r,
+        row_names=short_list(ql), n_cols=n_k, cols=cols if n_k == 1 else cp, along_c=along_c,
+        col_names=short_list(kl))
     facts = []
     tie_fmt = _tie_format(fmt)
     shown = range(n_q) if n_q <= MAX_ROWS else list(range(MAX_ROWS // 2)) + list(
@@ -142,42 +152,50 @@ def describe_heatmap(weights, *, mask=None, query_labels: Sequence | None = None
     for i in shown:
         ok = m[i] & np.isfinite(a[i])
         if not ok.any():
-            facts.append(f"{row_word} {ql[i]}: every {col_word} is {masked}.")
+            facts.append(_("{row} {name}: every {col} is {masked}.").format(
+                row=row_word, name=ql[i], col=col_word, masked=masked))
             continue
         row = np.where(ok, a[i], -np.inf)
         best = float(row.max())
         shown_best = tie_fmt.format(best)  # ties as printed: the words never contradict the numbers
         top = [j for j in range(n_k) if ok[j] and tie_fmt.format(row[j]) == shown_best]
-        word = "weight" if kind == "weights" else "score"
+        word = _("weight") if kind == "weights" else _("score")
         if len(top) == 1:
-            facts.append(f"{row_word} {ql[i]}: largest {word} {shown_best} on {col_word} {kl[top[0]]}.")
+            facts.append(_("{row} {name}: largest {word} {value} on {col} {key}.").format(
+                row=row_word, name=ql[i], word=word, value=shown_best, col=col_word, key=kl[top[0]]))
         elif np.ptp(row[top]) <= 1e-9 * max(1.0, abs(best)):  # truly equal
-            facts.append(f"{row_word} {ql[i]}: largest {word} {shown_best}, tied on {cp} "
-                         f"{listing([kl[j] for j in top])}.")
+            facts.append(_("{row} {name}: largest {word} {value}, tied on {cols} {keys}.").format(
+                row=row_word, name=ql[i], word=word, value=shown_best, cols=cp,
+                keys=listing([kl[j] for j in top])))
         else:  # equal only as printed (0.2333 and 0.2350): "about", not "tied"
-            facts.append(f"{row_word} {ql[i]}: largest {word} about {shown_best}, on {cp} "
-                         f"{listing([kl[j] for j in top])}.")
+            facts.append(_("{row} {name}: largest {word} about {value}, on {cols} {keys}.").format(
+                row=row_word, name=ql[i], word=word, value=shown_best, cols=cp,
+                keys=listing([kl[j] for j in top])))
     if n_q > MAX_ROWS:
         more = n_q - MAX_ROWS
-        facts.insert(MAX_ROWS // 2, f"({more} more {rows if more == 1 else rp} in the table.)")
+        facts.insert(MAX_ROWS // 2, _("({more} more {rows} in the table.)").format(
+            more=more, rows=rows if more == 1 else rp))
     masked_word, is_masked = masked, ~m
     if is_masked.any():
         count = int(is_masked.sum())
-        said = masked_word[0].upper() + masked_word[1:] + " (drawn hatched, marked —)"
+        said = _("{masked} (drawn hatched, marked —)").format(masked=masked_word[0].upper() + masked_word[1:])
         if count <= 8:
-            cells = listing([f"{rows} {ql[i]} to {cols} {kl[j]}" for i, j in zip(*np.nonzero(is_masked), strict=True)])
-            facts.append(f"{said}: {cells}.")
-        elif _is_causal(is_masked) and (rows, cols) == ("query", "key"):
-            facts.append(f"{said}: {count} cells, every key after its query (a causal mask).")
+            cells = listing([_("{row} {q} to {col} {k}").format(row=rows, q=ql[i], col=cols, k=kl[j])
+                             for i, j in zip(*np.nonzero(is_masked), strict=True)])
+            facts.append(_("{said}: {cells}.").format(said=said, cells=cells))
+        elif _is_causal(is_masked) and (rows, cols) == (_("query"), _("key")):
+            facts.append(_("{said}: {count} cells, every key after its query (a causal mask).").format(
+                said=said, count=count))
         else:
-            facts.append(f"{said}: {count} of {a.size} cells.")
+            facts.append(_("{said}: {count} of {total} cells.").format(said=said, count=count, total=a.size))
     vals = a[m & np.isfinite(a)]
     if vals.size:
-        facts.append(f"Values range from {fmt.format(vals.min())} to {fmt.format(vals.max())}.")
+        facts.append(_("Values range from {low} to {high}.").format(low=fmt.format(vals.min()),
+                                                                    high=fmt.format(vals.max())))
     table = [heatmap_table(a, mask=None if mask is None else m, query_labels=ql, key_labels=kl,
                            fmt=fmt, caption=(title or what), rows=rows, cols=cols,
                            masked=masked_word)] if tables else []
-    return Description(summary, facts, table, joined=(row_word, "Values", masked[0].upper() + masked[1:]))
+    return Description(summary, facts, table, joined=(row_word, _("Values"), masked[0].upper() + masked[1:]))
 
 
 def _tie_format(fmt: str) -> str:
@@ -206,8 +224,10 @@ def heatmap_table(weights, *, mask=None, query_labels=None, key_labels=None, fmt
     m = None if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), a.shape)
     ql, kl = label_names(query_labels, n_q), label_names(key_labels, n_k)
     e = html.escape
-    out = [f"<table class=\"ak-describe-table\"><caption>{e(caption)}: one row per {e(rows)}, "
-           f"one column per {e(cols)}</caption><thead><tr>"
+    rows, cols = _(rows), _(cols)
+    out = ["<table class=\"ak-describe-table\"><caption>"
+           + e(_("{caption}: one row per {row}, one column per {col}").format(caption=caption, row=rows, col=cols))
+           + "</caption><thead><tr>"
            f"<th scope=\"col\">{e(rows)} \\ {e(cols)}</th>"]
     out += [f"<th scope=\"col\">{e(k)}</th>" for k in kl]
     out.append("</tr></thead><tbody>")
@@ -227,12 +247,14 @@ def describe_vectors(vectors, *, labels: Sequence | None = None, origin=None,
     origin is not (0, 0))."""
     v = np.asarray(vectors, dtype=float).reshape(-1, 2)
     o = np.zeros(2) if origin is None else np.asarray(origin, dtype=float).reshape(2)
-    names = label_names(labels, len(v)) if labels is not None else [f"arrow {i + 1}" for i in range(len(v))]
-    start = "" if not o.any() else f" from ({_num(o[0])}, {_num(o[1])})"
-    head = f"{title}: " if title else ""
-    summary = f"{head}{len(v)} {'arrow' if len(v) == 1 else 'arrows'} in the plane{start}."
+    names = label_names(labels, len(v)) if labels is not None else [_("arrow {k}").format(k=i + 1)
+                                                                      for i in range(len(v))]
+    start = "" if not o.any() else _(" from ({x}, {y})").format(x=_num(o[0]), y=_num(o[1]))
+    head = _("{title}: ").format(title=title) if title else ""
+    count = (_("{n} arrow") if len(v) == 1 else _("{n} arrows")).format(n=len(v))
+    summary = _("{head}{count} in the plane{start}.").format(head=head, count=count, start=start)
     facts = [f"{names[i]} = ({_num(v[i, 0])}, {_num(v[i, 1])})" for i in range(len(v))]
-    return Description(summary, ["Arrows: " + "; ".join(facts) + "."] if facts else [])
+    return Description(summary, [_("Arrows: {arrows}.").format(arrows=_("; ").join(facts))] if facts else [])
 
 
 def curve_jumps(x: np.ndarray, y: np.ndarray, log_y: bool = False, *, most: int = 3) -> list[tuple[int, int]]:
@@ -289,15 +311,16 @@ def path_facts(name: str, x: np.ndarray, y: np.ndarray) -> str:
     s = max(float(np.max(np.abs(x))), float(np.max(np.abs(y))))
     at = lambda k: f"({figure_number(x[k], s)}, {figure_number(y[k], s)})"  # noqa: E731
     if x.size == 2:
-        return f"{name}: a segment from {at(0)} to {at(1)}."
+        return _("{name}: a segment from {a} to {b}.").format(name=name, a=at(0), b=at(1))
     r = np.hypot(x, y)
     spread = len(np.unique(np.round(np.stack([x, y], axis=1) / (s or 1.0), 9), axis=0)) >= 3
     if spread and r.max() > 0 and np.ptp(r) <= 0.01 * r.max():  # (one place repeated: no circle)
-        return (f"{name}: {x.size} points on a circle of radius {figure_number(r.mean())} around "
-                f"(0, 0); the first at {at(0)}, the last at {at(-1)}.")
-    return (f"{name}: {x.size} points in the plane, x from {figure_number(x.min(), s)} to "
-            f"{figure_number(x.max(), s)}, y from {figure_number(y.min(), s)} to "
-            f"{figure_number(y.max(), s)}; the first at {at(0)}, the last at {at(-1)}.")
+        return _("{name}: {n} points on a circle of radius {r} around (0, 0); the first at {a}, "
+                 "the last at {b}.").format(name=name, n=x.size, r=figure_number(r.mean()), a=at(0), b=at(-1))
+    return _("{name}: {n} points in the plane, x from {x0} to {x1}, y from {y0} to {y1}; the first at "
+             "{a}, the last at {b}.").format(name=name, n=x.size, x0=figure_number(x.min(), s),
+                                             x1=figure_number(x.max(), s), y0=figure_number(y.min(), s),
+                                             y1=figure_number(y.max(), s), a=at(0), b=at(-1))
 
 
 def curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool, points: bool = False,
@@ -311,45 +334,51 @@ def curve_facts(name: str, x: np.ndarray, y: np.ndarray, log_y: bool, points: bo
     ok = np.isfinite(x) & np.isfinite(y)
     x, y = x[ok], y[ok]
     if x.size == 0:
-        return f"{name}: no points yet."
+        return _("{name}: no points yet.").format(name=name)
     if x.size == 1:
-        return f"{name}: one point at ({figure_number(x[0])}, {figure_number(y[0])})."
+        return _("{name}: one point at ({x}, {y}).").format(name=name, x=figure_number(x[0]), y=figure_number(y[0]))
     sy = float(np.max(np.abs(y)))
     fmt = lambda v: figure_number(v, sy)  # noqa: E731
     dx = np.diff(x)
     arrow = x.size == 2 and (plane or not (x[0] or y[0]) or not (x[1] or y[1]))
     if arrow or not (np.all(dx >= 0) or np.all(dx <= 0)) or not dx.any():
         return path_facts(name, x, y)  # (x in order with repeats, a staircase: still a curve)
-    head = f"{name}: {x.size} points from x = {figure_number(x[0])} to {figure_number(x[-1])}; "
+    head = _("{name}: {n} points from x = {x0} to {x1}; ").format(name=name, n=x.size, x0=figure_number(x[0]),
+                                                                   x1=figure_number(x[-1]))
     if len({fmt(v) for v in y}) == 1:  # every value the same as printed: flat, neither rising nor falling
-        return head + f"flat at {fmt(y[0])}."
-    s = head + f"starts at {fmt(y[0])}, ends at {fmt(y[-1])}"
+        return head + _("flat at {y}.").format(y=fmt(y[0]))
+    s = head + _("starts at {a}, ends at {b}").format(a=fmt(y[0]), b=fmt(y[-1]))
     if points and scattered(x, y):
         k = max(3, x.size // 10)
         a, b = float(np.median(y[:k])), float(np.median(y[-k:]))
         # against the spread of the middle 90 % of the points: a single spike (a busy machine's
         # pause) made the whole range, and a rise from 1.3 to 6.3 "stayed level"
         big = 0.5 * float(np.subtract(*np.percentile(y, [95, 5])))
-        trend = "rises" if b - a > big else "falls" if a - b > big else "stays level"
-        return s + (f"; scattered from point to point: the median of its first {k} points is "
-                    f"{fmt(a)}, of its last {k} {fmt(b)}, so overall it {trend}.")
+        trend = (_("; scattered from point to point: the median of its first {k} points is {a}, of its "
+                   "last {k} {b}, so overall it rises.") if b - a > big else
+                 _("; scattered from point to point: the median of its first {k} points is {a}, of its "
+                   "last {k} {b}, so overall it falls.") if a - b > big else
+                 _("; scattered from point to point: the median of its first {k} points is {a}, of its "
+                   "last {k} {b}, so overall it stays level."))
+        return s + trend.format(k=k, a=fmt(a), b=fmt(b))
     jumps = curve_jumps(x, y, log_y)
     near = {k for a, b in jumps for k in range(a, b + 1)}  # a jump's ends: said with the jump
     for a, b in jumps:
         gap = x[b] - x[a]
-        at = f"at x = {figure_number((x[a] + x[b]) / 2)}" if abs(gap) <= 0.02 * abs(x[-1] - x[0]) else \
-            f"between x = {figure_number(x[a])} and {figure_number(x[b])}"
+        at = _("at x = {x}").format(x=figure_number((x[a] + x[b]) / 2)) if abs(gap) <= 0.02 * abs(x[-1] - x[0]) else \
+            _("between x = {x0} and {x1}").format(x0=figure_number(x[a]), x1=figure_number(x[b]))
         # over one step of x a jump or a drop; over several steps, each a big change the same way
         # (a steep sigmoid sampled coarsely), a steep rise or fall: the samples show no break
-        verb = ("jumps" if y[b] > y[a] else "drops") if b - a == 1 else \
-            ("rises steeply" if y[b] > y[a] else "falls steeply")
-        s += f"; {verb} from {fmt(y[a])} to {fmt(y[b])} {at}"
+        verb = (_("; jumps from {a} to {b} {at}") if y[b] > y[a] else _("; drops from {a} to {b} {at}")) \
+            if b - a == 1 else (_("; rises steeply from {a} to {b} {at}") if y[b] > y[a] else
+                                _("; falls steeply from {a} to {b} {at}"))
+        s += verb.format(a=fmt(y[a]), b=fmt(y[b]), at=at)
     i_lo, i_hi = int(np.argmin(y)), int(np.argmax(y))
     if i_lo not in (0, x.size - 1) and i_lo not in near:
-        s += f"; lowest {fmt(y[i_lo])} at x = {figure_number(x[i_lo])}"
+        s += _("; lowest {y} at x = {x}").format(y=fmt(y[i_lo]), x=figure_number(x[i_lo]))
     if i_hi not in (0, x.size - 1) and i_hi not in near:
-        s += f"; highest {fmt(y[i_hi])} at x = {figure_number(x[i_hi])}"
+        s += _("; highest {y} at x = {x}").format(y=fmt(y[i_hi]), x=figure_number(x[i_hi]))
     if i_lo in (0, x.size - 1) and i_hi in (0, x.size - 1) and not jumps:
-        s += "; it rises throughout" if np.all(np.diff(y) >= 0) else \
-            "; it falls throughout" if np.all(np.diff(y) <= 0) else ""
-    return s + "."
+        s += _("; it rises throughout") if np.all(np.diff(y) >= 0) else \
+            _("; it falls throughout") if np.all(np.diff(y) <= 0) else ""
+    return s + _(".")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import N_, _
 from .describe_matrix import label_names
 from .words import figure_number, listing, plain, plural, title_words
 
@@ -14,12 +15,13 @@ __all__ = ["axes_title", "line_style_words", "colour_only_lines", "has_marker", 
            "bands_of", "band_facts", "reference_marks"]
 
 
-_DASHES = {"-": "solid", "solid": "solid", "--": "dashed", "dashed": "dashed", ":": "dotted",
-           "dotted": "dotted", "-.": "dash-dot", "dashdot": "dash-dot"}
-_MARKS = {"o": "circles", "s": "squares", "^": "triangles", "v": "down triangles", "<": "left triangles",
-          ">": "right triangles", "D": "diamonds", "d": "thin diamonds", "x": "crosses", "X": "crosses",
-          "+": "pluses", "P": "pluses", "*": "stars", ".": "dots", "p": "pentagons", "h": "hexagons",
-          "H": "hexagons", "8": "octagons", "|": "bars", "_": "dashes"}
+_DASHES = {"-": N_("solid"), "solid": N_("solid"), "--": N_("dashed"), "dashed": N_("dashed"), ":": N_("dotted"),
+           "dotted": N_("dotted"), "-.": N_("dash-dot"), "dashdot": N_("dash-dot")}
+_MARKS = {"o": N_("circles"), "s": N_("squares"), "^": N_("triangles"), "v": N_("down triangles"),
+          "<": N_("left triangles"), ">": N_("right triangles"), "D": N_("diamonds"), "d": N_("thin diamonds"),
+          "x": N_("crosses"), "X": N_("crosses"), "+": N_("pluses"), "P": N_("pluses"), "*": N_("stars"),
+          ".": N_("dots"), "p": N_("pentagons"), "h": N_("hexagons"), "H": N_("hexagons"), "8": N_("octagons"),
+          "|": N_("bars"), "_": N_("dashes")}
 
 
 def axes_title(ax) -> str:
@@ -33,12 +35,12 @@ def axes_title(ax) -> str:
 def line_style_words(ln) -> str:
     """How a line looks apart from its colour: "solid", "dashed, circles", "squares only"."""
     ls = ln.get_linestyle()
-    dash = _DASHES.get(ls, "patterned") if ls not in ("None", "none", "", " ") else ""
+    dash = _(_DASHES.get(ls, N_("patterned"))) if ls not in ("None", "none", "", " ") else ""
     marker = ln.get_marker()
-    mark = "" if marker in (None, "None", "none", "", " ", ",") else _MARKS.get(str(marker), "markers")
+    mark = "" if marker in (None, "None", "none", "", " ", ",") else _(_MARKS.get(str(marker), N_("markers")))
     if dash and mark:
-        return f"{dash}, {mark}"
-    return dash or (f"{mark} only" if mark else "invisible")
+        return _("{dash}, {mark}").format(dash=dash, mark=mark)
+    return dash or (_("{mark} only").format(mark=mark) if mark else _("invisible"))
 
 
 def colour_only_lines(fig) -> list[tuple[str, str, str]]:
@@ -96,11 +98,11 @@ def cell_marks(ax, lines) -> list:
 def _runs(idx: list[int], names: list[str], noun: str, every: int) -> str:
     """Indices as ranges: "keys 0 to 2 and 6 to 8", "key 4", "every key"."""
     if len(idx) == every:
-        return f"every {noun}"
+        return _("every {noun}").format(noun=noun)
     runs, start = [], idx[0]
     for a, b in zip(idx, idx[1:] + [None], strict=True):
         if b != a + 1:
-            runs.append(names[start] if start == a else f"{names[start]} to {names[a]}")
+            runs.append(names[start] if start == a else _("{first} to {last}").format(first=names[start], last=names[a]))
             start = b
     many = len(idx) > 1
     return f"{plural(noun) if many else noun} {listing(runs)}"
@@ -111,12 +113,13 @@ def cell_marks_facts(ax, marks, rows: str, cols: str, row_labels, col_labels) ->
     how many cells, and which: rows with the same marked columns together ("computed (dots): 60
     cells: queries 0 to 3, every key; queries 4 to 7, keys 0 to 2")."""
     n_r, n_c = grid_shape(ax)
+    rows, cols = _(rows), _(cols)  # (in the learner's language: "query" is 查询)
     rn, cn = label_names(row_labels, n_r), label_names(col_labels, n_c)
     facts = []
     for k, ln in enumerate(marks):
         label = plain(ln.get_label())
-        name = label if label and not label.startswith("_") else f"marked cells {k + 1}"
-        mark = line_style_words(ln).removesuffix(" only")
+        name = label if label and not label.startswith("_") else _("marked cells {k}").format(k=k + 1)
+        mark = line_style_words(ln).removesuffix(" only").removesuffix(_("{mark} only").replace("{mark}", ""))
         x = np.round(np.asarray(ln.get_xdata(), dtype=float).ravel()).astype(int)
         y = np.round(np.asarray(ln.get_ydata(), dtype=float).ravel()).astype(int)
         by_row: dict[int, list[int]] = {}
@@ -129,9 +132,11 @@ def cell_marks_facts(ax, marks, rows: str, cols: str, row_labels, col_labels) ->
             else:
                 groups.append(([i], js))
         n = sum(len(js) for js in by_row.values())
-        where = "; ".join(f"{_runs(r, rn, rows, n_r)}, {_runs(c, cn, cols, n_c)}" for r, c in groups[:6])
-        facts.append(f"{name} ({mark}): {n} {'cell' if n == 1 else 'cells'}: {where}"
-                     + ("; …" if len(groups) > 6 else "") + ".")
+        where = _("; ").join(_("{rows}, {cols}").format(rows=_runs(r, rn, rows, n_r), cols=_runs(c, cn, cols, n_c))
+                             for r, c in groups[:6])
+        facts.append((_("{name} ({mark}): {n} cell: {where}.") if n == 1 else
+                      _("{name} ({mark}): {n} cells: {where}.")).format(
+            name=name, mark=mark, n=n, where=where + (_("; …") if len(groups) > 6 else "")))
     return facts
 
 
@@ -158,11 +163,12 @@ def boxed_cells(ax, shape, query_labels, key_labels, rows: str, cols: str) -> li
         q, k = label_names(query_labels, n_r)[i], label_names(key_labels, n_c)[j]
         label = plain(p.get_label() or "")
         what = label if label and not label.startswith("_") else "outlined"
-        found.setdefault(what, []).append(f"{rows} {q} → {cols} {k}")
+        found.setdefault(what, []).append(f"{_(rows)} {q} → {_(cols)} {k}")
     out = []
     for what, cells in found.items():
-        head = "Outlined cells" if what == "outlined" else f"{what[0].upper()}{what[1:]} cells (outlined boxes)"
-        out.append(f"{head}: " + "; ".join(cells[:24]) + ("; …" if len(cells) > 24 else "") + ".")
+        head = _("Outlined cells") if what == "outlined" else \
+            _("{what} cells (outlined boxes)").format(what=f"{what[0].upper()}{what[1:]}")
+        out.append(_("{head}: {cells}.").format(head=head, cells=_("; ").join(cells[:24]) + (_("; …") if len(cells) > 24 else "")))
     return out
 
 
@@ -191,7 +197,7 @@ def bands_of(ax, curve_names) -> list[tuple[str, np.ndarray, np.ndarray, np.ndar
             rgb = np.asarray(c.get_facecolor()[0][:3])
             same = [n for ln, n in curve_names if np.allclose(to_rgb(ln.get_color()), rgb, atol=1e-3)]
             name = same[0] if len(same) == 1 else ""
-        out.append((name or f"band {len(out) + 1}", xs, low, high))
+        out.append((name or _("band {k}").format(k=len(out) + 1), xs, low, high))
     return out
 
 
@@ -201,8 +207,9 @@ def band_facts(bands) -> list[str]:
     facts = []
     for name, xs, low, high in bands:
         at = range(len(xs)) if len(xs) <= 6 else (0, len(xs) - 1)
-        facts.append(f"Shaded band, the range of {name}: " + "; ".join(
-            f"{figure_number(low[i])} to {figure_number(high[i])} at x = {figure_number(xs[i])}" for i in at) + ".")
+        facts.append(_("Shaded band, the range of {name}: {ranges}.").format(name=name, ranges=_("; ").join(
+            _("{low} to {high} at x = {x}").format(low=figure_number(low[i]), high=figure_number(high[i]),
+                                                   x=figure_number(xs[i])) for i in at)))
     for a in range(len(bands)):
         for b in range(a + 1, len(bands)):
             (na, xa, la, ha), (nb, xb, lb, hb) = bands[a], bands[b]
@@ -211,7 +218,7 @@ def band_facts(bands) -> list[str]:
                     <= min(ha[list(xa).index(x)], hb[list(xb).index(x)])]
             if over:
                 where = listing([figure_number(x) for x in over])
-                facts.append(f"The bands of {na} and {nb} overlap at x = {where}.")
+                facts.append(_("The bands of {a} and {b} overlap at x = {x}.").format(a=na, b=nb, x=where))
     return facts
 
 
@@ -223,7 +230,7 @@ def reference_marks(ax, xl: str, yl: str) -> list[str]:
 
     def named(artist, words: str) -> str:
         label = plain(artist.get_label() or "")
-        return f"{label}: {words}" if label and not label.startswith("_") else words
+        return _("{label}: {words}").format(label=label, words=words) if label and not label.startswith("_") else words
 
     out = []
     for ln in ax.get_lines():
@@ -235,8 +242,8 @@ def reference_marks(ax, xl: str, yl: str) -> list[str]:
         vals = np.asarray(ln.get_ydata() if data_y else ln.get_xdata(), dtype=float).ravel()
         if not vals.size or not np.all(vals == vals[0]):
             continue
-        out.append(named(ln, f"{'horizontal' if data_y else 'vertical'} line at "
-                             f"{at(yl, 'y', ' =') if data_y else at(xl, 'x', ' =')}{figure_number(vals[0])}"))
+        out.append(named(ln, (_("horizontal line at {where}{value}") if data_y else _("vertical line at {where}{value}")).format(
+            where=at(yl, 'y', ' =') if data_y else at(xl, 'x', ' ='), value=figure_number(vals[0]))))
     for p in ax.patches:
         if not p.get_visible() or not hasattr(p, "get_width"):
             continue
@@ -245,8 +252,10 @@ def reference_marks(ax, xl: str, yl: str) -> list[str]:
             continue
         if data_x:
             lo, hi = sorted((p.get_x(), p.get_x() + p.get_width()))
-            out.append(named(p, f"shaded from {at(xl, 'x')}{figure_number(lo)} to {figure_number(hi)}"))
+            out.append(named(p, _("shaded from {where}{low} to {high}").format(
+                where=at(xl, 'x'), low=figure_number(lo), high=figure_number(hi))))
         else:
             lo, hi = sorted((p.get_y(), p.get_y() + p.get_height()))
-            out.append(named(p, f"shaded from {at(yl, 'y')}{figure_number(lo)} to {figure_number(hi)}"))
+            out.append(named(p, _("shaded from {where}{low} to {high}").format(
+                where=at(yl, 'y'), low=figure_number(lo), high=figure_number(hi))))
     return out[:8]

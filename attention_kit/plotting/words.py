@@ -7,6 +7,8 @@ import re
 
 import numpy as np
 
+from ..i18n import _, language
+
 __all__ = ["plain", "title_words", "figure_number", "listing", "plural", "noun", "dash_means", "short_list"]
 
 
@@ -77,13 +79,13 @@ def figure_number(v: float, scale: float = 0.0) -> str:
 def listing(items: list[str]) -> str:
     if len(items) <= 1:
         return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
+    return _("{items} and {last}").format(items=_(", ").join(items[:-1]), last=items[-1])
 
 
 def plural(noun: str) -> str:
-    """ "query" -> "queries", "score function" -> "score functions" (the last word); a Chinese
-    label (a figure drawn in Chinese) has no plural: "键" -> "键"."""
-    if noun and "\u3400" <= noun[-1] <= "\u9fff":
+    """ "query" -> "queries", "score function" -> "score functions" (the last word); in Chinese,
+    which has no plurals, the noun itself."""
+    if language() != "en" or (noun and "\u3400" <= noun[-1] <= "\u9fff"):  # a Chinese label: no plural
         return noun
     if noun.endswith("y") and noun[-2:-1] not in tuple("aeiou"):
         return noun[:-1] + "ies"

@@ -8,6 +8,8 @@ import difflib
 import re
 from collections import Counter
 
+from ..i18n import N_, _, language
+
 __all__ = ["ANNOUNCE_LINES", "ANNOUNCE_WORDS", "announcement_for", "by_change", "change_size", "changed_lines"]
 
 
@@ -24,14 +26,14 @@ def _phrases(title: str) -> list[str]:
     """A title cut at its ": " and "; " outside brackets."""
     out, depth, cur = [], 0, ""
     for k, ch in enumerate(title):
-        depth += ch in "(["
-        depth -= ch in ")]"
-        if depth <= 0 and ch in ":;" and title[k + 1:k + 2] in (" ", ""):
+        depth += ch in "([（"
+        depth -= ch in ")]）"
+        if depth <= 0 and (ch in ":;" and title[k + 1:k + 2] in (" ", "") or ch in "：；"):
             out.append(cur.strip())
             cur = ""
             continue
         cur += ch
-    out.append(cur.strip().rstrip("."))
+    out.append(cur.strip().rstrip(".").rstrip("。"))
     return [p for p in out if p]
 
 
@@ -45,7 +47,10 @@ def _title_news(old: str, new: str, cause: str) -> list[str]:
     for ph in _phrases(new):
         if ph in was or all(_bare(w) in said or not _bare(w) for w in ph.split()):
             continue
-        if "x axis" in ph or "y axis" in ph or ph.startswith(("A figure of", "heatmap of")):
+        if "x axis" in ph or "y axis" in ph or ph.startswith(("A figure of", "heatmap of")) or (
+                language() != "en" and (_("x axis: {label}").split("{")[0] in ph
+                                        or _("y axis: {label}").split("{")[0] in ph
+                                        or ph.startswith(_("A figure of {n} panels").split("{")[0]))):
             continue  # what a panel holds, not what it shows
         near = difflib.get_close_matches(ph, was, n=1, cutoff=0.5)
         if near:
@@ -73,6 +78,19 @@ def _repeats_cause(line: str, olds: list[str], cause: str) -> bool:
 
 #: Facts that say what a mask, a target or a skipped tile covers: said first among the facts.
 _KEY_FACTS = ("asked", "Target cells", "Outlined cells", "skipped", "Exactly 0", "Also drawn")
+#: The same in another language: the words its descriptions start those facts with.
+_KEY_FACTS_SAID = (N_("Outlined cells"), N_("(outlined boxes)"), N_("Also drawn"))
+
+
+def _key_facts() -> tuple:
+    if language() == "en":
+        return _KEY_FACTS
+    return _KEY_FACTS + tuple(_(w) for w in _KEY_FACTS_SAID)
+
+
+def _panel_said() -> tuple:
+    """How a panel's line starts ("Panel "), in English and in the learner's language."""
+    return ("Panel ", _("Panel {k}: {fact}").split("{")[0])
 
 
 def changed_lines(before: list[str], after: list[str], titles: set, cause: str = "") -> list[str]:
@@ -82,6 +100,7 @@ def changed_lines(before: list[str], after: list[str], titles: set, cause: str =
     masked …"), then the other changed lines. Unchanged lines, and titles that changed only by
     repeating the control's value, are not said."""
     news, keys, gone, rest = [], [], [], []
+    key_facts, panel = _key_facts(), _panel_said()
     seen = set()
     old_set = set(before)
     sm = difflib.SequenceMatcher(None, before, after, autojunk=False)
@@ -94,35 +113,39 @@ def changed_lines(before: list[str], after: list[str], titles: set, cause: str =
                 continue
             if line in titles:
                 was = olds[k] if k < len(olds) else ""
-                if line.startswith("Panel "):
-                    line, was = line.split(": ", 1)[-1], was.split(": ", 1)[-1]
+                if line.startswith(panel):
+                    line, was = _COLON.split(line, 1)[-1].lstrip(), _COLON.split(was, 1)[-1].lstrip()
                 for piece in _title_news(was, line, cause):
                     if piece.lower() not in seen:
                         seen.add(piece.lower())
                         news.append(piece)
             elif _repeats_cause(line, olds, cause):
                 continue  # "vertical line at training step = 175" after "step 175": said already
-            elif any(w in line for w in _KEY_FACTS):
+            elif any(w in line for w in key_facts):
                 keys.append(line)
             else:
                 rest.append(line)
-    new_heads = {ln.split(":", 1)[0] for ln in after}
+    new_heads = {_COLON.split(ln, 1)[0] for ln in after}
     for line in before:  # a mask, target or reference line that went away: said briefly
-        head = line.split(":", 1)[0]
-        if any(w in line for w in _KEY_FACTS) and head not in new_heads:
-            words = line.split(", ", 1)[-1].split()
-            gone.append("No longer: " + " ".join(words[:9]).rstrip(".,;:") + (" …" if len(words) > 9 else "."))
+        head = _COLON.split(line, 1)[0]
+        if any(w in line for w in key_facts) and head not in new_heads:
+            # (English: after "Panel 2, "; Chinese: after "子图 2，", and a "，" inside a fact kept)
+            words = (line.split(", ", 1)[-1] if language() == "en" else _PANEL.sub("", line)).split()
+            gone.append(_("No longer: {what}").format(what=" ".join(words[:9]).rstrip(".,;:。，；：")
+                                                      + (" …" if len(words) > 9 else _("."))))
     out = []
     if news:
-        out.append("; ".join(news) + ".")
+        out.append(_("; ").join(news) + _("."))
     return out + keys + gone + by_change(rest, before)
 
 
 _NUMBER = re.compile(r"[-+−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+#: What ends a line's head: ":" (or the Chinese "：")
+_COLON = re.compile("[:：]")
 
 
 #: What a line is about when it has no ":": its panel ("Panel 2, values range from ...").
-_PANEL = re.compile(r"^Panel \d+, ")
+_PANEL = re.compile(r"^(?:Panel \d+, |子图 \d+，)")
 #: Numbers that name rather than measure: a token's position ("the (3)"), an index ("out[0]"),
 #: a name's digits ("k1"); not amounts, so not compared.
 _LABEL = re.compile(r"\(\d+\)|\[\d+\]|(?<=[A-Za-z_])\d+")
@@ -136,7 +159,7 @@ def _shape(line: str) -> str:
 
 def _tail(line: str) -> str:
     """What ``line`` says about its subject: after its head's ":", or without its panel."""
-    return line.split(":", 1)[1] if ":" in line else _PANEL.sub("", line)
+    return _COLON.split(line, 1)[1] if _COLON.search(line) else _PANEL.sub("", line)
 
 
 def _amounts(line: str) -> list[float]:
@@ -177,8 +200,8 @@ def _head(line: str) -> str:
     """What a line is about: its words before the first ":" ("Panel 1, query sat"), or, when it
     has none, its panel and its words with the numbers left out ("Panel 2, values range from #
     to #.": another panel's range is another line)."""
-    if ":" in line:
-        return line.split(":", 1)[0]
+    if _COLON.search(line):
+        return _COLON.split(line, 1)[0]
     panel = _PANEL.match(line)
     cut = panel.end() if panel else 0
     return line[:cut] + _NUMBER.sub("#", line[cut:])
@@ -203,10 +226,10 @@ def announcement_for(cause: str, changed: list[str]) -> str:
     all." The whole description stays on the canvas (its ``aria-describedby``)."""
     out = []
     if cause:
-        out.append(cause.rstrip(".") + ".")
+        out.append(cause.rstrip(".").rstrip("。") + _("."))
     if not changed:
         if cause:
-            out.append("The description did not change.")
+            out.append(_("The description did not change."))
         return " ".join(out)
     said, words, cut = 0, 0, False
     for line in changed[:ANNOUNCE_LINES]:
@@ -221,7 +244,8 @@ def announcement_for(cause: str, changed: list[str]) -> str:
         words += n
     left = len(changed) - said
     if left:
-        out.append(f"{left} more {'change' if left == 1 else 'changes'}; Describe this figure lists all.")
+        out.append((_("{n} more change; Describe this figure lists all.") if left == 1 else
+                    _("{n} more changes; Describe this figure lists all.")).format(n=left))
     elif cut:
-        out.append("Describe this figure lists all.")
+        out.append(_("Describe this figure lists all."))
     return " ".join(out)

@@ -13,6 +13,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..i18n import N_, _, language
 from .editor import VectorEditor
 from .idle import IDLE
 from .live_figure import LiveFigure, picture_first
@@ -24,7 +25,7 @@ __all__ = ["Explorer"]
 class Explorer(widgets.VBox):
     """Shared machinery: controls, editor, error label, live figure, safe update, static repr."""
 
-    _PLAIN = "Explorer (interactive: run in JupyterLab to use the controls)"
+    _PLAIN = N_("Explorer (interactive: run in JupyterLab to use the controls)")
 
     def _assemble(self, controls: dict, editor: VectorEditor | None, figure: Figure,
                   dpi: float = 80) -> None:
@@ -84,7 +85,8 @@ class Explorer(widgets.VBox):
         if outer and not self._busy:
             owner = change["owner"]
             key = next((k for k, w in self.controls.items() if w is owner), None)
-            self.live.cause = control_words(owner, self.CONTROL_NAMES.get(key))
+            name = self.CONTROL_NAMES.get(key)
+            self.live.cause = control_words(owner, _(name) if name else name)
         self._in_control = True
         try:
             with picture_first(self):  # what the control changes in other widgets follows the picture
@@ -345,7 +347,7 @@ class Explorer(widgets.VBox):
         return self.live.render()
 
     #: How the still picture's text alternative starts (where no kernel runs, e.g. on GitHub).
-    STILL = "A still picture of the explorer (run the notebook to use its controls): "
+    STILL = N_("A still picture of the explorer (run the notebook to use its controls): ")
 
     def _repr_mimebundle_(self, **kwargs):
         """The widget, and where no kernel runs (GitHub, nbviewer, an HTML export) its current
@@ -354,7 +356,7 @@ class Explorer(widgets.VBox):
         from ..accessible import figure_html
 
         data = dict(super()._repr_mimebundle_(**kwargs) or {})
-        data["text/plain"] = self._PLAIN
+        data["text/plain"] = _(self._PLAIN)
         try:
             png = base64.b64encode(self.png()).decode("ascii")
         except Exception as exc:  # said, not swallowed: a learner's matplotlib drew no still (issue 44)
@@ -366,7 +368,7 @@ class Explorer(widgets.VBox):
             extra = list(self.live.describe_extra()) if self.live.describe_extra is not None else []
         except Exception:  # noqa: BLE001 - the figure's own words are still said
             extra = []
-        data["text/html"] = figure_html(self.figure, png, prefix=self.STILL, extra=extra)
+        data["text/html"] = figure_html(self.figure, png, prefix=_(self.STILL), extra=extra)
         return data
 
     def _compute(self) -> dict:
@@ -386,7 +388,7 @@ def control_words(w, name: str | None = None) -> str:
     name = (name or w.description or getattr(w, "tooltip", None) or "").strip()
     value = w.value
     if isinstance(w, (widgets.Checkbox, widgets.ToggleButton)):
-        shown = "on" if value else "off"
+        shown = _("on") if value else _("off")
     elif isinstance(w, (widgets.Dropdown, widgets.SelectionSlider, widgets.RadioButtons,
                         widgets.ToggleButtons, widgets.Select)):
         shown = str(w.label) if w.label is not None else str(value)
@@ -403,6 +405,8 @@ def control_words(w, name: str | None = None) -> str:
     # the name once when the option repeats it ("head" + "head 1" -> "head 1")
     name, shown = name.replace("_", " "), shown.replace("_", " ")
     if name and (shown.lower() == name.lower() or shown.lower().startswith(name.lower() + " ")):
+        return shown.strip()
+    if name and language() != "en" and name in shown:  # "层" + "第 1 层": the option says it
         return shown.strip()
     return f"{name} {shown}".strip()
 

@@ -57,8 +57,8 @@ class VectorEditor(widgets.VBox):
                 raise ValueError(f"vector {name!r} must hold finite numbers, got {v!r}")
             self._vals[name] = arr.copy()
             text = widgets.Text(value=format_vector(arr), continuous_update=False,
-                                placeholder="e.g. 0.1, 0.5", layout=widgets.Layout(width="150px"),
-                                tooltip=f"vector {name}")  # its name for a screen reader, too
+                                placeholder=_("e.g. 0.1, 0.5"), layout=widgets.Layout(width="150px"),
+                                tooltip=_("vector {name}").format(name=name))  # its name for a screen reader, too
             text.observe(partial(self._text_changed, name), names="value")
             sliders = []
             for i, x in enumerate(arr):
@@ -177,7 +177,7 @@ class VectorEditor(widgets.VBox):
             self._texts[name].value = format_vector(v)
         finally:
             self._quiet = False
-        self.last_change = f"vector {name} {format_vector(v)}"
+        self.last_change = _("vector {name} {values}").format(name=name, values=format_vector(v))
         self._accept(name)
         return True
 

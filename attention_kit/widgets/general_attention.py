@@ -7,7 +7,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..i18n import _
+from ..i18n import N_, _
 from ..mechanism import alignment as _alignment
 from ..mechanism import attention as _attention
 from ..mechanism import scores as _scores
@@ -50,7 +50,7 @@ class AttentionExplorer(Explorer):
         ``scores`` (n,), ``weights`` (n,), ``context`` (2,).
     """
 
-    _PLAIN = "AttentionExplorer (interactive: run in JupyterLab to use the controls)"
+    _PLAIN = N_("AttentionExplorer (interactive: run in JupyterLab to use the controls)")
 
     def __init__(self, q, K, V=None, *, key_labels=None, score: str = "dot", align: str = "soft",
                  temperature: float = 1.0, p: float | None = None, D: int = 1, seed: int = 0):
@@ -74,23 +74,23 @@ class AttentionExplorer(Explorer):
         vecs.update({f"v{i + 1}": V[i] for i in range(n)})
         editor = VectorEditor(vecs)
         controls = {
-            "score": widgets.Dropdown(options=list(_scores.SCORES), value=score, description="score",
+            "score": widgets.Dropdown(options=list(_scores.SCORES), value=score, description=_("score"),
                                       layout=widgets.Layout(width="220px")),
             "align": widgets.Dropdown(options=list(_alignment.ALIGNMENTS), value=align,
-                                      description="align", layout=widgets.Layout(width="180px")),
+                                      description=_("align"), layout=widgets.Layout(width="180px")),
             "temperature": widgets.FloatLogSlider(value=temperature, base=10, min=-1, max=1,
-                                                  step=0.05, description="temperature",
+                                                  step=0.05, description=_("temperature"),
                                                   readout_format=".2f",
                                                   style={"description_width": "initial"}),
-            "D": widgets.IntSlider(value=D, min=1, max=max(1, n), description="D (window)",
+            "D": widgets.IntSlider(value=D, min=1, max=max(1, n), description=_("D (window)"),
                                    style={"description_width": "initial"}),
             "p": widgets.FloatSlider(value=(n - 1) / 2 if p is None else p, min=0, max=max(n - 1, 0),
-                                     step=0.1, description="p (centre)", readout_format=".1f",
+                                     step=0.1, description=_("p (centre)"), readout_format=".1f",
                                      style={"description_width": "initial"}),
             # (the checkbox before the seed it turns on: Tab reaches them in this order)
-            "sample": widgets.Checkbox(value=False, description="hard: sample (else argmax)",
+            "sample": widgets.Checkbox(value=False, description=_("hard: sample (else argmax)"),
                                        indent=False),
-            "seed": widgets.IntSlider(value=seed, min=0, max=50, description="seed"),
+            "seed": widgets.IntSlider(value=seed, min=0, max=50, description=_("seed")),
         }
         fig = Figure(figsize=(10.5, 4.2), layout="constrained")
         self._build_figure(fig)

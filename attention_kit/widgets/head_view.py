@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ..decoder.tiny_lm import TinyLMConfig, head_weights, next_token_probs
-from ..i18n import _
+from ..i18n import N_, _
 from ..learn.corpus import UnknownWordError, Vocab
 from ..plotting import OKABE_ITO, WEIGHTS_CMAP, heatmap, update_heatmap
 from .axes import widest_first
@@ -51,7 +51,7 @@ class HeadView(Explorer):
         ``top`` (the ``TOP_K`` most likely next words), ``token`` (the highlighted query or -1).
     """
 
-    _PLAIN = "HeadView (interactive: run in JupyterLab to type a context and pick a head)"
+    _PLAIN = N_("HeadView (interactive: run in JupyterLab to type a context and pick a head)")
     _scene_parts = ("_ax_lines", "_ax_heat", "_ax_cbar", "_ax_bars", "_lines", "_query_texts", "_hm",
                     "_frame")
 
@@ -65,17 +65,17 @@ class HeadView(Explorer):
         self._ids = self._encode(context)
         n = len(self._ids)
         controls = {
-            "layer": widgets.Dropdown(options=[(f"layer {l + 1}", l) for l in range(config.n_layers)],
-                                      value=layer, description="layer",
+            "layer": widgets.Dropdown(options=[(_("layer {k}").format(k=l + 1), l) for l in range(config.n_layers)],
+                                      value=layer, description=_("layer"),
                                       layout=widgets.Layout(width="170px")),
-            "head": widgets.Dropdown(options=[(f"head {h + 1}", h) for h in range(config.n_heads)],
-                                     value=head, description="head", layout=widgets.Layout(width="170px")),
-            "token": widgets.Dropdown(options=self._token_options(self._ids), description="query",
+            "head": widgets.Dropdown(options=[(_("head {k}").format(k=h + 1), h) for h in range(config.n_heads)],
+                                     value=head, description=_("head"), layout=widgets.Layout(width="170px")),
+            "token": widgets.Dropdown(options=self._token_options(self._ids), description=_("query"),
                                       value=(n - 1 if token == -1 else -1 if token is None else token),
                                       layout=widgets.Layout(width="230px")),
         }
-        self.text = widgets.Text(value=context, continuous_update=False, description="context",
-                                 placeholder="e.g. humpty dumpty sat on",
+        self.text = widgets.Text(value=context, continuous_update=False, description=_("context"),
+                                 placeholder=_("e.g. humpty dumpty sat on"),
                                  layout=widgets.Layout(width="480px"))
         self.text.observe(self._text_changed, names="value")
         self.known = widgets.HTML(value="", layout=widgets.Layout(display="none", max_width="900px"))
@@ -92,7 +92,7 @@ class HeadView(Explorer):
         return ids[-self.config.context:]
 
     def _token_options(self, ids):
-        return [("none", -1)] + [(f"{i + 1} {w}", i) for i, w in enumerate(self.vocab.decode(ids))]
+        return [(_("none"), -1)] + [(f"{i + 1} {w}", i) for i, w in enumerate(self.vocab.decode(ids))]
 
     def set_context(self, text: str) -> bool:
         """Type ``text`` into the box and press Enter. Returns whether it was accepted."""
@@ -152,11 +152,12 @@ class HeadView(Explorer):
             return []
         sel = int(st["token"])
         if sel < 0:
-            return ["No query highlighted: every query's lines are drawn alike."]
+            return [_("No query highlighted: every query's lines are drawn alike.")]
         w = st["weights"][sel]
         j = int(np.argmax(w))
-        return [f"Highlighted query {sel + 1} “{st['tokens'][sel]}” (framed row, bold word, its lines "
-                f"drawn strong): largest weight {w[j]:.2f} on key {j + 1} “{st['tokens'][j]}”."]
+        return [_("Highlighted query {q} “{query}” (framed row, bold word, its lines drawn strong): "
+                  "largest weight {w} on key {k} “{key}”.").format(q=sel + 1, query=st["tokens"][sel],
+                                                                  w=f"{w[j]:.2f}", k=j + 1, key=st["tokens"][j])]
 
     # -- compute and draw ----------------------------------------------------------------------
     def _compute(self) -> dict:

@@ -68,7 +68,7 @@ class HeadExplorer(Explorer):
         :data:`SCORES`, ``predicted`` (n,) the model's most likely next token after each position.
     """
 
-    _PLAIN = "HeadExplorer (interactive: run in JupyterLab to pick a model and a head, and type tokens)"
+    _PLAIN = N_("HeadExplorer (interactive: run in JupyterLab to pick a model and a head, and type tokens)")
     _scene_parts = ("_hm", "_bars", "_bar_texts", "_pred_text")
 
     def __init__(self, model: str = "induction", *, tokens: str = "D J O B H M F D J O B H M",
@@ -78,14 +78,14 @@ class HeadExplorer(Explorer):
             raise ValueError(f"model must be one of {', '.join(self.models)}, got {model!r}")
         self._ids = parse_tokens(tokens, _names(model), max_tokens=24, min_tokens=2)
         controls = {
-            "model": widgets.Dropdown(options=list(self.models), value=model, description="model",
+            "model": widgets.Dropdown(options=list(self.models), value=model, description=_("model"),
                                       layout=widgets.Layout(width="230px")),
-            "layer": widgets.Dropdown(options=self._layers(model), value=layer, description="layer",
+            "layer": widgets.Dropdown(options=self._layers(model), value=layer, description=_("layer"),
                                       layout=widgets.Layout(width="160px")),
-            "head": widgets.Dropdown(options=self._heads(model, layer), value=head, description="head",
+            "head": widgets.Dropdown(options=self._heads(model, layer), value=head, description=_("head"),
                                      layout=widgets.Layout(width="160px")),
         }
-        self.text = widgets.Text(value=tokens, continuous_update=False, description="tokens",
+        self.text = widgets.Text(value=tokens, continuous_update=False, description=_("tokens"),
                                  layout=widgets.Layout(width="620px"))
         self.text.observe(self._text_changed, names="value")
         fig = Figure(figsize=(11, 5.2), layout="constrained")
@@ -104,10 +104,10 @@ class HeadExplorer(Explorer):
                 "predicted": ids, "model": model, "layer": 0, "head": 0}
 
     def _layers(self, model):
-        return [(f"layer {l}", l) for l in range(len(RECIPES[model]["n_heads"]))]
+        return [(_("layer {k}").format(k=l), l) for l in range(len(RECIPES[model]["n_heads"]))]
 
     def _heads(self, model, layer):
-        return [(f"head {h}", h) for h in range(RECIPES[model]["n_heads"][layer])]
+        return [(_("head {k}").format(k=h), h) for h in range(RECIPES[model]["n_heads"][layer])]
 
     def _control_changed(self, change) -> None:
         if self._busy:
@@ -209,16 +209,16 @@ class PhaseChangeViewer(Explorer):
         scores at that snapshot.
     """
 
-    _PLAIN = "PhaseChangeViewer (interactive: run in JupyterLab to move through training)"
+    _PLAIN = N_("PhaseChangeViewer (interactive: run in JupyterLab to move through training)")
 
     def __init__(self, step: int = 150):
-        _, _, meta = load_trained("induction")
+        meta = load_trained("induction")[2]
         self.meta = meta
         steps = meta["snap_steps"]
         if step not in steps:
             raise ValueError(f"step must be one of the snapshots: 0, 25, ..., {steps[-1]}")
         controls = {"step": widgets.SelectionSlider(options=[int(s) for s in steps], value=int(step),
-                                                    description="step", continuous_update=True,
+                                                    description=_("step"), continuous_update=True,
                                                     layout=widgets.Layout(width="520px"))}
         controls["step"].add_class("ak-choice-slider")  # its readout is not a text box (live_figure.js)
         fig = Figure(figsize=(11, 5.4), layout="constrained")

@@ -109,15 +109,16 @@ function textOf(node) {
 
 const CONTROLS = 'select, input, textarea, button, [role="slider"], [contenteditable="true"]';
 
-function sliderName(node) {
+function sliderName(node, words) {
   // a widget's tooltip (ipywidgets puts it on the description label) names it when set, else its label
   const widget = node.closest(".widget-slider, .jupyter-widgets");
   const label = widget && widget.querySelector(".widget-label");
   const tip = label && label.getAttribute("title");  // ("null" when no tooltip was set)
-  return (tip && tip !== "null" ? tip : "") || textOf(label) || (widget && widget.getAttribute("title")) || "slider";
+  return (tip && tip !== "null" ? tip : "") || textOf(label) || (widget && widget.getAttribute("title")) || words.slider || "slider";
 }
 
-function nameControls(root) {
+// words: the kernel's words for the names made up here, in the course's language (LiveFigure.words)
+function nameControls(root, words) {
   // ipywidgets makes a SelectionSlider's readout editable but reads nothing typed into it: there it
   // is a plain label, out of the Tab order (the handle's arrow keys choose); the explorer marks
   // such sliders with the class ak-choice-slider
@@ -136,12 +137,12 @@ function nameControls(root) {
     const shown = textOf(box && box.querySelector(".widget-readout"));
     if (shown && handle.getAttribute("aria-valuetext") !== shown) handle.setAttribute("aria-valuetext", shown);
     if (handle.getAttribute("aria-label") || handle.getAttribute("aria-labelledby")) continue;
-    handle.setAttribute("aria-label", sliderName(handle));
+    handle.setAttribute("aria-label", sliderName(handle, words));
   }
   for (const ro of root.querySelectorAll('.widget-readout[contenteditable="true"]')) {
     if (ro.getAttribute("aria-label")) continue;
     ro.setAttribute("role", "textbox");
-    ro.setAttribute("aria-label", sliderName(ro) + " value");
+    ro.setAttribute("aria-label", (words.value || "{name} value").replace("{name}", sliderName(ro, words)));
   }
   for (const field of root.querySelectorAll("select, input, textarea, button")) {
     if (field.getAttribute("aria-label") || field.getAttribute("aria-labelledby")) continue;
@@ -157,7 +158,7 @@ function nameControls(root) {
   }
 }
 
-function watchControls(el) {
+function watchControls(el, words) {
   // once the view is in the page: label the controls of the output it is in, now and whenever
   // ipywidgets re-renders them. A view can be rendered long before it is attached (a notebook
   // opened in a background tab, a busy page): it keeps looking, every 50 ms for 10 s, then
@@ -183,7 +184,7 @@ function watchControls(el) {
       document.head.appendChild(style);
     }
     let queued = false;
-    const run = () => { queued = false; nameControls(root); };
+    const run = () => { queued = false; nameControls(root, words); };
     run();
     observer = new MutationObserver(() => {
       if (!queued) { queued = true; requestAnimationFrame(run); }
@@ -246,7 +247,8 @@ function render({ model, el }) {
   canvas.style.maxWidth = "100%";
   canvas.style.display = "block";
   canvas.setAttribute("role", "img");
-  canvas.setAttribute("aria-label", model.get("summary") || "attention figure");
+  const words = model.get("words") || {};
+  canvas.setAttribute("aria-label", model.get("summary") || words.figure || "attention figure");
   el.appendChild(canvas);
   const full = document.createElement("div");
   full.className = "ak-description";
@@ -263,7 +265,7 @@ function render({ model, el }) {
   region.style.cssText = SR_ONLY;
   el.appendChild(region);
   const describe = describer(model, canvas, full, region);
-  const unwatch = watchControls(el);
+  const unwatch = watchControls(el, words);
   const ctx = canvas.getContext("2d");
   let background = null;  // the decoded background image
   let backgroundUrl = null;  // the URL it was decoded from, or is being decoded from

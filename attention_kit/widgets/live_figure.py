@@ -18,6 +18,7 @@ import traitlets
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ..i18n import _
 from ..plotting.describe import describe_figure
 from .announce import announcement_for, changed_lines
 from .draw_ops import Unsupported, record_ops
@@ -83,9 +84,13 @@ class LiveFigure(anywidget.AnyWidget):
                                      "changed (see announcement_for).").tag(sync=True)
     described = traitlets.Int(0, help="The frame the description (and summary) is of: set with "
                               "every description, also an unchanged one.").tag(sync=True)
+    words = traitlets.Dict(help="The page's own words, in the course's language: a control's fallback "
+                           "name, its value box's name, the canvas's name before its summary "
+                           "(live_figure.js).").tag(sync=True)
 
     def __init__(self, figure: Figure, *, dpi: float | None = None, **kwargs):
         super().__init__(**kwargs)
+        self.words = {"slider": _("slider"), "value": _("{name} value"), "figure": _("attention figure")}
         self.figure = figure
         if dpi is not None:
             figure.set_dpi(dpi)

@@ -7,7 +7,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..i18n import _
+from ..i18n import N_, _
 from ..mechanism import attention as _attention
 from ..mechanism import masks as _masks
 from ..mechanism import positions as _positions
@@ -58,8 +58,8 @@ class MaskExplorer(Explorer):
         ``reach`` the largest such move anywhere on the nudge slider (it sets the bars' scale).
     """
 
-    _PLAIN = "MaskExplorer (interactive: run in JupyterLab to use the controls)"
-    MASKS = ("none", "causal", "padding", "causal + padding", "local window")
+    _PLAIN = N_("MaskExplorer (interactive: run in JupyterLab to use the controls)")
+    MASKS = (N_("none"), N_("causal"), N_("padding"), N_("causal + padding"), N_("local window"))
     PAD = "<pad>"
 
     def __init__(self, tokens, *, n_real: int | None = None, mask: str = "causal",
@@ -91,20 +91,20 @@ class MaskExplorer(Explorer):
         self.P = _positions.sinusoidal_positions(n, self.d)  # (n, d)
         narrow = widgets.Layout(width="250px")
         controls = {
-            "mask": widgets.Dropdown(options=list(self.MASKS), value=mask, description="mask",
+            "mask": widgets.Dropdown(options=[(_(m), m) for m in self.MASKS], value=mask, description=_("mask"),
                                      layout=widgets.Layout(width="230px")),
-            "n_real": widgets.IntSlider(value=n_real, min=1, max=n, description="real tokens",
+            "n_real": widgets.IntSlider(value=n_real, min=1, max=n, description=_("real tokens"),
                                         layout=narrow, style={"description_width": "80px"}),
-            "D": widgets.IntSlider(value=D, min=0, max=max(1, n - 1), description="D (window)",
+            "D": widgets.IntSlider(value=D, min=0, max=max(1, n - 1), description=_("D (window)"),
                                    layout=narrow, style={"description_width": "80px"}),
-            "positions": widgets.Checkbox(value=positions, description="add positions P",
+            "positions": widgets.Checkbox(value=positions, description=_("add positions P"),
                                           indent=False, layout=widgets.Layout(width="150px")),
-            "seed": widgets.IntSlider(value=seed, min=0, max=50, description="seed", layout=narrow,
+            "seed": widgets.IntSlider(value=seed, min=0, max=50, description=_("seed"), layout=narrow,
                                       style={"description_width": "80px"}),
             "token": widgets.Dropdown(options=[(f"{i}: {t}", i) for i, t in enumerate(tokens)],
-                                      value=token, description="edit token",
+                                      value=token, description=_("edit token"),
                                       layout=widgets.Layout(width="230px")),
-            "nudge": widgets.FloatSlider(value=float(nudge), min=-2.0, max=2.0, step=0.1, description="nudge",
+            "nudge": widgets.FloatSlider(value=float(nudge), min=-2.0, max=2.0, step=0.1, description=_("nudge"),
                                          readout_format="+.1f", layout=narrow,
                                          style={"description_width": "80px"}),
         }

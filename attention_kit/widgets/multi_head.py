@@ -7,7 +7,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..i18n import _
+from ..i18n import N_, _
 from ..mechanism import multi_head_attention as _multihead
 from ..plotting import OKABE_ITO, head_grid, update_heatmap
 from .axes import nice_limit, steady_limits
@@ -44,7 +44,7 @@ class MultiHeadExplorer(Explorer):
 
     _scene_parts = ("_axes", "_hms", "_bars0", "_bars1", "_ax_out")
 
-    _PLAIN = "MultiHeadExplorer (interactive: run in JupyterLab to use the controls)"
+    _PLAIN = N_("MultiHeadExplorer (interactive: run in JupyterLab to use the controls)")
 
     def __init__(self, X, tokens, *, n_heads: int = 2, seed: int = 0, token: int = 0,
                  feature_names=None):
@@ -73,11 +73,11 @@ class MultiHeadExplorer(Explorer):
         lo = min(-2.0, float(np.floor(X.min())))
         hi = max(2.0, float(np.ceil(X.max())))
         controls = {
-            "n_heads": widgets.Dropdown(options=heads, value=n_heads, description="heads",
+            "n_heads": widgets.Dropdown(options=heads, value=n_heads, description=_("heads"),
                                         layout=widgets.Layout(width="140px")),
-            "seed": widgets.IntSlider(value=seed, min=0, max=50, description="seed"),
+            "seed": widgets.IntSlider(value=seed, min=0, max=50, description=_("seed")),
             "token": widgets.Dropdown(options=[(f"{i}: {t}", i) for i, t in enumerate(tokens)],
-                                      value=token, description="edit token",
+                                      value=token, description=_("edit token"),
                                       layout=widgets.Layout(width="220px")),
         }
         for j in range(d):
@@ -85,7 +85,7 @@ class MultiHeadExplorer(Explorer):
                 value=float(X[token, j]), min=lo, max=hi, step=0.05, description=names[j],
                 readout_format=".2f", continuous_update=True,
                 layout=widgets.Layout(width="260px"), style={"description_width": "44px"})
-        self.reset_button = widgets.Button(description="reset embeddings",
+        self.reset_button = widgets.Button(description=_("reset embeddings"),
                                            layout=widgets.Layout(width="150px"))
         self.reset_button.on_click(lambda _b: self.reset())
         fig = Figure(figsize=(12, 5.2), layout="constrained")
@@ -109,7 +109,7 @@ class MultiHeadExplorer(Explorer):
         """Back to the initial embeddings."""
         self._X = self.X0.copy()
         self._sync_sliders()
-        self.live.cause = "reset embeddings: back to the initial ones"
+        self.live.cause = _("reset embeddings: back to the initial ones")
         self.update()
 
     def _sync_sliders(self) -> None:

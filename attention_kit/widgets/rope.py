@@ -7,7 +7,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..i18n import _
+from ..i18n import N_, _
 from ..plotting import OKABE_ITO
 from ..relative import rope as _rope
 from .axes import plane
@@ -38,7 +38,7 @@ class RopeExplorer(Explorer):
     max_position : int
     """
 
-    _PLAIN = "RopeExplorer (interactive: run in JupyterLab to use the controls)"
+    _PLAIN = N_("RopeExplorer (interactive: run in JupyterLab to use the controls)")
     _scene_parts = ("_ax_p", "_ax_s", "_trail", "_q_line", "_k_line", "_q_tip", "_k_tip", "_curve",
                     "_here")
 
@@ -60,12 +60,12 @@ class RopeExplorer(Explorer):
         wide = widgets.Layout(width="300px")
         style = {"description_width": "110px"}
         controls = {
-            "m": widgets.IntSlider(value=int(m), min=0, max=self.top, description="query position m",
+            "m": widgets.IntSlider(value=int(m), min=0, max=self.top, description=_("query position m"),
                                    layout=wide, style=style),
-            "n": widgets.IntSlider(value=int(n), min=0, max=self.top, description="key position n",
+            "n": widgets.IntSlider(value=int(n), min=0, max=self.top, description=_("key position n"),
                                    layout=wide, style=style),
             "pair": widgets.IntSlider(value=int(pair), min=0, max=self.d // 2 - 1,
-                                      description="feature pair i", layout=wide, style=style),
+                                      description=_("feature pair i"), layout=wide, style=style),
         }
         fig = Figure(figsize=(9.6, 4.0), layout="constrained")
         self._assemble(controls, None, fig)

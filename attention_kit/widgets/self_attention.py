@@ -7,7 +7,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..i18n import _
+from ..i18n import N_, _
 from ..mechanism import attention as _attention
 from ..mechanism import scores as _scores
 from ..plotting import OKABE_ITO, heatmap, plot_vectors, update_heatmap, update_vectors
@@ -43,7 +43,7 @@ class SelfAttentionExplorer(Explorer):
         ``V`` (n, d), ``X`` (n, d) and ``learned`` (bool).
     """
 
-    _PLAIN = "SelfAttentionExplorer (interactive: run in JupyterLab to use the controls)"
+    _PLAIN = N_("SelfAttentionExplorer (interactive: run in JupyterLab to use the controls)")
     _scene_parts = ("_hm_dots", "_hm_w", "_ax_p", "_arr_x", "_arr_y")
 
     def __init__(self, X, *, labels=None, learned: bool = False, seed: int = 0,
@@ -58,12 +58,12 @@ class SelfAttentionExplorer(Explorer):
             raise ValueError(f"labels has {len(self.labels)} entries but X has {n} tokens")
         editor = VectorEditor({f"x{i + 1}": X[i] for i in range(n)})
         controls = {
-            "learned": widgets.Checkbox(value=learned, description="learned W_q, W_k, W_v (random)",
+            "learned": widgets.Checkbox(value=learned, description=_("learned W_q, W_k, W_v (random)"),
                                         indent=False),
-            "seed": widgets.IntSlider(value=seed, min=0, max=50, description="seed"),
-            "scale": widgets.Checkbox(value=scale, description="divide by √d_k", indent=False),
+            "seed": widgets.IntSlider(value=seed, min=0, max=50, description=_("seed")),
+            "scale": widgets.Checkbox(value=scale, description=_("divide by √d_k"), indent=False),
             "temperature": widgets.FloatLogSlider(value=temperature, base=10, min=-1, max=1,
-                                                  step=0.05, description="temperature",
+                                                  step=0.05, description=_("temperature"),
                                                   readout_format=".2f",
                                                   style={"description_width": "initial"}),
         }

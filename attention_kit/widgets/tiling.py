@@ -82,7 +82,7 @@ class TilingStepper(Explorer):
         ``partial`` (d_v,), ``exact`` (d_v,), ``counts`` (a TileCounts).
     """
 
-    _PLAIN = "TilingStepper (interactive: run in JupyterLab to use the controls)"
+    _PLAIN = N_("TilingStepper (interactive: run in JupyterLab to use the controls)")
     D_K, D_V = 4, 3
     #: spoken names: "block_q" is read letter by letter, underscore and all
     CONTROL_NAMES = {"block_q": "query block size", "block_k": "key block size"}
@@ -109,21 +109,21 @@ class TilingStepper(Explorer):
         wide = widgets.Layout(width="260px")
         style = {"description_width": "70px"}
         controls = {
-            "step": widgets.IntSlider(value=first, min=0, max=total, description="tiles done",
+            "step": widgets.IntSlider(value=first, min=0, max=total, description=_("tiles done"),
                                       layout=widgets.Layout(width="330px"), style=style),
             "block_q": widgets.IntSlider(value=block_q, min=1, max=n, description="block_q", layout=wide,
                                          style=style),
             "block_k": widgets.IntSlider(value=block_k, min=1, max=n, description="block_k", layout=wide,
                                          style=style),
-            "row": widgets.IntSlider(value=row, min=0, max=n - 1, description="follow row", layout=wide,
+            "row": widgets.IntSlider(value=row, min=0, max=n - 1, description=_("follow row"), layout=wide,
                                      style=style),
-            "causal": widgets.Checkbox(value=causal, description="causal mask", indent=False,
+            "causal": widgets.Checkbox(value=causal, description=_("causal mask"), indent=False,
                                        layout=widgets.Layout(width="130px")),
         }
-        self.back = widgets.Button(description="◀ back", layout=widgets.Layout(width="80px"),
-                                   tooltip="undo the last tile")
-        self.next = widgets.Button(description="next ▶", layout=widgets.Layout(width="80px"),
-                                   tooltip="process the next tile")
+        self.back = widgets.Button(description=_("◀ back"), layout=widgets.Layout(width="80px"),
+                                   tooltip=_("undo the last tile"))
+        self.next = widgets.Button(description=_("next ▶"), layout=widgets.Layout(width="80px"),
+                                   tooltip=_("process the next tile"))
         self.back.on_click(lambda _b: self.advance(-1))
         self.next.on_click(lambda _b: self.advance(+1))
         editor = VectorEditor({"q": self.Q[row]}, min=-3.0, max=3.0, step=0.01)  # step = the rounding of Q

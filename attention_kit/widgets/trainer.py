@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ..errors import AttentionError, ParameterError
-from ..i18n import _
+from ..i18n import N_, _
 from ..learn.optim import check_learning_rate
 from ..learn.toy_tasks import TASKS, WORDS, Trainer
 from ..plotting import OKABE_ITO, head_grid, update_heatmap
@@ -78,13 +78,13 @@ class TrainingMonitor(Explorer):
         The number of steps the loop will take (the bar's end and the curves' first x range).
     """
 
-    _PLAIN = "TrainingMonitor (progress and curves: run the notebook in JupyterLab to watch them move)"
+    _PLAIN = N_("TrainingMonitor (progress and curves: run the notebook in JupyterLab to watch them move)")
 
     def __init__(self, trainer: Trainer, *, total: int):
         if not isinstance(trainer, Trainer):
             raise ParameterError("trainer must be an attention_kit.learn.toy_tasks.Trainer")
         self.trainer = trainer
-        self.bar = widgets.IntProgress(value=0, min=0, max=int(total), description="training")
+        self.bar = widgets.IntProgress(value=0, min=0, max=int(total), description=_("training"))
         self.count = widgets.Label()
         fig = Figure(figsize=(8.5, 2.8), layout="constrained")
         self.curves = _Curves(*fig.subplots(1, 2), total=int(total))
@@ -105,7 +105,7 @@ class TrainingMonitor(Explorer):
     def _draw(self, st: dict) -> None:
         self.curves.update(st)
         self.bar.value = min(st["steps"], self.bar.max)
-        self.count.value = f"{st['steps']} / {self.bar.max} steps"
+        self.count.value = _("{done} / {total} steps").format(done=st["steps"], total=self.bar.max)
 
 
 def _sups(fig: Figure) -> list:
@@ -166,7 +166,7 @@ class AttentionTrainer(Explorer):
         ``trainer`` they come from.
     """
 
-    _PLAIN = "AttentionTrainer (interactive: run the notebook in JupyterLab to train it)"
+    _PLAIN = N_("AttentionTrainer (interactive: run the notebook in JupyterLab to train it)")
     _scene_parts = ("_hms", "curves")
     TASKS = ("reverse", "rotate", "pair", "lookup")
     #: "Run 100" redraws every this many steps, so the run plays out on the page as it trains (the
@@ -174,7 +174,7 @@ class AttentionTrainer(Explorer):
     RUN_EVERY = 10
     D_K = (("d_model / h", 0), ("4", 4), ("16", 16), ("64", 64))
 
-    CONTROL_NAMES = {"lr_text": "learning rate", "d_k": "key size d k"}
+    CONTROL_NAMES = {"lr_text": N_("learning rate"), "d_k": N_("key size d k")}
 
     def __init__(self, task: str = "reverse", *, n_heads: int = 1, d_k: int | None = None,
                  scaled: bool = True, lr: float = 0.2, seed: int = 0):
@@ -190,22 +190,22 @@ class AttentionTrainer(Explorer):
         self.seed = int(seed)
         small = widgets.Layout(width="170px")
         controls = {
-            "task": widgets.Dropdown(options=self.TASKS, value=task, description="task", layout=small),
-            "n_heads": widgets.Dropdown(options=(1, 2), value=n_heads, description="heads", layout=small),
+            "task": widgets.Dropdown(options=self.TASKS, value=task, description=_("task"), layout=small),
+            "n_heads": widgets.Dropdown(options=(1, 2), value=n_heads, description=_("heads"), layout=small),
             "d_k": widgets.Dropdown(options=self.D_K, value=d_k or 0, description="d_k",
                                     layout=widgets.Layout(width="200px")),
-            "scaled": widgets.Checkbox(value=bool(scaled), description="scale by √d_k", indent=False,
+            "scaled": widgets.Checkbox(value=bool(scaled), description=_("scale by √d_k"), indent=False,
                                        layout=widgets.Layout(width="130px")),
             "lr": widgets.FloatLogSlider(value=lr, base=10, min=np.log10(LR_RANGE[0]),
-                                         max=np.log10(LR_RANGE[1]), step=0.05, description="learning rate",
+                                         max=np.log10(LR_RANGE[1]), step=0.05, description=_("learning rate"),
                                          readout_format=".3g", continuous_update=False,
                                          style={"description_width": "90px"},
                                          layout=widgets.Layout(width="360px")),
-            "lr_text": widgets.Text(value=f"{lr:g}", description="or type", continuous_update=False,
+            "lr_text": widgets.Text(value=f"{lr:g}", description=_("or type"), continuous_update=False,
                                     style={"description_width": "55px"}, layout=widgets.Layout(width="150px")),
         }
-        self.buttons = {name: widgets.Button(description=name, layout=widgets.Layout(width="90px"))
-                        for name in ("Step", "Run 100", "Reset")}
+        self.buttons = {name: widgets.Button(description=_(name), layout=widgets.Layout(width="90px"))
+                        for name in (N_("Step"), N_("Run 100"), N_("Reset"))}
         self.buttons["Step"].on_click(lambda _b: self.step(1))
         self.buttons["Run 100"].on_click(lambda _b: self.step(100, every=self.RUN_EVERY))
         self.buttons["Reset"].on_click(lambda _b: self.reset())
@@ -242,7 +242,8 @@ class AttentionTrainer(Explorer):
             except AttentionError:
                 ok = False  # Trainer.diverged holds the message; update() shows it
             done += k
-            self.live.cause = f"{done} training {'step' if done == 1 else 'steps'} taken, now at step {self.trainer.steps}"
+            self.live.cause = (_("{done} training step taken, now at step {now}") if done == 1 else
+                               _("{done} training steps taken, now at step {now}")).format(done=done, now=self.trainer.steps)
             self.update()
             if not ok or done >= n:
                 break
@@ -252,7 +253,7 @@ class AttentionTrainer(Explorer):
         """The same fresh model as at the start (same seed), with the current learning rate."""
         self.trainer.set_lr(float(self.controls["lr"].value))
         self.trainer.reset()
-        self.live.cause = "Reset: a fresh model at step 0"
+        self.live.cause = _("Reset: a fresh model at step 0")
         self.update()
 
     def set_lr_text(self, text: str) -> bool:
