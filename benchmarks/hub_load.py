@@ -299,6 +299,9 @@ def browser_learners(hub: Hub, names: list[str], rounds: int, seed: int,
                     page.wait_for_url(f"{hub.user_url(name)}/**", timeout=180_000)
                     server = _UserServer(hub.user_url(name))
                     for nb in NOTEBOOKS:
+                        # straight to the notebook's address (a busy JupyterLab's file browser
+                        # can be slow to take a double click); the other notebook's kernel runs on
+                        page.goto("about:blank")
                         rows = every_control.measure_learner(page, server, Path(nb), rounds, seed)
                         for row in rows:
                             for p in row["presses"]:
@@ -330,6 +333,23 @@ def kernels_rss(hub: Hub) -> dict[str, float]:
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
     return out
+
+
+def class_cpu_seconds(hub: Hub, seen: dict) -> float:
+    """CPU seconds (user + system) the class's processes (learners' servers and kernels, below
+    their homes) used since ``seen`` was last updated; ``seen`` keeps each process's total."""
+    homes = str(hub.state / "homes") + os.sep
+    used = 0.0
+    for p in psutil.process_iter(["cwd", "cpu_times"]):
+        try:
+            if (p.info["cwd"] or "").startswith(homes):
+                t = p.info["cpu_times"].user + p.info["cpu_times"].system
+                key = (p.pid, p.create_time())
+                used += t - seen.get(key, 0.0)
+                seen[key] = t
+        except (psutil.NoSuchProcess, psutil.AccessDenied, TypeError):
+            continue
+    return used
 
 
 def servers_rss(hub: Hub) -> float:
@@ -375,6 +395,8 @@ def one_class(n: int, browsers: int, presses: int, rounds: int, seed: int, max_s
                                                         seed + i, go, results[name]))
                      for i, name in enumerate(names) if name not in in_browser]
             psutil.cpu_percent(None)
+            seen: dict = {}
+            class_cpu_seconds(hub, seen)  # the servers' start so far: not the class's work
             cpu_t0 = time.perf_counter()
             go.set()
             thread_go.set()
@@ -391,6 +413,9 @@ def one_class(n: int, browsers: int, presses: int, rounds: int, seed: int, max_s
                 await asyncio.to_thread(thread.join, max(max_seconds - (time.perf_counter() - t0), 1))
             out["cpu_percent"] = psutil.cpu_percent(None)
             out["press_phase_s"] = time.perf_counter() - cpu_t0
+            # the cores the class itself kept busy from Run All to the last press (the machine's
+            # CPU % above includes everyone else's work on it)
+            out["class_cores"] = class_cpu_seconds(hub, seen) / out["press_phase_s"]
             out["rss_end"] = kernels_rss(hub)
             out["server_rss"] = servers_rss(hub)
 
@@ -417,7 +442,8 @@ def table(rows: list[dict]) -> list[str]:
     lines = ["| N learners (browsers) | browser key → pixels ms, median / p95 (presses) | "
              "comm send → picture ms, median / p95 (presses) | no new picture | errors | "
              "kernel RSS MB per learner (after Run All / end) | learner server RSS MB | "
-             "CPU % of 2 cores in the presses | servers up s | load before → after |",
+             "machine CPU % (all users) / cores the class used, Run All to last press | "
+             "s to all servers up / to every comm learner's Run All done | load before → after |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r.get("skipped"):
@@ -430,7 +456,8 @@ def table(rows: list[dict]) -> list[str]:
             f"| {r['n']} ({r['browsers']}) | {_stats(r['browser_ms'])} | {_stats(r['comm_ms'])} | "
             f"{r['unchanged']} | {len(r['errors'])} | "
             f"{statistics.median(a) if a else 0:.0f} / {statistics.median(b) if b else 0:.0f} | "
-            f"{r['server_rss']:.0f} | {r['cpu_percent']:.0f} | {r['servers_s']:.0f} | "
+            f"{r['server_rss']:.0f} | {r['cpu_percent']:.0f} / {r.get('class_cores', float('nan')):.2f} | "
+            f"{r['servers_s']:.0f} / {r['run_all_s'] or 0:.0f} | "
             f"{load(r['uptime_before'])} → {load(r['uptime_after'])} |")
     return lines
 
@@ -446,6 +473,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-seconds", type=float, default=900, help="the bound of one class size")
     ap.add_argument("--quick", action="store_true", help="N = 2, one browser, 3 presses")
+    ap.add_argument("--memory-margin", type=float, default=0.8,
+                    help="run a class size only if its memory (measured per learner at the size "
+                         "before) fits in this share of the memory available now")
     ap.add_argument("--out", default=None, help="also write the rows as JSON here")
     args = ap.parse_args(argv)
     if args.quick:
@@ -458,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     for n in sizes:
         if per_learner_mb is not None:
             need, have = n * per_learner_mb, psutil.virtual_memory().available / 2**20
-            if need > 0.8 * have:  # other people's work shares this machine: never push it to OOM
+            if need > args.memory_margin * have:  # other people's work shares this machine: never push it to OOM
                 print(f"N={n}: not run: {n} learners x {per_learner_mb:.0f} MB (measured at the "
                       f"size before) = {need / 1024:.1f} GB, more than 80 % of the "
                       f"{have / 1024:.1f} GB available now", flush=True)

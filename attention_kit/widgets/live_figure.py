@@ -18,6 +18,7 @@ import traitlets
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ..i18n import _
 from ..plotting.describe import describe_figure
 from .announce import announcement_for, changed_lines
 from .draw_ops import Unsupported, record_ops
@@ -83,6 +84,16 @@ class LiveFigure(anywidget.AnyWidget):
                                      "changed (see announcement_for).").tag(sync=True)
     described = traitlets.Int(0, help="The frame the description (and summary) is of: set with "
                               "every description, also an unchanged one.").tag(sync=True)
+    kernel_lost = traitlets.Unicode(help="What the page shows (and a screen reader reads) under "
+                                    "the picture when the kernel is gone (it died, or was "
+                                    "restarted): this explorer no longer answers, and how to "
+                                    "bring it back.").tag(sync=True)
+
+    @traitlets.default("kernel_lost")
+    def _kernel_lost_default(self) -> str:
+        return _("The kernel stopped, so this explorer no longer answers. Your notebook is kept: "
+                 "restart the kernel and run the cells again (Kernel menu, Restart Kernel and Run "
+                 "All Cells) to bring the explorer back.")
 
     def __init__(self, figure: Figure, *, dpi: float | None = None, **kwargs):
         super().__init__(**kwargs)
