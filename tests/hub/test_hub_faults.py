@@ -61,7 +61,8 @@ def add_learner_cell(page) -> None:
 
 
 def save(page) -> None:
-    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    """File > Save, as the learner does; returns at once (the save may wait on a dialog)."""
+    page.evaluate("() => { window.jupyterapp.commands.execute('docmanager:save'); }")
 
 
 def sources_in_page(page) -> list[str]:
@@ -190,6 +191,7 @@ def test_the_same_notebook_in_two_tabs(hub, context):
     # window a workspace of its own (/lab/workspaces/auto-...): opened so at once
     second = context.new_page()
     second.goto(f"{server.base}/lab/workspaces/second-tab/tree/{NB}?reset")
+    second.bring_to_front()  # the tab a learner looks at: the page in front draws its frames
     second.wait_for_function(
         "(p) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
         " return !!(w && w.context && w.context.path === p); }", arg=NB, timeout=120_000)
@@ -200,7 +202,9 @@ def test_the_same_notebook_in_two_tabs(hub, context):
     assert any(c.is_interactive for c in cells), "the second tab shows no explorer"
     # a press in either tab redraws that tab's explorer
     assert press_slider(second, explorer.index) is not None, "no new picture in the second tab"
+    first.bring_to_front()
     assert press_slider(first, explorer.index) is not None, "no new picture in the first tab"
+    second.bring_to_front()
     # the second tab saves a change; the first tab, which has not loaded it, saves over it:
     # JupyterLab asks instead of overwriting silently
     second.evaluate("""() => window.jupyterapp.shell.currentWidget.content.model.sharedModel
@@ -208,6 +212,7 @@ def test_the_same_notebook_in_two_tabs(hub, context):
     save(second)
     wait_saved(hub, "max", "from the second tab")
     time.sleep(1.1)  # a later modification time on disk than the first tab's copy
+    first.bring_to_front()
     first.evaluate("""() => window.jupyterapp.shell.currentWidget.content.model.sharedModel
                       .insertCell(0, {cell_type: 'markdown', source: 'from the first tab'})""")
     save(first)
