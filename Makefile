@@ -295,7 +295,7 @@ bench-quick: $(TESTS)
 #                    course: the learners' servers run there, the server extension enabled); any
 #                    user name logs in with the password it prints (HUB_PASSWORD=... sets it);
 #                    state in .hub/; HUB_COURSE=student: the student edition in each new home
-#   make hub-test    the faults a class meets, against a real hub (tests/hub/; minutes, 15 on a busy 2-core machine)
+#   make hub-test    the faults a class meets, against a real hub (tests/hub/; about 4 minutes on a busy 2-core machine)
 #   make bench NAME=hub-load ARGS="--learners 1,10"   the load test (benchmarks/hub_load.py)
 HUB_STAMP := $(VENV)/.installed-hub
 PROXY     := node_modules/.bin/configurable-http-proxy
