@@ -53,7 +53,7 @@ JOBS  ?= auto
 XDIST  = $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist loadfile)
 PYTEST = env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 unit: $(TESTS)
-	MPLBACKEND=Agg $(PYTEST) -q -p no:nbval $(XDIST) -m "not bench" --ignore=tests/browser $(PYTEST_ARGS) tests
+	MPLBACKEND=Agg $(PYTEST) -q -p no:nbval $(XDIST) -m "not bench and not hub" --ignore=tests/browser --ignore=tests/hub $(PYTEST_ARGS) tests
 
 # The browser tests (tests/browser/): JupyterLab and Notebook 7 in headless Chromium, one process
 # (one JupyterLab with every notebook run once serves them all; its kernels use both cores)
@@ -179,6 +179,7 @@ LOCK_PYTHONS   := 3.10 3.11 3.12 3.13 3.14
 lock: $(TESTS)
 	$(UV_COMPILE) pyproject.toml -c requirements/constraints.txt -o requirements/lab.txt
 	$(UV_COMPILE) pyproject.toml --extra test -c requirements/constraints.txt -c requirements/lab.txt -o requirements/test.txt
+	$(UV_COMPILE) pyproject.toml --extra hub -c requirements/constraints.txt -c requirements/lab.txt -c requirements/test.txt -o requirements/hub.txt
 	$(UV_COMPILE) pyproject.toml requirements/lowest.in --resolution lowest-direct -o requirements/lowest.txt
 	@for plat in $(LOCK_PLATFORMS); do for py in $(LOCK_PYTHONS); do \
 	    $(BIN)/uv pip compile --quiet --no-deps --only-binary :all: --python-platform $$plat \
@@ -197,7 +198,7 @@ check: $(TESTS)
 	$(BIN)/ruff check .
 	@# bytecode caches kept (a second run skips compiling and pytest's assertion rewriting: about 6 s per
 	@# process) and nbval not loaded (its import costs about 4 s per process; the unit tests do not use it)
-	MPLBACKEND=Agg $(PYTEST) -q -p no:nbval $(XDIST) -m "not slow and not bench" --ignore=tests/browser $(PYTEST_ARGS) tests
+	MPLBACKEND=Agg $(PYTEST) -q -p no:nbval $(XDIST) -m "not slow and not bench and not hub" --ignore=tests/browser --ignore=tests/hub $(PYTEST_ARGS) tests
 	@nb="$$($(BIN)/python tools/changed_notebooks.py $(SINCE))"; \
 	if [ -n "$$nb" ]; then echo "nbval on $$nb" | tr '\n' ' '; echo; env -u MPLBACKEND $(PYTEST) -q $(NBVAL) $$nb; \
 	else echo "nbval: no notebook touched (make nbval runs them all)"; fi
@@ -288,6 +289,34 @@ bench-quick: $(TESTS)
 	@if [ -n "$(NAME)" ]; then $(BIN)/python benchmarks/run.py --quick $(NAME); \
 	else $(PYTEST) -q -p no:nbval -m bench tests/test_benchmarks_quick.py; fi
 
+# A real JupyterHub on this machine (hub/, docs/teaching.md "On a JupyterHub"), on 127.0.0.1 only:
+#   make hub         the proxy (configurable-http-proxy, npm ci into node_modules/ from
+#                    package-lock.json) and JupyterHub (requirements/hub.txt, in .venv beside the
+#                    course: the learners' servers run there, the server extension enabled); any
+#                    user name logs in with the password it prints (HUB_PASSWORD=... sets it);
+#                    state in .hub/; HUB_COURSE=student: the student edition in each new home
+#   make hub-test    the faults a class meets, against a real hub (tests/hub/; about 4 minutes on a busy 2-core machine)
+#   make bench NAME=hub-load ARGS="--learners 1,10"   the load test (benchmarks/hub_load.py)
+HUB_STAMP := $(VENV)/.installed-hub
+PROXY     := node_modules/.bin/configurable-http-proxy
+.PHONY: hub hub-install hub-test
+$(HUB_STAMP): $(BASE) $(SERVER) requirements/hub.txt
+	$(BIN)/python -m pip install --quiet -r requirements/hub.txt
+	$(BIN)/python -m pip check
+	@touch $@
+
+$(PROXY): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+hub-install: $(HUB_STAMP) $(PROXY)
+
+hub: hub-install
+	$(BIN)/python hub/hubctl.py run $(if $(HUB_COURSE),--course "$(HUB_COURSE)")
+
+hub-test: $(TESTS) hub-install
+	MPLBACKEND=Agg $(PYTEST) -q -p no:nbval -m hub $(PYTEST_ARGS) tests/hub
+
 # Retrain notebook 08's four models and rewrite attention_kit/data/heads_*.npz (about a minute)
 heads: $(BASE)
 	$(BIN)/python tools/train_heads.py
@@ -302,4 +331,4 @@ long-models: $(BASE)
 	$(BIN)/python tools/train_extrapolation.py
 
 clean:
-	rm -rf $(VENV) $(LOWEST) $(BINDER) $(BINDER)-base *.egg-info build artifacts student student.zip answers
+	rm -rf $(VENV) $(LOWEST) node_modules $(BINDER) $(BINDER)-base *.egg-info build artifacts student student.zip answers

@@ -54,6 +54,10 @@ BENCHMARKS: dict[str, tuple[list[str], str]] = {
     "latency-stages": (["latency_stages.py"],
                        "JupyterLab in headless Chromium: one slider press split into its stages "
                        "(page, server, kernel dispatch, compute, render, encode, back, paint)"),
+    "hub-load": (["hub_load.py"],
+                 "a class on the course's JupyterHub: N = 1, 10, 20, 30 learners log in, Run All "
+                 "in 02 and 04 and press controls at once (one real browser, the rest through the "
+                 "kernels' websockets): press latency, errors, kernel memory, CPU"),
 }
 
 
@@ -73,6 +77,7 @@ QUICK: dict[str, list[str]] = {
     "every-control": ["browser_latency.py", "--quick"],
     "learner-order": ["browser_latency.py", "--order", "both", "--quick"],
     "latency-stages": ["latency_stages.py", "--quick"],
+    "hub-load": ["hub_load.py", "--quick"],
 }
 
 

@@ -9,4 +9,5 @@ executing notebooks or kernels, building the student edition): ``@pytest.mark.sl
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: seconds or more on 2 cores; make check leaves it out, make test runs it")
+    config.addinivalue_line("markers", "hub: against a real JupyterHub (tests/hub/); make hub-test runs it, make unit and make check leave it out")
     config.addinivalue_line("markers", "bench: runs the benchmarks' quick forms; make bench-quick runs it, make unit leaves it out")

@@ -32,8 +32,9 @@ FIGURES = {
     "every-control": r"all explorer presses +\d",
     "learner-order": r"all presses +\d",
     "latency-stages": r"interact baseline / v +\d",
+    "hub-load": r"N=2: browser \d+ / \d+ \(\d+\), comm \d+ / \d+ \(\d+\) ms",
 }
-BROWSER = {"every-control", "learner-order", "latency-stages"}
+BROWSER = {"every-control", "learner-order", "latency-stages", "hub-load"}
 
 
 def test_every_benchmark_has_a_quick_form_and_a_figures_line():

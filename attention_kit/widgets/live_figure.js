@@ -241,6 +241,45 @@ function describer(model, canvas, full, region) {
   return { changed, marked };
 }
 
+// When the kernel is gone (killed, crashed, restarted), ipywidgets marks every view of its widgets
+// with the class "jupyter-widgets-disconnected" (on the model's "comm_live_update"): only a faint
+// icon. The explorer says so in words instead, under its picture (a status, read out once, with
+// a warning sign and a border: not colour alone), and dims the picture; the words come from the
+// kernel (LiveFigure.kernel_lost, in the learner's language). A view made by a new kernel (the
+// cells run again) is a new, live one.
+const LOST_CSS = "margin:0.4em 0;padding:0.4em 0.6em;border:2px solid #8a4b00;border-left-width:6px;" +
+  "background:#fff4e5;color:#2b1700;font-size:0.95em;max-width:40em;";
+
+function kernelWatch(model, el, canvas) {
+  const note = document.createElement("div");
+  note.className = "ak-kernel-lost";
+  note.setAttribute("role", "status");
+  note.style.cssText = LOST_CSS;
+  note.hidden = true;
+  el.appendChild(note);
+  let timer = null;
+  function check() {
+    timer = null;
+    const lost = el.classList.contains("jupyter-widgets-disconnected") ||
+      !!el.closest(".jupyter-widgets-disconnected");
+    if (lost === !note.hidden) return;
+    note.hidden = !lost;
+    note.textContent = lost ? "\u26a0 " + (model.get("kernel_lost") ||
+      "The kernel stopped: restart it and run the cells again.") : "";
+    canvas.style.opacity = lost ? "0.45" : "";
+    canvas.dataset.kernel = lost ? "lost" : "live";
+  }
+  function changed() {  // after ipywidgets' own listener has set (or removed) the class
+    if (timer === null) timer = setTimeout(check, 0);
+  }
+  model.on("comm_live_update", changed);
+  canvas.dataset.kernel = "live";
+  return () => {
+    model.off("comm_live_update", changed);
+    if (timer !== null) clearTimeout(timer);
+  };
+}
+
 function render({ model, el }) {
   const canvas = document.createElement("canvas");
   canvas.className = "ak-live-figure";
@@ -266,6 +305,7 @@ function render({ model, el }) {
   el.appendChild(region);
   const describe = describer(model, canvas, full, region);
   const unwatch = watchControls(el, words);
+  const unwatchKernel = kernelWatch(model, el, canvas);
   const ctx = canvas.getContext("2d");
   let background = null;  // the decoded background image
   let backgroundUrl = null;  // the URL it was decoded from, or is being decoded from
@@ -332,6 +372,7 @@ function render({ model, el }) {
     model.off("change:announcement", describe.changed);
     model.off("change:described", describe.marked);
     unwatch();
+    unwatchKernel();
   };
 }
 

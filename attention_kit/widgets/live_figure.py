@@ -88,6 +88,17 @@ class LiveFigure(anywidget.AnyWidget):
                            "name, its value box's name, the canvas's name before its summary "
                            "(live_figure.js).").tag(sync=True)
 
+    kernel_lost = traitlets.Unicode(help="What the page shows (and a screen reader reads) under "
+                                    "the picture when the kernel is gone (it died, or was "
+                                    "restarted): this explorer no longer answers, and how to "
+                                    "bring it back.").tag(sync=True)
+
+    @traitlets.default("kernel_lost")
+    def _kernel_lost_default(self) -> str:
+        return _("The kernel stopped, so this explorer no longer answers. Your notebook is kept: "
+                 "restart the kernel and run the cells again (Kernel menu, Restart Kernel and Run "
+                 "All Cells) to bring the explorer back.")
+
     def __init__(self, figure: Figure, *, dpi: float | None = None, **kwargs):
         super().__init__(**kwargs)
         self.words = {"slider": _("slider"), "value": _("{name} value"), "figure": _("attention figure")}
