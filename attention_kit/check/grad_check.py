@@ -173,8 +173,8 @@ def gradient_check(fn) -> bool:
                 if which == "analytic" and _larger_of_the_two(fn, c):
                     msg = _("{case}: your error, {v}, divides by the larger of the two gradients' sizes. It treats "
                             "the two alike, but it is not a relative error in the course's sense: it can exceed 1 "
-                            "(up to 2, when the gradients point opposite ways), and it gives another number than "
-                            "the thresholds are set for. Measure the difference against the sizes of both "
+                            "(up to 2, when the gradients point opposite ways), so the course's thresholds do not "
+                            "apply to it. Measure the difference against the sizes of both "
                             "gradients together, so that the result stays between 0 and 1")
                 elif which == "analytic":
                     msg = _("{case}: your error, {v}, measures the difference against the analytic gradient alone "
