@@ -315,6 +315,9 @@ def _check_ratio(ratio, table) -> bool:
     for wrong, hint in zip(table["ratio_wrong"], _RATIO_HINTS, strict=True):
         if close(got, wrong, atol=0.006):
             return report(False, _(hint))
+    if close(got, table["ratio"], atol=0.051):
+        return report(False, _("close, but rounded too coarsely: the two heads' ratios differ in the second "
+                               "decimal, so give each to two decimals at least (the checker accepts 0.006 either way)"))
     return report(False, _("not the ratio of the weights: for each head, divide the weight of the key one back by "
                            "the weight of the key ten back (any query at 10 or later gives the same ratio)"))
 

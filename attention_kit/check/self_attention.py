@@ -225,6 +225,9 @@ def output_row(answer, *, X, W_q, W_k, W_v, i: int) -> bool:
     if shape_of(answer) != want.shape:
         return report(False, _("y_i must be a vector of shape {want} (d_v,), yours has shape {got}").format(
             want=want.shape, got=shape_of(answer)))
+    if close(answer, want, atol=0.0051):
+        return report(False, _("close, but rounded too coarsely: the checker compares to 3 decimals, so keep 3 "
+                               "decimals at least (round only the numbers you print, not the ones you compute with)"))
     return report(False, _("not the expected row (values are compared to 3 decimals): redo it one step at a "
                            "time as section 4.1 does for \"on\", with the moved x_3, and check each intermediate number "
                            "on the way: the weights must be positive and sum to 1, and y_3 must lie inside the triangle of the "
@@ -254,6 +257,11 @@ def full_self_attention(fn: Callable) -> bool:
                            _("{what}: {error}. Rows are tokens: the projections act on the last axis of X, and the "
                              "scores pair the d_k axis of the queries with that of the keys"))
                 return report(False, message.format(what=what, error=err))
+            if X.ndim == 2 and err != _(NOT_DONE):
+                return report(False, _("{what}: {error}. The function gets a batch (b, n, d_model) and also one "
+                                       "sequence (n, d_model), a 2-D array: write each step for the last axes, "
+                                       "whatever stands in front of them, so that one expression takes both").format(
+                                           what=what, error=err))
             return report_failure(err, stub=_(NOT_DONE))
         if isinstance(out, tuple):
             return report(False, _("your function returned a tuple; return only the output (n, d_v). "
