@@ -226,8 +226,10 @@ def _environment() -> str:
 
 
 def _decorated(node, name: str) -> bool:
+    """``node`` has the decorator ``name`` (``@name``, ``@x.name`` or ``@name(...)``)."""
+    decorators = [d.func if isinstance(d, ast.Call) else d for d in node.decorator_list]
     return any((isinstance(d, ast.Name) and d.id == name)
-               or (isinstance(d, ast.Attribute) and d.attr == name) for d in node.decorator_list)
+               or (isinstance(d, ast.Attribute) and d.attr == name) for d in decorators)
 
 
 def record_only_checkers(source: str) -> str:
@@ -288,9 +290,11 @@ def strip_references(source: str, module: str = "?") -> str:
     return out
 
 
-def record_data() -> dict:
+def record_data(*, record_predictions: bool = False) -> dict:
     """Every ``@recorded`` function of ``attention_kit.check``, called: the student edition's
-    ``recorded.pkl``."""
+    ``recorded.pkl``. A prediction's table (``@recorded(answers=True)``) is stored sealed, or,
+    with ``record_predictions``, not at all (its key is listed under ``WITHHELD``, so calling it
+    says why): that edition's checkers only record, and the answers stay with the teacher."""
     import importlib
     import pkgutil
 
@@ -299,7 +303,12 @@ def record_data() -> dict:
 
     for info in pkgutil.iter_modules(check.__path__):
         importlib.import_module(f"attention_kit.check.{info.name}")
-    return {key: fn() for key, fn in sorted(recorded.recorded_functions().items())}
+    functions = sorted(recorded.recorded_functions().items())
+    data = {key: recorded.store_entry(key) for key, fn in functions
+            if not (record_predictions and fn.answers)}
+    if record_predictions:
+        data[recorded.WITHHELD] = sorted(key for key, fn in functions if fn.answers)
+    return data
 
 
 def write_check_package(folder: Path, *, record_predictions: bool = False) -> None:
@@ -316,7 +325,7 @@ def write_check_package(folder: Path, *, record_predictions: bool = False) -> No
         if record_predictions:
             text = record_only_checkers(text)
         module.write_text(text, encoding="utf-8")
-    save_store(folder / "recorded.pkl", record_data())
+    save_store(folder / "recorded.pkl", record_data(record_predictions=record_predictions))
 
 
 def write_edition(out: Path, notebooks: list[Path], *, record_predictions: bool = False) -> None:
