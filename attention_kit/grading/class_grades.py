@@ -64,6 +64,7 @@ class ClassGrades:
         self.late_penalty = float(late_penalty)  # percent of a late notebook's points taken off
         self.not_graded = list(not_graded)  # (file, why): every file that is not in a row
         self.flags: dict[str, list[str]] = {}  # learner -> notes for the teacher (similar answers)
+        self.late_warning = ""  # a late penalty set that the files cannot apply (grading's late_warning)
         self.by_key: dict[tuple[str, str], NotebookGrade] = {}
         self.extra_notes: dict[str, list[str]] = {}  # notes on notebooks outside the course
         #: learner -> when their grade was made, if not ``graded_at`` (a regrade keeps the others')

@@ -180,6 +180,8 @@ def summary_text(grades: ClassGrades, width: int = 120) -> str:
 def _extra_sections(grades: ClassGrades) -> list[str]:
     """Late notebooks, similar answers to read, and files not graded: Markdown lines."""
     lines: list[str] = []
+    if grades.late_warning:
+        lines += ["## Warning: late work", "", grades.late_warning[0].upper() + grades.late_warning[1:] + ".", ""]
     late = [(ln, grades.late(ln)) for ln in grades.learners if grades.late(ln)]
     if late:
         rule = (f"{number_text(grades.late_penalty)} % of a late notebook's points taken off"
