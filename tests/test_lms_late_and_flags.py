@@ -162,3 +162,25 @@ def test_a_regrade_recomputes_the_copy_flags_of_whom_it_regrades(tmp_path, capsy
     after = (out / "grades.csv").read_text("utf-8").splitlines()
     ida = [ln for ln in before if ln.startswith("Ida Holm")]
     assert ida and ida[0] in after  # the learner whose flags did not change: byte for byte
+
+
+@pytest.mark.slow  # one notebook in a kernel
+def test_a_notebook_that_breaks_the_graders_loading_is_a_note_for_the_teacher(tmp_path):
+    """An IPython input transformer turns every later cell (the grader's own too) into ``pass``:
+    the teacher reads in grades.csv and summary.md that the notebook interfered with the grader;
+    the learner's feedback says the notebook could not be checked, and holds no teacher's note."""
+    subs, out = tmp_path / "returned", tmp_path / "grades"
+    nb = _small_notebook([s[0] for e, s in trust_class.HONEST.items() if e.startswith("02")])
+    nb.cells.insert(1, nbformat.v4.new_code_cell(
+        "get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])"))
+    subs.mkdir()
+    nbformat.write(nb, subs / f"ada__{NB2}")
+    assert main([str(subs), "--out", str(out), "--workers", "1", "--exercises", "02"]) == 0
+    notes = _rows(out)["ada"]["notes"]
+    assert "02: for the teacher: the notebook interfered with the grader" in notes
+    md = (out / "summary.md").read_text("utf-8")
+    assert "## For the teacher: notebooks the grader could not check" in md
+    assert "- ada, notebook 02: the notebook interfered with the grader" in md
+    feedback = "\n".join(p.read_text("utf-8") for p in (out / "feedback").iterdir())
+    assert "the grader could not check this notebook" in feedback.lower() and "teacher has been told" in feedback
+    assert "interfered" not in feedback and "for the teacher" not in feedback

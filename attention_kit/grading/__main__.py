@@ -32,7 +32,7 @@ import nbformat
 
 from ..check import registry
 from . import NotebookGrade
-from .class_grades import grading_time, number_text
+from .class_grades import carries_late, grading_time
 from .execute import Limits, grade_notebook, prepared
 from .output import lms_lines, state_extra, write_class
 from .reports import STATE_FILE, ClassGrades, load_state, seed_digest, summary_text
@@ -124,30 +124,9 @@ def _seed_mismatch(out: Path, stored: str, seed: str | None, given: bool) -> str
             "folder keeps only a digest of it)")
 
 
-def _carries_late(learner) -> bool:
-    """The learner's files come from a download that marks late work (Canvas's ``LATE_``)."""
-    return bool(learner is not None and (learner.canvas_id or learner.anonymous_id))
-
-
 def result_info(previous: ClassGrades, found, key: str):
+    """The learner ``key`` of a regrade: as the graded class knows them, else as the files name them."""
     return previous.info.get(key) or found.info.get(key)
-
-
-def late_warning(grades: ClassGrades, named: bool) -> str:
-    """The warning when a late penalty is set and some learners' files cannot say they were late
-    (a Moodle download, a plain folder) and the teacher named no one late (``--late``)."""
-    if not grades.late_penalty or named:
-        return ""
-    blind = [ln for ln in grades.learners if not _carries_late(grades.info.get(ln))
-             and any((ln, nb.number) in grades.by_key for nb in grades.notebooks)]
-    if not blind or any(grades.late(ln) for ln in blind):
-        return ""
-    shown = ", ".join(blind[:5]) + (f" and {len(blind) - 5} more" if len(blind) > 5 else "")
-    return (f"a late penalty of {number_text(grades.late_penalty)} % is set, but {len(blind)} learner(s) "
-            f"come from a Moodle download or a plain folder, whose file names carry no late mark "
-            f"({shown}): none of them is marked late or penalised. Name the late ones by id or name: "
-            "--late 4712,alice (make grade ... LATE=4712,alice), e.g. from the Status column of "
-            "Moodle's grading table (docs/teaching.md, Late work)")
 
 
 def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, workers: int = 2,
@@ -273,7 +252,7 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
         if late is None:  # a late mark the teacher gave (--late) stays on a file without one
             for g in grades:
                 old = previous.by_key.get((g.learner, g.number))
-                if old is not None and old.late and not _carries_late(result_info(previous, found, g.learner)):
+                if old is not None and old.late and not carries_late(result_info(previous, found, g.learner)):
                     g.late = True
         kept = [g for key, g in previous.by_key.items() if key not in new_keys]
         info = {**previous.info, **{k: found.info[k] for k in added_keys}}  # the stored ids stay
@@ -305,7 +284,6 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
         # a regrade looks across the whole class again (the kept notebooks' prints and the new
         # ones): a flag whose code was replaced goes, a new one comes, the others are as they were
         note_similar(result, similar_in_prints(prints, teacher))
-    result.late_warning = late_warning(result, late is not None)
     extra = state_extra(prints, teacher, limits)
     if shard is not None:
         extra["shard"] = {"index": shard.index, "count": shard.count, "class_learners": class_learners}
@@ -321,8 +299,8 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
              f"{', '.join(nb.number for nb in result.notebooks)} ({result.max_points} points); "
              f"the assignment is \"{result.assignment}\" in canvas.csv. Exercises set: "
              f"{result.exercises_text()}.{regraded}", "", summary_text(result, width)]
-    if result.late_warning:
-        lines += ["", f"WARNING: {result.late_warning}"]
+    if result.late_warning():
+        lines += ["", f"WARNING: {result.late_warning()}"]
     if found.ignored:
         lines += ["", "Not graded (also in not_graded.csv):"] + [f"  {path}: {why}" for path, why in found.ignored]
     if changed:

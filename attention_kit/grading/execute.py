@@ -213,6 +213,14 @@ class _Run:
             self._kill()  # anything the learner's code left running in the kernel's process group
 
 
+#: The teacher's note (grades.csv, summary.md; never the feedback) when the grader's checking code
+#: could not be loaded after the notebook ran.
+INTERFERED = ("the notebook interfered with the grader: after it ran, the grader's checking code could "
+              "not be loaded into its kernel, so nothing was checked (an IPython input transformer, or "
+              "replaced builtins or modules, can do this). Read the notebook: grade it by hand, or ask "
+              "the learner to remove that code and regrade")
+
+
 def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[ExerciseGrade], list[str]]:
     """Turn the kernel's verdicts into grades; trace a missing answer to its cell's error."""
     code = [(i, c) for i, c in enumerate(run.nb.cells)
@@ -225,8 +233,9 @@ def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[E
                   "graded: look for a loop that never ends")
     elif run.killed == "grading":
         reason = "the grader's calls to your answers did not finish in time"
-    elif run.setup_failed:
-        reason = "the grader could not load its checking code into the notebook's kernel"
+    elif run.setup_failed:  # the teacher is told why (INTERFERED); the learner is not blamed
+        reason = ("the grader could not check this notebook: after it ran, the grader's checking "
+                  "code could not be loaded into its kernel. Your teacher has been told and will look at it")
     elif run.died:
         reason = ("the Python kernel stopped while running the notebook (out of memory, or the "
                   "notebook ended Python itself)")
@@ -407,6 +416,8 @@ def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Pa
         grade.requests, grade.check_seconds = run.calls, run.check_seconds
         grade.exercises, notes = _grades(run, nb_entry, verdicts, limits)
         grade.notes.extend(notes)
+        if run.setup_failed:
+            grade.teacher_notes.append(INTERFERED)
         if run.replaced:
             grade.notes.append(replaced_note(run.replaced))
         _mark_copies(grade, copied)
