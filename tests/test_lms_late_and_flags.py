@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from test_lms_identity import NB2, NB4, _small_notebook
+from test_lms_identity import NB2, NB4
 
 from attention_kit.grading.__main__ import main
 from attention_kit.grading.submissions import find_submissions
@@ -24,6 +24,15 @@ from test_similarity_groups import second_copy  # noqa: E402
 
 MOODLE = ["Dana Lee_4712_assignsubmission_file/" + NB2, "Ole Berg_4713_assignsubmission_file/" + NB2,
           "Ida Holm_4714_assignsubmission_file/" + NB4]
+
+
+def _small_notebook(answers: list[str]):
+    """A notebook holding only the imports and these answer cells (what the grader reads)."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import numpy as np\nimport attention_kit as ak\n"
+                                          "from attention_kit import check")]
+    nb.cells += [nbformat.v4.new_code_cell(src) for src in answers]
+    return nb
 
 
 def _write(folder, files):

@@ -226,7 +226,6 @@ def _environment() -> str:
 
 
 def _decorated(node, name: str) -> bool:
-    """``node`` has the decorator ``name`` (``@name``, ``@x.name`` or ``@name(...)``)."""
     decorators = [d.func if isinstance(d, ast.Call) else d for d in node.decorator_list]
     return any((isinstance(d, ast.Name) and d.id == name)
                or (isinstance(d, ast.Attribute) and d.attr == name) for d in decorators)
@@ -291,10 +290,8 @@ def strip_references(source: str, module: str = "?") -> str:
 
 
 def record_data(*, record_predictions: bool = False) -> dict:
-    """Every ``@recorded`` function of ``attention_kit.check``, called: the student edition's
-    ``recorded.pkl``. A prediction's table (``@recorded(answers=True)``) is stored sealed, or,
-    with ``record_predictions``, not at all (its key is listed under ``WITHHELD``, so calling it
-    says why): that edition's checkers only record, and the answers stay with the teacher."""
+    """Every ``@recorded`` function of ``attention_kit.check``, called: ``recorded.pkl``. A
+    prediction's table (``answers=True``) is sealed, or with ``record_predictions`` left out."""
     import importlib
     import pkgutil
 
@@ -304,11 +301,9 @@ def record_data(*, record_predictions: bool = False) -> dict:
     for info in pkgutil.iter_modules(check.__path__):
         importlib.import_module(f"attention_kit.check.{info.name}")
     functions = sorted(recorded.recorded_functions().items())
-    data = {key: recorded.store_entry(key) for key, fn in functions
-            if not (record_predictions and fn.answers)}
-    if record_predictions:
-        data[recorded.WITHHELD] = sorted(key for key, fn in functions if fn.answers)
-    return data
+    withheld = [key for key, fn in functions if fn.answers and record_predictions]
+    data = {key: recorded.store_entry(key) for key, _ in functions if key not in withheld}
+    return {**data, recorded.WITHHELD: withheld} if record_predictions else data
 
 
 def write_check_package(folder: Path, *, record_predictions: bool = False) -> None:

@@ -37,12 +37,15 @@ from .execute import Limits, grade_notebook, prepared
 from .output import lms_lines, state_extra, write_class
 from .reports import STATE_FILE, ClassGrades, load_state, seed_digest, summary_text
 from .settings import (  # noqa: F401  (where they were before)
+    DEFAULT_SEED,
     DEFAULTS,
     match_regrade,
     parse_exercises,
     parse_learners,
     parse_notebooks,
     resolve_learners,
+    result_info,
+    seed_mismatch,
     settle,
 )
 from .shards import Shard, merge_shards, parse_shard, shard_learners
@@ -107,28 +110,6 @@ def _teacher_sources(numbers: list[str]) -> dict[str, list[str]]:
     return out
 
 
-#: The seed of the hidden cases when the teacher gives none (``--seed``, ``SEED=``).
-DEFAULT_SEED = "0"
-
-
-def _seed_mismatch(out: Path, stored: str, seed: str | None, given: bool) -> str:
-    """Why a regrade's seed is not the class's (the grades folder keeps only its digest)."""
-    how = "make grade ... SEED=<seed> (or --seed <seed>)"
-    if not given:
-        return (f"the class in {out} was graded with a SEED and this regrade gives none: pass the same "
-                f"seed, {how}; the grades folder keeps only a digest of it, so it cannot be read back")
-    if stored == seed_digest(DEFAULT_SEED):
-        return (f"the class in {out} was graded without a SEED (the default) and this regrade gives one: "
-                "leave SEED out")
-    return (f"the class in {out} was graded with another SEED: pass the same one, {how} (the grades "
-            "folder keeps only a digest of it)")
-
-
-def result_info(previous: ClassGrades, found, key: str):
-    """The learner ``key`` of a regrade: as the graded class knows them, else as the files name them."""
-    return previous.info.get(key) or found.info.get(key)
-
-
 def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, workers: int = 2,
                 progress_stream=None, notebooks: list[str] | None = None,
                 assignment: str | None = None, seed: str | None = "0",
@@ -184,7 +165,7 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
                         "assignment": previous.assignment, **state.get("settings", {})}
         old_settings["exercises"] = previous.weights
         if state["seed"] != seed_digest(seed):
-            raise ValueError(_seed_mismatch(out, state["seed"], seed, seed_given))
+            raise ValueError(seed_mismatch(out, state["seed"], seed, seed_given))
     settings = settle({"exercises": exercises, "late_penalty": late_penalty, "moodle_max": moodle_max,
                        "canvas_points": canvas_points, "moodle_headers": moodle_headers,
                        "assignment": assignment}, old_settings, new_settings)

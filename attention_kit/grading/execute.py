@@ -14,7 +14,6 @@ and scores nothing.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import json
 import logging
@@ -40,6 +39,7 @@ from .kernel import KERNEL_NAME, write_kernel_spec
 from .remote import Link, check_notebook
 from .sockets import socket_options
 from .solutions import copied_exercises
+from .workers import run_coroutine
 
 __all__ = ["Limits", "prepared", "grade_notebook"]
 
@@ -290,18 +290,6 @@ def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[E
     return grades, notes
 
 
-def _run_coroutine(fn, *args) -> None:
-    """``asyncio.run(fn(*args))``, in a thread of its own when this thread already runs an event
-    loop (inside Jupyter, or a test that left one running)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        asyncio.run(fn(*args))
-        return
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        pool.submit(lambda: asyncio.run(fn(*args))).result()
-
-
 def _read(path: Path):
     """The notebook at ``path``, or a sentence saying why it cannot be read."""
     try:
@@ -407,7 +395,7 @@ def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Pa
         for attempt in (1, 2):  # a kernel that dies while starting (a busy machine) gets a second try
             run = _Run(nbformat.from_dict(nb), number, workdir, home, spec_dir, limits, learner, seed)
             try:
-                _run_coroutine(run.run, nonce)
+                run_coroutine(run.run, nonce)
                 break
             except RuntimeError as exc:
                 if attempt == 2 or "before replying to kernel_info" not in str(exc) or run.reached >= 0:
