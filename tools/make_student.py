@@ -227,8 +227,9 @@ def _environment() -> str:
 
 
 def _decorated(node, name: str) -> bool:
+    decorators = [d.func if isinstance(d, ast.Call) else d for d in node.decorator_list]
     return any((isinstance(d, ast.Name) and d.id == name)
-               or (isinstance(d, ast.Attribute) and d.attr == name) for d in node.decorator_list)
+               or (isinstance(d, ast.Attribute) and d.attr == name) for d in decorators)
 
 
 def record_only_checkers(source: str) -> str:
@@ -289,9 +290,9 @@ def strip_references(source: str, module: str = "?") -> str:
     return out
 
 
-def record_data() -> dict:
-    """Every ``@recorded`` function of ``attention_kit.check``, called: the student edition's
-    ``recorded.pkl``."""
+def record_data(*, record_predictions: bool = False) -> dict:
+    """Every ``@recorded`` function of ``attention_kit.check``, called: ``recorded.pkl``. A
+    prediction's table (``answers=True``) is sealed, or with ``record_predictions`` left out."""
     import importlib
     import pkgutil
 
@@ -300,7 +301,10 @@ def record_data() -> dict:
 
     for info in pkgutil.iter_modules(check.__path__):
         importlib.import_module(f"attention_kit.check.{info.name}")
-    return {key: fn() for key, fn in sorted(recorded.recorded_functions().items())}
+    functions = sorted(recorded.recorded_functions().items())
+    withheld = [key for key, fn in functions if fn.answers and record_predictions]
+    data = {key: recorded.store_entry(key) for key, _ in functions if key not in withheld}
+    return {**data, recorded.WITHHELD: withheld} if record_predictions else data
 
 
 def write_check_package(folder: Path, *, record_predictions: bool = False) -> None:
@@ -317,7 +321,7 @@ def write_check_package(folder: Path, *, record_predictions: bool = False) -> No
         if record_predictions:
             text = record_only_checkers(text)
         module.write_text(text, encoding="utf-8")
-    save_store(folder / "recorded.pkl", record_data())
+    save_store(folder / "recorded.pkl", record_data(record_predictions=record_predictions))
 
 
 def write_edition(out: Path, notebooks: list[Path], *, record_predictions: bool = False) -> None:

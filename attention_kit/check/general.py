@@ -206,7 +206,7 @@ def predict_winners(dot_winner, cosine_winner) -> bool:
     """
     if not_done(dot_winner) or not_done(cosine_winner):
         return not_attempted(_("no answer yet: give both winners as key labels such as 'k1'"))
-    t = winner_table()
+    t = winner_table().open()
     labels = t["labels"]
     answers = []
     for name, ans in (("dot_winner", dot_winner), ("cosine_winner", cosine_winner)):

@@ -66,7 +66,7 @@ def dot_table() -> list[dict]:
     return table
 
 
-@recorded
+@recorded(answers=True)  # a prediction's answers: sealed, withheld by PREDICTIONS=record
 def winner_table() -> dict:
     """The winning keys of ``WINNER_Q`` among ``WINNER_K`` under the dot and the cosine score."""
     return {"labels": list(WINNER_LABELS),

@@ -15,7 +15,17 @@ from typing import Callable
 import numpy as np
 
 from ..i18n import N_, _
-from . import close, not_attempted, not_done, quietly, report, report_failure, shape_of, try_call
+from . import (
+    close,
+    not_attempted,
+    not_done,
+    prediction,
+    quietly,
+    report,
+    report_failure,
+    shape_of,
+    try_call,
+)
 from .general import array_answer, first_match
 from .plain import plain_numpy
 from .self_attention_cases import (
@@ -284,6 +294,7 @@ def full_self_attention(fn: Callable) -> bool:
 
 # ---------------- Exercise: predict a number (the variance of a dot product)
 
+@prediction
 def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: float = 1.0,
                  mean_k: float = 0.0, var_k: float = 1.0) -> bool:
     """Check the predicted variance and standard deviation (to two decimals) of ``q . k``, a sum of
@@ -296,7 +307,7 @@ def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: fl
         v, s = float(variance), float(std)
     except (TypeError, ValueError):
         return report(False, _("give two numbers: the variance and the standard deviation"))
-    t = variance_table().get((d_k, float(mean_q), float(var_q), float(mean_k), float(var_k)))
+    t = variance_table().open().get((d_k, float(mean_q), float(var_q), float(mean_k), float(var_k)))
     if t is None:
         return report(False, _("this checker knows the exercise's numbers only: call it as the exercise cell does"))
     want, root = t["want"], t["std"]

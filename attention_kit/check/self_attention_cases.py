@@ -153,7 +153,7 @@ def output_row_table() -> list[dict]:
 
 # ---------------- Exercise 4: the variance of a dot product
 
-@recorded
+@recorded(answers=True)  # a prediction's answers: sealed, withheld by PREDICTIONS=record
 def variance_table() -> dict:
     """``{(d_k, mean_q, var_q, mean_k, var_k): numbers}`` for the exercise's inputs (d_k = 16,
     E(q) = 1), section 3's (d_k = 64, zero means) and both means 1."""

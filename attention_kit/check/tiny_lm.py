@@ -167,7 +167,7 @@ def _shipped():
     return params, config, rhyme_stream()[1]
 
 
-@recorded
+@recorded(answers=True)  # a prediction's answers: sealed, withheld by PREDICTIONS=record
 def _mask_table() -> dict:
     """What removing the causal mask changes in the shipped model, on the exercise's context."""
     from ..decoder.tiny_lm import lm_forward
@@ -195,7 +195,7 @@ def mask_at_inference(last_changes, earlier_change) -> bool:
         return not_attempted(_("no answer yet: set both predictions to True or False"))
     if not isinstance(last_changes, (bool, np.bool_)) or not isinstance(earlier_change, (bool, np.bool_)):
         return report(False, _("answer each question with True or False"))
-    t = _mask_table()
+    t = _mask_table().open()
     if bool(last_changes) != t["last"]:
         if t["n_layers"] == 1:
             hint = _("last_changes is not right: compare the last row of the causal mask with a row of all "
@@ -340,7 +340,7 @@ _HEAD_CONTEXTS = ("humpty dumpty had a",)  # the exercise's context only: sectio
 _HEAD = 1  # the exercise's head, 0-based ("head 2")
 
 
-@recorded
+@recorded(answers=True)  # a prediction's answers: sealed, withheld by PREDICTIONS=record
 def _head_table() -> dict:
     """For the exercise's context: its words, and for each head of the shipped model's layer the last
     query's strongest key and its weight."""
@@ -364,7 +364,7 @@ def head_role(word, *, context: str = "humpty dumpty had a", head: int = _HEAD) 
         return not_attempted(_("no answer yet: write the word, e.g. 'sat', as a string"))
     if not isinstance(word, str):
         return report(False, _("answer with the word as a string, e.g. 'sat', not {kind}").format(kind=type(word).__name__))
-    table = _head_table()
+    table = _head_table().open()
     if context not in table or head != _HEAD:
         return report(False, _("this checker knows the exercise's context and head only: call it as the "
                                "exercise cell does"))
