@@ -249,16 +249,17 @@ answers: $(BASE)
 #                                                      the others on other machines, then:)
 #   make grade-merge SHARDS="grades-1 grades-2 ... grades-8" GRADES=grades   (the files of one run)
 #   LATE_PENALTY=10: percent of a late notebook's points taken off
+#   LATE=4712,alice: learners whose notebooks are late (Moodle and plain folders carry no late mark)
 #   MOODLE_MAX=100 MOODLE_HEADERS=de CANVAS_POINTS=20: the LMS assignment's scale and language
 GRADES ?= grades
 grade: $(BASE)
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder or zip> [NOTEBOOKS=02,04 | EXERCISES=02.1-02.5,04] [LEARNERS=a,b] [ASSIGNMENT=name] [GRADES=grades] [MOODLE_MAX=100] [MOODLE_HEADERS=en] [CANVAS_POINTS=n] [LATE_PENALTY=10] [NEW_SETTINGS=1] [ADD_LEARNERS=1] [SHARD=i/N] [GRADE_ARGS=...]"; exit 2; }
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder or zip> [NOTEBOOKS=02,04 | EXERCISES=02.1-02.5,04] [LEARNERS=a,b] [ASSIGNMENT=name] [GRADES=grades] [MOODLE_MAX=100] [MOODLE_HEADERS=en] [CANVAS_POINTS=n] [LATE_PENALTY=10] [LATE=ids] [NEW_SETTINGS=1] [ADD_LEARNERS=1] [SHARD=i/N] [GRADE_ARGS=...]"; exit 2; }
 	$(BIN)/python -m attention_kit.grading "$(SUBMISSIONS)" --out "$(GRADES)" $(if $(SEED),--seed "$(SEED)") \
 	    $(if $(NOTEBOOKS),--notebooks "$(NOTEBOOKS)") $(if $(EXERCISES),--exercises "$(EXERCISES)") \
 	    $(if $(LEARNERS),--learners "$(LEARNERS)") $(if $(ASSIGNMENT),--assignment "$(ASSIGNMENT)") \
 	    $(if $(MOODLE_MAX),--moodle-max "$(MOODLE_MAX)") $(if $(MOODLE_HEADERS),--moodle-headers "$(MOODLE_HEADERS)") \
 	    $(if $(CANVAS_POINTS),--canvas-points "$(CANVAS_POINTS)") $(if $(LATE_PENALTY),--late-penalty "$(LATE_PENALTY)") \
-	    $(if $(NEW_SETTINGS),--new-settings) $(if $(ADD_LEARNERS),--add-learners) $(if $(SHARD),--shard "$(SHARD)") \
+	    $(if $(LATE),--late "$(LATE)") $(if $(NEW_SETTINGS),--new-settings) $(if $(ADD_LEARNERS),--add-learners) $(if $(SHARD),--shard "$(SHARD)") \
 	    $(GRADE_ARGS)
 
 grade-merge: $(BASE)

@@ -12,8 +12,8 @@ print in Chinese while their code cells stay the English ones), else English. Th
 ``ATTENTION_KIT_LANG`` for the kernels of a class graded in another language.
 
 The catalogs are ``attention_kit/locale/<lang>/LC_MESSAGES/attention_kit.po``;
-``python tools/translate.py package-update`` extracts the marked strings into them (changed
-English marked fuzzy, as for the notebooks), ``tools/translate.py check`` lists what is missing.
+the course's translation tool (in the course's repository, not in a student edition) extracts the
+marked strings into them (changed English marked fuzzy, as for the notebooks) and lists what is missing.
 """
 
 from __future__ import annotations

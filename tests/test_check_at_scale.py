@@ -199,6 +199,15 @@ def test_kv_cache_size_names_the_mistake(capsys, wrong, words):
     assert "e-0" not in out, out   # a size in GiB is not converted a second time ("got 1.16e-09 GiB")
 
 
+def test_kv_cache_size_rejects_a_cap_at_4096_tokens(capsys):
+    """A sliding window's cap typed into a full cache passed while no case went past 4,096 tokens
+    (learner trial, issue 46)."""
+    assert chk.kv_cache_size(lambda n, L, H, Hkv, d, b: 2 * min(n, 4096) * L * Hkv * d * b) is False
+    out = one_line(capsys)
+    assert out.startswith("✗") and "16384 tokens" in out, out
+    assert max(n for n, *_ in chk._kv_table()["cases"]) > 4096
+
+
 def test_first_kv_case_tells_heads_from_kv_heads():
     # the first case must have fewer key/value heads than heads, or the 'query heads' mistake would pass it
     table = chk._kv_table()

@@ -40,6 +40,8 @@ def test_softmax_by_hand_accepts_closed_form_rounded_to_three_decimals(capsys):
         ([0.66, 0.26, 0.08], "rounded too coarsely"),
         ([0.67, 0.25, 0.09], "sum to 1.010, not to 1"),    # 1.01 is not "sums to 1"
         ([0.6, 0.4], "shape (3,)"),
+        (["0.665", "0.245", "0.090"], "numbers, not as text"),   # numpy reads them as numbers (issue 46)
+        (np.array(["0.665", "0.245", "0.090"]), "numbers, not as text"),
         (..., "no answer yet"),
     ],
 )
@@ -147,6 +149,8 @@ def test_context_vector_accepts_matrix_product_and_loop(capsys):
         (lambda a, V: V @ a, "rows of V"),
         (lambda a, V: a @ V * 2, "wrong numbers"),
         (lambda a, V: (a @ V).tolist(), "returned a list"),
+        # written for a stack of weights only: numpy's error alone did not say why (issue 46)
+        (lambda a, V: np.einsum("qk,kd->qd", a, V), "one weight vector, shape (n_k,)"),
     ],
 )
 def test_context_vector_hints(capsys, fn, phrase):
@@ -195,6 +199,8 @@ def test_output_model_single_context_answer_fails(capsys):
         (lambda C, W, b: _softmax_rows(C @ W.T + b)[:, :-1], "shape"),
         (lambda C, W, b: _softmax_rows(C @ W.T - b), "wrong numbers"),
         (lambda C, W, b: list(_softmax_rows(C @ W.T + b)), "returned a list"),
+        # was told "where the transpose goes" (issue 46)
+        (lambda C, W, b: _softmax_rows(C @ W.T) + b, "added after the softmax"),
     ],
 )
 def test_output_model_hints(capsys, fn, phrase):
@@ -232,7 +238,7 @@ def _boom(*args):
 @pytest.mark.parametrize(
     "checker, args, phrase",
     [
-        (chk.softmax_by_hand, ("abc",), "shape"),
+        (chk.softmax_by_hand, ("abc",), "not as text"),
         (chk.dot_scores, (lambda q, K: "abc",), "array of numbers"),
         (chk.dot_scores, (_boom,), "ZeroDivisionError: oops"),
         (chk.dot_scores, (42,), "expected a function"),

@@ -129,7 +129,7 @@ def test_the_failing_queries_are_what_the_shipped_model_does():
         ids, targets = seqs[:, :24], seqs[:, 1:]
         assert (D.seen_before(ids) == (np.arange(24) >= 14)).all()  # queries 14..23 have an earlier copy
         acc = (run(params, ids)[0].argmax(axis=-1) == targets).mean(axis=0)  # (24,) per query
-        failing = chk._failing_table()["failing"]
+        failing = chk._failing_table().open()["failing"]
         assert [i for i in range(14, 24) if acc[i] < 0.5] == failing
         assert acc[failing].max() < 0.4 and np.delete(acc[14:], [2, 3, 6, 7]).min() > 0.9
 

@@ -198,6 +198,7 @@ def test_alibi_weights(fn, ok, words, capsys):
     ([1.76, 1.04, 1.0], False, "one number per head"),
     ("1.76, 1.04", False, "as numbers"),
     ([2.0, 3.0], False, "not the ratio"),
+    ([1.8, 1.0], False, "rounded too coarsely"),   # was told "not the ratio of the weights" (issue 46)
 ])
 def test_alibi_ratio(ratio, ok, words, capsys):
     assert chk.alibi_weights(weights_right, ratio) is ok

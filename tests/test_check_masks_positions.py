@@ -517,6 +517,6 @@ def test_hints_name_the_idea_not_the_formula():
 
 
 def test_the_rows_table_is_the_causal_rule():
-    t = chk._rows_table()
+    t = chk._rows_table().open()
     edited = 3
     assert t["want"] == [i for i in range(t["n"]) if ak.causal_mask(t["n"])[i, edited]]

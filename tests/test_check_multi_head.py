@@ -65,6 +65,8 @@ def test_notebook_3_one_sequence_split_does_not_pass(capsys):
     (lambda X, h: list(split_loop(X, h)), "returned a list"),
     (lambda X, h: None, "forget `return`"),
     (lambda X, h: 1 / 0, "ZeroDivisionError"),
+    # d_head typed in: right for the first case (d_head = 3); was told to account for the batch axis (issue 46)
+    (lambda X, h: X.reshape(*X.shape[:2], h, 3).transpose(0, 2, 1, 3), "not typed in"),
 ])
 def test_split_names_the_mistake(capsys, wrong, words):
     assert chk.split_merge(wrong, merge_loop) is False
@@ -77,6 +79,7 @@ def test_split_names_the_mistake(capsys, wrong, words):
     (lambda Xh: Xh.reshape(Xh.shape[0], Xh.shape[2], -1), "reshape without the transpose"),
     (lambda Xh: Xh.transpose(0, 2, 3, 1).reshape(Xh.shape[0], Xh.shape[2], -1), "interleaved"),
     (lambda Xh: Xh, "expected shape (b, n, h*d_head)"),
+    (lambda Xh: np.swapaxes(Xh, 1, 2).reshape(Xh.shape[0], Xh.shape[2], Xh.shape[1] * 3), "not typed in"),
 ])
 def test_merge_names_the_mistake(capsys, wrong, words):
     assert chk.split_merge(split_loop, wrong) is False
@@ -185,6 +188,14 @@ def test_one_head_a_number_typed_in_gets_its_own_hint(capsys, c, where, words):
     out = _line(capsys)
     assert out.startswith("✗") and where in out and words in out, out
     assert "d_k itself" not in out and "d_model" not in out, out
+
+
+def test_one_head_scaling_by_the_values_size_is_named(capsys):
+    """Scaled by sqrt(d_v): was told "not a number typed in" (issue 46)."""
+    assert chk.one_head(lambda X, Wq, Wk, Wv: _sm(X @ Wq @ np.swapaxes(X @ Wk, -1, -2) / np.sqrt(Wv.shape[1]))
+                        @ (X @ Wv)) is False
+    out = _line(capsys)
+    assert "size of the values, d_v" in out and "typed in" not in out, out
 
 
 def test_one_head_scaling_by_a_size_still_named(capsys):

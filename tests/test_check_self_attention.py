@@ -202,6 +202,8 @@ def test_output_row_accepts_hand_computation(capsys):
         (lambda: TOY[2], "input"),
         (lambda: loop_self_attention(TOY, I2, I2, I2)[1], "counts from 0"),
         (lambda: np.array([1.0, 2.0, 3.0]), "shape"),
+        # right, but rounded to 2 decimals: was told to redo it step by step (issue 46)
+        (lambda: np.round(sm(TOY @ TOY[2] / np.sqrt(2), 0) @ TOY, 2), "rounded too coarsely"),
     ],
 )
 def test_output_row_names_the_mistake(capsys, make, hint):
@@ -230,7 +232,8 @@ def test_full_self_attention_accepts(capsys):
 def one_line(axis=-1, scale="d_k", softmax=True):
     def fn(X, W_q, W_k, W_v):
         S = (X @ W_q) @ np.swapaxes(X @ W_k, -1, -2)
-        S = S / {"d_k": np.sqrt(W_q.shape[1]), "d_model": np.sqrt(X.shape[-1]), "none": 1.0}[scale]
+        S = S / {"d_k": np.sqrt(W_q.shape[1]), "d_model": np.sqrt(X.shape[-1]), "d_v": np.sqrt(W_v.shape[1]),
+                 "none": 1.0}[scale]
         A = sm(S, axis) if softmax else S
         return A @ (X @ W_v)
     return fn
@@ -259,6 +262,10 @@ def test_full_self_attention_accepts_the_batch_forms(capsys):
     [
         (one_line(scale="none"), "forgot the scaling"),
         (one_line(scale="d_model"), "sqrt(d_model)"),
+        (one_line(scale="d_v"), "width of the values, d_v"),   # was "each sequence is attended on its own"
+        # a transpose for 3-D arrays only: numpy's error alone did not say why (issue 46)
+        (lambda X, a, b, c: sm((X @ a) @ (X @ b).transpose(0, 2, 1) / np.sqrt(a.shape[1]), -1) @ (X @ c),
+         "also one sequence (n, d_model)"),
         (one_line(axis=-2), "wrong axis"),
         (lambda X, a, b, c: list(one_line()(X, a, b, c)), "returned a list"),
         (one_line(softmax=False), "no softmax"),

@@ -34,6 +34,12 @@ def layer_norm_notebook_loop(X, gamma, beta, eps=1e-5):
     return out
 
 
+def _ln_in_place(X, g, b, eps):
+    X -= X.mean(-1, keepdims=True)
+    X /= np.sqrt(X.var(-1, keepdims=True) + eps)
+    return X * g + b
+
+
 LN_CASES = {
     "axis 0": (lambda X, g, b, eps=1e-5: (X - X.mean(-2, keepdims=True)) / np.sqrt(X.var(-2, keepdims=True) + eps)
                * g + b, "over its own features"),
@@ -59,6 +65,8 @@ LN_CASES = {
     "hard-coded d": (lambda X, g, b, eps=1e-5: (X - X.sum(-1, keepdims=True) / 6)
                      / np.sqrt(((X - X.sum(-1, keepdims=True) / 6) ** 2).sum(-1, keepdims=True) / 6 + eps) * g + b,
                      "section 2's formula"),
+    # right values, but the caller's X is normalised too (learner trial, issue 46; 02.1 and 04.2 catch it)
+    "in place": (lambda X, g, b, eps=1e-5: _ln_in_place(X, g, b, eps), "changed its input X in place"),
 }
 
 
@@ -136,27 +144,32 @@ def test_sample_checker(capsys):
 
 
 def test_head_role_checker(capsys):
-    assert C.head_role("muffet")
-    assert "✓" in capsys.readouterr().out
-    assert not C.head_role("on")
-    assert "where head 1 looks" in capsys.readouterr().out
-    # another context: head 2 looks back at "dumpty", head 1 at the last word itself
+    # the exercise's context: head 2 looks back at "dumpty", head 1 at the last word itself
     assert C.head_role("dumpty", context="humpty dumpty had a")
     assert "“dumpty”, 2 words back" in capsys.readouterr().out
     assert not C.head_role("a", context="humpty dumpty had a")
     assert "where head 1 looks" in capsys.readouterr().out
-    assert not C.head_role("little")
+    assert not C.head_role("had", context="humpty dumpty had a")
     assert "brightest cell" in capsys.readouterr().out
-    assert not C.head_role(3)
-    assert not C.head_role(None)
+    assert not C.head_role(3, context="humpty dumpty had a")
+    assert not C.head_role(None, context="humpty dumpty had a")
 
 
 def test_model_checkers_default_to_the_shipped_weights(capsys):
     assert C.mask_at_inference(False, True)
-    assert C.head_role("muffet")
+    assert C.head_role("dumpty")
     assert capsys.readouterr().out.count("✓") == 2
+
+
+def test_head_role_refuses_an_edited_call(capsys):
+    """Section 5's context, whose answer a cell above the exercise prints, passed with context= (learner
+    trial, issue 46); another head too."""
+    assert not C.head_role("muffet", context="little miss muffet sat on a")
+    assert "call it as the exercise cell does" in capsys.readouterr().out
+    assert not C.head_role("a", context="humpty dumpty had a", head=0)
+    assert "call it as the exercise cell does" in capsys.readouterr().out
 
 
 def test_head_role_knows_only_its_recorded_contexts(capsys):
     assert not C.head_role("jill", context="jill came")
-    assert "this checker knows the contexts" in capsys.readouterr().out
+    assert "call it as the exercise cell does" in capsys.readouterr().out

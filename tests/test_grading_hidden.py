@@ -277,10 +277,21 @@ def test_a_raising_answer_gets_a_message_with_the_shapes():
 
 
 def test_gradient_check_functions_cross_to_the_kernel_by_name():
-    for f in (refs.grad_wavy, refs.grad_quartic, refs.grad_big):
+    for f in (refs.grad_wavy, refs.grad_quartic, refs.grad_big, refs.grad_exp):
         data = wire.encode(f)
         assert data == {"function": ["attention_kit.grading.hidden_refs_learn", f.__name__]}
         assert wire.decode(data, allow_functions=True) is f
+
+
+def test_kv_cases_go_past_4096_tokens():
+    """A sliding window's cap typed into a full cache (learner trial, issue 46) fails for every seed."""
+    def capped(n, L, H, Hkv, d, b):
+        return 2 * min(n, 4096) * L * Hkv * d * b
+
+    for seed in range(40):
+        rng = case_rng(seed, "x", "07.3")
+        assert max(c[0] for c in refs.kv_cases(rng)) > 4096, seed
+        assert check_hidden("07.3", [capped], case_rng(seed, "x", "07.3")) is not None, seed
 
 
 def test_gradient_cases_are_in_the_checkers_bands():
@@ -290,11 +301,27 @@ def test_gradient_cases_are_in_the_checkers_bands():
         cases = refs.gradient_cases(case_rng(seed, "x", "05.3"))
         errs = [refs.gradient_ref(*c) for c in cases]
         assert errs[0] < 1e-7 and errs[2] < 1e-7 and abs(errs[1] - 0.5) < 1e-6
-        for (f, x, analytic, eps), err in zip(cases[1:], errs[1:], strict=True):
+        assert 1e-4 < errs[3] < 1e-2 and cases[3][3] != cases[0][3]  # a second, large eps
+        for (f, x, analytic, eps), err in zip(cases[1:3], errs[1:3], strict=True):
             numeric = np.array([(f(x + eps * e) - f(x - eps * e)) / (2 * eps)
                                 for e in np.eye(x.size).reshape(x.size, *x.shape)]).reshape(x.shape)
             assert not refs.gradient_ok(float(np.abs(analytic - numeric).max()), err)
             assert not refs.gradient_ok(float(np.linalg.norm(analytic - numeric)), err)
+
+
+def test_gradient_check_with_a_step_of_its_own_fails():
+    """A check that ignores the eps it is passed (learner trial, issue 46) fails the large-eps case."""
+    def own_step(f, x, analytic, eps=1e-4):
+        num = np.zeros_like(x)
+        for i in np.ndindex(x.shape):
+            up, down = x.copy(), x.copy()
+            up[i] += 1e-5
+            down[i] -= 1e-5
+            num[i] = (f(up) - f(down)) / 2e-5
+        return np.linalg.norm(analytic - num) / (np.linalg.norm(analytic) + np.linalg.norm(num))
+
+    for seed in range(10):
+        assert check_hidden("05.3", [own_step], case_rng(seed, "x", "05.3")) is not None, seed
 
 
 def test_gradient_error_against_one_gradient_fails():

@@ -106,7 +106,7 @@ def test_regrade_a_few_learners_into_the_class(tmp_path, capsys):
     assert "exercises (--exercises/EXERCISES=): 04.1:2,04.2:2,04.3:2 when the class was graded, " \
            "04.1:1,04.2:1,04.3:1" in err and "--new-settings" in err
     assert main([str(again), "--out", str(out), "--learners", "amy", "--seed", "7"]) == 2
-    assert "another SEED" in capsys.readouterr().err
+    assert "graded without a SEED (the default) and this regrade gives one" in capsys.readouterr().err
     assert main([str(again), "--out", str(out), "--learners", "cleo"]) == 2
     assert "'cleo' matches no learner of the graded class" in capsys.readouterr().err
     assert main([str(again), "--out", str(out), "--learners", "zoe"]) == 2  # graded, no file now

@@ -311,3 +311,24 @@ def test_a_pointer_at_files_the_edition_lacks_is_rejected(tmp_path):
     assert any("x.py: says 'tests/test_x.py'" in p for p in problems)
     for fine in ("the tests pass", "see attention_kit/tools.py", "the tools/ folder", "my/tests/x.py"):
         assert not make_student.MISSING_PATHS.search(fine), fine
+
+
+def test_a_shipped_module_pointing_at_files_the_edition_lacks_is_rejected(tmp_path):
+    """Not only check/: every module of the package ships, and help() shows its docstrings (issue 46:
+    long/, heads/ and decoder/ named tools/train_*.py)."""
+    (tmp_path / "attention_kit" / "long").mkdir(parents=True)
+    (tmp_path / "attention_kit" / "long" / "y.py").write_text('"""Trained by ``tools/train_y.py``."""\n')
+    problems = make_student.find_leaks(tmp_path, originals=[])
+    assert any("y.py: says 'tools/train_y.py'" in p for p in problems), problems
+
+
+def test_the_package_points_at_nothing_a_student_edition_lacks():
+    """What the builder would reject, found in the package itself (grading/ does not ship)."""
+    found = []
+    for path in sorted((ROOT / "attention_kit").rglob("*.py")):
+        if "grading" in path.relative_to(ROOT).parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        for pattern in (make_student.FORBIDDEN, make_student.MISSING_PATHS):
+            found += [f"{path.relative_to(ROOT)}: {m.group(0)!r}" for m in pattern.finditer(text)]
+    assert not found, found

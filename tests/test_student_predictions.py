@@ -8,10 +8,14 @@ subprocess that runs the student copy of the package, and none prints a ✓, a �
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import numpy as np
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -24,7 +28,8 @@ BYPASSES = textwrap.dedent('''
     import attention_kit
     from attention_kit import check
     assert attention_kit.__file__.startswith(sys.argv[1]), attention_kit.__file__
-    from attention_kit.check import backprop, general, heads, long_context, masks_positions, tiny_lm
+    from attention_kit.check import (backprop, general, heads, long_context, masks_positions,
+                                     self_attention, tiny_lm)
 
     def attempts(fn):
         """Every callable a learner can reach from the checker ``fn``."""
@@ -40,7 +45,7 @@ BYPASSES = textwrap.dedent('''
         return seen
 
     def predictions():
-        modules = (backprop, general, heads, long_context, masks_positions, tiny_lm)
+        modules = (backprop, general, heads, long_context, masks_positions, self_attention, tiny_lm)
         return [f for m in modules for f in vars(m).values() if getattr(f, "prediction", False)]
 
     def wrong(fn):
@@ -64,14 +69,21 @@ BYPASSES = textwrap.dedent('''
 ''')
 
 
-def test_no_way_round_recorded_predictions_in_the_student_edition(tmp_path):
-    out = tmp_path / "s"
+@pytest.fixture(scope="module")
+def record_edition(tmp_path_factory):
+    """A student edition built with ``--record-predictions``."""
+    out = tmp_path_factory.mktemp("record") / "s"
     assert make_student.main(["-o", str(out), "--record-predictions"]) == 0
+    return out
+
+
+def test_no_way_round_recorded_predictions_in_the_student_edition(record_edition, tmp_path):
+    out = record_edition
     run = subprocess.run([sys.executable, "-c", BYPASSES, str(out)], cwd=tmp_path,
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    assert lines[0] == "checkers: 8"
+    assert lines[0] == "checkers: 9"
     verdicts = [ln for ln in lines if ln.startswith(("✓", "✗"))]
     assert verdicts == [], verdicts
     recorded = [ln for ln in lines[1:] if ln.startswith("● recorded: [0, 1]")]
@@ -91,3 +103,213 @@ def test_the_full_package_still_judges_predictions():
         assert masks_positions.future_unchanged([3, 4, 5]) is True
         assert masks_positions.future_unchanged([0, 1]) is False
     assert [r.status for r in results] == ["passed", "failed"]
+
+
+# ------------------------------------------------ no prediction's answer in the shipped data
+
+def _right_answers() -> dict:
+    """``{exercise id: (checker, answers, kwargs)}``: every prediction exercise with its right
+    answer, read from the teacher's tables."""
+    from attention_kit.check import (
+        backprop,
+        general_cases,
+        heads,
+        long_context,
+        registry,
+        self_attention_cases,
+        tiny_lm,
+    )
+
+    out = {}
+    for nb in registry.NOTEBOOKS:
+        for ex_id, ex in nb.numbered():
+            if getattr(ex.checker, "prediction", False):
+                out[ex_id] = (ex.checker, dict(ex.kwargs or {}))
+    winners = general_cases.winner_table().open()
+    v = self_attention_cases.variance_table().open()[(16, 1.0, 1.0, 0.0, 1.0)]
+    mask = tiny_lm._mask_table().open()
+    head = tiny_lm._head_table().open()["humpty dumpty had a"]
+    answers = {
+        "01.3": (winners["dot"], winners["cosine"]),
+        "02.4": (v["want"], round(v["std"], 2)),
+        "04.4": ([3, 4, 5],),
+        "05.4": (backprop._rotate_table().open()["want"],),
+        "06.2": (mask["last"], mask["earlier"]),
+        "06.4": (head["tokens"][head["best"][1]],),
+        "08.2": (heads._failing_table().open()["failing"],),
+        "09.2": tuple(long_context._reach().open()),
+        "09.4": (long_context._keeps().open(),),
+    }
+    assert sorted(out) == sorted(answers), "a prediction exercise without its answer in this test"
+    return {ex_id: (out[ex_id][0], answers[ex_id], out[ex_id][1]) for ex_id in sorted(out)}
+
+
+def _tables_read_by_predictions() -> dict[str, list[str]]:
+    """``{exercise id: recorded keys}``: the tables each prediction checker of the teacher's
+    edition reads while it judges its right answer (traced, not declared)."""
+    import importlib
+    import pkgutil
+
+    import attention_kit.check as check
+
+    modules = [importlib.import_module(f"attention_kit.check.{m.name}") for m in pkgutil.iter_modules(check.__path__)]
+    read: list[str] = []
+    saved = []
+    for m in modules:
+        for name, f in list(vars(m).items()):
+            if callable(f) and hasattr(f, "recorded_key"):
+                def traced(f=f):
+                    read.append(f.recorded_key)
+                    return f()
+                saved.append((m, name, f))
+                setattr(m, name, traced)
+    try:
+        out = {}
+        for ex_id, (checker, answers, kwargs) in _right_answers().items():
+            read.clear()
+            with check.recording() as results:
+                assert checker(*answers, **kwargs) is True, ex_id
+            assert [r.status for r in results] == ["passed"], (ex_id, results)
+            out[ex_id] = sorted(set(read))
+    finally:
+        for m, name, f in saved:
+            setattr(m, name, f)
+    return out
+
+
+def _needles() -> dict:
+    """What each prediction's answer looks like inside data (JSON for the student's process)."""
+    a = {ex_id: answers for ex_id, (_, answers, _) in _right_answers().items()}
+    return {
+        "lists": {"04.4": [3, 4, 5], "05.4": list(a["05.4"][0]), "08.2": sorted(a["08.2"][0]),
+                  "09.2": list(a["09.2"]), "09.4": sorted(a["09.4"][0])},
+        "dicts": {"01.3": {"dot": a["01.3"][0], "cosine": a["01.3"][1]},
+                  "06.2": {"last": bool(a["06.2"][0]), "earlier": bool(a["06.2"][1])},
+                  "06.4": {"best": None}},
+        "floats": {"02.4": float(np.sqrt(a["02.4"][0]))},
+        "texts": {"04.4": "rows 3, 4 and 5", "09.4": "the sink"},
+    }
+
+
+LOOK_INSIDE = textwrap.dedent('''
+    import importlib, json, pickle, pkgutil, sys
+    sys.path.insert(0, sys.argv[1])
+    needles, withheld_expected = json.loads(sys.argv[2]), json.loads(sys.argv[3])
+    import attention_kit.check as check
+    from attention_kit.check import recorded
+    assert check.__file__.startswith(sys.argv[1]), check.__file__
+    found = []
+
+    def walk(x, where):
+        if isinstance(x, dict):
+            for ex_id, d in needles["dicts"].items():
+                if all(k in x and (v is None or x[k] == v) for k, v in d.items()):
+                    found.append((ex_id, where))
+            for k, v in x.items():
+                walk(k, where), walk(v, where)
+        elif isinstance(x, (list, tuple)):
+            for ex_id, lst in needles["lists"].items():
+                try:
+                    if [int(v) for v in x] == lst and all(float(v) == int(v) for v in x):
+                        found.append((ex_id, where))
+                except (TypeError, ValueError, OverflowError):
+                    pass
+            for v in x:
+                walk(v, where)
+        elif isinstance(x, float):
+            for ex_id, f in needles["floats"].items():
+                if abs(x - f) < 1e-9:
+                    found.append((ex_id, where))
+        elif isinstance(x, str):
+            for ex_id, t in needles["texts"].items():
+                if t in x:
+                    found.append((ex_id, where))
+        elif hasattr(x, "tolist"):
+            walk(x.tolist(), where)
+
+    with open(recorded.STORE, "rb") as f:
+        store = pickle.load(f)
+    for key, value in store.items():
+        walk(value, f"recorded.pkl[{key}]")
+    raw = recorded.STORE.read_bytes()
+    for ex_id, t in needles["texts"].items():
+        if t.encode() in raw:
+            found.append((ex_id, "recorded.pkl's bytes"))
+    calls, refused = 0, []
+    for info in pkgutil.iter_modules(check.__path__):
+        m = importlib.import_module(f"attention_kit.check.{info.name}")
+        for name, fn in vars(m).items():
+            if callable(fn) and hasattr(fn, "recorded_key"):
+                calls += 1
+                try:
+                    value = fn()
+                except RuntimeError as exc:
+                    assert "does not ship" in str(exc), exc
+                    refused.append(fn.recorded_key)
+                    continue
+                walk(value, f"{info.name}.{name}()")
+                walk(repr(value), f"repr({info.name}.{name}())")
+    print(json.dumps({"found": found, "calls": calls, "refused": sorted(set(refused)),
+                      "withheld": store.get("__withheld__"), "keys": sorted(store)}))
+''')
+
+
+def _look_inside(edition: Path, tables: list[str], tmp_path: Path) -> dict:
+    run = subprocess.run([sys.executable, "-c", LOOK_INSIDE, str(edition), json.dumps(_needles()),
+                          json.dumps(tables)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout.splitlines()[-1])
+
+
+def test_the_teacher_edition_finds_the_answers_the_student_edition_must_not_hold():
+    """The search below is not blind: in the teacher's edition every needle is found in the
+    tables the prediction checkers read (so finding none in the student edition means something)."""
+    from attention_kit.check import recorded
+
+    tables = _tables_read_by_predictions()
+    assert all(tables.values()), tables  # each reads at least one table
+    every = sorted({k for keys in tables.values() for k in keys})
+    marked = recorded.recorded_functions()
+    assert [k for k in every if not marked[k].answers] == [], "a prediction's table not marked answers=True"
+    opened = {k: marked[k]().open() for k in every}
+    needles = _needles()
+    text = repr(opened)
+    for ex_id, t in needles["texts"].items():
+        assert t in text, ex_id
+    for ex_id, lst in needles["lists"].items():
+        assert any(str(lst)[1:-1] in repr(v) or str(tuple(lst))[1:-1] in repr(v) for v in opened.values()), ex_id
+
+
+def test_a_recorded_edition_ships_no_prediction_answer(record_edition, tmp_path):
+    """HIGH in issue 45: ``make student PREDICTIONS=record`` shipped every prediction's table in
+    recorded.pkl (``masks_positions._rows_table()['want']`` printed [3, 4, 5])."""
+    tables = sorted({k for keys in _tables_read_by_predictions().values() for k in keys})
+    seen = _look_inside(record_edition, tables, tmp_path)
+    assert seen["found"] == [], seen["found"]
+    assert not set(tables) & set(seen["keys"]), "a prediction's table in recorded.pkl"
+    assert seen["withheld"] == tables and seen["refused"] == tables
+    assert seen["calls"] > 40  # every table function of the student edition was called
+
+
+def test_a_default_edition_holds_the_answers_sealed(tmp_path):
+    """Without PREDICTIONS=record the checker needs its answers: neither recorded.pkl nor a table
+    function called without arguments shows them in plain form, and the checker still judges."""
+    out = tmp_path / "s"
+    assert make_student.main(["-o", str(out)]) == 0
+    tables = sorted({k for keys in _tables_read_by_predictions().values() for k in keys})
+    seen = _look_inside(out, tables, tmp_path)
+    assert seen["found"] == [], seen["found"]
+    assert seen["withheld"] is None and set(tables) <= set(seen["keys"]) and seen["refused"] == []
+    judge = textwrap.dedent('''
+        import sys
+        sys.path.insert(0, sys.argv[1])
+        from attention_kit.check import masks_positions as mp
+        print(mp._rows_table())
+        mp.future_unchanged([3, 4, 5]); mp.future_unchanged([4, 5])
+    ''')
+    run = subprocess.run([sys.executable, "-c", judge, str(out)], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    first, ok, hint = run.stdout.splitlines()[:3]
+    assert first.startswith("<sealed table masks_positions._rows_table") and "3, 4" not in first
+    assert ok.startswith("✓") and hint.startswith("✗") and "row 3" in hint

@@ -131,7 +131,8 @@ def find_leaks(folder: Path, originals: list[Path] | None = None) -> list[str]:
             continue
         rel = path.relative_to(folder)
         if path.suffix == ".py":
-            if rel.parts[:2] == ("attention_kit", "check"):  # what `check.x??` shows a learner
+            # what `check.x??` or `help(...)` shows a learner: every shipped module's docstrings and comments
+            if rel.parts[:1] == ("attention_kit",):
                 text = path.read_text(encoding="utf-8")
                 for pattern in (FORBIDDEN, MISSING_PATHS):
                     if m := pattern.search(text):
@@ -226,8 +227,9 @@ def _environment() -> str:
 
 
 def _decorated(node, name: str) -> bool:
+    decorators = [d.func if isinstance(d, ast.Call) else d for d in node.decorator_list]
     return any((isinstance(d, ast.Name) and d.id == name)
-               or (isinstance(d, ast.Attribute) and d.attr == name) for d in node.decorator_list)
+               or (isinstance(d, ast.Attribute) and d.attr == name) for d in decorators)
 
 
 def record_only_checkers(source: str) -> str:
@@ -288,9 +290,9 @@ def strip_references(source: str, module: str = "?") -> str:
     return out
 
 
-def record_data() -> dict:
-    """Every ``@recorded`` function of ``attention_kit.check``, called: the student edition's
-    ``recorded.pkl``."""
+def record_data(*, record_predictions: bool = False) -> dict:
+    """Every ``@recorded`` function of ``attention_kit.check``, called: ``recorded.pkl``. A
+    prediction's table (``answers=True``) is sealed, or with ``record_predictions`` left out."""
     import importlib
     import pkgutil
 
@@ -299,7 +301,10 @@ def record_data() -> dict:
 
     for info in pkgutil.iter_modules(check.__path__):
         importlib.import_module(f"attention_kit.check.{info.name}")
-    return {key: fn() for key, fn in sorted(recorded.recorded_functions().items())}
+    functions = sorted(recorded.recorded_functions().items())
+    withheld = [key for key, fn in functions if fn.answers and record_predictions]
+    data = {key: recorded.store_entry(key) for key, _ in functions if key not in withheld}
+    return {**data, recorded.WITHHELD: withheld} if record_predictions else data
 
 
 def write_check_package(folder: Path, *, record_predictions: bool = False) -> None:
@@ -316,7 +321,7 @@ def write_check_package(folder: Path, *, record_predictions: bool = False) -> No
         if record_predictions:
             text = record_only_checkers(text)
         module.write_text(text, encoding="utf-8")
-    save_store(folder / "recorded.pkl", record_data())
+    save_store(folder / "recorded.pkl", record_data(record_predictions=record_predictions))
 
 
 def write_edition(out: Path, notebooks: list[Path], *, record_predictions: bool = False) -> None:

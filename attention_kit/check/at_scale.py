@@ -319,11 +319,14 @@ def _kv_values(n, L, H, Hkv, d, b) -> tuple[int, list]:
 @recorded
 def _kv_table() -> dict:
     """Real shapes (``MODEL_SHAPES``), several sizes: Mistral 7B at 4,096 tokens, its window, where the
-    rolling buffer is full; the right sizes and, per mistake, its sizes on every case."""
-    picks = (("Llama 2 70B", 4096, 2), ("Falcon 7B", 2048, 2), ("Llama 2 7B", 1000, 4), ("Mistral 7B", 4096, 2))
+    rolling buffer is full; and one case past 4,096 tokens (Code Llama 7B: Llama 2 7B's shapes, trained
+    on 16,384-token sequences), so that no cap at 4,096 tokens passes; the right sizes and, per
+    mistake, its sizes on every case."""
+    picks = (("Llama 2 70B", 4096, 2), ("Falcon 7B", 2048, 2), ("Llama 2 7B", 1000, 4), ("Mistral 7B", 4096, 2),
+             ("Code Llama 7B", 16384, 2))
     names, cases = [], []
-    for name, n, b in picks:  # float16, float16, float32, bfloat16
-        s = MODEL_SHAPES[name]
+    for name, n, b in picks:  # float16, float16, float32, bfloat16, float16
+        s = MODEL_SHAPES["Llama 2 7B" if name == "Code Llama 7B" else name]  # the same shapes
         names.append(name)
         cases.append((n, s["layers"], s["heads"], s["kv_heads"], s["d_head"], b))
     values = [_kv_values(*c) for c in cases]
@@ -347,7 +350,7 @@ def kv_cache_size(fn) -> bool:
             "has no fraction, and a float from a division can lose the last units for large counts"))):
         return report(False, msg)
     if all(g == w for g, w in zip(got, want, strict=True)):
-        return report(True, _("the cache size is right for all four models; GQA and MQA shrink it by as many times "
+        return report(True, _("the cache size is right for all five models, up to 16,384 tokens; GQA and MQA shrink it by as many times "
                               "as there are query heads per key/value head"))
     i = next(k for k, (g, w) in enumerate(zip(got, want, strict=True)) if g != w)
     name, (n, L, H, Hkv, d, b) = table["names"][i], cases[i]

@@ -56,7 +56,7 @@ _GRADED_ROTATE = N_("Attention goes where the answer is stored: for each query, 
                     "wants as its output, and which key's value holds that word")
 
 
-@recorded
+@recorded(answers=True)  # a prediction's answers: sealed, withheld by PREDICTIONS=record
 def _rotate_table() -> dict:
     """The pattern the head learns on *rotate*, the usual wrong ones, and the texts that name keys."""
     from ..learn.toy_tasks import N_TOKENS
@@ -72,7 +72,7 @@ def _rotate_table() -> dict:
 @prediction
 def rotate_pattern(answer) -> bool:
     """Check ``answer``: for each query of the ``rotate`` task, the key it attends to most."""
-    t = _rotate_table()
+    t = _rotate_table().open()
     n, want = t["n"], t["want"]
     if not_done(answer):
         return not_attempted(_("no answer yet: replace the `...` after `answer =` with a list of {n} key indices, "

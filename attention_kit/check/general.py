@@ -83,6 +83,16 @@ def _as_vector(x) -> np.ndarray | None:
     return arr
 
 
+def _is_text(x) -> bool:
+    """True when ``x`` is a string, or an array or a list or tuple holding one (numpy would read
+    ``"0.665"`` as a number, so without this a list of strings would pass)."""
+    if isinstance(x, (str, bytes)):
+        return True
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "SU" or (x.dtype == object and any(_is_text(v) for v in x.ravel()))
+    return isinstance(x, (list, tuple)) and any(_is_text(v) for v in x)
+
+
 def softmax_by_hand(weights, *, atol: float = 5e-3) -> bool:
     """Check hand-computed softmax weights of ``SOFTMAX_SCORES`` (``[2, 1, 0]``), to ``atol``.
 
@@ -93,6 +103,9 @@ def softmax_by_hand(weights, *, atol: float = 5e-3) -> bool:
     """
     if not_done(weights):
         return not_attempted(_("no answer yet: replace the ... with your three weights"))
+    if _is_text(weights):
+        return report(False, _("give the weights as numbers, not as text: write 0.5, not \"0.5\" (quotes make "
+                               "a string, and a string is not a number you can compute with)"))
     w = _as_vector(weights)
     t = softmax_table()
     e, want = t["scores"], t["want"]
@@ -193,7 +206,7 @@ def predict_winners(dot_winner, cosine_winner) -> bool:
     """
     if not_done(dot_winner) or not_done(cosine_winner):
         return not_attempted(_("no answer yet: give both winners as key labels such as 'k1'"))
-    t = winner_table()
+    t = winner_table().open()
     labels = t["labels"]
     answers = []
     for name, ans in (("dot_winner", dot_winner), ("cosine_winner", cosine_winner)):
@@ -243,6 +256,9 @@ def context_vector(fn) -> bool:
             if "matmul" in err or "shapes" in err or "broadcast" in err:
                 hint = _(". The weights a index the keys, which are the rows of V: the product must sum "
                         "over that shared axis, a's last and V's first")
+            elif a.ndim == 1:
+                hint = _(". Here a is one weight vector, shape (n_k,), not a stack of rows: the same expression "
+                         "must take both forms, so write it for a's last axis, whatever stands before it")
             return report(False, _("for a of shape {a} and V of shape {V}, {error}").format(a=a.shape, V=V.shape, error=err) + hint)
         if (msg := array_answer(out)):
             return report(False, msg)

@@ -66,7 +66,7 @@ def dot_table() -> list[dict]:
     return table
 
 
-@recorded
+@recorded(answers=True)  # a prediction's answers: sealed, withheld by PREDICTIONS=record
 def winner_table() -> dict:
     """The winning keys of ``WINNER_Q`` among ``WINNER_K`` under the dot and the cosine score."""
     return {"labels": list(WINNER_LABELS),
@@ -141,5 +141,7 @@ def output_table() -> list[dict]:
              "section 2's table shows what a column-form matrix becomes when the vectors are rows")),
             (on_c, N_("the softmax goes on the logits W_c c + b_c, not on c")),
             (np.einsum("yv,nv->ny", W, softmax(C)) + b, N_("the softmax goes on the logits W_c c + b_c, not on c")),
+            (softmax(logits - b) + b, N_("the bias was added after the softmax: it belongs to the logits, before they "
+                                         "become probabilities; added afterwards, a row no longer sums to 1")),
         ]})
     return table

@@ -2,8 +2,9 @@
 
 * ``gradient_check(fn)``: ``fn(f, x, analytic, eps) -> relative error``; catches an absolute error
   (which hides the scale of the gradient), an error measured against one gradient alone (it treats
-  the two unlike and can exceed 1), a one-sided difference, a division by eps where the two points are
-  2 eps apart, and x perturbed in place. ``attention_kit.check.backprop`` imports it, with
+  the two unlike and can exceed 1) or against the larger of the two (it can exceed 1 too), a one-sided
+  difference, a division by eps where the two points are 2 eps apart, a step of its own instead of the
+  eps passed (two values of eps are tried), and x perturbed in place. ``attention_kit.check.backprop`` imports it, with
   notebook 05's other checkers.
 """
 
@@ -24,6 +25,7 @@ STUB = N_("no answer yet: replace the `...` after `return` with your code, then 
 # ---------------------------------------------------------------- gradient check
 
 _EPS = 1e-4  # central differences: ~1e-8 relative here; one-sided: ~1e-4, so the two cannot be confused
+_BIG_EPS = 0.1  # a second step, large enough that its central difference's error shows: the eps passed is used
 
 
 def _curved(z):
@@ -41,7 +43,13 @@ def _huge(z):
     return 1e6 * float(np.sum(np.cos(z)))
 
 
-_FUNCTIONS = {"curved": _curved, "tiny": _tiny, "huge": _huge}
+def _exp(z):
+    """Every entry's central difference is off by the same factor, sinh(eps) / eps: any relative error
+    that treats both gradients alike, by norms or entry by entry, gives the same number."""
+    return float(np.sum(np.exp(z)))
+
+
+_FUNCTIONS = {"curved": _curved, "tiny": _tiny, "huge": _huge, "exp": _exp}
 
 
 @reference
@@ -66,21 +74,30 @@ def _gradient_table() -> list[dict]:
     falls in, the relative error itself (a wrong gradient that is a multiple of the right one gives
     the same number with any measure that treats both gradients alike and stays between 0 and 1),
     and what the usual mistakes return (absolute errors, the difference against one gradient alone,
-    a one-sided difference, a division by eps)."""
+    a one-sided difference, a division by eps); the wrong gradient's case also keeps a second analytic
+    gradient, half the right one, on which an error against the larger gradient differs from one
+    against the analytic gradient alone; the last case uses a large eps, so that an answer which
+    ignores the eps it is given shows."""
     from ..learn.backward import relative_error
 
     x = np.linspace(-1.2, 1.3, 6).reshape(2, 3)  # no 0, where a gradient would vanish
     y = np.linspace(0.4, 1.5, 5)                  # another shape: nothing about the size is fixed
-    cases = [(N_("a correct gradient"), "curved", x, np.cos(3 * x) * 3 * x**2 + 2 * x * np.sin(3 * x), "small"),
-             (N_("a wrong gradient of size 1e-9"), "tiny", y, 2 * (3e-9 * y**2), "large"),  # twice the truth: 1/3
-             (N_("a correct gradient of size 1e6"), "huge", x, -1e6 * np.sin(x), "small")]
+    cases = [(N_("a correct gradient"), "curved", x, np.cos(3 * x) * 3 * x**2 + 2 * x * np.sin(3 * x), "small", _EPS),
+             (N_("a wrong gradient of size 1e-9"), "tiny", y, 2 * (3e-9 * y**2), "large", _EPS),  # twice the truth: 1/3
+             (N_("a correct gradient of size 1e6"), "huge", x, -1e6 * np.sin(x), "small", _EPS),
+             (N_("a correct gradient with a large step, eps = 0.1"), "exp", y, np.exp(y), "step", _BIG_EPS)]
     out = []
-    for case, name, xc, analytic, band in cases:
-        num = {k: _numeric(_FUNCTIONS[name], xc, _EPS, k) for k in ("central", "one-sided", "over eps")}
+    for case, name, xc, analytic, band, eps in cases:
+        num = {k: _numeric(_FUNCTIONS[name], xc, eps, k) for k in ("central", "one-sided", "over eps")}
         diff = analytic - num["central"]
         size = {"analytic": float(np.linalg.norm(analytic)), "numerical": float(np.linalg.norm(num["central"]))}
-        out.append({"case": case, "f": name, "x": xc, "analytic": analytic, "band": band,
+        half = analytic / 4 if band == "large" else None  # half the truth: the numerical gradient is the larger
+        out.append({"case": case, "f": name, "x": xc, "analytic": analytic, "band": band, "eps": eps,
                     "want": relative_error(analytic, num["central"]),
+                    "half": half,
+                    # on ``half``, the difference against the larger of the two gradients (the numerical one)
+                    "half larger": None if half is None else float(np.linalg.norm(half - num["central"])
+                                                                   / np.linalg.norm(num["central"])),
                     "absolute": [float(np.max(np.abs(diff))), float(np.linalg.norm(diff))],
                     # the difference against one gradient alone (or the larger: here the analytic one)
                     "one gradient": {k: float(np.linalg.norm(diff)) / v for k, v in size.items()},
@@ -94,6 +111,17 @@ def _cases():
     return [(c["case"], _FUNCTIONS[c["f"]], c["x"], c["analytic"], c["band"]) for c in _gradient_table()]
 
 
+def _larger_of_the_two(fn, c) -> bool:
+    """True when ``fn`` measures the difference against the larger of the two gradients: on the wrong
+    gradient's second analytic gradient (half the truth) the numerical gradient is the larger, and
+    that measure gives a number other than the one against the analytic gradient alone."""
+    x_in = c["x"].copy()
+    x_in.setflags(write=False)
+    got, err = try_call(fn, _FUNCTIONS[c["f"]], x_in, c["half"].copy(), c["eps"])
+    v = None if err else as_floats(got)
+    return v is not None and v.size == 1 and bool(np.isclose(float(v.reshape(())), c["half larger"], rtol=0.01))
+
+
 @plain_numpy()
 def gradient_check(fn) -> bool:
     """Check ``fn(f, x, analytic, eps) -> float``: the relative error between ``analytic`` and a
@@ -104,7 +132,7 @@ def gradient_check(fn) -> bool:
         case, f, x, analytic, band = _(c["case"]), _FUNCTIONS[c["f"]], c["x"], c["analytic"], c["band"]
         x_in = x.copy()
         x_in.setflags(write=False)  # perturbing x itself (in place) fails here, restored or not
-        got, err = try_call(fn, f, x_in, analytic.copy(), _EPS)
+        got, err = try_call(fn, f, x_in, analytic.copy(), c["eps"])
         if got is Ellipsis:
             return not_attempted(_(STUB))
         if err and "read-only" in err:
@@ -124,7 +152,7 @@ def gradient_check(fn) -> bool:
                                    "of the gradients, so it is never negative; got {v}").format(case=case, v=f"{v:.3g}"))
         if band == "small" and v <= 1e-6:
             continue
-        if band == "large" and np.isclose(v, c["want"], rtol=0.01):
+        if band in ("large", "step") and np.isclose(v, c["want"], rtol=0.01):
             continue
         if any(np.isclose(v, e, rtol=0.05) for e in c["absolute"]):
             return report(False, _("{case}: you returned an absolute error ({v}). It hides the scale: a "
@@ -142,7 +170,13 @@ def gradient_check(fn) -> bool:
             for which, e in c["one gradient"].items():
                 if not np.isclose(v, e, rtol=0.01):
                     continue
-                if which == "analytic":
+                if which == "analytic" and _larger_of_the_two(fn, c):
+                    msg = _("{case}: your error, {v}, divides by the larger of the two gradients' sizes. It treats "
+                            "the two alike, but it is not a relative error in the course's sense: it can exceed 1 "
+                            "(up to 2, when the gradients point opposite ways), so the course's thresholds do not "
+                            "apply to it. Measure the difference against the sizes of both "
+                            "gradients together, so that the result stays between 0 and 1")
+                elif which == "analytic":
                     msg = _("{case}: your error, {v}, measures the difference against the analytic gradient alone "
                             "(here the larger of the two). A relative error must treat the two gradients alike (either "
                             "one may be the wrong one) and stay between 0 and 1 whatever they are; against one gradient "
@@ -157,6 +191,15 @@ def gradient_check(fn) -> bool:
             return report(False, _("{case}: got {v}, more than 1: a relative error measured against the sizes of "
                                    "both gradients, treated alike, stays between 0 and 1 whatever they are").format(
                                        case=case, v=f"{v:.3g}"))
+        if band == "step":
+            if v < c["want"] / 10:
+                return report(False, _("{case}: got {v}, far below the {want} that a central difference with "
+                                       "this step gives: does your function use the eps it is passed, or a step "
+                                       "of its own?").format(case=case, v=f"{v:.2e}", want=f"{c['want']:.2e}"))
+            return report(False, _("{case}: expected a relative error of {want} (a central difference with this "
+                                   "step is off by that much), got {v}; check your numerical gradient entry by "
+                                   "entry, then the error's denominator").format(
+                                       case=case, v=f"{v:.2e}", want=f"{c['want']:.2e}"))
         if band == "small":
             return report(False, _("{case}: a correct gradient should give a relative error below 1e-6, got {v}; "
                                    "check your numerical gradient entry by entry, then the error's denominator").format(

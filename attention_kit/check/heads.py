@@ -165,7 +165,7 @@ PREFIX, SEGMENT = 10, 4
 _QUERIES = range(PREFIX + SEGMENT, 24)  # 14 .. 23: the queries whose token occurred before
 
 
-@recorded
+@recorded(answers=True)  # a prediction's answers: sealed, withheld by PREDICTIONS=record
 def _failing_table() -> dict:
     """The queries of the exercise's sequences that the shipped two-layer model gets right less than
     half the time (measured on 512 draws), and the sets the usual mistakes give."""
@@ -229,7 +229,7 @@ def failing_queries(answer) -> bool:
         return report(False, _("the question is about queries 14 to 23, whose token occurred before; got {got}. "
                                "Queries 0 to 13 have no earlier copy: no induction head can answer them").format(got=outside))
     have = set(got)
-    t = _failing_table()
+    t = _failing_table().open()
     fail, works = set(t["failing"]), set(t["works"])
     advice = _(_GRADED_FAILS)
     if have == fail:

@@ -343,7 +343,7 @@ _GRADED_ROWS = N_("a row can change only if the edited token is among its keys: 
                   "query i sees itself and the keys before it. Go through the rows one by one")
 
 
-@recorded
+@recorded(answers=True)  # a prediction's answers: sealed, withheld by PREDICTIONS=record
 def _rows_table() -> dict:
     """Token 3 of a 6-token sequence is edited under a causal mask: the rows that change, and the
     in-class hints (which may name them) for the usual wrong sets."""
@@ -391,7 +391,7 @@ def future_unchanged(answer) -> bool:
     got = [int(k) for k in items]
     if len(set(got)) != len(got):
         return report(False, _("list each query index once, got {got}").format(got=got))
-    t = _rows_table()
+    t = _rows_table().open()
     n = t["n"]
     out = [k for k in got if not 0 <= k < n]
     if out:

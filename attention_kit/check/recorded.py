@@ -29,11 +29,13 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
 import pickle
+import zlib
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["recorded", "reference", "STORE", "load_store", "recorded_functions"]
+__all__ = ["recorded", "reference", "STORE", "load_store", "recorded_functions", "Sealed", "WITHHELD"]
 
 #: The student edition's data file (absent in the teacher's edition).
 STORE = Path(__file__).with_name("recorded.pkl")
@@ -41,6 +43,50 @@ STORE = Path(__file__).with_name("recorded.pkl")
 _cache: dict[str, Any] = {}
 _store: dict[str, Any] | None = None
 _REGISTERED: dict[str, Callable[[], Any]] = {}
+
+#: The store's entry listing the ``answers=True`` tables a ``PREDICTIONS=record`` edition leaves out.
+WITHHELD = "__withheld__"
+
+
+class Sealed:
+    """A prediction exercise's table (its answer, and hints that may state it), as a table function
+    returns it: printing it or calling the function shows no answer; the checker calls
+    :meth:`open`. This only keeps the answer out of plain sight in an edition whose checkers
+    judge predictions in class (code that can judge can be read); ``make student
+    PREDICTIONS=record`` ships no such table at all (docs/teaching.md, Predictions)."""
+
+    __slots__ = ("_key", "_blob")
+
+    def __init__(self, key: str, blob: bytes):
+        self._key, self._blob = key, blob
+
+    def __repr__(self) -> str:
+        return f"<sealed table {self._key}: a prediction's answers, opened only by its checker>"
+
+    __str__ = __repr__
+
+    def open(self) -> Any:
+        """The table (a fresh copy)."""
+        return _unseal(self._key, self._blob)
+
+
+def _pad(key: str, n: int) -> bytes:
+    out, block = bytearray(), 0
+    while len(out) < n:
+        out += hashlib.sha256(f"attention_kit.check/{key}/{block}".encode()).digest()
+        block += 1
+    return bytes(out[:n])
+
+
+def seal(key: str, value: Any) -> bytes:
+    """``value`` as the bytes a :class:`Sealed` holds (compressed and masked: no answer in plain
+    form in ``recorded.pkl``, not even as a pickled string)."""
+    raw = zlib.compress(pickle.dumps(value, protocol=4))
+    return bytes(a ^ b for a, b in zip(raw, _pad(key, len(raw)), strict=True))
+
+
+def _unseal(key: str, blob: bytes) -> Any:
+    return pickle.loads(zlib.decompress(bytes(a ^ b for a, b in zip(blob, _pad(key, len(blob)), strict=True))))
 
 
 def load_store() -> dict[str, Any]:
@@ -59,26 +105,37 @@ def _key(fn: Callable) -> str:
     return f"{(fn.__module__ or '?').rsplit('.', 1)[-1]}.{fn.__qualname__}"
 
 
-def recorded(fn: Callable[[], Any]) -> Callable[[], Any]:
+def recorded(fn: Callable[[], Any] | None = None, *, answers: bool = False):
     """Mark ``fn`` (no arguments) as a checker's data: its cases, right answers and mistakes'
     outputs. Computed once here; read from ``recorded.pkl`` in the student edition. Each call
-    returns a fresh copy, so a checker (or a learner's function) may change what it gets."""
+    returns a fresh copy, so a checker (or a learner's function) may change what it gets.
+
+    ``@recorded(answers=True)``: a prediction exercise's table. The function returns a
+    :class:`Sealed` (its checker calls ``.open()``), in every edition; ``recorded.pkl`` holds it
+    masked, and a ``PREDICTIONS=record`` edition leaves it out."""
+    if fn is None:
+        return functools.partial(recorded, answers=answers)
     key = _key(fn)
 
     @functools.wraps(fn)
     def wrapper():
         store = load_store()
         if key in store:
-            return copy.deepcopy(store[key])
+            value = store[key]
+            return Sealed(key, value) if answers else copy.deepcopy(value)
+        if key in store.get(WITHHELD, ()):
+            raise RuntimeError(f"attention_kit.check: {key} holds a prediction exercise's answers, which "
+                               "this edition does not ship: predictions are judged when the notebook is graded")
         if key not in _cache:
             if store:  # a student edition without this entry: built from other sources
                 raise RuntimeError(f"attention_kit.check: no recorded data for {key}; rebuild the "
                                    "student edition (make student)")
-            _cache[key] = fn()
-        return copy.deepcopy(_cache[key])
+            _cache[key] = seal(key, fn()) if answers else fn()
+        return Sealed(key, _cache[key]) if answers else copy.deepcopy(_cache[key])
 
     wrapper.recorded_key = key
-    _REGISTERED[key] = fn
+    wrapper.answers = answers
+    _REGISTERED[key] = wrapper
     return wrapper
 
 
@@ -91,8 +148,18 @@ def reference(fn: Callable) -> Callable:
 
 def recorded_functions() -> dict[str, Callable[[], Any]]:
     """``{key: function}`` for every recorded function of the modules imported so far (the
-    student-edition builder imports every ``check`` module first)."""
+    student-edition builder imports every ``check`` module first): the marked functions, whose
+    ``answers`` attribute says whether they hold a prediction's answers."""
     return dict(_REGISTERED)
+
+
+def store_entry(key: str) -> Any:
+    """What ``recorded.pkl`` holds for ``key``: the data, or for an ``answers=True`` table its
+    sealed bytes."""
+    fn = _REGISTERED[key]
+    if key not in _cache:
+        _cache[key] = seal(key, fn.__wrapped__()) if fn.answers else fn.__wrapped__()
+    return _cache[key]
 
 
 def save_store(path: Path, data: dict[str, Any]) -> None:

@@ -153,7 +153,7 @@ def output_row_table() -> list[dict]:
 
 # ---------------- Exercise 4: the variance of a dot product
 
-@recorded
+@recorded(answers=True)  # a prediction's answers: sealed, withheld by PREDICTIONS=record
 def variance_table() -> dict:
     """``{(d_k, mean_q, var_q, mean_k, var_k): numbers}`` for the exercise's inputs (d_k = 16,
     E(q) = 1), section 3's (d_k = 64, zero means) and both means 1."""
@@ -196,6 +196,10 @@ def _wrong_outputs(X, W_q, W_k, W_v) -> list[tuple[np.ndarray | None, str]]:
     if d_model != d_k:
         out.append((_sm(dots / np.sqrt(d_model)) @ V, N_("you scaled by sqrt(d_model), the width of X; "
                     "scale by sqrt(d_k), the width of the queries and keys")))
+    if V.shape[-1] != d_k:
+        out.append((_sm(dots / np.sqrt(V.shape[-1])) @ V, N_("you scaled by the width of the values, d_v; the "
+                    "scaling keeps the scores' spread in check, and a score sums over the entries of a query "
+                    "and a key: scale by their width, d_k")))
     return out
 
 

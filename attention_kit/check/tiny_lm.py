@@ -18,7 +18,7 @@ is data, recorded once (``attention_kit.check.recorded``).
   ignoring it, always taking the argmax, a generator re-created or re-seeded on every call (the
   same token every time), overflow for large logits, draws that do not come from the ``rng``
   passed in (numpy's global generator), a hard-coded number of tokens, and a result that is not an int.
-* ``head_role(word, context=...)``: the word head 2 looks at most from the last word of the context
+* ``head_role(word, context=...)``: the word head 2 looks at most from the last word of the exercise's context
   (by default "little miss muffet sat on a").
 """
 
@@ -113,9 +113,14 @@ def layer_norm(fn) -> bool:
     t = _layer_norm_table()
     for c in t["cases"]:
         case, X, g, b, eps = _(c["case"]), c["X"], c["g"], c["b"], c["eps"]
-        got, err = try_call(fn, X.copy(), g.copy(), b.copy(), eps=eps)
+        X_in = X.copy()
+        got, err = try_call(fn, X_in, g.copy(), b.copy(), eps=eps)
         if got is Ellipsis:
             return not_attempted(_(STUB))
+        if not np.array_equal(X_in, X):
+            return report(False, _("{case}: your function changed its input X in place (an in-place subtraction "
+                                   "or division writes into the caller's array, and the caller's X is then "
+                                   "normalised too); compute into a new array instead").format(case=case))
         if err:
             if "broadcast" in err:
                 hint = _("The row means and variances lost their last axis, so they do not line up with the "
@@ -162,7 +167,7 @@ def _shipped():
     return params, config, rhyme_stream()[1]
 
 
-@recorded
+@recorded(answers=True)  # a prediction's answers: sealed, withheld by PREDICTIONS=record
 def _mask_table() -> dict:
     """What removing the causal mask changes in the shipped model, on the exercise's context."""
     from ..decoder.tiny_lm import lm_forward
@@ -190,7 +195,7 @@ def mask_at_inference(last_changes, earlier_change) -> bool:
         return not_attempted(_("no answer yet: set both predictions to True or False"))
     if not isinstance(last_changes, (bool, np.bool_)) or not isinstance(earlier_change, (bool, np.bool_)):
         return report(False, _("answer each question with True or False"))
-    t = _mask_table()
+    t = _mask_table().open()
     if bool(last_changes) != t["last"]:
         if t["n_layers"] == 1:
             hint = _("last_changes is not right: compare the last row of the causal mask with a row of all "
@@ -331,13 +336,14 @@ def _back(k: int) -> str:
             _("head {head} puts {weight} of the last word's weight on “{word}”, {back} words back"))
 
 
-_HEAD_CONTEXTS = ("little miss muffet sat on a", "humpty dumpty had a")
+_HEAD_CONTEXTS = ("humpty dumpty had a",)  # the exercise's context only: section 5's is answered above it
+_HEAD = 1  # the exercise's head, 0-based ("head 2")
 
 
-@recorded
+@recorded(answers=True)  # a prediction's answers: sealed, withheld by PREDICTIONS=record
 def _head_table() -> dict:
-    """For each context the checker knows: its words, and for each head of the shipped model's layer
-    the last query's strongest key and its weight."""
+    """For the exercise's context: its words, and for each head of the shipped model's layer the last
+    query's strongest key and its weight."""
     from ..decoder.tiny_lm import head_weights
 
     params, config, vocab = _shipped()
@@ -351,16 +357,17 @@ def _head_table() -> dict:
 
 
 @prediction
-def head_role(word, *, context: str = "little miss muffet sat on a", head: int = 1) -> bool:
-    """The word that head ``head`` (0-based; "head 2" in the widget) looks at most from the last token."""
+def head_role(word, *, context: str = "humpty dumpty had a", head: int = _HEAD) -> bool:
+    """The word that head ``head`` (0-based; "head 2" in the widget) looks at most from the last token
+    of the exercise's ``context``; another context or head is an edited call, and is refused."""
     if not_done(word):
         return not_attempted(_("no answer yet: write the word, e.g. 'sat', as a string"))
     if not isinstance(word, str):
         return report(False, _("answer with the word as a string, e.g. 'sat', not {kind}").format(kind=type(word).__name__))
-    table = _head_table()
-    if context not in table:
-        return report(False, _("this checker knows the contexts {contexts}; got {context}").format(
-            contexts=", ".join(map(repr, table)), context=repr(context)))
+    table = _head_table().open()
+    if context not in table or head != _HEAD:
+        return report(False, _("this checker knows the exercise's context and head only: call it as the "
+                               "exercise cell does"))
     r = table[context]
     toks, best = r["tokens"], r["best"]
     answer = word.strip().lower()

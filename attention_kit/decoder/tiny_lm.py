@@ -221,7 +221,7 @@ def generate_with_cache(params: dict, config: TinyLMConfig, ids, n_new: int, *,
 
 
 def load_pretrained() -> tuple[dict, TinyLMConfig, dict]:
-    """The weights shipped in the package (``attention_kit/data/tiny_lm.npz``, made by
-    ``tools/train_tiny_lm.py``)."""
+    """The weights shipped in the package (``attention_kit/data/tiny_lm.npz``, made by a training
+    script of the course's repository)."""
     with resources.as_file(resources.files("attention_kit").joinpath("data/tiny_lm.npz")) as f:
         return load_params(f, TinyLMConfig)

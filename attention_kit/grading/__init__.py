@@ -58,3 +58,4 @@ class NotebookGrade:
     late: bool = False  # the LMS marked the submission late
     requests: int = 0  # the grader's requests to the kernel (answers asked for, calls made)
     check_seconds: float = 0.0  # time the checking took, the kernel's share included
+    teacher_notes: list[str] = field(default_factory=list)  # for grades.csv and the summary, not the feedback

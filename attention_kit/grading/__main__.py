@@ -25,23 +25,27 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import nbformat
 
 from ..check import registry
 from . import NotebookGrade
-from .class_grades import grading_time
+from .class_grades import carries_late, grading_time
 from .execute import Limits, grade_notebook, prepared
 from .output import lms_lines, state_extra, write_class
 from .reports import STATE_FILE, ClassGrades, load_state, seed_digest, summary_text
 from .settings import (  # noqa: F401  (where they were before)
+    DEFAULT_SEED,
     DEFAULTS,
     match_regrade,
     parse_exercises,
     parse_learners,
     parse_notebooks,
     resolve_learners,
+    result_info,
+    seed_mismatch,
     settle,
 )
 from .shards import Shard, merge_shards, parse_shard, shard_learners
@@ -113,7 +117,8 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
                 learners: list[str] | None = None, moodle_max: float | None = None,
                 moodle_headers: str | None = None, canvas_points: float | None = None,
                 new_settings: bool = False, add_learners: bool = False,
-                shard: Shard | None = None) -> tuple[ClassGrades, str]:
+                shard: Shard | None = None, seed_given: bool = True,
+                late: list[str] | None = None) -> tuple[ClassGrades, str]:
     """Grade every notebook under ``submissions`` (a folder or a zip); write the results into ``out``.
 
     ``notebooks``: the numbers of the notebooks that were set (``["02", "04"]``); the others'
@@ -131,6 +136,10 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
     points possible (default: the exercises' points). Returns the grades and the summary text
     (also printed by :func:`main`). ``shard``: grade only the learners of this shard of the
     class (``shards.py``; its grades folder is merged with the others' by ``merge``).
+    ``seed_given``: False when the teacher gave no seed (``seed`` is then :data:`DEFAULT_SEED`):
+    a regrade of a class graded with a seed says the seed is missing. ``late``: learners whose
+    notebooks of this run are late (ids or names, as ``learners``): a Moodle download or a plain
+    folder carries no late mark (Canvas's ``LATE_`` does).
     """
     submissions, out = Path(submissions), Path(out)
     limits = limits or Limits()
@@ -156,7 +165,7 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
                         "assignment": previous.assignment, **state.get("settings", {})}
         old_settings["exercises"] = previous.weights
         if state["seed"] != seed_digest(seed):
-            raise ValueError(f"the class in {out} was graded with another SEED: use the same one")
+            raise ValueError(seed_mismatch(out, state["seed"], seed, seed_given))
     settings = settle({"exercises": exercises, "late_penalty": late_penalty, "moodle_max": moodle_max,
                        "canvas_points": canvas_points, "moodle_headers": moodle_headers,
                        "assignment": assignment}, old_settings, new_settings)
@@ -186,6 +195,9 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
         if not graded:
             raise FileNotFoundError(f"no notebooks to grade in {submissions} (see the layouts in "
                                     "docs/teaching.md)")
+        if late is not None:  # named late by the teacher (the LMS's files may carry no late mark)
+            late_keys = set(resolve_learners(late, {k: found.info[k] for k in {s.learner for s in graded}}))
+            graded = [replace(s, late=True) if s.learner in late_keys else s for s in graded]
         class_learners = list(found.learners)
         if shard is not None:  # this shard's learners only; the class's files not graded all stay
             mine = set(shard_learners(found.info, shard))
@@ -218,15 +230,18 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
     regraded = ""
     if previous is not None:  # keep every row, and the notebooks these learners did not return now
         new_keys = {(g.learner, g.number) for g in grades}
+        if late is None:  # a late mark the teacher gave (--late) stays on a file without one
+            for g in grades:
+                old = previous.by_key.get((g.learner, g.number))
+                if old is not None and old.late and not carries_late(result_info(previous, found, g.learner)):
+                    g.late = True
         kept = [g for key, g in previous.by_key.items() if key not in new_keys]
         info = {**previous.info, **{k: found.info[k] for k in added_keys}}  # the stored ids stay
         ignored = previous.not_graded + found.ignored
-        flags = {k: v for k, v in previous.flags.items()}
         extra = {k: v for k, v in previous.extra_notes.items() if k not in learners}
         result = ClassGrades(set(previous.learners) | set(learners), kept + grades,
                              notebooks=notebooks, info=info, assignment=assignment,
                              late_penalty=late_penalty, not_graded=ignored, exercises=exercises)
-        result.flags = flags
         if settings == {k: old_settings.get(k, DEFAULTS[k]) for k in settings}:
             # the others' grades are as they were, and so is the time Moodle sees on them
             result.modified = {ln: previous.modified_at(ln) for ln in previous.learners
@@ -236,18 +251,20 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
         found.ignored = ignored
         added = f" (new: {', '.join(added_keys)})" if added_keys else ""
         regraded = (f" Regraded {', '.join(learners)}{added} into the {len(previous.learners)} learners "
-                    f"graded {previous.graded_at:%Y-%m-%d %H:%M} UTC (similar answers were looked "
-                    "for only among this run's notebooks).")
+                    f"graded {previous.graded_at:%Y-%m-%d %H:%M} UTC (similar answers looked for "
+                    "again across the whole class: a flag about a regraded learner is recomputed).")
     else:
         result = ClassGrades(found.learners, grades, notebooks=notebooks, info=found.info,
                              assignment=assignment, late_penalty=late_penalty,
                              not_graded=found.ignored, exercises=exercises)
     prints, teacher = in_process(class_prints, sources, _teacher_sources(notebooks))  # workers.py
-    if shard is None:  # a shard's copies may have their source in another shard: the merge looks
-        note_similar(result, similar_in_prints(prints, teacher))
     if previous is not None:  # the notebooks kept keep their prints
         prints = {**{(ln, nb): p for ln, nb, p in state.get("prints") or []
                      if (ln, nb) in result.by_key}, **prints}
+    if shard is None:  # a shard's copies may have their source in another shard: the merge looks
+        # a regrade looks across the whole class again (the kept notebooks' prints and the new
+        # ones): a flag whose code was replaced goes, a new one comes, the others are as they were
+        note_similar(result, similar_in_prints(prints, teacher))
     extra = state_extra(prints, teacher, limits)
     if shard is not None:
         extra["shard"] = {"index": shard.index, "count": shard.count, "class_learners": class_learners}
@@ -263,6 +280,8 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
              f"{', '.join(nb.number for nb in result.notebooks)} ({result.max_points} points); "
              f"the assignment is \"{result.assignment}\" in canvas.csv. Exercises set: "
              f"{result.exercises_text()}.{regraded}", "", summary_text(result, width)]
+    if result.late_warning():
+        lines += ["", f"WARNING: {result.late_warning()}"]
     if found.ignored:
         lines += ["", "Not graded (also in not_graded.csv):"] + [f"  {path}: {why}" for path, why in found.ignored]
     if changed:
@@ -314,9 +333,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="the notebooks that were set, e.g. 02,04 (default: those returned)")
     parser.add_argument("--assignment", default=None,
                         help="the assignment's name in canvas.csv and the feedback (as in the LMS)")
-    parser.add_argument("--seed", default="0",
+    parser.add_argument("--seed", default=None,
                         help="the teacher's seed of the hidden cases the grader tries beyond the "
-                             "notebook's (keep it to yourself; the same seed regrades the same)")
+                             "notebook's (keep it to yourself; the same seed regrades the same; "
+                             f"default {DEFAULT_SEED!r})")
     parser.add_argument("--exercises", default="",
                         help="the exercises set, with optional weights: 02.1-02.5,02.6:0.5,04 "
                              "(a notebook number means all its exercises; default: every exercise "
@@ -337,6 +357,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--late-penalty", type=float, default=None,
                         help="percent of a late notebook's points taken off (default 0: late "
                              "submissions are only marked)")
+    parser.add_argument("--late", default="",
+                        help="learners whose notebooks are late (comma-separated ids or names, as "
+                             "--learners): Moodle downloads and plain folders carry no late mark; "
+                             "Canvas's LATE_ is read from the file names")
     parser.add_argument("--add-learners", action="store_true",
                         help="with --learners: a learner who matches nobody in the graded class is "
                              "added as a new learner (without it, such a name stops the regrade)")
@@ -369,12 +393,14 @@ def main(argv: list[str] | None = None) -> int:
         if exercises is not None and notebooks is not None:
             raise ValueError("give --exercises or --notebooks, not both")
         _, summary = grade_class(args.submissions, args.out, limits=limits, workers=args.workers,
-                                 notebooks=notebooks, assignment=args.assignment, seed=args.seed,
+                                 notebooks=notebooks, assignment=args.assignment,
+                                 seed=DEFAULT_SEED if args.seed is None else args.seed,
+                                 seed_given=args.seed is not None,
                                  late_penalty=args.late_penalty, exercises=exercises,
                                  learners=parse_learners(args.learners), moodle_max=args.moodle_max,
                                  moodle_headers=args.moodle_headers, canvas_points=args.canvas_points,
                                  new_settings=args.new_settings, add_learners=args.add_learners,
-                                 shard=shard)
+                                 shard=shard, late=parse_learners(args.late))
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -130,6 +130,22 @@ class ClassGrades:
         row = self.notebook(learner, nb) if nb is not None else self.row(learner)
         return whole_points(sum(self.weights.get(g.id, 0.0) for g in row if g.status == PASSED))
 
+    def late_warning(self) -> str:
+        """A warning when a late penalty is set but no learner whose files cannot say they were
+        late (a Moodle download, a plain folder) is marked late (``--late`` names them)."""
+        if not self.late_penalty:
+            return ""
+        blind = [ln for ln in self.learners if not carries_late(self.info.get(ln))
+                 and any((ln, nb.number) in self.by_key for nb in self.notebooks)]
+        if not blind or any(self.late(ln) for ln in blind):
+            return ""
+        shown = ", ".join(blind[:5]) + (f" and {len(blind) - 5} more" if len(blind) > 5 else "")
+        return (f"a late penalty of {number_text(self.late_penalty)} % is set, but {len(blind)} learner(s) "
+                f"come from a Moodle download or a plain folder, whose file names carry no late mark "
+                f"({shown}): none of them is marked late or penalised. Name the late ones by id or "
+                "name: --late 4712,alice (make grade ... LATE=4712,alice), e.g. from the Status column "
+                "of Moodle's grading table (docs/teaching.md, Late work in Moodle)")
+
     def late(self, learner: str) -> list[str]:
         """The numbers of the notebooks set that ``learner`` returned late."""
         return [nb.number for nb in self.notebooks
@@ -159,6 +175,7 @@ class ClassGrades:
             grade = self.by_key.get((learner, nb.number))
             if grade is not None:
                 out.extend(f"{nb.number}: {' '.join(note.split())}" for note in grade.notes)
+                out.extend(f"{nb.number}: for the teacher: {note}" for note in grade.teacher_notes)
                 out.extend(self._why_not_run(grade))
         return out + self.extra_notes.get(learner, [])
 
@@ -175,6 +192,11 @@ class ClassGrades:
         every = [e for e in self.weights if e.startswith(grade.number + ".")]
         return [f"{grade.number if ids == every else ', '.join(ids)}: could not run: {text}"
                 for text, ids in why.items()]
+
+
+def carries_late(learner) -> bool:
+    """The learner's files come from a download that marks late work (Canvas's ``LATE_``)."""
+    return bool(learner is not None and (learner.canvas_id or learner.anonymous_id))
 
 
 def grading_time() -> datetime:

@@ -14,7 +14,6 @@ and scores nothing.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import json
 import logging
@@ -41,6 +40,7 @@ from .kernel import KERNEL_NAME, write_kernel_spec
 from .remote import Link, check_notebook
 from .sockets import socket_options
 from .solutions import copied_exercises
+from .workers import run_coroutine
 
 __all__ = ["Limits", "prepared", "grade_notebook"]
 
@@ -214,6 +214,14 @@ class _Run:
             self._kill()  # anything the learner's code left running in the kernel's process group
 
 
+#: The teacher's note (grades.csv, summary.md; never the feedback) when the grader's checking code
+#: could not be loaded after the notebook ran.
+INTERFERED = ("the notebook interfered with the grader: after it ran, the grader's checking code could "
+              "not be loaded into its kernel, so nothing was checked (an IPython input transformer, or "
+              "replaced builtins or modules, can do this). Read the notebook: grade it by hand, or ask "
+              "the learner to remove that code and regrade")
+
+
 def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[ExerciseGrade], list[str]]:
     """Turn the kernel's verdicts into grades; trace a missing answer to its cell's error."""
     code = [(i, c) for i, c in enumerate(run.nb.cells)
@@ -226,8 +234,9 @@ def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[E
                    "never ends").format(seconds=limits.notebook_s)
     elif run.killed == "grading":
         reason = _("the grader's calls to your answers did not finish in time")
-    elif run.setup_failed:
-        reason = _("the grader could not load its checking code into the notebook's kernel")
+    elif run.setup_failed:  # the teacher is told why (INTERFERED); the learner is not blamed
+        reason = _("the grader could not check this notebook: after it ran, the grader's checking "
+                   "code could not be loaded into its kernel. Your teacher has been told and will look at it")
     elif run.died:
         reason = _("the Python kernel stopped while running the notebook (out of memory, or the notebook ended Python itself)")
     else:
@@ -279,18 +288,6 @@ def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[E
         more = _(" (and {n} more)").format(n=len(errors) - 3) if len(errors) > 3 else ""
         notes.append(_("errors while running the notebook: ") + "; ".join(errors[:3]) + more)
     return grades, notes
-
-
-def _run_coroutine(fn, *args) -> None:
-    """``asyncio.run(fn(*args))``, in a thread of its own when this thread already runs an event
-    loop (inside Jupyter, or a test that left one running)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        asyncio.run(fn(*args))
-        return
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        pool.submit(lambda: asyncio.run(fn(*args))).result()
 
 
 def _read(path: Path):
@@ -398,7 +395,7 @@ def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Pa
         for attempt in (1, 2):  # a kernel that dies while starting (a busy machine) gets a second try
             run = _Run(nbformat.from_dict(nb), number, workdir, home, spec_dir, limits, learner, seed)
             try:
-                _run_coroutine(run.run, nonce)
+                run_coroutine(run.run, nonce)
                 break
             except RuntimeError as exc:
                 if attempt == 2 or "before replying to kernel_info" not in str(exc) or run.reached >= 0:
@@ -407,6 +404,8 @@ def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Pa
         grade.requests, grade.check_seconds = run.calls, run.check_seconds
         grade.exercises, notes = _grades(run, nb_entry, verdicts, limits)
         grade.notes.extend(notes)
+        if run.setup_failed:
+            grade.teacher_notes.append(INTERFERED)
         if run.replaced:
             grade.notes.append(replaced_note(run.replaced))
         _mark_copies(grade, copied)

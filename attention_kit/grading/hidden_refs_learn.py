@@ -65,6 +65,12 @@ def grad_big(z):
     return 1e5 * float(np.sum(np.sin(z) * z))
 
 
+def grad_exp(z):
+    """Every entry's central difference is off by the same factor, sinh(eps) / eps, so any relative
+    error that treats both gradients alike (by norms or entry by entry) gives the same number."""
+    return float(np.sum(np.exp(z)))
+
+
 _EPS = 1e-4
 
 
@@ -90,13 +96,16 @@ def _away_from_zeros(rng, shape, low, high, grad, least):
 
 def gradient_cases(rng):
     """(f, x, analytic, eps): a correct gradient, one three times too large (relative error 1/2)
-    of size 1e-8, and a correct one of size 1e5."""
+    of size 1e-8, a correct one of size 1e5, and a correct one with a large eps (0.05 to 0.2), whose
+    central difference's error shows: an answer that uses a step of its own fails it."""
     x1 = _away_from_zeros(rng, tuple(int(v) for v in rng.integers(2, 5, size=2)), -1.5, 1.5, _d_wavy, 0.3)
     x2 = rng.uniform(0.5, 1.5, size=int(rng.integers(3, 7))) * rng.choice([-1.0, 1.0], size=1)
     x3 = _away_from_zeros(rng, (int(rng.integers(2, 4)), int(rng.integers(4, 6))), -2.0, 2.0, _d_big, 3e4)
+    x4 = rng.uniform(-1.5, 1.5, size=int(rng.integers(3, 7)))
     return [(grad_wavy, x1, _d_wavy(x1), _EPS),
             (grad_quartic, x2, 3 * 4e-8 * x2 ** 3, _EPS),
-            (grad_big, x3, _d_big(x3), _EPS)]
+            (grad_big, x3, _d_big(x3), _EPS),
+            (grad_exp, x4, np.exp(x4), float(rng.choice([0.05, 0.1, 0.2])))]
 
 
 def gradient_ref(f, x, analytic, eps):
@@ -216,6 +225,8 @@ def kv_cases(rng):
         kv_heads = 1 if ratio is None else (heads // ratio if heads % ratio == 0 else heads // 2)
         out.append((int(rng.integers(300, 60_000)), int(rng.integers(3, 61)), heads, kv_heads,
                     int(rng.choice([48, 80, 96, 256])), int(b)))
+    if max(c[0] for c in out) <= 4096:  # one case past a sliding window's 4,096 tokens, so that no cap passes
+        out[0] = (out[0][0] + 8192, *out[0][1:])
     return out
 
 

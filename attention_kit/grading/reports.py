@@ -201,6 +201,9 @@ def summary_text(grades: ClassGrades, width: int = 120) -> str:
 def _extra_sections(grades: ClassGrades) -> list[str]:
     """Late notebooks, similar answers to read, and files not graded: Markdown lines."""
     lines: list[str] = []
+    warning = grades.late_warning()
+    if warning:
+        lines += ["## Warning: late work", "", warning[0].upper() + warning[1:] + ".", ""]
     late = [(ln, grades.late(ln)) for ln in grades.learners if grades.late(ln)]
     if late:
         rule = (_("{penalty} % of a late notebook's points taken off").format(penalty=number_text(grades.late_penalty))
@@ -209,6 +212,10 @@ def _extra_sections(grades: ClassGrades) -> list[str]:
         lines += [f"- {ln}: {', '.join(nbs)}" + (_(" ({off} points off)").format(off=number_text(grades.penalty(ln)))
                                                  if grades.penalty(ln) else "") for ln, nbs in late]
         lines.append("")
+    told = [(ln, nb, note) for (ln, nb), g in sorted(grades.by_key.items()) for note in g.teacher_notes]
+    if told:
+        lines += ["## For the teacher: notebooks the grader could not check", ""]
+        lines += [f"- {ln}, notebook {nb}: {note}" for ln, nb, note in told] + [""]
     flagged = [(ln, notes) for ln, notes in grades.flags.items() if notes]
     if flagged:
         lines += ["## " + _("For the teacher to read: answers more alike than the worked solution explains"),

@@ -6,9 +6,11 @@ given one that differs, unless told to apply new settings to the whole class).""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Mapping
 
 from ..check import registry
+from .reports import seed_digest
 from .submissions import Learner
 
 __all__ = ["parse_notebooks", "parse_exercises", "parse_learners", "resolve_learners", "match_regrade", "settle",
@@ -226,3 +228,25 @@ def match_regrade(wanted: list[str], class_info: Mapping[str, Learner], found,
     found.learners = keys + new
     found.info = {k: class_info.get(k) or found.info[k] for k in keys + new}
     return keys, new
+
+
+#: The seed of the hidden cases when the teacher gives none (``--seed``, ``SEED=``).
+DEFAULT_SEED = "0"
+
+
+def seed_mismatch(out: Path, stored: str, seed: str | None, given: bool) -> str:
+    """Why a regrade's seed is not the class's (the grades folder keeps only its digest)."""
+    how = "make grade ... SEED=<seed> (or --seed <seed>)"
+    if not given:
+        return (f"the class in {out} was graded with a SEED and this regrade gives none: pass the same "
+                f"seed, {how}; the grades folder keeps only a digest of it, so it cannot be read back")
+    if stored == seed_digest(DEFAULT_SEED):
+        return (f"the class in {out} was graded without a SEED (the default) and this regrade gives one: "
+                "leave SEED out")
+    return (f"the class in {out} was graded with another SEED: pass the same one, {how} (the grades "
+            "folder keeps only a digest of it)")
+
+
+def result_info(previous, found, key: str):
+    """The learner ``key`` of a regrade: as the graded class knows them, else as the files name them."""
+    return previous.info.get(key) or found.info.get(key)

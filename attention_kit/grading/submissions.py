@@ -138,12 +138,13 @@ class _Unpacker:
                     if info.is_dir() or not parts or ".." in parts or parts[0] in ("", "/") \
                             or any(p in _SKIP or p.startswith(".") for p in parts):
                         continue
+                    label = "/".join((shown, *parts) if shown else parts)
                     if not parts[-1].lower().endswith((".ipynb", ".zip")):
-                        ignored.append((f"{shown}/{'/'.join(parts)}", "not a notebook (.ipynb)"))
+                        ignored.append((label, "not a notebook (.ipynb)"))
                         continue
                     self.total += info.file_size
                     if self.total > _ZIP_LIMIT:
-                        ignored.append((f"{shown}/{'/'.join(parts)}", "the zip files unpack to "
+                        ignored.append((label, "the zip files unpack to "
                                         f"more than {_ZIP_LIMIT >> 20} MB: not unpacked"))
                         continue
                     dest = target.joinpath(*parts)
@@ -208,7 +209,9 @@ def find_submissions(folder: Path, course_files: dict[str, str] | None = None, *
     found = Found()
     unpacker = _Unpacker(unpack_to)
     if folder.is_file() and folder.suffix.lower() == ".zip":
-        inner = unpacker.unpack(folder, folder.name, found.ignored)
+        # the zip's files are shown as the same download's folder would show them: without the
+        # zip's name (every path in not_graded.csv is relative to the download)
+        inner = unpacker.unpack(folder, "", found.ignored)
         if inner is None:
             raise FileNotFoundError(f"{folder} could not be unpacked: {found.ignored[-1][1]}")
         entries = [(p, p.name) for p in sorted(inner.iterdir()) if _visible(p)]
@@ -250,6 +253,13 @@ def find_submissions(folder: Path, course_files: dict[str, str] | None = None, *
         elif FLAT_SEPARATOR in entry.name:
             learner, _, rest = entry.name.partition(FLAT_SEPARATOR)
             candidates.append((Learner(learner.strip()), entry, rest, shown))
+        elif entry.name.lower().endswith(".ipynb") and \
+                (m := CANVAS_ANONYMOUS.match(entry.name) or CANVAS.match(entry.name)) is not None:
+            who = (f"anonymous learner {m.group('anon')}" if "anon" in m.groupdict()
+                   else f"{m.group('login')} (Canvas user id {m.group('id')})")
+            found.ignored.append((shown, f"a Canvas download of {who}, but the learner's file name "
+                                         f"{m.group('rest')!r} does not start with a notebook number "
+                                         "such as 02_, so it is no notebook of the course"))
         else:
             found.ignored.append((shown, "not recognised: not in a learner's folder, and not named "
                                          "<learner>__NN_topic.ipynb or as Canvas or Moodle name "

@@ -21,6 +21,8 @@ similar answers, ``similarity.py``) are built in a worker too: :func:`in_process
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -65,3 +67,15 @@ def in_process(fn: Callable, *args):
     """``fn(*args)`` computed in a fresh worker process (its exception raised here)."""
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
         return pool.submit(fn, *args).result()
+
+
+def run_coroutine(fn, *args) -> None:
+    """``asyncio.run(fn(*args))``, in a thread of its own when this thread already runs an event
+    loop (inside Jupyter, or a test that left one running)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(fn(*args))
+        return
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(lambda: asyncio.run(fn(*args))).result()

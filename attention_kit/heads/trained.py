@@ -1,8 +1,8 @@
 """Notebook 08, *What trained heads do*.
 
 The four models of notebook 08, each a recipe (sizes, task, steps, seed) and the weights trained
-from it, shipped in ``attention_kit/data/heads_<name>.npz`` (written by ``tools/train_heads.py``,
-``make heads``):
+from it, shipped in ``attention_kit/data/heads_<name>.npz`` (written by a training script of the
+course's repository, not shipped in a student edition):
 
 * ``"induction"``: two attention-only layers of two heads, repeated sequences of a varying period;
 * ``"one_layer"``: the same with one layer (it cannot form an induction head);

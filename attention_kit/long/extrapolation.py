@@ -14,8 +14,9 @@ tells the two apart, and :func:`accuracy` scores them separately). Nothing in it
 
 The model is notebook 08's attention-only decoder (two layers of two heads, ``d_model = 32``)
 without its table of learned positions; :data:`SCHEMES` says what each run passes to
-:func:`attention_kit.decoder.block.decoder_forward`. ``tools/train_extrapolation.py`` trains them
-all and writes ``attention_kit/data/extrapolation.npz`` (:func:`load_extrapolation`).
+:func:`attention_kit.decoder.block.decoder_forward`. A training script of the course's
+repository (not shipped in a student edition) trains them all and writes
+``attention_kit/data/extrapolation.npz`` (:func:`load_extrapolation`).
 """
 
 from __future__ import annotations
@@ -168,7 +169,7 @@ def accuracy(params: dict, scheme: str, length: int, *, n: int = 128, seed: int 
 
 
 def load_extrapolation() -> dict:
-    """What ``tools/train_extrapolation.py`` wrote: ``params`` {scheme: weights of seed 0},
+    """What the training run wrote: ``params`` {scheme: weights of seed 0},
     ``lengths``, ``seeds``, ``accuracy`` (scheme, seed, length), ``losses`` (scheme, seed, steps)
     smoothed over ``every`` steps, and ``first_losses`` (scheme, first steps) of seed 0, exact."""
     with resources.as_file(resources.files("attention_kit").joinpath("data/extrapolation.npz")) as f:

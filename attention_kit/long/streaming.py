@@ -132,7 +132,7 @@ def recompute_logits(params: dict, config: TinyLMConfig, ids, *, window: int | N
 
 def load_rope_lm(layers: int = 1) -> tuple[dict, TinyLMConfig, dict]:
     """Notebook 06's rhyme model with ``positions="rope"`` and 1 or 2 layers, as shipped in
-    ``attention_kit/data/tiny_lm_rope{layers}.npz`` (made by ``tools/train_tiny_lm.py --positions rope``):
+    ``attention_kit/data/tiny_lm_rope{layers}.npz`` (trained with RoPE positions by the course's repository):
     ``(params, config, meta)``, ``meta["history"]`` the logged (step, training loss, held-out loss)."""
     if layers not in (1, 2):
         raise ParameterError(_("the shipped RoPE models have 1 or 2 layers, not {layers!r}").format(layers=layers))

@@ -12,7 +12,7 @@ possible (``benchmarks/attention_speed.py`` measures them against the bare matri
 * :func:`to_heads`, :func:`stack_heads`, :func:`mask_for_heads` - the head layouts of multi-head
   and grouped-query attention.
 
-``tests/test_core.py`` checks each against the plain formula.
+The course's tests check each against the plain formula.
 """
 
 from __future__ import annotations

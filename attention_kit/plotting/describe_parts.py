@@ -46,7 +46,7 @@ def line_style_words(ln) -> str:
 def colour_only_lines(fig) -> list[tuple[str, str, str]]:
     """Pairs of curves in one panel of ``fig`` that differ only in colour (the same line style and
     marker): ``[(panel title, label 1, label 2), ...]``. Reference lines (``axhline``) and single
-    points are left out. The course's figures have none (tests/test_colours.py)."""
+    points are left out. The course's figures have none (a test of the course checks it)."""
     out = []
     for ax in fig.get_axes():
         lines = [ln for ln in ax.get_lines() if ln.get_visible() and np.size(ln.get_xdata()) >= 2

@@ -5,7 +5,7 @@ arrives meanwhile waits for one piece, not for the whole figure. A panel (an ``A
 of CPU here, most of it its two axes' ticks and labels, so a panel is split too: its start (the
 aspect and the title's place, as ``Axes.draw`` does them), then each of its artists in ``Axes.draw``'s
 order. With Agg, which composites no images, the pixels are the same as ``figure.draw``'s
-(``tests/test_idle_work.py`` compares them)."""
+(a test of the course compares them)."""
 
 from __future__ import annotations
 
