@@ -31,6 +31,17 @@ def _describe_at_once(monkeypatch):
     monkeypatch.setattr(LiveFigure, "DESCRIBE_AFTER", 0.0)
 
 
+@pytest.fixture(autouse=True)
+def _chinese_font():
+    """The package adds a Chinese font when it is imported in zh; this process imported it in
+    English, so add it here, for the test only (no glyph warning from the Chinese figures)."""
+    from attention_kit.plotting import fonts
+
+    with matplotlib.rc_context():
+        fonts.use_cjk_font()
+        yield
+
+
 def _in(lang, monkeypatch, make):
     monkeypatch.setenv("ATTENTION_KIT_LANG", lang)
     try:
