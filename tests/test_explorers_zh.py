@@ -128,7 +128,7 @@ def test_a_chinese_announcement_says_the_control_then_what_changed(monkeypatch):
     lab = AttentionTrainer("reverse", lr=0.2)
     lab.step(3)
     assert lab.live.announcement.startswith("已训练 3 步，现在是第 3 步。"), lab.live.announcement
-    assert lab.buttons["Step"].description == "一步"
+    assert lab.buttons["Step"].description == "单步"
 
 
 def test_a_head_menu_says_its_choice_once_in_chinese(monkeypatch):

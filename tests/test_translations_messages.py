@@ -148,7 +148,7 @@ def test_notebook_03s_parameter_count_tick_in_both_languages(monkeypatch, capsys
     monkeypatch.setenv("ATTENTION_KIT_LANG", "zh")
     assert multi_head.n_parameters(1_050_624, d_model=512, n_heads=8, bias=True) is True
     out = capsys.readouterr().out
-    assert ("1,050,624 个参数：W_q、W_k、W_v 合起来各是 512 x 512，W_o 是 512 x 512，另加 2,048 个偏置；"
+    assert ("1,050,624 个参数：W_q、W_k、W_v（所有头合在一起）各为 512 x 512，W_o 为 512 x 512，另加 2,048 个偏置；"
             "头的个数不改变这个数") in out
 
 

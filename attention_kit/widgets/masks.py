@@ -187,7 +187,7 @@ class MaskExplorer(Explorer):
         kind = c["mask"].value
         update_heatmap(self._hm, st["weights"], mask=None if kind == "none" else st["mask"])
         extra = " + " + _("positions") if c["positions"].value else ""
-        self._hm.ax.set_title(_("weights, mask: {kind}").format(kind=kind) + extra)
+        self._hm.ax.set_title(_("weights, mask: {kind}").format(kind=_(kind)) + extra)  # the menu's words
         ch = st["change"]
         # one range for the whole nudge slider (room for the value labels), kept while it fits
         # and a quarter of it is used: a drag of the nudge (or, mostly, of the seed) redraws just
