@@ -45,7 +45,7 @@ CANVAS = {f"wangwei_1013_9001_{NB2}": ("wangwei", "1013"),
           f"LATE_anon_Qx7Pz_9006_{NB2}": ("anon_Qx7Pz", "")}
 
 
-def _write(folder, files):
+def write_files(folder, files):
     for name in files:
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -53,13 +53,13 @@ def _write(folder, files):
 
 
 def test_every_layout_gives_the_lms_id(tmp_path):
-    _write(tmp_path / "moodle", MOODLE)
+    write_files(tmp_path / "moodle", MOODLE)
     found = find_submissions(tmp_path / "moodle")
     assert {k: (v.name, v.moodle_id) for k, v in found.info.items()} == \
         {f"{n}_{i}": (n, i) for n, i in MOODLE.values()}
     assert len(found.submissions) == len(MOODLE) and not found.ignored
-    _write(tmp_path / "canvas", CANVAS)
-    _write(tmp_path / "canvas", ["alice/" + NB2])  # a plain folder: its name is the learner
+    write_files(tmp_path / "canvas", CANVAS)
+    write_files(tmp_path / "canvas", ["alice/" + NB2])  # a plain folder: its name is the learner
     found = find_submissions(tmp_path / "canvas")
     assert set(found.info) == {"wangwei_1013", "wangwei_1044", "smithjohn_1050", "anon_Ab3xZ",
                                "anon_Qx7Pz", "alice"}
@@ -68,14 +68,14 @@ def test_every_layout_gives_the_lms_id(tmp_path):
     assert not found.ignored  # nobody's notebook is "a second notebook 02 for wangwei"
 
 
-def _grade(subs, out, *extra) -> int:
+def grade_class(subs, out, *extra) -> int:
     return main([str(subs), "--out", str(out), "--workers", "1", "--exercises", "02,04", *extra])
 
 
 def test_a_class_with_same_names_through_every_file(tmp_path, capsys):
     subs, out = tmp_path / "returned", tmp_path / "grades"
-    _write(subs, [*MOODLE, *CANVAS, "stray.txt"])
-    assert _grade(subs, out, "--late-penalty", "10") == 0
+    write_files(subs, [*MOODLE, *CANVAS, "stray.txt"])
+    assert grade_class(subs, out, "--late-penalty", "10") == 0
     summary = capsys.readouterr().out
     rows = list(csv.DictReader(open(out / "grades.csv", encoding="utf-8")))
     learners = [r["learner"] for r in rows if r["learner"]]
@@ -129,14 +129,14 @@ def test_same_names_keep_their_own_grades(tmp_path):
 
 def test_regrade_keeps_the_settings_and_the_other_rows(tmp_path, capsys):
     subs, out = tmp_path / "returned", tmp_path / "grades"
-    _write(subs, CANVAS)
-    assert _grade(subs, out, "--late-penalty", "10", "--moodle-max", "20", "--canvas-points", "12") == 0
+    write_files(subs, CANVAS)
+    assert grade_class(subs, out, "--late-penalty", "10", "--moodle-max", "20", "--canvas-points", "12") == 0
     state = json.loads((out / "grades.json").read_text("utf-8"))
     state["graded_at"] = "2026-01-05T09:00:00+00:00"  # a grade made earlier than this regrade
     (out / "grades.json").write_text(json.dumps(state), encoding="utf-8")
     before = {name: (out / name).read_text("utf-8") for name in ("grades.csv", "canvas.csv")}
     again = tmp_path / "again"
-    _write(again, [f"smithjohn_1050_9100_{NB4}"])
+    write_files(again, [f"smithjohn_1050_9100_{NB4}"])
     capsys.readouterr()
     # a setting that differs stops the regrade, naming it
     assert main([str(again), "--out", str(out), "--workers", "1", "--learners", "1050",
@@ -159,10 +159,10 @@ def test_regrade_keeps_the_settings_and_the_other_rows(tmp_path, capsys):
 
 def test_regrade_names_and_new_settings(tmp_path, capsys):
     subs, out = tmp_path / "returned", tmp_path / "grades"
-    _write(subs, CANVAS)
-    assert _grade(subs, out) == 0
+    write_files(subs, CANVAS)
+    assert grade_class(subs, out) == 0
     again = tmp_path / "again"
-    _write(again, [f"wangwei_1013_9200_{NB4}", f"wangwei_1044_9201_{NB4}", f"smithjohn_1050_9202_{NB4}"])
+    write_files(again, [f"wangwei_1013_9200_{NB4}", f"wangwei_1044_9201_{NB4}", f"smithjohn_1050_9202_{NB4}"])
     capsys.readouterr()
     assert main([str(again), "--out", str(out), "--learners", "wangwei"]) == 2
     assert "'wangwei' names 2 learners of the graded class (wangwei_1013, wangwei_1044)" in capsys.readouterr().err
@@ -176,15 +176,15 @@ def test_regrade_names_and_new_settings(tmp_path, capsys):
 
 @pytest.mark.parametrize("name", ["Full Name_4711_assignsubmission_file", "Full Name_4711_assignsubmission_file_"])
 def test_moodle_folder_forms_both_read(tmp_path, name):
-    _write(tmp_path, [f"{name}/{NB2}"])
+    write_files(tmp_path, [f"{name}/{NB2}"])
     found = find_submissions(tmp_path)
     assert list(found.info) == ["Full Name_4711"] and found.info["Full Name_4711"].moodle_id == "4711"
 
 
 # --- the issue's class, graded in kernels: every case at once, a group copy among them ---------
 
-def _small_notebook(answers: list[str]):
-    """A notebook 02 holding only the imports and these answer cells (what the grader reads)."""
+def small_notebook(answers: list[str]):
+    """A notebook holding only the imports and these answer cells (what the grader reads)."""
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("import numpy as np\nimport attention_kit as ak\n"
                                           "from attention_kit import check")]
@@ -205,10 +205,10 @@ def test_the_issues_class_every_case_through_every_file(tmp_path, capsys):
             f"wangwei_LATE_1044_9002_{NB2}": second_copy(),
             "Dana Lee_4711_assignsubmission_file_/" + NB2: [s[0] for e, s in trust_class.HONEST.items() if e.startswith("02")],
             f"smithjohn_1050_9004_{NB2}": [s[1] for e, s in trust_class.HONEST.items() if e.startswith("02")]}
-    _write(subs, [f for f in [*MOODLE, *CANVAS] if f not in real] + ["stray.txt"])
+    write_files(subs, [f for f in [*MOODLE, *CANVAS] if f not in real] + ["stray.txt"])
     for name, answers in real.items():
         (subs / name).parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(_small_notebook(answers), subs / name)
+        nbformat.write(small_notebook(answers), subs / name)
     assert main([str(subs), "--out", str(out), "--workers", "2", "--exercises", "02,04", "--seed", "s3cret",
                  "--late-penalty", "10"]) == 0
     rows = {r["learner"]: r for r in csv.DictReader(open(out / "grades.csv", encoding="utf-8")) if r["learner"]}
@@ -243,7 +243,7 @@ def test_the_issues_class_every_case_through_every_file(tmp_path, capsys):
     # a regrade of one learner by id, no setting repeated but the seed: the others' rows unchanged
     before = {name: (out / name).read_text("utf-8") for name in ("grades.csv", "canvas.csv", "moodle.csv")}
     again = tmp_path / "again"
-    _write(again, [f"smithjohn_1050_9100_{NB4}"])
+    write_files(again, [f"smithjohn_1050_9100_{NB4}"])
     capsys.readouterr()
     assert main([str(again), "--out", str(out), "--workers", "1", "--learners", "1050", "--seed", "s3cret"]) == 0
     state = json.loads((out / "grades.json").read_text("utf-8"))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from test_lms_identity import NB2, NB4
+from test_lms_identity import NB2, NB4, grade_class, small_notebook, write_files
 
 from attention_kit.grading.__main__ import main
 from attention_kit.grading.submissions import find_submissions
@@ -26,24 +26,7 @@ MOODLE = ["Dana Lee_4712_assignsubmission_file/" + NB2, "Ole Berg_4713_assignsub
           "Ida Holm_4714_assignsubmission_file/" + NB4]
 
 
-def _small_notebook(answers: list[str]):
-    """A notebook holding only the imports and these answer cells (what the grader reads)."""
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("import numpy as np\nimport attention_kit as ak\n"
-                                          "from attention_kit import check")]
-    nb.cells += [nbformat.v4.new_code_cell(src) for src in answers]
-    return nb
 
-
-def _write(folder, files):
-    for name in files:
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("", encoding="utf-8")
-
-
-def _grade(subs, out, *extra) -> int:
-    return main([str(subs), "--out", str(out), "--workers", "1", "--exercises", "02,04", *extra])
 
 
 def _rows(out) -> dict[str, dict]:
@@ -52,8 +35,8 @@ def _rows(out) -> dict[str, dict]:
 
 def test_a_late_penalty_no_moodle_file_can_apply_is_a_warning(tmp_path, capsys):
     subs, out = tmp_path / "moodle", tmp_path / "grades"
-    _write(subs, MOODLE)
-    assert _grade(subs, out, "--late-penalty", "10") == 0
+    write_files(subs, MOODLE)
+    assert grade_class(subs, out, "--late-penalty", "10") == 0
     printed = capsys.readouterr().out
     assert "WARNING: a late penalty of 10 % is set, but 3 learner(s) come from a Moodle download" in printed
     assert "--late 4712,alice" in printed
@@ -64,8 +47,8 @@ def test_a_late_penalty_no_moodle_file_can_apply_is_a_warning(tmp_path, capsys):
 
 def test_late_names_the_late_learners_of_a_moodle_class(tmp_path, capsys):
     subs, out = tmp_path / "moodle", tmp_path / "grades"
-    _write(subs, MOODLE)
-    assert _grade(subs, out, "--late-penalty", "10", "--late", "4712, Ida Holm") == 0
+    write_files(subs, MOODLE)
+    assert grade_class(subs, out, "--late-penalty", "10", "--late", "4712, Ida Holm") == 0
     printed = capsys.readouterr().out
     assert "WARNING: a late penalty" not in printed
     rows = _rows(out)
@@ -75,27 +58,27 @@ def test_late_names_the_late_learners_of_a_moodle_class(tmp_path, capsys):
     assert "## Returned late" in md and "Warning: late work" not in md
     # a regrade that does not repeat --late keeps the mark the teacher gave
     again = tmp_path / "again"
-    _write(again, ["Dana Lee_4712_assignsubmission_file/" + NB2])
+    write_files(again, ["Dana Lee_4712_assignsubmission_file/" + NB2])
     assert main([str(again), "--out", str(out), "--workers", "1", "--learners", "4712"]) == 0
     assert _rows(out)["Dana Lee_4712"]["late"] == "02"
     # a name nobody has stops the run
     capsys.readouterr()
-    assert _grade(subs, tmp_path / "other", "--late", "4799") == 2
+    assert grade_class(subs, tmp_path / "other", "--late", "4799") == 2
     assert "4799" in capsys.readouterr().err
 
 
 def test_canvas_lateness_needs_no_warning(tmp_path, capsys):
     subs, out = tmp_path / "canvas", tmp_path / "grades"
-    _write(subs, [f"wangwei_LATE_1044_9002_{NB2}", f"smithjohn_1050_9004_{NB2}"])
-    assert _grade(subs, out, "--late-penalty", "10") == 0
+    write_files(subs, [f"wangwei_LATE_1044_9002_{NB2}", f"smithjohn_1050_9004_{NB2}"])
+    assert grade_class(subs, out, "--late-penalty", "10") == 0
     assert "WARNING: a late penalty" not in capsys.readouterr().out
     assert _rows(out)["wangwei_1044"]["late"] == "02"
 
 
 def test_a_regrade_without_its_seed_says_the_seed_is_missing(tmp_path, capsys):
     subs, out = tmp_path / "moodle", tmp_path / "grades"
-    _write(subs, MOODLE)
-    assert _grade(subs, out, "--seed", "s3cret") == 0
+    write_files(subs, MOODLE)
+    assert grade_class(subs, out, "--seed", "s3cret") == 0
     capsys.readouterr()
     assert main([str(subs), "--out", str(out), "--learners", "4712"]) == 2
     err = capsys.readouterr().err
@@ -104,7 +87,7 @@ def test_a_regrade_without_its_seed_says_the_seed_is_missing(tmp_path, capsys):
     assert main([str(subs), "--out", str(out), "--learners", "4712", "--seed", "other"]) == 2
     assert "graded with another SEED: pass the same one" in capsys.readouterr().err
     plain = tmp_path / "plain"
-    assert _grade(subs, plain) == 0
+    assert grade_class(subs, plain) == 0
     capsys.readouterr()
     assert main([str(subs), "--out", str(plain), "--learners", "4712", "--seed", "s3cret"]) == 2
     assert "graded without a SEED (the default) and this regrade gives one" in capsys.readouterr().err
@@ -112,7 +95,7 @@ def test_a_regrade_without_its_seed_says_the_seed_is_missing(tmp_path, capsys):
 
 def test_a_canvas_file_without_a_notebook_number_says_so(tmp_path):
     subs = tmp_path / "canvas"
-    _write(subs, [f"wangwei_1013_7890111_{NB2}", "wangwei_1013_7890113_scratch.ipynb",
+    write_files(subs, [f"wangwei_1013_7890111_{NB2}", "wangwei_1013_7890113_scratch.ipynb",
                   "anon_Ab3xZ_7890141_draft.ipynb", "grades.xlsx"])
     ignored = dict(find_submissions(subs).ignored)
     why = ignored["wangwei_1013_7890113_scratch.ipynb"]
@@ -149,8 +132,8 @@ def test_a_regrade_recomputes_the_copy_flags_of_whom_it_regrades(tmp_path, capsy
                                                            if e.startswith("02")]}
     for name, answers in files.items():
         (subs / name).parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(_small_notebook(answers), subs / name)
-    assert _grade(subs, out) == 0
+        nbformat.write(small_notebook(answers), subs / name)
+    assert grade_class(subs, out) == 0
     rows = _rows(out)
     assert "read them side by side" in rows["Dana Lee_4712"]["notes"]
     assert "read them side by side" in rows["Ole Berg_4713"]["notes"]
@@ -158,7 +141,7 @@ def test_a_regrade_recomputes_the_copy_flags_of_whom_it_regrades(tmp_path, capsy
     before = (out / "grades.csv").read_text("utf-8").splitlines()
     again = tmp_path / "again"
     (again / "Dana Lee_4712_assignsubmission_file").mkdir(parents=True)
-    nbformat.write(_small_notebook(honest), again / "Dana Lee_4712_assignsubmission_file" / NB2)
+    nbformat.write(small_notebook(honest), again / "Dana Lee_4712_assignsubmission_file" / NB2)
     capsys.readouterr()
     assert main([str(again), "--out", str(out), "--workers", "1", "--learners", "4712"]) == 0
     assert "a flag about a regraded learner is recomputed" in capsys.readouterr().out
@@ -179,7 +162,7 @@ def test_a_notebook_that_breaks_the_graders_loading_is_a_note_for_the_teacher(tm
     the teacher reads in grades.csv and summary.md that the notebook interfered with the grader;
     the learner's feedback says the notebook could not be checked, and holds no teacher's note."""
     subs, out = tmp_path / "returned", tmp_path / "grades"
-    nb = _small_notebook([s[0] for e, s in trust_class.HONEST.items() if e.startswith("02")])
+    nb = small_notebook([s[0] for e, s in trust_class.HONEST.items() if e.startswith("02")])
     nb.cells.insert(1, nbformat.v4.new_code_cell(
         "get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])"))
     subs.mkdir()

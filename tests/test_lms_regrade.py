@@ -11,21 +11,10 @@ import json
 import zipfile
 
 from test_lms_formats import canvas_import, moodle_import
-from test_lms_identity import CANVAS, MOODLE, NB2, NB4
+from test_lms_identity import CANVAS, MOODLE, NB2, NB4, grade_class, write_files
 
 from attention_kit.grading.__main__ import main
 from attention_kit.grading.reports import MOODLE_STRINGS
-
-
-def _write(folder, files):
-    for name in files:
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("", encoding="utf-8")
-
-
-def _grade(subs, out, *extra) -> int:
-    return main([str(subs), "--out", str(out), "--workers", "1", "--exercises", "02,04", *extra])
 
 
 def _regrade(folder, out, learners, *extra) -> int:
@@ -44,11 +33,11 @@ def _zip(path) -> dict[str, bytes]:
 
 def test_canvas_regrade_from_a_plain_folder_keeps_the_id(tmp_path, capsys):
     subs, out, mail = tmp_path / "returned", tmp_path / "grades", tmp_path / "mail"
-    _write(subs, CANVAS)
-    assert _grade(subs, out) == 0
+    write_files(subs, CANVAS)
+    assert grade_class(subs, out) == 0
     before = {n: (out / n).read_text("utf-8") for n in ("canvas.csv", "moodle.csv", "grades.csv")}
     reupload = _zip(out / "canvas_reupload.zip")
-    _write(mail, [f"smithjohn_1050/{NB4}"])
+    write_files(mail, [f"smithjohn_1050/{NB4}"])
     capsys.readouterr()
     assert _regrade(mail, out, "smithjohn_1050") == 0
     summary = capsys.readouterr().out
@@ -75,13 +64,13 @@ def test_canvas_regrade_from_a_plain_folder_keeps_the_id(tmp_path, capsys):
 
 def test_canvas_regrade_reupload_carries_only_the_regraded(tmp_path, capsys):
     subs, out, again = tmp_path / "returned", tmp_path / "grades", tmp_path / "again"
-    _write(subs, CANVAS)
-    assert _grade(subs, out) == 0
+    write_files(subs, CANVAS)
+    assert grade_class(subs, out) == 0
     reupload = _zip(out / "canvas_reupload.zip")
-    assert _grade(subs, tmp_path / "twice") == 0  # the same class graded twice: the same files
+    assert grade_class(subs, tmp_path / "twice") == 0  # the same class graded twice: the same files
     assert _zip(tmp_path / "twice" / "canvas_reupload.zip") == reupload
     assert not (out / "canvas_reupload_regraded.zip").exists()
-    _write(again, [f"smithjohn_1050_9100_{NB4}"])
+    write_files(again, [f"smithjohn_1050_9100_{NB4}"])
     assert _regrade(again, out, "1050") == 0
     after = _zip(out / "canvas_reupload.zip")
     assert {n: b for n, b in after.items() if "1050" not in n} == \
@@ -89,16 +78,16 @@ def test_canvas_regrade_reupload_carries_only_the_regraded(tmp_path, capsys):
     assert set(_zip(out / "canvas_reupload_regraded.zip")) == {f"smithjohn_1050_9004_{NB2}",
                                                                f"smithjohn_1050_9100_{NB4}"}
     assert "canvas_reupload_regraded.zip (2 files" in capsys.readouterr().out
-    assert _grade(subs, out, "--new-settings") == 0  # a whole class again: no regrade zip left
+    assert grade_class(subs, out, "--new-settings") == 0  # a whole class again: no regrade zip left
     assert not (out / "canvas_reupload_regraded.zip").exists()
 
 
 def test_moodle_regrade_from_a_plain_folder_keeps_the_participant(tmp_path, capsys):
     subs, out, mail = tmp_path / "returned", tmp_path / "grades", tmp_path / "mail"
-    _write(subs, MOODLE)
-    assert _grade(subs, out) == 0
+    write_files(subs, MOODLE)
+    assert grade_class(subs, out) == 0
     before = (out / "moodle.csv").read_text("utf-8")
-    _write(mail, [f"Dana Lee/{NB2}"])
+    write_files(mail, [f"Dana Lee/{NB2}"])
     capsys.readouterr()
     assert _regrade(mail, out, "Dana Lee") == 0  # the guide's own example
     assert "Regraded Dana Lee_4711 into the 6 learners" in capsys.readouterr().out
@@ -117,10 +106,10 @@ def test_moodle_regrade_from_a_plain_folder_keeps_the_participant(tmp_path, caps
 
 def test_a_regrade_name_that_matches_nobody_or_several_stops(tmp_path, capsys):
     subs, out, mail = tmp_path / "returned", tmp_path / "grades", tmp_path / "mail"
-    _write(subs, MOODLE)
-    assert _grade(subs, out) == 0
+    write_files(subs, MOODLE)
+    assert grade_class(subs, out) == 0
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
-    _write(mail, [f"Eva Moe/{NB2}", f"Ole Berg/{NB2}"])
+    write_files(mail, [f"Eva Moe/{NB2}", f"Ole Berg/{NB2}"])
     capsys.readouterr()
     assert _regrade(mail, out, "Eva Moe") == 2
     err = capsys.readouterr().err
@@ -140,8 +129,8 @@ def test_a_regrade_name_that_matches_nobody_or_several_stops(tmp_path, capsys):
 
 def test_each_learner_is_told_their_own_lms_and_why_a_notebook_could_not_run(tmp_path, capsys):
     subs, out = tmp_path / "returned", tmp_path / "grades"
-    _write(subs, [*CANVAS, *MOODLE])
-    assert _grade(subs, out, "--canvas-points", "20") == 0
+    write_files(subs, [*CANVAS, *MOODLE])
+    assert grade_class(subs, out, "--canvas-points", "20") == 0
     summary = capsys.readouterr().out
     # the anonymous learners are not in canvas.csv: not counted among those with a Canvas id
     assert "canvas.csv (3 of 11 learners with a Canvas id; 2 anonymous, not in it" in summary
