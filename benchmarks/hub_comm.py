@@ -14,6 +14,13 @@ import uuid
 import every_control
 
 PRESS_TIMEOUT = 10.0
+#: How long a learner waits for a kernel to start or a notebook to load before it is an error
+#: (a browser has no shorter limit of its own; JupyterLab shows "Kernel starting" meanwhile).
+OPEN_TIMEOUT = 180.0
+
+
+class OpenError(RuntimeError):
+    """A notebook that could not be opened: which step, after how long, and why."""
 #: the widgets a comm learner presses, and how (the state the page sends)
 SLIDERS = {"FloatSliderModel", "IntSliderModel", "FloatLogSliderModel"}
 CHOICES = {"DropdownModel", "SelectionSliderModel", "ToggleButtonsModel", "RadioButtonsModel"}
@@ -45,6 +52,7 @@ class KernelLink:
         self.replies: dict[str, asyncio.Future] = {}
         self.frames: dict[str, float] = {}
         self.ws = None
+        self.closed: str | None = None  # why the websocket closed, once it has
 
     async def open(self, client) -> None:
         from tornado.httpclient import HTTPRequest
@@ -52,13 +60,26 @@ class KernelLink:
 
         body = json.dumps({"path": self.path, "name": self.path, "type": "notebook",
                            "kernel": {"name": "python3"}})
-        r = await client.fetch(f"{self.base}/api/sessions", method="POST", body=body,
-                               headers=self._auth(), request_timeout=180)
+        t0 = time.perf_counter()
+        try:
+            r = await client.fetch(f"{self.base}/api/sessions", method="POST", body=body,
+                                   headers=self._auth(), request_timeout=OPEN_TIMEOUT)
+        except Exception as exc:  # noqa: BLE001 - said with the step and how long it waited
+            raise OpenError(f"{self.path}: starting its kernel (POST /api/sessions) failed after "
+                            f"{time.perf_counter() - t0:.0f} s: {type(exc).__name__}: {exc}") from exc
         self.kernel_id = json.loads(r.body)["kernel"]["id"]
         url = (f"{self.base}/api/kernels/{self.kernel_id}/channels?session_id={self.session}"
                ).replace("http://", "ws://")
-        self.ws = await websocket_connect(HTTPRequest(url, headers=self._auth(),
-                                                      request_timeout=60))
+        t1 = time.perf_counter()
+        try:  # a browser waits for its websocket as long as this (no 20/60 s client limit)
+            self.ws = await websocket_connect(HTTPRequest(url, headers=self._auth(),
+                                                          connect_timeout=OPEN_TIMEOUT,
+                                                          request_timeout=OPEN_TIMEOUT))
+        except Exception as exc:  # noqa: BLE001
+            raise OpenError(f"{self.path}: connecting to its kernel (websocket) failed after "
+                            f"{time.perf_counter() - t1:.0f} s: {type(exc).__name__}: {exc}") from exc
+        self.open_seconds = time.perf_counter() - t0
+        self.opened_at = time.perf_counter()
         self.reader = asyncio.ensure_future(self._read())
 
     def _auth(self) -> dict:
@@ -68,9 +89,12 @@ class KernelLink:
         while True:
             raw = await self.ws.read_message()
             if raw is None:
+                self.closed = (f"{self.path}: the kernel's websocket was closed by the other end "
+                               f"(code {self.ws.close_code}, reason {self.ws.close_reason!r}) "
+                               f"{time.perf_counter() - self.opened_at:.0f} s after it opened")
                 for fut in list(self.waiters.values()) + list(self.replies.values()):
                     if not fut.done():
-                        fut.set_exception(ConnectionError("kernel websocket closed"))
+                        fut.set_exception(ConnectionError(self.closed))
                 return
             msg = _decode(raw)
             kind, content = msg["header"]["msg_type"], msg["content"]
@@ -98,8 +122,13 @@ class KernelLink:
 
     async def run_all(self, client) -> list[str]:
         """Every code cell, all sent at once; the errors of cells not tagged raises-exception."""
-        r = await client.fetch(f"{self.base}/api/contents/{self.path}?content=1",
-                               headers=self._auth(), request_timeout=60)
+        t0 = time.perf_counter()
+        try:
+            r = await client.fetch(f"{self.base}/api/contents/{self.path}?content=1",
+                                   headers=self._auth(), request_timeout=OPEN_TIMEOUT)
+        except Exception as exc:  # noqa: BLE001
+            raise OpenError(f"{self.path}: loading the notebook (GET /api/contents) failed after "
+                            f"{time.perf_counter() - t0:.0f} s: {type(exc).__name__}: {exc}") from exc
         cells = [c for c in json.loads(r.body)["content"]["cells"] if c["cell_type"] == "code"]
         futures = []
         for c in cells:
@@ -185,6 +214,7 @@ async def comm_learner(hub, name: str, token: str, presses: int, seed: int,
             link = KernelLink(base, token, nb)
             await link.open(client)
             links.append(link)
+            result["open_s"] = max(result.get("open_s", 0.0), link.open_seconds)
             result["errors"] += await link.run_all(client)
         result["ran_all"] = time.perf_counter()
         for link in links:
@@ -204,7 +234,8 @@ async def comm_learner(hub, name: str, token: str, presses: int, seed: int,
                 else:
                     result["ms"].append(dt * 1000)
     except Exception as exc:  # noqa: BLE001 - a learner that fails is counted, the class goes on
-        result["errors"].append(f"{name}: {type(exc).__name__}: {exc}")
+        closed = "; ".join(link.closed for link in links if link.closed)
+        result["errors"].append(f"{name}: {type(exc).__name__}: {exc}" + (f" ({closed})" if closed else ""))
     finally:
         for link in links:
             link.close()

@@ -233,6 +233,7 @@ def one_class(n: int, browsers: int, presses: int, rounds: int, seed: int, max_s
     out["unchanged"] = sum(r["unchanged"] for r in results.values())
     out["controls"] = {nb: sorted({r.get("controls", {}).get(nb, 0) for r in comm}) for nb in NOTEBOOKS}
     out["errors"] = [e for r in results.values() for e in r["errors"]]
+    out["open_s"] = max((r.get("open_s", 0.0) for r in comm), default=None)
     return out
 
 
@@ -247,7 +248,8 @@ def table(rows: list[dict]) -> list[str]:
              "comm send → picture ms, median / p95 (presses) | no new picture | errors | "
              "kernel RSS MB per learner (after Run All / end) | learner server RSS MB | "
              "machine CPU % (all users) / cores the class used, Run All to last press | "
-             "s to all servers up / to every comm learner's Run All done | load before → after |",
+             "s to all servers up / to every comm learner's Run All done / longest kernel start "
+             "(a notebook opened to its kernel connected) | load before → after |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r.get("skipped"):
@@ -261,7 +263,8 @@ def table(rows: list[dict]) -> list[str]:
             f"{r['unchanged']} | {len(r['errors'])} | "
             f"{statistics.median(a) if a else 0:.0f} / {statistics.median(b) if b else 0:.0f} | "
             f"{r['server_rss']:.0f} | {r['cpu_percent']:.0f} / {r.get('class_cores', float('nan')):.2f} | "
-            f"{r['servers_s']:.0f} / {r['run_all_s'] or 0:.0f} | "
+            f"{r['servers_s']:.0f} / {r['run_all_s'] or 0:.0f} / "
+            f"{'-' if r.get('open_s') is None else format(r['open_s'], '.0f')} | "
             f"{load(r['uptime_before'])} → {load(r['uptime_after'])} |")
     return lines
 
