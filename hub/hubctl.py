@@ -12,6 +12,13 @@ while learners work: the proxy keeps their routes and their single-user servers 
 :class:`Hub` also talks to the hub's REST API as a service with an admin token (made here, given
 to the hub in ``$HUB_API_TOKEN``): add a learner, start and stop their server, make a token for
 them. Only the standard library and psutil (a dependency of ipykernel).
+
+**Never as root.** Started by root (a CI container, a server's admin shell), hubctl runs the proxy,
+the hub and so the learners' servers as an unprivileged account, ``$HUB_USER`` (default
+``nobody``): the state folder is given to that account, and any folder on the way to the course,
+its ``.venv`` or the Python it links to that others cannot enter (``/root`` when Python lives in
+``/root/.pyenv``) gets the search bit for others (``o+x``: enter, not list) while the hub runs,
+restored by :meth:`Hub.stop`. ``hub/jupyterhub_config.py`` refuses to run as root.
 """
 
 from __future__ import annotations
@@ -19,10 +26,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pwd
 import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -49,6 +58,24 @@ class HubError(RuntimeError):
     pass
 
 
+def unprivileged_account() -> pwd.struct_passwd | None:
+    """None when this process is not root; else the account the hub runs as (``$HUB_USER``,
+    default ``nobody``)."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None
+    name = os.environ.get("HUB_USER") or "nobody"
+    try:
+        account = pwd.getpwnam(name)
+    except KeyError:
+        raise HubError(f"started as root, the hub runs as the unprivileged user {name!r}, which "
+                       "does not exist: set HUB_USER to an existing user other than root, or "
+                       "start it as a non-root user") from None
+    if account.pw_uid == 0:
+        raise HubError(f"HUB_USER={name!r} is root: name an unprivileged user (the hub and the "
+                       "learners' servers never run as root)")
+    return account
+
+
 class Hub:
     """The proxy and the hub, with their state (sqlite, cookie secret, learners' homes) in
     ``state``. A context manager: on exit every learner's server is stopped, then the hub, then
@@ -71,6 +98,8 @@ class Hub:
         self.proxy: subprocess.Popen | None = None
         self.hub: subprocess.Popen | None = None
         self._logs: list = []
+        self.account = unprivileged_account()  # None: run as this (non-root) process's user
+        self._opened: list[tuple[Path, int]] = []  # folders given o+x, with their old modes
 
     # -- addresses -----------------------------------------------------------------------------
     @property
@@ -90,19 +119,64 @@ class Hub:
         return self.state / "proxy.log"
 
     # -- lifecycle -----------------------------------------------------------------------------
+    def _as_account(self) -> dict:
+        """Popen's arguments that run a process as the unprivileged account (nothing when this
+        process is not root)."""
+        if self.account is None:
+            return {}
+        return {"user": self.account.pw_uid, "group": self.account.pw_gid, "extra_groups": []}
+
     def _check_installed(self) -> None:
         if not PROXY.exists():
             raise HubError(f"{PROXY} is missing: run `npm ci` in {ROOT} (make hub does)")
         try:
             subprocess.run([self.python, "-c", "import jupyterhub"], check=True,
-                           capture_output=True)
+                           capture_output=True, **self._as_account())
         except subprocess.CalledProcessError as exc:
-            raise HubError(f"{self.python} cannot import jupyterhub: install requirements/hub.txt "
-                           "(make hub does)") from exc
+            who = f" as user {self.account.pw_name}" if self.account else ""
+            raise HubError(f"{self.python} cannot import jupyterhub{who}: install "
+                           f"requirements/hub.txt (make hub does){self._reach_hint()}") from exc
+
+    def _reach_hint(self) -> str:
+        if self.account is None:
+            return ""
+        return (f"; or user {self.account.pw_name} cannot read the course's files: they must be "
+                "readable by others (a clone made with umask 022 is)")
+
+    def _open_the_way(self) -> None:
+        """Root starting the hub for an unprivileged account: every folder above the course, the
+        state, the .venv and the Python it runs gets the search bit for others (o+x) where it
+        lacks it, until stop() restores it; the state folder becomes the account's."""
+        paths = {ROOT, self.state, Path(self.python).parent, Path(os.path.realpath(self.python)).parent,
+                 Path(os.path.realpath(PROXY)).parent}
+        if self.course is not None:
+            paths.add(Path(self.course).resolve())
+        folders = {a for p in paths for a in (p, *p.parents) if a.is_dir()}
+        for folder in sorted(folders):
+            mode = folder.stat().st_mode
+            if not mode & stat.S_IXOTH:
+                os.chmod(folder, stat.S_IMODE(mode) | stat.S_IXOTH)
+                self._opened.append((folder, stat.S_IMODE(mode)))
+        if self._opened:
+            print("hubctl: so that user {} can reach the course, o+x (enter, not list) until the "
+                  "hub stops: {}".format(self.account.pw_name, ", ".join(str(f) for f, _ in self._opened)),
+                  file=sys.stderr)
+        for path in (self.state, *self.state.rglob("*")):
+            os.chown(path, self.account.pw_uid, self.account.pw_gid, follow_symlinks=False)
+
+    def _close_the_way(self) -> None:
+        for folder, mode in reversed(self._opened):
+            try:
+                os.chmod(folder, mode)
+            except OSError:
+                pass
+        self._opened = []
 
     def start(self) -> Hub:
-        self._check_installed()
         self.state.mkdir(parents=True, exist_ok=True)
+        if self.account is not None:
+            self._open_the_way()
+        self._check_installed()
         self.public_port, self.hub_port, self.proxy_api_port = free_port(), free_port(), free_port()
         self.start_proxy()
         self.start_hub()
@@ -110,6 +184,8 @@ class Hub:
 
     def start_proxy(self) -> None:
         env = dict(os.environ, CONFIGPROXY_AUTH_TOKEN=self.proxy_token)
+        if self.account is not None:
+            env.update(HOME=str(self.state), USER=self.account.pw_name, LOGNAME=self.account.pw_name)
         log = open(self.proxy_log, "ab")  # noqa: SIM115 - closed in stop()
         self._logs.append(log)
         self.proxy = subprocess.Popen(
@@ -118,7 +194,8 @@ class Hub:
              "--default-target", f"http://127.0.0.1:{self.hub_port}",
              "--error-target", f"http://127.0.0.1:{self.hub_port}/hub/error",
              "--log-level", "warn"],
-            stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+            **self._as_account())
         self._wait(lambda: self._get(f"http://127.0.0.1:{self.proxy_api_port}/api/routes",
                                      token=self.proxy_token) is not None,
                    self.proxy, self.proxy_log, "the proxy")
@@ -134,11 +211,14 @@ class Hub:
             env["HUB_EXPOSE_APP"] = "1"
         if self.course is not None:
             env["HUB_COURSE"] = str(Path(self.course).resolve())
+        if self.account is not None:
+            env.update(HOME=str(self.state), USER=self.account.pw_name, LOGNAME=self.account.pw_name)
         log = open(self.hub_log, "ab")  # noqa: SIM115 - closed in stop()
         self._logs.append(log)
         self.hub = subprocess.Popen([self.python, "-m", "jupyterhub", "-f", str(CONFIG)],
                                     stdout=log, stderr=subprocess.STDOUT, env=env,
-                                    cwd=self.state, start_new_session=True)
+                                    cwd=self.state, start_new_session=True,
+                                    **self._as_account())
         self._wait(lambda: self._get(f"{self.url}/hub/api/", token=self.api_token) is not None,
                    self.hub, self.hub_log, "JupyterHub")
 
@@ -193,6 +273,7 @@ class Hub:
         for log in self._logs:
             log.close()
         self._logs = []
+        self._close_the_way()
         if self.remove_state:
             shutil.rmtree(self.state, ignore_errors=True)
 

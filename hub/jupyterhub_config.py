@@ -12,7 +12,8 @@ teaching.md, "On a JupyterHub", has The Littlest JupyterHub and Zero to JupyterH
 * SharedPasswordAuthenticator (JupyterHub >= 5.3; it replaces DummyAuthenticator's deprecated
   password): any user name, one shared password (``$HUB_PASSWORD``);
 * SimpleLocalProcessSpawner: each learner's single-user server is a local process, without a
-  system user; the learner's home is ``<state>/homes/<name>``, into which the course's notebooks
+  system user, running as the hub's own user, which is never root (hubctl.py, started by root,
+  runs the hub as ``$HUB_USER``, default ``nobody``; this file refuses root); the learner's home is ``<state>/homes/<name>``, into which the course's notebooks
   are copied once, before the first start (a learner's work is never overwritten);
 * the single-user server is the course's own ``.venv`` (``jupyterhub-singleuser`` from the hub's
   lock, requirements/hub.txt, beside the course's lock), with attention_kit's server extension
@@ -28,6 +29,14 @@ import sys
 from pathlib import Path
 
 c = get_config()  # noqa: F821 - JupyterHub's config loader provides it
+
+if hasattr(os, "geteuid") and os.geteuid() == 0:
+    # SimpleLocalProcessSpawner runs every learner's server as the hub's own user: as root, a
+    # learner's notebook could do anything to the machine. hubctl.py, started by root, runs the hub
+    # as $HUB_USER (default nobody).
+    raise SystemExit("hub/jupyterhub_config.py: this hub does not run as root; start it with "
+                     "`make hub` (hub/hubctl.py runs it as an unprivileged user, $HUB_USER, "
+                     "default nobody)")
 
 ROOT = Path(__file__).resolve().parents[1]
 STATE = Path(os.environ.get("HUB_STATE", ROOT / ".hub")).resolve()
@@ -86,8 +95,6 @@ c.Spawner.args = [
 ]
 if os.environ.get("HUB_EXPOSE_APP"):  # the browser tests and the load test read the page's app
     c.Spawner.args.append("--LabApp.expose_app_in_browser=True")
-if hasattr(os, "geteuid") and os.geteuid() == 0:  # CI runs as root
-    c.Spawner.args.append("--ServerApp.allow_root=True")
 # The learner's server finds the course's venv first (the hub passes on only a few variables of
 # its own environment: no MPLBACKEND, so the kernel draws inline, as for a learner).
 c.Spawner.environment = {"PATH": f"{VENV_BIN}:/usr/local/bin:/usr/bin:/bin"}

@@ -249,3 +249,37 @@ def test_the_learners_servers_run_the_course_environment(hub):
     assert (hub.home("env-check") / "zh" / ".attention-kit-language").exists()
     log = hub.hub_log.read_text(errors="replace")
     assert "attention_kit: kernel messages go to the page without Nagle's delay" in log
+
+
+def test_no_process_of_the_hub_runs_as_root(hub):
+    """The proxy, the hub, a learner's server and its kernel run as an unprivileged user, never as
+    root (hubctl.py, started by root, runs them as $HUB_USER, default nobody), and nothing of
+    theirs asks Jupyter to allow root."""
+    token = hub.add_learner("uid-check")
+    base = hub.start_server("uid-check")
+    req = urllib.request.Request(f"{base}/api/kernels", data=b"{}", method="POST",
+                                 headers={"Authorization": f"token {token}",
+                                          "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        kernel_id = json.load(r)["id"]
+    home = str(hub.home("uid-check"))
+    procs = {"proxy": psutil.Process(hub.proxy.pid), "hub": psutil.Process(hub.hub.pid)}
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and ("server" not in procs or "kernel" not in procs):
+        for p in psutil.process_iter(["cmdline", "cwd"]):
+            cmd = " ".join(p.info["cmdline"] or [])
+            if "jupyterhub-singleuser" in cmd and (p.info["cwd"] or "").startswith(home):
+                procs["server"] = p
+            if "ipykernel" in cmd and kernel_id in cmd:
+                procs["kernel"] = p
+        time.sleep(0.5)
+    assert set(procs) == {"proxy", "hub", "server", "kernel"}, f"found only {sorted(procs)}"
+    expected = hub.account.pw_uid if hub.account is not None else os.getuid()
+    for what, p in procs.items():
+        assert p.uids().real != 0 and p.uids().effective != 0, f"the {what} runs as root"
+        assert p.uids().effective == expected, f"the {what} runs as uid {p.uids().effective}"
+        assert not any("allow_root" in a or "allow-root" in a for a in p.cmdline()), what
+    with urllib.request.urlopen(urllib.request.Request(
+            f"{base}/api/kernels/{kernel_id}", method="DELETE",
+            headers={"Authorization": f"token {token}"}), timeout=30):
+        pass
