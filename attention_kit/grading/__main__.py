@@ -31,6 +31,7 @@ from pathlib import Path
 import nbformat
 
 from ..check import registry
+from ..i18n import _
 from . import NotebookGrade
 from .class_grades import carries_late, grading_time
 from .execute import Limits, grade_notebook, prepared
@@ -69,8 +70,9 @@ class Progress:
         self.done += 1
         width = 30
         filled = round(width * self.done / max(self.total, 1))
-        text = (f"grading [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
-                f"{time.monotonic() - self.start:5.0f} s  {label}")
+        text = _("grading [{bar}] {done}/{total} {seconds:5.0f} s  {label}").format(
+            bar="#" * filled + "." * (width - filled), done=self.done, total=self.total,
+            seconds=time.monotonic() - self.start, label=label)
         if self.tty:
             self.stream.write("\r" + text[:118].ljust(118))
             if self.done == self.total:
@@ -145,8 +147,8 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
     limits = limits or Limits()
     grading_time()  # a SOURCE_DATE_EPOCH that is not a time stops the run before it grades
     if shard is not None and learners is not None:
-        raise ValueError("give --shard or --learners, not both: regrade learners into the merged "
-                         "grades folder, or grade their shard again")
+        raise ValueError(_("give --shard or --learners, not both: regrade learners into the merged "
+                           "grades folder, or grade their shard again"))
     course_files = {nb.number: nb.file for nb in registry.NOTEBOOKS}
     previous = old_settings = None
     if exercises is None and notebooks is not None:
@@ -154,13 +156,13 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
     if learners is not None:
         state_path = out / STATE_FILE
         if not state_path.is_file():
-            raise FileNotFoundError(f"{state_path} not found: regrading a few learners needs the "
-                                    "grades folder of a whole class graded with this grader")
+            raise FileNotFoundError(_("{path} not found: regrading a few learners needs the grades "
+                                      "folder of a whole class graded with this grader").format(path=state_path))
         previous, state = load_state(state_path)
         if state.get("shard"):
-            raise ValueError(f"{out} holds shard {state['shard']['index']}/{state['shard']['count']} "
-                             "of a class: merge the shards first, then regrade into the merged folder "
-                             "(or grade the shard again)")
+            raise ValueError(_("{out} holds shard {index}/{count} of a class: merge the shards first, "
+                               "then regrade into the merged folder (or grade the shard again)").format(
+                out=out, index=state["shard"]["index"], count=state["shard"]["count"]))
         old_settings = {"exercises": previous.weights, "late_penalty": previous.late_penalty,
                         "assignment": previous.assignment, **state.get("settings", {})}
         old_settings["exercises"] = previous.weights
@@ -171,9 +173,9 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
                        "assignment": assignment}, old_settings, new_settings)
     if previous is not None and settings["exercises"] != previous.weights and \
             {e.split(".")[0] for e in settings["exercises"]} != {nb.number for nb in previous.notebooks}:
-        raise ValueError(f"the class in {out} was graded on notebooks "
-                         f"{', '.join(nb.number for nb in previous.notebooks)}: regrade the whole "
-                         "class (without LEARNERS=) to set other notebooks")
+        raise ValueError(_("the class in {out} was graded on notebooks {notebooks}: regrade the whole "
+                           "class (without LEARNERS=) to set other notebooks").format(
+            out=out, notebooks=", ".join(nb.number for nb in previous.notebooks)))
     exercises, late_penalty, assignment = settings["exercises"], settings["late_penalty"], settings["assignment"]
     moodle_max, moodle_headers, canvas_points = (settings["moodle_max"], settings["moodle_headers"],
                                                  settings["canvas_points"])
@@ -190,11 +192,12 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
         graded = [s for s in found.submissions if s.number in notebooks or s.number not in known]
         for s in found.submissions:
             if s not in graded:
-                found.ignored.append((s.source, f"notebook {s.number} was not set (notebooks "
-                                                f"graded: {', '.join(notebooks)})"))
+                found.ignored.append((s.source, _("notebook {number} was not set (notebooks graded: "
+                                                  "{notebooks})").format(number=s.number,
+                                                                         notebooks=", ".join(notebooks))))
         if not graded:
-            raise FileNotFoundError(f"no notebooks to grade in {submissions} (see the layouts in "
-                                    "docs/teaching.md)")
+            raise FileNotFoundError(_("no notebooks to grade in {submissions} (see the layouts in "
+                                      "docs/teaching.md)").format(submissions=submissions))
         if late is not None:  # named late by the teacher (the LMS's files may carry no late mark)
             late_keys = set(resolve_learners(late, {k: found.info[k] for k in {s.learner for s in graded}}))
             graded = [replace(s, late=True) if s.learner in late_keys else s for s in graded]
@@ -218,7 +221,8 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
                     grades[-1].late = sub.late
                 else:  # a bug in the grader: say so in the row, grade the rest
                     grades.append(NotebookGrade(sub.learner, sub.number, sub.source, [], [
-                        f"the grader failed on {sub.path.name}: {type(exc).__name__}: {exc}"]))
+                        _("the grader failed on {file}: {error}").format(
+                            file=sub.path.name, error=f"{type(exc).__name__}: {exc}")]))
                 bar.step(f"{sub.learner} {sub.number}")
         elapsed = time.monotonic() - start
         after = _snapshot(submissions)
@@ -249,10 +253,12 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
         for name, notes in extra.items():
             result.extra_notes.setdefault(name, []).extend(notes)
         found.ignored = ignored
-        added = f" (new: {', '.join(added_keys)})" if added_keys else ""
-        regraded = (f" Regraded {', '.join(learners)}{added} into the {len(previous.learners)} learners "
-                    f"graded {previous.graded_at:%Y-%m-%d %H:%M} UTC (similar answers looked for "
-                    "again across the whole class: a flag about a regraded learner is recomputed).")
+        added = _(" (new: {learners})").format(learners=", ".join(added_keys)) if added_keys else ""
+        regraded = _(" Regraded {learners}{added} into the {n} learners graded {when} UTC (similar "
+                     "answers looked for again across the whole class: a flag about a regraded "
+                     "learner is recomputed).").format(learners=", ".join(learners), added=added,
+                                                        n=len(previous.learners),
+                                                        when=f"{previous.graded_at:%Y-%m-%d %H:%M}")
     else:
         result = ClassGrades(found.learners, grades, notebooks=notebooks, info=found.info,
                              assignment=assignment, late_penalty=late_penalty,
@@ -272,24 +278,28 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
                           regraded=learners if previous is not None else None)
     width = max(100, shutil.get_terminal_size((120, 24)).columns)
     n_nb = len(result.notebooks)
-    part = "" if shard is None else (
-        f" of shard {shard} ({len(class_learners)} in the class; similar answers are looked for "
-        "when the shards are merged: python -m attention_kit.grading merge)")
-    lines = [f"Graded {len(found.learners)} learners{part}, {len(graded)} notebooks in "
-             f"{elapsed:.0f} s ({workers} at a time). Notebook{'s' if n_nb > 1 else ''} set: "
-             f"{', '.join(nb.number for nb in result.notebooks)} ({result.max_points} points); "
-             f"the assignment is \"{result.assignment}\" in canvas.csv. Exercises set: "
-             f"{result.exercises_text()}.{regraded}", "", summary_text(result, width)]
+    part = "" if shard is None else _(
+        " of shard {shard} ({n} in the class; similar answers are looked for when the shards are "
+        "merged: python -m attention_kit.grading merge)").format(shard=shard, n=len(class_learners))
+    set_text = (_("Notebooks set: {notebooks} ({points} points)") if n_nb > 1 else
+                _("Notebook set: {notebooks} ({points} points)")).format(
+        notebooks=", ".join(nb.number for nb in result.notebooks), points=result.max_points)
+    lines = [_("Graded {n} learners{part}, {notebooks} notebooks in {seconds:.0f} s ({workers} at a "
+               "time). {set}; the assignment is \"{assignment}\" in canvas.csv. Exercises set: "
+               "{exercises}.{regraded}").format(
+        n=len(found.learners), part=part, notebooks=len(graded), seconds=elapsed, workers=workers,
+        set=set_text, assignment=result.assignment, exercises=result.exercises_text(), regraded=regraded),
+             "", summary_text(result, width)]
     if result.late_warning():
-        lines += ["", f"WARNING: {result.late_warning()}"]
+        lines += ["", _("WARNING: {warning}").format(warning=result.late_warning())]
     if found.ignored:
-        lines += ["", "Not graded (also in not_graded.csv):"] + [f"  {path}: {why}" for path, why in found.ignored]
+        lines += ["", _("Not graded (also in not_graded.csv):")] + [f"  {path}: {why}" for path, why in found.ignored]
     if changed:
-        lines += ["", "WARNING: files in the submissions folder changed while grading (a notebook "
-                      "wrote outside its working copy?):"] + [f"  {p}" for p in changed]
+        lines += ["", _("WARNING: files in the submissions folder changed while grading (a notebook "
+                        "wrote outside its working copy?):")] + [f"  {p}" for p in changed]
     if out_changed:
-        lines += ["", f"WARNING: files in {out} changed while the notebooks ran, before the grader "
-                      "wrote its own (a notebook wrote there?):"] + [f"  {p}" for p in out_changed]
+        lines += ["", _("WARNING: files in {out} changed while the notebooks ran, before the grader "
+                        "wrote its own (a notebook wrote there?):").format(out=out)] + [f"  {p}" for p in out_changed]
     lines += [""] + lms_lines(result, written, out, moodle_max)
     return result, "\n".join(lines)
 
@@ -306,9 +316,9 @@ def merge_main(argv: list[str]) -> int:
                         help="where the merged grades go (default: grades)")
     args = parser.parse_args(argv)
     try:
-        _, summary = merge_shards(args.shards, args.out)
+        _result, summary = merge_shards(args.shards, args.out)
     except (FileNotFoundError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(_("error: {error}").format(error=exc), file=sys.stderr)
         return 2
     print(summary)
     return 0
@@ -391,8 +401,8 @@ def main(argv: list[str] | None = None) -> int:
         notebooks = parse_notebooks(args.notebooks)
         exercises = parse_exercises(args.exercises)
         if exercises is not None and notebooks is not None:
-            raise ValueError("give --exercises or --notebooks, not both")
-        _, summary = grade_class(args.submissions, args.out, limits=limits, workers=args.workers,
+            raise ValueError(_("give --exercises or --notebooks, not both"))
+        _result, summary = grade_class(args.submissions, args.out, limits=limits, workers=args.workers,
                                  notebooks=notebooks, assignment=args.assignment,
                                  seed=DEFAULT_SEED if args.seed is None else args.seed,
                                  seed_given=args.seed is not None,
@@ -402,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
                                  new_settings=args.new_settings, add_learners=args.add_learners,
                                  shard=shard, late=parse_learners(args.late))
     except (FileNotFoundError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(_("error: {error}").format(error=exc), file=sys.stderr)
         return 2
     print(summary)
     return 0

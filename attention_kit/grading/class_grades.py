@@ -50,9 +50,10 @@ class ClassGrades:
         if exercises is not None:
             unknown = [e for e in exercises if e not in known]
             if unknown:
-                raise ValueError(f"exercise(s) {', '.join(unknown)} are not part of this course")
+                raise ValueError(_("exercise(s) {exercises} are not part of this course").format(
+                    exercises=", ".join(unknown)))
             if any(float(w) < 0 for w in exercises.values()):
-                raise ValueError("an exercise's weight cannot be negative")
+                raise ValueError(_("an exercise's weight cannot be negative"))
             wanted = {known[e] for e in exercises}
         self.notebooks = [nb for nb in registry.NOTEBOOKS if wanted is None or nb.number in wanted]
         #: exercise id -> points it is worth, for every exercise set, in the course's order
@@ -117,7 +118,8 @@ class ClassGrades:
         """The verdicts on the exercises set in notebook ``nb``."""
         grade = self.by_key.get((learner, nb.number))
         if grade is None:
-            return [ExerciseGrade(ex_id, ex.title, NOT_SUBMITTED, f"no notebook {nb.number} returned")
+            return [ExerciseGrade(ex_id, ex.title, NOT_SUBMITTED,
+                                  _("no notebook {number} returned").format(number=nb.number))
                     for ex_id, ex in nb.numbered() if ex_id in self.weights]
         return [g for g in grade.exercises if g.id in self.weights]
 
@@ -139,12 +141,13 @@ class ClassGrades:
                  and any((ln, nb.number) in self.by_key for nb in self.notebooks)]
         if not blind or any(self.late(ln) for ln in blind):
             return ""
-        shown = ", ".join(blind[:5]) + (f" and {len(blind) - 5} more" if len(blind) > 5 else "")
-        return (f"a late penalty of {number_text(self.late_penalty)} % is set, but {len(blind)} learner(s) "
-                f"come from a Moodle download or a plain folder, whose file names carry no late mark "
-                f"({shown}): none of them is marked late or penalised. Name the late ones by id or "
-                "name: --late 4712,alice (make grade ... LATE=4712,alice), e.g. from the Status column "
-                "of Moodle's grading table (docs/teaching.md, Late work in Moodle)")
+        shown = ", ".join(blind[:5]) + (_(" and {n} more").format(n=len(blind) - 5) if len(blind) > 5 else "")
+        return _("a late penalty of {penalty} % is set, but {n} learner(s) come from a Moodle download "
+                 "or a plain folder, whose file names carry no late mark ({learners}): none of them is "
+                 "marked late or penalised. Name the late ones by id or name: --late 4712,alice (make "
+                 "grade ... LATE=4712,alice), e.g. from the Status column of Moodle's grading table "
+                 "(docs/teaching.md, Late work in Moodle)").format(
+            penalty=number_text(self.late_penalty), n=len(blind), learners=shown)
 
     def late(self, learner: str) -> list[str]:
         """The numbers of the notebooks set that ``learner`` returned late."""
@@ -175,7 +178,8 @@ class ClassGrades:
             grade = self.by_key.get((learner, nb.number))
             if grade is not None:
                 out.extend(f"{nb.number}: {' '.join(note.split())}" for note in grade.notes)
-                out.extend(f"{nb.number}: for the teacher: {note}" for note in grade.teacher_notes)
+                out.extend(_("{number}: for the teacher: {note}").format(number=nb.number, note=note)
+                           for note in grade.teacher_notes)
                 out.extend(self._why_not_run(grade))
         return out + self.extra_notes.get(learner, [])
 
@@ -190,7 +194,8 @@ class ClassGrades:
             if g.status == COULD_NOT_RUN and g.id in self.weights and text and text not in said:
                 why.setdefault(text, []).append(g.id)
         every = [e for e in self.weights if e.startswith(grade.number + ".")]
-        return [f"{grade.number if ids == every else ', '.join(ids)}: could not run: {text}"
+        return [_("{exercises}: could not run: {why}").format(
+                    exercises=grade.number if ids == every else ", ".join(ids), why=text)
                 for text, ids in why.items()]
 
 

@@ -33,7 +33,7 @@ from typing import Iterator
 import nbformat
 
 from ..check import registry
-from ..i18n import _
+from ..i18n import N_, _
 from . import COULD_NOT_RUN, MISSING, SOLUTION, ExerciseGrade, NotebookGrade
 from .in_kernel import ready_reply, replaced_names, replaced_note, setup_cell
 from .kernel import KERNEL_NAME, write_kernel_spec
@@ -216,10 +216,10 @@ class _Run:
 
 #: The teacher's note (grades.csv, summary.md; never the feedback) when the grader's checking code
 #: could not be loaded after the notebook ran.
-INTERFERED = ("the notebook interfered with the grader: after it ran, the grader's checking code could "
-              "not be loaded into its kernel, so nothing was checked (an IPython input transformer, or "
-              "replaced builtins or modules, can do this). Read the notebook: grade it by hand, or ask "
-              "the learner to remove that code and regrade")
+INTERFERED = N_("the notebook interfered with the grader: after it ran, the grader's checking code could "
+                "not be loaded into its kernel, so nothing was checked (an IPython input transformer, or "
+                "replaced builtins or modules, can do this). Read the notebook: grade it by hand, or ask "
+                "the learner to remove that code and regrade")
 
 
 def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[ExerciseGrade], list[str]]:
@@ -265,13 +265,13 @@ def _grades(run: _Run, nb_entry, verdicts: dict, limits: Limits) -> tuple[list[E
     changed = [ex_id for ex_id, ex in nb_entry.numbered()
                if any(registry.settings_differ(code[k][1].source, ex) for k in cells[ex_id])]
     if changed:
-        notes.append(f"exercise(s) {', '.join(changed)} call their checker with other settings than "
-                     "the current course: an old version of the notebook? They were graded as the "
-                     "course asks now")
+        notes.append(_("exercise(s) {exercises} call their checker with other settings than the current "
+                       "course: an old version of the notebook? They were graded as the course asks "
+                       "now").format(exercises=", ".join(changed)))
     missing = [g.id for g in grades if g.status == MISSING]
     if missing and len(missing) == len(grades):
-        notes.append(f"none of the exercises of notebook {nb_entry.number} were found: is this "
-                     "a notebook of another course, or an old version of this one?")
+        notes.append(_("none of the exercises of notebook {number} were found: is this a notebook of "
+                       "another course, or an old version of this one?").format(number=nb_entry.number))
     elif missing:
         notes.append(_("exercise(s) {exercises} not found: an old version of the notebook, "
                        "or deleted exercise cells").format(exercises=", ".join(missing)))
@@ -295,24 +295,25 @@ def _read(path: Path):
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        return None, f"the file could not be read: {exc.strerror or exc}"
+        return None, _("the file could not be read: {error}").format(error=exc.strerror or exc)
     if not raw.strip():
-        return None, "the file is empty: there is no notebook in it"
+        return None, _("the file is empty: there is no notebook in it")
     try:
         text = raw.decode("utf-8")
         json.loads(text)
     except UnicodeDecodeError:
-        return None, "the file is not a notebook: it is not text (UTF-8)"
+        return None, _("the file is not a notebook: it is not text (UTF-8)")
     except ValueError as exc:
-        where = f" (line {exc.lineno}, column {exc.colno}: {exc.msg})" if hasattr(exc, "lineno") else ""
-        return None, (f"the file is not valid notebook JSON{where}: it may have been cut short, "
-                      "or edited outside Jupyter")
+        where = (_(" (line {line}, column {column}: {error})").format(line=exc.lineno, column=exc.colno, error=exc.msg)
+                 if hasattr(exc, "lineno") else "")
+        return None, _("the file is not valid notebook JSON{where}: it may have been cut short, "
+                       "or edited outside Jupyter").format(where=where)
     try:
         nb = nbformat.reads(text, as_version=4)
         nbformat.validate(nb)
     except Exception as exc:  # missing keys, a schema violation, a format from the future
         first = " ".join(str(exc).split())[:160] or type(exc).__name__
-        return None, f"the file is JSON but not a Jupyter notebook ({first})"
+        return None, _("the file is JSON but not a Jupyter notebook ({error})").format(error=first)
     return nb, None
 
 
@@ -350,13 +351,14 @@ def _mark_copies(grade: NotebookGrade, copied: dict[str, str]) -> None:
     for g in grade.exercises:
         if g.id in copied:
             g.status = SOLUTION
-            g.message = (f"this notebook contains the course's worked solution of this exercise "
-                         f"({copied[g.id]}), so it scores nothing: hand in your own answer")
+            g.message = _("this notebook contains the course's worked solution of this exercise "
+                          "({evidence}), so it scores nothing: hand in your own answer").format(
+                evidence=copied[g.id])
     every = len(copied) == len(grade.exercises)
-    grade.notes.append(("every exercise's worked solution is in this notebook: the full (teacher's) "
-                        "notebook, or all its solution cells pasted in") if every else
-                       "exercise(s) " + "; ".join(f"{k}: {v}" for k, v in copied.items())
-                       + ": the course's worked solution")
+    grade.notes.append(_("every exercise's worked solution is in this notebook: the full (teacher's) "
+                         "notebook, or all its solution cells pasted in") if every else
+                       _("exercise(s) {evidence}: the course's worked solution").format(
+                           evidence="; ".join(f"{k}: {v}" for k, v in copied.items())))
 
 
 def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Path,
@@ -371,7 +373,8 @@ def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Pa
     except KeyError:
         known = ", ".join(n.number for n in registry.NOTEBOOKS)
         return NotebookGrade(learner, number, source, [],
-                             [f"{source}: notebook {number} is not part of this course (it has {known})"])
+                             [_("{source}: notebook {number} is not part of this course (it has {known})").format(
+                                 source=source, number=number, known=known)])
     grade = NotebookGrade(learner, number, source, [])
     nb, problem = _read(Path(path))
     if nb is None:
@@ -379,7 +382,7 @@ def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Pa
         grade.notes.append(f"{source}: {problem}")
         return grade
     if not nb.cells:
-        grade.notes.append("the notebook has no cells")
+        grade.notes.append(_("the notebook has no cells"))
     root = Path(tempfile.mkdtemp(prefix="ak-grade-"))
     try:
         workdir = root / "work"
@@ -405,13 +408,13 @@ def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Pa
         grade.exercises, notes = _grades(run, nb_entry, verdicts, limits)
         grade.notes.extend(notes)
         if run.setup_failed:
-            grade.teacher_notes.append(INTERFERED)
+            grade.teacher_notes.append(_(INTERFERED))
         if run.replaced:
             grade.notes.append(replaced_note(run.replaced))
         _mark_copies(grade, copied)
     except Exception as exc:  # the grader's own failure on this notebook: a clear row, not a crash
-        grade.exercises = _all_could_not_run(nb_entry, f"the grader failed on this notebook: "
-                                                       f"{type(exc).__name__}: {exc}")
+        grade.exercises = _all_could_not_run(nb_entry, _("the grader failed on this notebook: {error}").format(
+            error=f"{type(exc).__name__}: {exc}"))
         grade.notes.append(grade.exercises[0].message)
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -66,7 +66,7 @@ def feedback_markdown(grades: ClassGrades, learner: str, numbers: Iterable[str] 
         shared = (shared.pop() if len(shared) == 1 and len(exercises) > 1
                   and exercises[0].status in (COULD_NOT_RUN, SOLUTION) else None)
         if shared:  # one reason for the whole notebook (unreadable file, a copy): say it once
-            lines += [f"{_MARK[exercises[0].status]} {shared[:1].upper()}{shared[1:]}.", ""]
+            lines += [f"{_MARK[exercises[0].status]} " + _("{text}.").format(text=shared[:1].upper() + shared[1:]), ""]
         for g in exercises:
             text = f"- {_MARK[g.status]} " + _("**Exercise {number}, {title}**: {verdict}").format(
                 number=g.id.split('.')[-1], title=g.title, verdict=_(_VERDICT[g.status]))

@@ -21,6 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..check import close
+from ..i18n import _
 from . import hidden_refs as r
 from . import hidden_refs_learn as r2
 from . import hidden_refs_long as r3
@@ -79,7 +80,7 @@ def case_rng(seed: int | str, learner: str, ex_id: str) -> np.random.Generator:
 
 
 def _shape(args: tuple) -> str:
-    shapes = [str(np.shape(a)) if isinstance(a, np.ndarray) else "a function" if callable(a) else repr(a)
+    shapes = [str(np.shape(a)) if isinstance(a, np.ndarray) else _("a function") if callable(a) else repr(a)
               for a in args]
     return ", ".join(shapes)
 
@@ -94,9 +95,11 @@ def check_hidden(ex_id: str, answers: list, rng: np.random.Generator) -> str | N
             try:
                 got = fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
             except Exception as exc:  # the learner's function: a verdict, never a crash
-                return (f"right on the notebook's cases, but on other inputs the grader tried "
-                        f"({_shape(args)}) your function raised {type(exc).__name__}: {exc}"[:400])
+                return _("right on the notebook's cases, but on other inputs the grader tried ({inputs}) your "
+                         "function raised {error}").format(inputs=_shape(args),
+                                                           error=f"{type(exc).__name__}: {exc}")[:400]
             if not spec.compare(got, expected):
-                return ("right on the notebook's cases, but wrong on other inputs the grader tried "
-                        f"({_shape(args)}): does your answer depend on the examples' sizes or values?")
+                return _("right on the notebook's cases, but wrong on other inputs the grader tried "
+                         "({inputs}): does your answer depend on the examples' sizes or values?").format(
+                    inputs=_shape(args))
     return None

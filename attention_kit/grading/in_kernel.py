@@ -197,10 +197,12 @@ def replaced_names(reply: dict | None) -> list[str]:
 
 def replaced_note(names: list[str]) -> str:
     """The note for the teacher on a notebook that replaced numpy functions."""
-    more = f" and {len(names) - 8} more" if len(names) > 8 else ""
-    return (f"the notebook replaced {', '.join(names[:8])}{more} with code of its own; the grade is "
-            "not affected (the answers were checked with the grader's own numpy), but you may want "
-            "to ask why")
+    from ..i18n import _  # the grader's side only: this module also runs in the learner's kernel
+
+    more = _(" and {n} more").format(n=len(names) - 8) if len(names) > 8 else ""
+    return _("the notebook replaced {names}{more} with code of its own; the grade is not affected (the "
+             "answers were checked with the grader's own numpy), but you may want to ask why").format(
+        names=", ".join(names[:8]), more=more)
 
 
 def _short(dotted: str) -> str:

@@ -14,6 +14,7 @@ from typing import Mapping
 
 import nbformat
 
+from ..i18n import _
 from .class_grades import ClassGrades, lms_comment, number_text, whole_points
 from .feedback import feedback_file_name, feedback_markdown
 from .submissions import CANVAS, CANVAS_ANONYMOUS
@@ -28,7 +29,8 @@ def _scaled(grades: ClassGrades, learner: str, maximum: float) -> float:
     total = grades.max_points
     value = round(grades.final(learner) / total * maximum, 2) if total else 0.0
     if not 0 <= value <= maximum:
-        raise ValueError(f"{learner}'s grade {value} is outside 0..{maximum}")
+        raise ValueError(_("{learner}'s grade {value} is outside 0..{maximum}").format(
+            learner=learner, value=value, maximum=maximum))
     return value
 
 
@@ -40,7 +42,7 @@ def write_canvas(grades: ClassGrades, path: Path, points_possible: float | None 
     match: they are left out of the file (:func:`canvas_anonymous` lists them for SpeedGrader)."""
     possible = grades.max_points if points_possible is None else whole_points(points_possible)
     if possible <= 0:
-        raise ValueError(f"Canvas points possible must be above 0, not {possible}")
+        raise ValueError(_("Canvas points possible must be above 0, not {possible}").format(possible=possible))
     missing = 0
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
@@ -127,16 +129,17 @@ def moodle_strings(spec: str | Mapping[str, str] | None = "en") -> dict[str, str
             return dict(MOODLE_STRINGS[spec])
         path = Path(spec)
         if not path.is_file():
-            raise ValueError(f"--moodle-headers {spec!r}: neither a language of "
-                             f"{', '.join(MOODLE_STRINGS)} nor a JSON file")
+            raise ValueError(_("--moodle-headers {spec}: neither a language of {languages} nor a JSON file").format(
+                spec=repr(spec), languages=", ".join(MOODLE_STRINGS)))
         try:
             spec = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise ValueError(f"--moodle-headers {path}: not a JSON object of strings ({exc})") from None
+            raise ValueError(_("--moodle-headers {path}: not a JSON object of strings ({error})").format(
+                path=path, error=exc)) from None
     unknown = set(spec) - set(MOODLE_STRINGS["en"])
     if unknown or not all(isinstance(v, str) for v in spec.values()):
-        raise ValueError(f"Moodle strings: unknown keys {sorted(unknown)} (known: "
-                         f"{', '.join(MOODLE_STRINGS['en'])}), or a value that is not text")
+        raise ValueError(_("Moodle strings: unknown keys {unknown} (known: {known}), or a value that is not "
+                           "text").format(unknown=sorted(unknown), known=", ".join(MOODLE_STRINGS["en"])))
     return {**MOODLE_STRINGS["en"], **spec}
 
 
@@ -147,7 +150,7 @@ def write_moodle(grades: ClassGrades, path: Path, maximum: float = 100,
     "Maximum grade", 100 unless the teacher changed it), the headers in the language of
     ``strings`` (:func:`moodle_strings`); returns how many rows lack a participant number."""
     if not maximum > 0:
-        raise ValueError(f"the Moodle maximum grade must be above 0, not {maximum}")
+        raise ValueError(_("the Moodle maximum grade must be above 0, not {maximum}").format(maximum=maximum))
     text = moodle_strings(strings)
     point = text["decsep"]
     missing = 0

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..check import registry
+from ..i18n import _
 from .class_grades import ClassGrades
 from .reports import STATE_FILE, save_state, write_reports
 from .solutions import NOTEBOOK_DIR
@@ -71,7 +72,7 @@ def write_class(result: ClassGrades, out: Path, settings: Mapping, *, seed: str 
 
 
 def files_text(n: int) -> str:
-    return f"{n} file{'' if n == 1 else 's'}"
+    return (_("{n} file") if n == 1 else _("{n} files")).format(n=n)
 
 
 def lms_lines(result: ClassGrades, written: dict, out: Path, moodle_max: float) -> list[str]:
@@ -81,28 +82,34 @@ def lms_lines(result: ClassGrades, written: dict, out: Path, moodle_max: float) 
     no_canvas, no_moodle = written["no_canvas"], written["no_moodle"]
     lms = []
     if no_canvas + n_anon < n or n_anon:  # the anonymous ones are not in canvas.csv: not counted
-        lms.append(f"canvas.csv ({n - n_anon - no_canvas} of {n} learners with a Canvas id"
-                   + (f"; {n_anon} anonymous, not in it: SpeedGrader, below)" if n_anon else ")"))
+        lms.append((_("canvas.csv ({k} of {n} learners with a Canvas id; {anonymous} anonymous, not in it: "
+                      "SpeedGrader, below)") if n_anon else
+                    _("canvas.csv ({k} of {n} learners with a Canvas id)")).format(
+            k=n - n_anon - no_canvas, n=n, anonymous=n_anon))
     if no_moodle < n:
-        lms.append(f"moodle.csv ({n - no_moodle} of {n} learners with a Moodle participant number)")
-    lines = [f"Wrote {out / 'grades.csv'}, {len(written['feedback'])} feedback files in "
-             f"{out / 'feedback'}, {out / 'summary.md'}, and the LMS imports canvas.csv and "
-             "moodle.csv" + (f": {'; '.join(lms)}." if lms else
-                             " (no Canvas or Moodle ids in these submissions' names: match "
-                             "the learners by name).")]
-    lines.append(f"LMS scales: canvas.csv on {written['canvas_points']} points possible (set the Canvas "
-                 f"assignment's Points to {written['canvas_points']}), moodle.csv on a maximum grade "
-                 f"of {moodle_max:g} (set the same in the assignment). Feedback to upload in bulk: "
-                 + (f"canvas_reupload.zip ({written['reupload']} files)" if written["reupload_regraded"] is None
-                    else f"canvas_reupload_regraded.zip ({files_text(written['reupload_regraded'])}: only "
-                         "the regraded learners'; Canvas adds a comment for every file re-uploaded, so "
-                         "do not upload canvas_reupload.zip, the whole class's, again)")
-                 + f", moodle_feedback.zip ({written['moodle_zip']} files; Moodle 3.1 and later).")
+        lms.append(_("moodle.csv ({k} of {n} learners with a Moodle participant number)").format(k=n - no_moodle, n=n))
+    files = dict(grades=out / "grades.csv", feedback=len(written["feedback"]), folder=out / "feedback",
+                 summary=out / "summary.md")
+    lines = [(_("Wrote {grades}, {feedback} feedback files in {folder}, {summary}, and the LMS imports "
+                "canvas.csv and moodle.csv: {lms}.").format(lms="; ".join(lms), **files) if lms else
+              _("Wrote {grades}, {feedback} feedback files in {folder}, {summary}, and the LMS imports "
+                "canvas.csv and moodle.csv (no Canvas or Moodle ids in these submissions' names: match "
+                "the learners by name).").format(**files))]
+    upload = (_("canvas_reupload.zip ({n} files)").format(n=written["reupload"])
+              if written["reupload_regraded"] is None else
+              _("canvas_reupload_regraded.zip ({files}: only the regraded learners'; Canvas adds a comment "
+                "for every file re-uploaded, so do not upload canvas_reupload.zip, the whole class's, "
+                "again)").format(files=files_text(written["reupload_regraded"])))
+    lines.append(_("LMS scales: canvas.csv on {points} points possible (set the Canvas assignment's Points "
+                   "to {points}), moodle.csv on a maximum grade of {maximum} (set the same in the "
+                   "assignment). Feedback to upload in bulk: {canvas}, moodle_feedback.zip ({moodle} files; "
+                   "Moodle 3.1 and later).").format(points=written["canvas_points"], maximum=f"{moodle_max:g}",
+                                                    canvas=upload, moodle=written["moodle_zip"]))
     if written["anonymous"]:
-        lines.append("Canvas anonymous grading: canvas.csv cannot name these learners (Canvas's "
-                     "import matches a user id); enter their points in SpeedGrader, opened at "
-                     "...speed_grader?assignment_id=<assignment>&anonymous_id=<id>: " +
-                     ", ".join(f"{a} {p:g}" for a, p in written["anonymous"]) + ". Their feedback is "
-                     "in canvas_reupload.zip under the download's anon_<id>_<attachment>_ names, which "
-                     "Canvas's re-upload matches by anonymous id.")
+        lines.append(_("Canvas anonymous grading: canvas.csv cannot name these learners (Canvas's import "
+                       "matches a user id); enter their points in SpeedGrader, opened at "
+                       "...speed_grader?assignment_id=<assignment>&anonymous_id=<id>: {points}. Their "
+                       "feedback is in canvas_reupload.zip under the download's anon_<id>_<attachment>_ "
+                       "names, which Canvas's re-upload matches by anonymous id.").format(
+            points=", ".join(f"{a} {p:g}" for a, p in written["anonymous"])))
     return lines

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..check import graded_hints, quietly, recording
+from ..i18n import _
 from . import COULD_NOT_RUN, FAILED, MISSING, PASSED, wire
 from .hidden import case_rng, check_hidden
 from .in_kernel import request_cell
@@ -226,15 +227,16 @@ def check_exercise(link: Link, ex_id: str, ex, exercise_s: float, rng=None) -> d
                 return {"status": FAILED, "message": wrong}
     except OutOfTime:
         return {"status": COULD_NOT_RUN,
-                "message": f"your answer did not finish within {exercise_s:g} s when the grader called it"}
+                "message": _("your answer did not finish within {seconds:g} s when the grader called it").format(
+                    seconds=exercise_s)}
     except KernelGone as exc:
-        return {"status": COULD_NOT_RUN,
-                "message": f"the kernel stopped while the grader called your answer ({exc})"[:300]}
+        return {"status": COULD_NOT_RUN, "kernel_gone": True,
+                "message": _("the kernel stopped while the grader called your answer ({error})").format(error=exc)[:300]}
     except BaseException as exc:  # a checker bug: never stop the grading
         return {"status": COULD_NOT_RUN,
-                "message": f"checking your answer raised {type(exc).__name__}: {exc}"[:500]}
+                "message": _("checking your answer raised {error}").format(error=f"{type(exc).__name__}: {exc}")[:500]}
     if not results:
-        return {"status": COULD_NOT_RUN, "message": "the checker gave no verdict"}
+        return {"status": COULD_NOT_RUN, "message": _("the checker gave no verdict")}
     return {"status": results[-1].status, "message": results[-1].message}
 
 
@@ -246,8 +248,8 @@ def check_notebook(link: Link, nb_entry, exercise_s: float, learner: str = "",
     for ex_id, ex in nb_entry.numbered():
         rng = None if seed is None else case_rng(seed, learner, ex_id)
         verdicts[ex_id] = check_exercise(link, ex_id, ex, exercise_s, rng)
-        if verdicts[ex_id]["status"] == COULD_NOT_RUN and "kernel stopped" in verdicts[ex_id]["message"]:
-            for later_id, _ in nb_entry.numbered():
+        if verdicts[ex_id]["status"] == COULD_NOT_RUN and verdicts[ex_id].get("kernel_gone"):
+            for later_id, _ex in nb_entry.numbered():
                 verdicts.setdefault(later_id, dict(verdicts[ex_id]))
             break
     return verdicts

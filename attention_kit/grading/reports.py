@@ -135,7 +135,8 @@ def write_csv(grades: ClassGrades, path: Path) -> None:
                       " | ".join(grades.notes(learner))]
             writer.writerow(cells)
         for file, why in grades.not_graded:  # every file of the submissions is in this file
-            writer.writerow(["", ""] + [""] * (len(header) - 3) + [f"not graded: {file}: {why}"])
+            writer.writerow(["", ""] + [""] * (len(header) - 3)
+                            + [_("not graded: {file}: {why}").format(file=file, why=why)])
 
 
 def _per_exercise(grades: ClassGrades):
@@ -203,7 +204,8 @@ def _extra_sections(grades: ClassGrades) -> list[str]:
     lines: list[str] = []
     warning = grades.late_warning()
     if warning:
-        lines += ["## Warning: late work", "", warning[0].upper() + warning[1:] + ".", ""]
+        lines += ["## " + _("Warning: late work"), "",
+                  _("{text}.").format(text=warning[0].upper() + warning[1:]), ""]
     late = [(ln, grades.late(ln)) for ln in grades.learners if grades.late(ln)]
     if late:
         rule = (_("{penalty} % of a late notebook's points taken off").format(penalty=number_text(grades.late_penalty))
@@ -214,8 +216,9 @@ def _extra_sections(grades: ClassGrades) -> list[str]:
         lines.append("")
     told = [(ln, nb, note) for (ln, nb), g in sorted(grades.by_key.items()) for note in g.teacher_notes]
     if told:
-        lines += ["## For the teacher: notebooks the grader could not check", ""]
-        lines += [f"- {ln}, notebook {nb}: {note}" for ln, nb, note in told] + [""]
+        lines += ["## " + _("For the teacher: notebooks the grader could not check"), ""]
+        lines += ["- " + _("{learner}, notebook {number}: {note}").format(learner=ln, number=nb, note=note)
+                  for ln, nb, note in told] + [""]
     flagged = [(ln, notes) for ln, notes in grades.flags.items() if notes]
     if flagged:
         lines += ["## " + _("For the teacher to read: answers more alike than the worked solution explains"),

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..check import registry
+from ..i18n import N_, _
 from .reports import seed_digest
 from .submissions import Learner
 
@@ -29,7 +30,8 @@ def parse_notebooks(text: str | None) -> list[str] | None:
             continue
         number = f"{int(part):02d}" if part.isdigit() else part
         if number not in known:
-            raise ValueError(f"notebook {part!r} is not part of this course (it has {', '.join(known)})")
+            raise ValueError(_("notebook {notebook} is not part of this course (it has {known})").format(
+                notebook=repr(part), known=", ".join(known)))
         out.append(number)
     return sorted(set(out))
 
@@ -42,42 +44,42 @@ def parse_exercises(text: str | None) -> dict[str, float] | None:
     exercise or notebook the course does not have."""
     if not text or not text.strip():
         return None
-    order = [ex_id for ex_id, _, _ in registry.exercises()]
+    order = [ex_id for ex_id, _ex, _nb in registry.exercises()]
     known_nb = [nb.number for nb in registry.NOTEBOOKS]
 
     def canon(part: str) -> str:
         nb, dot, ex = part.strip().partition(".")
         if not nb.isdigit() or (dot and not ex.isdigit()):
-            raise ValueError(f"{part!r} is not an exercise (02.3) or a notebook (02)")
+            raise ValueError(_("{part} is not an exercise (02.3) or a notebook (02)").format(part=repr(part)))
         return f"{int(nb):02d}" + (f".{int(ex)}" if dot else "")
 
     weights: dict[str, float] = {}
     for item in text.replace(" ", "").split(","):
         if not item:
             continue
-        what, _, weight = item.partition(":")
+        what, _colon, weight = item.partition(":")
         try:
             w = float(weight) if weight else 1.0
         except ValueError:
-            raise ValueError(f"{item!r}: the weight after ':' must be a number") from None
+            raise ValueError(_("{item}: the weight after ':' must be a number").format(item=repr(item))) from None
         if w < 0:
-            raise ValueError(f"{item!r}: a weight cannot be negative")
+            raise ValueError(_("{item}: a weight cannot be negative").format(item=repr(item)))
         first, dash, last = what.partition("-")
         first = canon(first)
         if "." not in first:  # a whole notebook
             if first not in known_nb or dash:
-                raise ValueError(f"notebook {what!r} is not part of this course (it has "
-                                 f"{', '.join(known_nb)}), or a range of notebooks")
+                raise ValueError(_("notebook {notebook} is not part of this course (it has {known}), or a "
+                                   "range of notebooks").format(notebook=repr(what), known=", ".join(known_nb)))
             ids = [e for e in order if e.startswith(first + ".")]
         else:
             last = canon(last) if dash else first
             for e in (first, last):
                 if e not in order:
-                    raise ValueError(f"exercise {e} is not part of this course (see "
-                                     "docs/teaching.md for the exercises of each notebook)")
+                    raise ValueError(_("exercise {exercise} is not part of this course (see "
+                                       "docs/teaching.md for the exercises of each notebook)").format(exercise=e))
             i, j = order.index(first), order.index(last)
             if j < i:
-                raise ValueError(f"{what!r}: the range runs backwards")
+                raise ValueError(_("{item}: the range runs backwards").format(item=repr(what)))
             ids = order[i:j + 1]
         for e in ids:
             weights[e] = w
@@ -104,13 +106,14 @@ def resolve_learners(wanted: list[str], info: Mapping[str, Learner]) -> list[str
         if not hits:
             missing.append(text)
         elif len(hits) > 1:
-            raise ValueError(f"{text!r} names {len(hits)} learners ({', '.join(sorted(hits))}): "
-                             "give the one to regrade by its id, as grades.csv's learner column has it")
+            raise ValueError(_("{name} names {n} learners ({learners}): give the one to regrade by its "
+                               "id, as grades.csv's learner column has it").format(
+                name=repr(text), n=len(hits), learners=", ".join(sorted(hits))))
         elif hits[0] not in out:
             out.append(hits[0])
     if missing:
-        raise FileNotFoundError(f"no submissions of {', '.join(missing)} (learners found: "
-                                f"{', '.join(sorted(info)) or 'none'})")
+        raise FileNotFoundError(_("no submissions of {missing} (learners found: {found})").format(
+            missing=", ".join(missing), found=", ".join(sorted(info)) or _("none")))
     return out
 
 
@@ -118,16 +121,16 @@ def resolve_learners(wanted: list[str], info: Mapping[str, Learner]) -> list[str
 #: in the error a regrade gives when one differs.
 DEFAULTS = {"exercises": None, "late_penalty": 0.0, "moodle_max": 100.0, "canvas_points": None,
             "moodle_headers": "en", "assignment": None}
-_LABELS = {"exercises": "exercises (--exercises/EXERCISES=)", "late_penalty": "late penalty (--late-penalty)",
-           "moodle_max": "Moodle maximum grade (--moodle-max/MOODLE_MAX=)",
-           "canvas_points": "Canvas points possible (--canvas-points/CANVAS_POINTS=)",
-           "moodle_headers": "Moodle headers (--moodle-headers/MOODLE_HEADERS=)",
-           "assignment": "assignment name (--assignment/ASSIGNMENT=)"}
+_LABELS = {"exercises": N_("exercises (--exercises/EXERCISES=)"), "late_penalty": N_("late penalty (--late-penalty)"),
+           "moodle_max": N_("Moodle maximum grade (--moodle-max/MOODLE_MAX=)"),
+           "canvas_points": N_("Canvas points possible (--canvas-points/CANVAS_POINTS=)"),
+           "moodle_headers": N_("Moodle headers (--moodle-headers/MOODLE_HEADERS=)"),
+           "assignment": N_("assignment name (--assignment/ASSIGNMENT=)")}
 
 
 def _shown(key: str, value) -> str:
     if value is None:
-        return "not set" if key != "canvas_points" else "not set (the exercises' points)"
+        return _("not set") if key != "canvas_points" else _("not set (the exercises' points)")
     if key == "exercises":
         return ",".join(f"{e}:{w:g}" for e, w in value.items())
     return f"{value:g}" if isinstance(value, float) else repr(value)
@@ -150,13 +153,13 @@ def settle(given: Mapping[str, object], previous: Mapping[str, object] | None,
         elif isinstance(value, float) and isinstance(old, (int, float)) and float(old) == value:
             out[key] = float(old)
         elif value != old:
-            diffs.append(f"{_LABELS.get(key, key)}: {_shown(key, old)} when the class was graded, "
-                         f"{_shown(key, value)} now")
+            diffs.append(_("{setting}: {old} when the class was graded, {new} now").format(
+                setting=_(_LABELS[key]) if key in _LABELS else key, old=_shown(key, old), new=_shown(key, value)))
     if diffs and not new_settings:
-        raise ValueError("this regrade's settings differ from the grades folder's, which would change "
-                         "the other learners' grades too:\n  " + "\n  ".join(diffs) +
-                         "\nleave them out to keep the class's settings, or give --new-settings "
-                         "(NEW_SETTINGS=1) to apply the new ones to the whole class")
+        raise ValueError(_("this regrade's settings differ from the grades folder's, which would change "
+                           "the other learners' grades too:\n  {differences}\nleave them out to keep the "
+                           "class's settings, or give --new-settings (NEW_SETTINGS=1) to apply the new "
+                           "ones to the whole class").format(differences="\n  ".join(diffs)))
     return out
 
 
@@ -185,24 +188,25 @@ def match_regrade(wanted: list[str], class_info: Mapping[str, Learner], found,
         hits = [k for k, ln in class_info.items() if k == text or ln.answers_to(text)]
         hits = [k for k in hits if k == text] or hits
         if len(hits) > 1:
-            raise ValueError(f"{text!r} names {len(hits)} learners of the graded class "
-                             f"({', '.join(sorted(hits))}): give the one to regrade by its id, "
-                             "as grades.csv's learner column has it")
+            raise ValueError(_("{name} names {n} learners of the graded class ({learners}): give the one "
+                               "to regrade by its id, as grades.csv's learner column has it").format(
+                name=repr(text), n=len(hits), learners=", ".join(sorted(hits))))
         if hits:
             keys += [hits[0]] if hits[0] not in keys else []
         else:
             unknown.append(text)
     if unknown and not add_new:
-        raise ValueError(f"{', '.join(map(repr, unknown))} matches no learner of the graded class "
-                         f"({len(class_info)} learners; give grades.csv's learner, the LMS id, or a "
-                         "name only one of them has). A learner who was not graded before: add "
-                         "them with --add-learners (ADD_LEARNERS=1)")
+        raise ValueError(_("{names} matches no learner of the graded class ({n} learners; give "
+                           "grades.csv's learner, the LMS id, or a name only one of them has). A learner "
+                           "who was not graded before: add them with --add-learners (ADD_LEARNERS=1)").format(
+            names=", ".join(map(repr, unknown)), n=len(class_info)))
     owner: dict[str, str] = {}  # a found learner -> the class learner it is
     for fkey, fln in found.info.items():
         same = [k for k, ln in class_info.items() if _same_learner(fln, ln, fkey)]
         if len(same) > 1 and set(same) & set(keys):
-            raise ValueError(f"the files of {fkey!r} could be any of {', '.join(sorted(same))}: "
-                             "name their folder by the learner's id, as grades.csv's learner column has it")
+            raise ValueError(_("the files of {name} could be any of {learners}: name their folder by the "
+                               "learner's id, as grades.csv's learner column has it").format(
+                name=repr(fkey), learners=", ".join(sorted(same))))
         if len(same) == 1:
             owner[fkey] = same[0]
     if unknown:  # new learners, as the files name them
@@ -210,7 +214,7 @@ def match_regrade(wanted: list[str], class_info: Mapping[str, Learner], found,
         new = resolve_learners(unknown, strangers)
         clash = [k for k in new if k in class_info]
         if clash:
-            raise ValueError(f"{', '.join(clash)} is already a learner of the graded class")
+            raise ValueError(_("{learners} is already a learner of the graded class").format(learners=", ".join(clash)))
         owner.update({k: k for k in new})
     chosen = set(keys) | set(new)
     subs = []
@@ -219,11 +223,12 @@ def match_regrade(wanted: list[str], class_info: Mapping[str, Learner], found,
         if who in chosen:
             subs.append(replace(s, learner=who))
         else:
-            found.ignored.append((s.source, "not regraded (LEARNERS= names others)"))
+            found.ignored.append((s.source, _("not regraded (LEARNERS= names others)")))
     missing = [k for k in keys if not any(s.learner == k for s in subs)]
     if missing:
-        raise FileNotFoundError(f"no submissions of {', '.join(missing)} in the folder given "
-                                f"(learners found there: {', '.join(sorted(found.info)) or 'none'})")
+        raise FileNotFoundError(_("no submissions of {missing} in the folder given (learners found "
+                                  "there: {found})").format(missing=", ".join(missing),
+                                                            found=", ".join(sorted(found.info)) or _("none")))
     found.submissions = subs
     found.learners = keys + new
     found.info = {k: class_info.get(k) or found.info[k] for k in keys + new}
@@ -236,15 +241,16 @@ DEFAULT_SEED = "0"
 
 def seed_mismatch(out: Path, stored: str, seed: str | None, given: bool) -> str:
     """Why a regrade's seed is not the class's (the grades folder keeps only its digest)."""
-    how = "make grade ... SEED=<seed> (or --seed <seed>)"
+    how = _("make grade ... SEED=<seed> (or --seed <seed>)")
     if not given:
-        return (f"the class in {out} was graded with a SEED and this regrade gives none: pass the same "
-                f"seed, {how}; the grades folder keeps only a digest of it, so it cannot be read back")
+        return _("the class in {out} was graded with a SEED and this regrade gives none: pass the same "
+                 "seed, {how}; the grades folder keeps only a digest of it, so it cannot be read back").format(
+            out=out, how=how)
     if stored == seed_digest(DEFAULT_SEED):
-        return (f"the class in {out} was graded without a SEED (the default) and this regrade gives one: "
-                "leave SEED out")
-    return (f"the class in {out} was graded with another SEED: pass the same one, {how} (the grades "
-            "folder keeps only a digest of it)")
+        return _("the class in {out} was graded without a SEED (the default) and this regrade gives one: "
+                 "leave SEED out").format(out=out)
+    return _("the class in {out} was graded with another SEED: pass the same one, {how} (the grades "
+             "folder keeps only a digest of it)").format(out=out, how=how)
 
 
 def result_info(previous, found, key: str):

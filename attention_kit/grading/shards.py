@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from ..i18n import N_, _
 from .class_grades import ClassGrades
 from .output import grader_digest, lms_lines, write_class
 from .reports import STATE_FILE, load_state, summary_text
@@ -32,8 +33,8 @@ from .submissions import Learner
 __all__ = ["Shard", "parse_shard", "shard_of", "split_key", "shard_learners", "merge_shards",
            "SHARD_FORM"]
 
-SHARD_FORM = ("give it as i/N: N the number of shards, i this shard's number from 1 to N "
-              "(--shard 1/4 ... --shard 4/4)")
+SHARD_FORM = N_("give it as i/N: N the number of shards, i this shard's number from 1 to N "
+                "(--shard 1/4 ... --shard 4/4)")
 
 
 @dataclass(frozen=True)
@@ -54,13 +55,14 @@ def parse_shard(text: str | None) -> Shard | None:
         return None
     i, slash, n = str(text).strip().partition("/")
     if not slash or not i.strip().isdigit() or not n.strip().isdigit():
-        raise ValueError(f"--shard {text!r} is not a shard: {SHARD_FORM}")
+        raise ValueError(_("--shard {text} is not a shard: {form}").format(text=repr(text), form=_(SHARD_FORM)))
     i, n = int(i), int(n)
     if n < 1:
-        raise ValueError(f"--shard {text}: the number of shards N must be 1 or more; {SHARD_FORM}")
+        raise ValueError(_("--shard {text}: the number of shards N must be 1 or more; {form}").format(
+            text=text, form=_(SHARD_FORM)))
     if not 1 <= i <= n:
-        raise ValueError(f"--shard {text}: there is no shard {i} of {n}, the shards are 1/{n} to "
-                         f"{n}/{n}; {SHARD_FORM}")
+        raise ValueError(_("--shard {text}: there is no shard {i} of {n}, the shards are 1/{n} to {n}/{n}; "
+                           "{form}").format(text=text, i=i, n=n, form=_(SHARD_FORM)))
     return Shard(i, n)
 
 
@@ -92,23 +94,23 @@ def shard_learners(info: Mapping[str, Learner], shard: Shard) -> list[str]:
 
 #: What every shard must share (a key of ``grades.json``, ``settings.`` one of its settings),
 #: with the option that sets it: the merge names each that differs, and the shards.
-SAME = {"seed": "the seed (--seed, SEED=)",
-        "settings.exercises": "the exercises set (--exercises, EXERCISES=; --notebooks, NOTEBOOKS=)",
-        "exercises": "the exercises graded and their weights",
-        "settings.late_penalty": "the late penalty (--late-penalty, LATE_PENALTY=)",
-        "settings.assignment": "the assignment's name (--assignment, ASSIGNMENT=)",
-        "settings.moodle_max": "Moodle's maximum grade (--moodle-max, MOODLE_MAX=)",
-        "settings.moodle_headers": "Moodle's headers (--moodle-headers, MOODLE_HEADERS=)",
-        "settings.canvas_points": "Canvas's points possible (--canvas-points, CANVAS_POINTS=)",
-        "limits": "the limits (--cell-timeout, --notebook-timeout, --exercise-timeout, --memory-mb)",
-        "grader": "the grader (the course's version: its package and full notebooks)",
-        "teacher_prints": "the full notebooks' worked solutions"}
+SAME = {"seed": N_("the seed (--seed, SEED=)"),
+        "settings.exercises": N_("the exercises set (--exercises, EXERCISES=; --notebooks, NOTEBOOKS=)"),
+        "exercises": N_("the exercises graded and their weights"),
+        "settings.late_penalty": N_("the late penalty (--late-penalty, LATE_PENALTY=)"),
+        "settings.assignment": N_("the assignment's name (--assignment, ASSIGNMENT=)"),
+        "settings.moodle_max": N_("Moodle's maximum grade (--moodle-max, MOODLE_MAX=)"),
+        "settings.moodle_headers": N_("Moodle's headers (--moodle-headers, MOODLE_HEADERS=)"),
+        "settings.canvas_points": N_("Canvas's points possible (--canvas-points, CANVAS_POINTS=)"),
+        "limits": N_("the limits (--cell-timeout, --notebook-timeout, --exercise-timeout, --memory-mb)"),
+        "grader": N_("the grader (the course's version: its package and full notebooks)"),
+        "teacher_prints": N_("the full notebooks' worked solutions")}
 #: What every shard read of the whole class: the same when they were given the same submissions.
-CLASS = {"shard.class_learners": "the class's learners", "not_graded": "the files not graded"}
+CLASS = {"shard.class_learners": N_("the class's learners"), "not_graded": N_("the files not graded")}
 
 
 def _value(state: Mapping, key: str):
-    head, _, rest = key.partition(".")
+    head, _dot, rest = key.partition(".")
     value = state.get(head)
     return value.get(rest) if rest and isinstance(value, Mapping) else value
 
@@ -124,13 +126,14 @@ class _Read:
 def _read(folder: Path) -> _Read:
     folder = Path(folder)
     if not (folder / STATE_FILE).is_file():
-        raise FileNotFoundError(f"{folder} is not a grades folder (no {STATE_FILE} in it): give the "
-                                "folders the shards were graded into (--out of each --shard run)")
+        raise FileNotFoundError(_("{folder} is not a grades folder (no {file} in it): give the folders the "
+                                  "shards were graded into (--out of each --shard run)").format(
+            folder=folder, file=STATE_FILE))
     grades, state = load_state(folder / STATE_FILE)
     meta = state.get("shard")
     if not meta:
-        raise ValueError(f"{folder} holds a class graded in one run, not a shard (--shard i/N): "
-                         "only shards merge")
+        raise ValueError(_("{folder} holds a class graded in one run, not a shard (--shard i/N): "
+                           "only shards merge").format(folder=folder))
     for key in ("prints", "teacher_prints", "limits", "grader"):
         state.setdefault(key, None)
     return _Read(folder, grades, state, Shard(meta["index"], meta["count"]))
@@ -144,7 +147,7 @@ def _same(read: list[_Read], what: Mapping[str, str], problem: str) -> None:
         for r in read:
             groups.setdefault(repr(_value(r.state, key)), []).append(f"{r.folder} ({r.shard})")
         if len(groups) > 1:
-            diffs.append(f"{label}: " + " / ".join(", ".join(g) for g in groups.values()))
+            diffs.append(f"{_(label)}: " + " / ".join(", ".join(g) for g in groups.values()))
     if diffs:
         raise ValueError(problem + ":\n  " + "\n  ".join(diffs))
 
@@ -152,48 +155,52 @@ def _same(read: list[_Read], what: Mapping[str, str], problem: str) -> None:
 def _check(read: list[_Read], out: Path) -> None:
     """ValueError (or FileNotFoundError) unless ``read`` is every shard of one class, once."""
     if not read:
-        raise FileNotFoundError("no shards to merge: give every shard's grades folder")
+        raise FileNotFoundError(_("no shards to merge: give every shard's grades folder"))
     for r in read:
         if r.folder.resolve() == Path(out).resolve():
-            raise ValueError(f"--out {out} is one of the shards: merge into a folder of its own")
+            raise ValueError(_("--out {out} is one of the shards: merge into a folder of its own").format(out=out))
     counts = sorted({r.shard.count for r in read})
     if len(counts) > 1:
-        raise ValueError("the shards are of different splits: " + ", ".join(
-            f"{r.folder} is shard {r.shard}" for r in read) + "; grade every shard with the same N")
+        raise ValueError(_("the shards are of different splits: {shards}; grade every shard with the same N").format(
+            shards=", ".join(_("{folder} is shard {shard}").format(folder=r.folder, shard=r.shard) for r in read)))
     n = counts[0]
     seen: dict[int, list[Path]] = {}
     for r in read:
         seen.setdefault(r.shard.index, []).append(r.folder)
     twice = {i: f for i, f in seen.items() if len(f) > 1}
     if twice:
-        raise ValueError("; ".join(f"shard {i}/{n} is given twice: {' and '.join(map(str, f))}"
-                                   for i, f in sorted(twice.items())) + ": give each shard once")
+        raise ValueError(_("{problems}: give each shard once").format(problems="; ".join(
+            _("shard {shard} is given twice: {folders}").format(
+                shard=f"{i}/{n}", folders=_(" and ").join(map(str, f))) for i, f in sorted(twice.items()))))
     missing = [i for i in range(1, n + 1) if i not in seen]
     if missing:
-        raise ValueError(f"shard{'s' if len(missing) > 1 else ''} "
-                         f"{', '.join(f'{i}/{n}' for i in missing)} of the {n} "
-                         f"{'is' if len(missing) == 1 else 'are'} missing (given: "
-                         f"{', '.join(str(r.shard) for r in sorted(read, key=lambda r: r.shard.index))}): "
-                         "grade each with --shard i/N into a folder of its own, then merge all of them")
-    _same(read, SAME, "the shards were graded with different settings, "
-          "so their grades do not add up to one class's; grade them again alike")
-    _same(read, CLASS, "the shards were graded from different submissions; grade every shard from the same folder")
+        raise ValueError((_("shard {missing} of the {n} is missing (given: {given}): grade each with --shard "
+                            "i/N into a folder of its own, then merge all of them") if len(missing) == 1 else
+                          _("shards {missing} of the {n} are missing (given: {given}): grade each with "
+                            "--shard i/N into a folder of its own, then merge all of them")).format(
+            missing=", ".join(f"{i}/{n}" for i in missing), n=n,
+            given=", ".join(str(r.shard) for r in sorted(read, key=lambda r: r.shard.index))))
+    _same(read, SAME, _("the shards were graded with different settings, "
+                        "so their grades do not add up to one class's; grade them again alike"))
+    _same(read, CLASS, _("the shards were graded from different submissions; grade every shard from the same folder"))
     owner: dict[str, _Read] = {}
     for r in read:
         for learner in r.grades.learners:
             if learner in owner:
-                raise ValueError(f"learner {learner} is in two shards: {owner[learner].folder} "
-                                 f"({owner[learner].shard}) and {r.folder} ({r.shard}); a learner "
-                                 "is graded in one shard only")
+                raise ValueError(_("learner {learner} is in two shards: {first} ({first_shard}) and {second} "
+                                   "({second_shard}); a learner is graded in one shard only").format(
+                    learner=learner, first=owner[learner].folder, first_shard=owner[learner].shard,
+                    second=r.folder, second_shard=r.shard))
             owner[learner] = r
             home = shard_of(r.grades.info[learner], n)
             if home != r.shard.index:
-                raise ValueError(f"learner {learner} of {r.folder} belongs to shard {home}/{n}, not "
-                                 f"{r.shard}: that folder was not graded with --shard {r.shard}")
+                raise ValueError(_("learner {learner} of {folder} belongs to shard {home}, not {shard}: that "
+                                   "folder was not graded with --shard {shard}").format(
+                    learner=learner, folder=r.folder, home=f"{home}/{n}", shard=r.shard))
     lost = sorted(set(read[0].state["shard"]["class_learners"]) - set(owner))
     if lost:
-        raise ValueError(f"{len(lost)} learner(s) of the class are in no shard ({', '.join(lost[:5])}"
-                         f"{' ...' if len(lost) > 5 else ''}): grade their shard again")
+        raise ValueError(_("{n} learner(s) of the class are in no shard ({learners}): grade their shard "
+                           "again").format(n=len(lost), learners=", ".join(lost[:5]) + (" ..." if len(lost) > 5 else "")))
 
 
 def merge_shards(folders: Iterable[Path], out: Path) -> tuple[ClassGrades, str]:
@@ -226,19 +233,21 @@ def merge_shards(folders: Iterable[Path], out: Path) -> tuple[ClassGrades, str]:
     settings = first.state["settings"]
     written = write_class(result, Path(out), settings, digest=first.state["seed"], extra=extra)
     n_nb = len(result.by_key)
-    lines = [f"Merged {len(read)} shards ({', '.join(str(r.folder) for r in read)}): "
-             f"{len(result.learners)} learners, {n_nb} notebook{'s' if n_nb != 1 else ''} graded. "
-             f"Notebooks set: {', '.join(nb.number for nb in result.notebooks)} "
-             f"({result.max_points} points); the assignment is \"{result.assignment}\" in "
-             f"canvas.csv. Exercises set: {result.exercises_text()}. Similar answers were looked "
-             f"for across the whole class ({len(found)} group{'s' if len(found) != 1 else ''}).",
+    graded = (_("{n} notebook graded") if n_nb == 1 else _("{n} notebooks graded")).format(n=n_nb)
+    groups = (_("{n} group") if len(found) == 1 else _("{n} groups")).format(n=len(found))
+    lines = [_("Merged {n} shards ({folders}): {learners} learners, {graded}. Notebooks set: {notebooks} "
+               "({points} points); the assignment is \"{assignment}\" in canvas.csv. Exercises set: "
+               "{exercises}. Similar answers were looked for across the whole class ({groups}).").format(
+        n=len(read), folders=", ".join(str(r.folder) for r in read), learners=len(result.learners),
+        graded=graded, notebooks=", ".join(nb.number for nb in result.notebooks), points=result.max_points,
+        assignment=result.assignment, exercises=result.exercises_text(), groups=groups),
              "", summary_text(result)]
     if result.not_graded:
-        lines += ["", "Not graded (also in not_graded.csv):"] + [f"  {path}: {why}"
-                                                                 for path, why in result.not_graded]
+        lines += ["", _("Not graded (also in not_graded.csv):")] + [f"  {path}: {why}"
+                                                                    for path, why in result.not_graded]
     lines += [""] + lms_lines(result, written, Path(out), settings["moodle_max"])
     if first.state["grader"] != grader_digest():
-        lines += ["", "WARNING: this merge ran with another version of the course than the shards "
-                      "were graded with: the files are written by this version's reports; merge "
-                      "with the shards' image for the files one run of theirs writes."]
+        lines += ["", _("WARNING: this merge ran with another version of the course than the shards "
+                        "were graded with: the files are written by this version's reports; merge "
+                        "with the shards' image for the files one run of theirs writes.")]
     return result, "\n".join(lines)

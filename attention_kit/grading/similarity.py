@@ -37,6 +37,7 @@ import hashlib
 from typing import Iterable, Mapping, Sequence
 
 from ..check import registry
+from ..i18n import _
 
 __all__ = ["answer_print", "answer_prints", "teacher_prints", "similar_groups", "similar_pairs", "find_similar", "note_similar",
            "flag_similar", "print_digest", "groups_in_prints", "class_prints", "similar_in_prints", "rare_limit",
@@ -225,7 +226,7 @@ def similar_in_prints(prints: Mapping[tuple[str, str], Mapping[str, str]],
                       ) -> list[tuple[str, tuple[str, ...], list[str]]]:
     """:func:`find_similar` on the prints :func:`class_prints` made (no syntax tree is built)."""
     found = []
-    for number in sorted({number for _, number in prints}):
+    for number in sorted({number for _learner, number in prints}):
         per = {learner: p for (learner, nb), p in sorted(prints.items()) if nb == number}
         for group, shared in groups_in_prints(per, (teacher or {}).get(number, ())):
             found.append((number, group, shared))
@@ -241,18 +242,18 @@ def find_similar(sources: Mapping[tuple[str, str], Sequence[str]],
 
 
 def _names(group: Sequence[str]) -> str:
-    return f"{', '.join(group[:-1])} and {group[-1]}"
+    return _("{first} and {last}").format(first=", ".join(group[:-1]), last=group[-1])
 
 
 def note_similar(grades, found: Iterable[tuple[str, Sequence[str], list[str]]]) -> None:
     """Add a note for the teacher to every learner of every group :func:`find_similar` found
     (``grades.flags``)."""
     for number, group, shared in found:
-        whom = ("no other learner" if len(group) == 2 else
-                f"only these {len(group)} learners (nobody else in the class)")
-        note = (f"{_names(group)}: notebook {number}, exercises {', '.join(shared)} are the same up to "
-                f"names, comments and layout, in a form {whom} and not the worked "
-                "solution uses: read them side by side")
+        whom = (_("no other learner") if len(group) == 2 else
+                _("only these {n} learners (nobody else in the class)").format(n=len(group)))
+        note = _("{learners}: notebook {number}, exercises {exercises} are the same up to names, comments "
+                 "and layout, in a form {whom} and not the worked solution uses: read them side by "
+                 "side").format(learners=_names(group), number=number, exercises=", ".join(shared), whom=whom)
         for learner in group:
             grades.flags.setdefault(learner, []).append(note)
 

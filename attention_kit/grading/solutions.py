@@ -30,6 +30,7 @@ from typing import Sequence
 import nbformat
 
 from ..check import registry
+from ..i18n import _
 
 __all__ = ["NOTEBOOK_DIR", "is_solution_cell", "copied_exercises", "solution_cells", "Evidence"]
 
@@ -136,16 +137,16 @@ def copied_exercises(cells: Sequence, number: str, folder: str | None = None) ->
         for k in own:
             cell = cells[k]
             if ev.id and cell.get("id") == ev.id:
-                found[ex_id] = "a cell with the id of the teacher's solution cell"
+                found[ex_id] = _("a cell with the id of the teacher's solution cell")
             elif _tagged(cell):
-                found[ex_id] = "a cell tagged as the teacher's solution"
+                found[ex_id] = _("a cell tagged as the teacher's solution")
             elif ev.quiet & set(statements[k]):
-                found[ex_id] = "the worked solution's silent check (with check.quietly(): assert ...)"
+                found[ex_id] = _("the worked solution's silent check (with check.quietly(): assert ...)")
             else:
                 text = " ".join(sources[k].split())
                 same = [c for c in ev.comments if c in text]
                 if same:
-                    found[ex_id] = f"the worked solution's comment \"{same[0][:60]}\""
+                    found[ex_id] = _("the worked solution's comment \"{comment}\"").format(comment=same[0][:60])
             if ex_id in found:
                 break
         if ex_id not in found and ev.code and any(_contains_run(statements[k], ev.code) for k in own):
@@ -153,6 +154,6 @@ def copied_exercises(cells: Sequence, number: str, folder: str | None = None) ->
     size = sum(evidence[e].size for e in identical)
     if len(identical) >= _STRETCH_EXERCISES and size >= _STRETCH_STATEMENTS:
         for ex_id in identical:
-            found[ex_id] = (f"exercises {', '.join(identical)} are the worked solutions statement for "
-                            "statement")
+            found[ex_id] = _("exercises {exercises} are the worked solutions statement for "
+                             "statement").format(exercises=", ".join(identical))
     return dict(sorted(found.items()))

@@ -40,6 +40,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from ..i18n import _
+
 __all__ = ["Learner", "Submission", "Found", "find_submissions", "CANVAS", "CANVAS_ANONYMOUS", "MOODLE"]
 
 _NUMBER = re.compile(r"^(\d\d)[_\-\s.]")
@@ -116,7 +118,7 @@ def _hidden_files(paths, shown: str, ignored: list) -> None:
     Hidden folders and ``.ipynb_checkpoints``/``__MACOSX`` are skipped whole, silently."""
     for p in paths:
         if p.is_file() and p.name.startswith("."):
-            ignored.append((f"{shown}/{p.name}" if shown else p.name, "a hidden file (its name starts with a dot)"))
+            ignored.append((f"{shown}/{p.name}" if shown else p.name, _("a hidden file (its name starts with a dot)")))
 
 
 class _Unpacker:
@@ -127,7 +129,7 @@ class _Unpacker:
 
     def unpack(self, archive: Path, shown: str, ignored: list) -> Path | None:
         if self.folder is None:
-            ignored.append((shown, "a zip file: give make grade a folder to unpack it into"))
+            ignored.append((shown, _("a zip file: give make grade a folder to unpack it into")))
             return None
         self.count += 1
         target = self.folder / f"zip{self.count}"
@@ -140,18 +142,18 @@ class _Unpacker:
                         continue
                     label = "/".join((shown, *parts) if shown else parts)
                     if not parts[-1].lower().endswith((".ipynb", ".zip")):
-                        ignored.append((label, "not a notebook (.ipynb)"))
+                        ignored.append((label, _("not a notebook (.ipynb)")))
                         continue
                     self.total += info.file_size
                     if self.total > _ZIP_LIMIT:
-                        ignored.append((label, "the zip files unpack to "
-                                        f"more than {_ZIP_LIMIT >> 20} MB: not unpacked"))
+                        ignored.append((label, _("the zip files unpack to more than {mb} MB: not "
+                                                 "unpacked").format(mb=_ZIP_LIMIT >> 20)))
                         continue
                     dest = target.joinpath(*parts)
                     dest.parent.mkdir(parents=True, exist_ok=True)
                     dest.write_bytes(zf.read(info))
         except (zipfile.BadZipFile, OSError, RuntimeError) as exc:
-            ignored.append((shown, f"a zip file that could not be read ({exc})"))
+            ignored.append((shown, _("a zip file that could not be read ({error})").format(error=exc)))
             return None
         target.mkdir(parents=True, exist_ok=True)
         return target
@@ -213,19 +215,20 @@ def find_submissions(folder: Path, course_files: dict[str, str] | None = None, *
         # zip's name (every path in not_graded.csv is relative to the download)
         inner = unpacker.unpack(folder, "", found.ignored)
         if inner is None:
-            raise FileNotFoundError(f"{folder} could not be unpacked: {found.ignored[-1][1]}")
+            raise FileNotFoundError(_("{folder} could not be unpacked: {why}").format(
+                folder=folder, why=found.ignored[-1][1]))
         entries = [(p, p.name) for p in sorted(inner.iterdir()) if _visible(p)]
     elif folder.is_dir():
         entries = [(p, p.name) for p in sorted(folder.iterdir()) if _visible(p)]
         _hidden_files(sorted(folder.iterdir()), "", found.ignored)
     else:
-        raise FileNotFoundError(f"submissions folder {folder} does not exist or is not a folder")
+        raise FileNotFoundError(_("submissions folder {folder} does not exist or is not a folder").format(folder=folder))
     candidates: list[tuple[Learner, Path, str, str]] = []  # (learner, path, name, shown path)
 
     def learner_folder(learner: Learner, path: Path, shown: str) -> None:
         files = _files(path, shown, unpacker, found.ignored)
         if not files:  # a learner who returned nothing: a row of "not submitted"
-            found.ignored.append((shown, "an empty folder"))
+            found.ignored.append((shown, _("an empty folder")))
             candidates.append((learner, path, "", shown))
         for file, label in files:
             candidates.append((learner, file, file.name, label))
@@ -243,7 +246,7 @@ def find_submissions(folder: Path, course_files: dict[str, str] | None = None, *
         elif lms:
             learner, rest = lms
             if not rest:
-                found.ignored.append((shown, "a file named as a Moodle folder, with no file name after it"))
+                found.ignored.append((shown, _("a file named as a Moodle folder, with no file name after it")))
             elif entry.suffix.lower() == ".zip":
                 inner = unpacker.unpack(entry, shown, found.ignored)
                 if inner is not None:
@@ -251,24 +254,25 @@ def find_submissions(folder: Path, course_files: dict[str, str] | None = None, *
             else:
                 candidates.append((learner, entry, rest, shown))
         elif FLAT_SEPARATOR in entry.name:
-            learner, _, rest = entry.name.partition(FLAT_SEPARATOR)
+            learner, _sep, rest = entry.name.partition(FLAT_SEPARATOR)
             candidates.append((Learner(learner.strip()), entry, rest, shown))
         elif entry.name.lower().endswith(".ipynb") and \
                 (m := CANVAS_ANONYMOUS.match(entry.name) or CANVAS.match(entry.name)) is not None:
-            who = (f"anonymous learner {m.group('anon')}" if "anon" in m.groupdict()
-                   else f"{m.group('login')} (Canvas user id {m.group('id')})")
-            found.ignored.append((shown, f"a Canvas download of {who}, but the learner's file name "
-                                         f"{m.group('rest')!r} does not start with a notebook number "
-                                         "such as 02_, so it is no notebook of the course"))
+            who = (_("anonymous learner {id}").format(id=m.group('anon')) if "anon" in m.groupdict()
+                   else _("{login} (Canvas user id {id})").format(login=m.group('login'), id=m.group('id')))
+            found.ignored.append((shown, _("a Canvas download of {who}, but the learner's file name "
+                                           "{name} does not start with a notebook number such as 02_, "
+                                           "so it is no notebook of the course").format(
+                who=who, name=repr(m.group('rest')))))
         else:
-            found.ignored.append((shown, "not recognised: not in a learner's folder, and not named "
-                                         "<learner>__NN_topic.ipynb or as Canvas or Moodle name "
-                                         "downloads"))
+            found.ignored.append((shown, _("not recognised: not in a learner's folder, and not named "
+                                           "<learner>__NN_topic.ipynb or as Canvas or Moodle name "
+                                           "downloads")))
     course_files = course_files or {}
     by_key: dict[tuple[str, str], list[tuple[Path, str]]] = {}
     for learner, path, name, shown in candidates:
         if not learner.name:
-            found.ignored.append((shown, "no learner name before '__'"))
+            found.ignored.append((shown, _("no learner name before '__'")))
             continue
         known = found.info.setdefault(learner.key, learner)
         known.canvas_id = known.canvas_id or learner.canvas_id
@@ -278,9 +282,9 @@ def find_submissions(folder: Path, course_files: dict[str, str] | None = None, *
             continue
         match = _NUMBER.match(name)
         if not path.name.lower().endswith(".ipynb"):
-            found.ignored.append((shown, "not a notebook (.ipynb)"))
+            found.ignored.append((shown, _("not a notebook (.ipynb)")))
         elif not match:
-            found.ignored.append((shown, "the name does not start with a notebook number such as 02_"))
+            found.ignored.append((shown, _("the name does not start with a notebook number such as 02_")))
         else:
             if learner.late:
                 known.late = True
@@ -291,8 +295,8 @@ def find_submissions(folder: Path, course_files: dict[str, str] | None = None, *
         found.submissions.append(Submission(learner, number, best[0], best[1], late=best[2]))
         for other in paths:
             if other != best:
-                found.ignored.append((other[1], f"a second notebook {number} for {learner}; graded "
-                                                f"{best[1]}"))
+                found.ignored.append((other[1], _("a second notebook {number} for {learner}; graded "
+                                                  "{graded}").format(number=number, learner=learner, graded=best[1])))
     found.learners = sorted(found.info)
     found.submissions.sort(key=lambda s: (s.learner, s.number))
     return found

@@ -28,6 +28,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, Iterable, Iterator
 
+from ..i18n import _
+
 __all__ = ["grade_in_processes", "in_process"]
 
 
@@ -51,8 +53,8 @@ def grade_in_processes(jobs: Iterable[tuple[object, Callable, tuple, dict]], wor
                         broken.append(job)
                     else:
                         yield job[0], None, RuntimeError(
-                            f"its grading process stopped twice ({exc}): the machine ran out of "
-                            "memory, or the process was killed")
+                            _("its grading process stopped twice ({error}): the machine ran out of "
+                              "memory, or the process was killed").format(error=exc))
                     continue
                 except Exception as exc:  # the grader's own failure on this notebook
                     yield job[0], None, exc
