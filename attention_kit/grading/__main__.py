@@ -307,13 +307,13 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
 def merge_main(argv: list[str]) -> int:
     """``python -m attention_kit.grading merge SHARD_FOLDER... --out grades``."""
     parser = argparse.ArgumentParser(prog="python -m attention_kit.grading merge",
-                                     description="Merge the grades folders of every shard of a class "
+                                     description=_("Merge the grades folders of every shard of a class "
                                                  "(graded with --shard i/N) into the files one run "
-                                                 "over the whole class writes.")
+                                                 "over the whole class writes."))
     parser.add_argument("shards", type=Path, nargs="+",
-                        help="the grades folder of each shard (the --out of each --shard run)")
+                        help=_("the grades folder of each shard (the --out of each --shard run)"))
     parser.add_argument("--out", type=Path, default=Path("grades"),
-                        help="where the merged grades go (default: grades)")
+                        help=_("where the merged grades go (default: grades)"))
     args = parser.parse_args(argv)
     try:
         _result, summary = merge_shards(args.shards, args.out)
@@ -329,70 +329,73 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["merge"]:  # a submissions folder named merge: give it as ./merge
         return merge_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m attention_kit.grading",
-                                     description="Grade a class's returned notebooks with the "
-                                                 "course's exercise checkers.",
-                                     epilog="A class graded in shards (--shard i/N): merge the shards' "
+                                     description=_("Grade a class's returned notebooks with the "
+                                                 "course's exercise checkers."),
+                                     epilog=_("A class graded in shards (--shard i/N): merge the shards' "
                                             "folders with python -m attention_kit.grading merge "
-                                            "grades-1 ... grades-N --out grades (merge --help).")
+                                            "grades-1 ... grades-N --out grades (merge --help)."))
     parser.add_argument("submissions", type=Path,
-                        help="folder (or zip) of returned notebooks: SUBMISSIONS/<learner>/NN_topic.ipynb, "
-                             "SUBMISSIONS/<learner>__NN_topic.ipynb, or a Canvas or Moodle download")
+                        help=_("folder (or zip) of returned notebooks: SUBMISSIONS/<learner>/NN_topic.ipynb, "
+                             "SUBMISSIONS/<learner>__NN_topic.ipynb, or a Canvas or Moodle download"))
     parser.add_argument("--out", type=Path, default=Path("grades"),
-                        help="where grades.csv, feedback/ and summary.md go (default: grades)")
+                        help=_("where grades.csv, feedback/ and summary.md go (default: grades)"))
     parser.add_argument("--notebooks", default="",
-                        help="the notebooks that were set, e.g. 02,04 (default: those returned)")
+                        help=_("the notebooks that were set, e.g. 02,04 (default: those returned)"))
     parser.add_argument("--assignment", default=None,
-                        help="the assignment's name in canvas.csv and the feedback (as in the LMS)")
+                        help=_("the assignment's name in canvas.csv and the feedback (as in the LMS)"))
     parser.add_argument("--seed", default=None,
-                        help="the teacher's seed of the hidden cases the grader tries beyond the "
-                             "notebook's (keep it to yourself; the same seed regrades the same; "
-                             f"default {DEFAULT_SEED!r})")
+                        help=_("the teacher's seed of the hidden cases the grader tries beyond the "
+                               "notebook's (keep it to yourself; the same seed regrades the same; "
+                               "default {default})").format(default=repr(DEFAULT_SEED)))
     parser.add_argument("--exercises", default="",
-                        help="the exercises set, with optional weights: 02.1-02.5,02.6:0.5,04 "
+                        help=_("the exercises set, with optional weights: 02.1-02.5,02.6:0.5,04 "
                              "(a notebook number means all its exercises; default: every exercise "
-                             "of the notebooks set, one point each)")
+                             "of the notebooks set, one point each)"))
     parser.add_argument("--learners", default="",
-                        help="regrade only these learners (comma-separated: grades.csv's learner, "
+                        help=_("regrade only these learners (comma-separated: grades.csv's learner, "
                              "the LMS id, or a name only one learner has) into the existing grades "
-                             "in --out, with the settings they were graded with")
+                             "in --out, with the settings they were graded with"))
     parser.add_argument("--moodle-max", type=float, default=None,
-                        help="the Moodle assignment's maximum grade: moodle.csv's grades are on "
-                             "it (default 100, Moodle's default)")
+                        help=_("the Moodle assignment's maximum grade: moodle.csv's grades are on "
+                             "it (default 100, Moodle's default)"))
     parser.add_argument("--moodle-headers", default=None,
-                        help="the language of the Moodle worksheet's headers: en, de, fr, es, or "
-                             "a JSON file of Moodle's strings (docs/teaching.md)")
+                        help=_("the language of the Moodle worksheet's headers: en, de, fr, es, or "
+                             "a JSON file of Moodle's strings (docs/teaching.md)"))
     parser.add_argument("--canvas-points", type=float, default=None,
-                        help="the Canvas assignment's points possible: canvas.csv's points are on "
-                             "it (default: the exercises' points)")
+                        help=_("the Canvas assignment's points possible: canvas.csv's points are on "
+                             "it (default: the exercises' points)"))
     parser.add_argument("--late-penalty", type=float, default=None,
-                        help="percent of a late notebook's points taken off (default 0: late "
-                             "submissions are only marked)")
+                        help=_("percent of a late notebook's points taken off (default 0: late "
+                             "submissions are only marked)"))
     parser.add_argument("--late", default="",
-                        help="learners whose notebooks are late (comma-separated ids or names, as "
+                        help=_("learners whose notebooks are late (comma-separated ids or names, as "
                              "--learners): Moodle downloads and plain folders carry no late mark; "
-                             "Canvas's LATE_ is read from the file names")
+                             "Canvas's LATE_ is read from the file names"))
     parser.add_argument("--add-learners", action="store_true",
-                        help="with --learners: a learner who matches nobody in the graded class is "
-                             "added as a new learner (without it, such a name stops the regrade)")
+                        help=_("with --learners: a learner who matches nobody in the graded class is "
+                             "added as a new learner (without it, such a name stops the regrade)"))
     parser.add_argument("--new-settings", action="store_true",
-                        help="with --learners: apply the settings given now (exercises, late "
+                        help=_("with --learners: apply the settings given now (exercises, late "
                              "penalty, LMS scales) to the whole class instead of stopping when "
-                             "they differ from the grades folder's")
+                             "they differ from the grades folder's"))
     parser.add_argument("--shard", default=None, metavar="i/N",
-                        help="grade only the learners of shard i of N (split by LMS id; 1/4 ... 4/4), "
+                        help=_("grade only the learners of shard i of N (split by LMS id; 1/4 ... 4/4), "
                              "then merge the shards' --out folders: python -m attention_kit.grading "
-                             "merge grades-1 ... grades-N --out grades")
+                             "merge grades-1 ... grades-N --out grades"))
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1),
-                        help="notebooks run at the same time (default: 2)")
+                        help=_("notebooks run at the same time (default: 2)"))
     d = Limits()
     parser.add_argument("--cell-timeout", type=float, default=d.cell_s,
-                        help=f"seconds per cell before it is interrupted (default {d.cell_s:g})")
+                        help=_("seconds per cell before it is interrupted (default {default:g})").format(default=d.cell_s))
     parser.add_argument("--notebook-timeout", type=float, default=d.notebook_s,
-                        help=f"seconds per notebook before its kernel is killed (default {d.notebook_s:g})")
+                        help=_("seconds per notebook before its kernel is killed (default {default:g})").format(
+                            default=d.notebook_s))
     parser.add_argument("--exercise-timeout", type=float, default=d.exercise_s,
-                        help=f"seconds for the checker of one exercise (default {d.exercise_s:g})")
+                        help=_("seconds for the checker of one exercise (default {default:g})").format(
+                            default=d.exercise_s))
     parser.add_argument("--memory-mb", type=int, default=d.memory_mb,
-                        help=f"address-space limit of each kernel in MB (default {d.memory_mb})")
+                        help=_("address-space limit of each kernel in MB (default {default})").format(
+                            default=d.memory_mb))
     args = parser.parse_args(argv)
     limits = Limits(cell_s=args.cell_timeout, notebook_s=args.notebook_timeout,
                     exercise_s=args.exercise_timeout, memory_mb=args.memory_mb)
