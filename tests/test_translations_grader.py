@@ -108,8 +108,8 @@ def test_the_teachers_notes_on_a_class_are_chinese(monkeypatch):
     grades_ = ClassGrades(list(info), grades, info=info, notebooks=["02"], assignment="第 2 周")
     note_similar(grades_, [("02", ("ada", "bo"), ids[:2]), ("02", ("ada", "bo", "cy"), ids[:3])])
     summary = summary_markdown(grades_)
-    assert "## 给教师：评分程序无法检查的笔记本" in summary and "并排阅读" in summary
+    assert "## 请教师查看：评分程序无法检查的笔记本" in summary and "并排阅读" in summary
     notes = "\n".join(n for who in info for n in grades_.notes(who))
-    assert "给教师" in notes
+    assert "请教师注意" in notes
     for name, text in {"summary.md": summary, "notes": notes}.items():
         assert not english_sentences(text), (name, english_sentences(text), text)
