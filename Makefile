@@ -296,11 +296,12 @@ bench-quick: $(TESTS)
 #                    course: the learners' servers run there, the server extension enabled); any
 #                    user name logs in with the password it prints (HUB_PASSWORD=... sets it);
 #                    state in .hub/; HUB_COURSE=student: the student edition in each new home
-#   make hub-test    the faults a class meets, against a real hub (tests/hub/; about 4 minutes on a busy 2-core machine)
+#   make hub-restart restart the hub of a running make hub (the learners' servers keep running)
+#   make hub-test    the faults a class meets, against a real hub (tests/hub/; about 1-4 minutes on 2 cores)
 #   make bench NAME=hub-load ARGS="--learners 1,10"   the load test (benchmarks/hub_load.py)
 HUB_STAMP := $(VENV)/.installed-hub
 PROXY     := node_modules/.bin/configurable-http-proxy
-.PHONY: hub hub-install hub-test
+.PHONY: hub hub-install hub-test hub-restart
 $(HUB_STAMP): $(BASE) $(SERVER) requirements/hub.txt
 	$(BIN)/python -m pip install --quiet -r requirements/hub.txt
 	$(BIN)/python -m pip check
@@ -314,6 +315,9 @@ hub-install: $(HUB_STAMP) $(PROXY)
 
 hub: hub-install
 	$(BIN)/python hub/hubctl.py run $(if $(HUB_COURSE),--course "$(HUB_COURSE)")
+
+hub-restart:
+	$(BIN)/python hub/hubctl.py restart
 
 hub-test: $(TESTS) hub-install
 	MPLBACKEND=Agg $(PYTEST) -q -p no:nbval -m hub $(PYTEST_ARGS) tests/hub

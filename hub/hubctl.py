@@ -3,6 +3,13 @@
 
     .venv/bin/python hub/hubctl.py run          # the proxy and the hub, until Ctrl-C
     .venv/bin/python hub/hubctl.py run --state /tmp/hub1 --password s3cret-pass
+    .venv/bin/python hub/hubctl.py restart      # restart the hub of a running `run` (make hub-restart)
+
+``run`` keeps the hub up: when the hub process ends on its own (killed, crashed), it is started
+again (the learners' servers keep running); ``restart`` (SIGHUP to ``run``) restarts it on purpose.
+A run's process ids and the folders it opened are in ``<state>/hubctl.json`` until it stops; a run
+that was killed without stopping leaves that file, and the next ``run`` on the same state first ends
+what is left (proxy, hub, learners' servers and kernels) and restores those folders.
 
 Two processes, each on 127.0.0.1 on a free port: configurable-http-proxy (``node_modules/``,
 ``npm ci`` installs it from package-lock.json) and JupyterHub with ``hub/jupyterhub_config.py``.
@@ -23,21 +30,22 @@ restored by :meth:`Hub.stop`. ``hub/jupyterhub_config.py`` refuses to run as roo
 
 from __future__ import annotations
 
-import argparse
+import concurrent.futures
 import json
 import os
-import pwd
 import secrets
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import account  # noqa: E402  (hub/account.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "hub" / "jupyterhub_config.py"
@@ -58,24 +66,6 @@ class HubError(RuntimeError):
     pass
 
 
-def unprivileged_account() -> pwd.struct_passwd | None:
-    """None when this process is not root; else the account the hub runs as (``$HUB_USER``,
-    default ``nobody``)."""
-    if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        return None
-    name = os.environ.get("HUB_USER") or "nobody"
-    try:
-        account = pwd.getpwnam(name)
-    except KeyError:
-        raise HubError(f"started as root, the hub runs as the unprivileged user {name!r}, which "
-                       "does not exist: set HUB_USER to an existing user other than root, or "
-                       "start it as a non-root user") from None
-    if account.pw_uid == 0:
-        raise HubError(f"HUB_USER={name!r} is root: name an unprivileged user (the hub and the "
-                       "learners' servers never run as root)")
-    return account
-
-
 class Hub:
     """The proxy and the hub, with their state (sqlite, cookie secret, learners' homes) in
     ``state``. A context manager: on exit every learner's server is stopped, then the hub, then
@@ -86,7 +76,7 @@ class Hub:
                  remove_state: bool = False, startup_timeout: float = 90.0,
                  expose_app: bool = False):
         self.state = Path(state).resolve()
-        self.password = password or secrets.token_urlsafe(12)
+        self.password = password or self._kept_password()
         self.python = python or sys.executable
         self.course = course
         self.remove_state = remove_state
@@ -98,8 +88,77 @@ class Hub:
         self.proxy: subprocess.Popen | None = None
         self.hub: subprocess.Popen | None = None
         self._logs: list = []
-        self.account = unprivileged_account()  # None: run as this (non-root) process's user
-        self._opened: list[tuple[Path, int]] = []  # folders given o+x, with their old modes
+        try:
+            self.account = account.unprivileged_account()  # None: run as this (non-root) user
+        except account.AccountError as exc:
+            raise HubError(str(exc)) from None
+        self.holder = account.new_holder()  # this hub in the record of opened folders
+
+    def _kept_password(self) -> str:
+        """The state's password (made once, kept in ``<state>/password``, readable by this user
+        only), so that a second ``make hub`` on the same state keeps the learners' password."""
+        path = self.state / "password"
+        try:
+            return path.read_text().strip()
+        except OSError:
+            password = secrets.token_urlsafe(12)
+            try:
+                self.state.mkdir(parents=True, exist_ok=True)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "w") as f:
+                    f.write(password + "\n")
+            except OSError:
+                pass
+            return password
+
+    @property
+    def record(self) -> Path:
+        """This run's process ids and opened folders, while it runs (see the module's docstring)."""
+        return self.state / "hubctl.json"
+
+    def _write_record(self) -> None:
+        self.record.write_text(json.dumps({
+            "hubctl": os.getpid(),
+            "proxy": self.proxy.pid if self.proxy else None,
+            "hub": self.hub.pid if self.hub else None,
+            "holder": self.holder}, indent=1))
+
+    def recover(self) -> list[str]:
+        """What a run killed without stopping left on this state: end its proxy, hub, learners'
+        servers and kernels, restore the folders it opened. Returns what was done (printed)."""
+        import psutil
+
+        try:
+            old = json.loads(self.record.read_text())
+        except (OSError, ValueError):
+            return []
+        if old.get("hubctl") and old["hubctl"] != os.getpid() and psutil.pid_exists(old["hubctl"]):
+            try:
+                alive = "hubctl" in " ".join(psutil.Process(old["hubctl"]).cmdline())
+            except psutil.Error:
+                alive = False
+            if alive:
+                raise HubError(f"a hub is already running on {self.state} (hubctl, process "
+                               f"{old['hubctl']}): stop it first (Ctrl-C in its terminal), or give "
+                               "this one another --state")
+        done = []
+        for what, marker in (("hub", "jupyterhub"), ("proxy", "configurable-http-proxy")):
+            pid = old.get(what)
+            try:
+                proc = psutil.Process(pid) if pid else None
+                if proc is not None and marker in " ".join(proc.cmdline()):
+                    proc.kill()
+                    done.append(f"ended the {what} left running (process {pid})")
+            except psutil.Error:
+                pass
+        n = self._kill_leftovers()
+        if n:
+            done.append(f"ended {n} learners' server or kernel process(es) left running")
+        if self.account is not None:
+            for folder in account.let_go(old.get("holder")):
+                done.append(f"restored {folder}'s permissions")
+        self.record.unlink(missing_ok=True)
+        return done
 
     # -- addresses -----------------------------------------------------------------------------
     @property
@@ -144,41 +203,36 @@ class Hub:
                 "readable by others (a clone made with umask 022 is)")
 
     def _open_the_way(self) -> None:
-        """Root starting the hub for an unprivileged account: every folder above the course, the
-        state, the .venv and the Python it runs gets the search bit for others (o+x) where it
-        lacks it, until stop() restores it; the state folder becomes the account's."""
+        """Root starting the hub for an unprivileged account: the folders on the way to the
+        course, the state, the .venv, the Python it runs and the proxy get o+x while this hub runs
+        (hub/account.py); the state folder becomes the account's."""
         paths = {ROOT, self.state, Path(self.python).parent, Path(os.path.realpath(self.python)).parent,
                  Path(os.path.realpath(PROXY)).parent}
         if self.course is not None:
             paths.add(Path(self.course).resolve())
-        folders = {a for p in paths for a in (p, *p.parents) if a.is_dir()}
-        for folder in sorted(folders):
-            mode = folder.stat().st_mode
-            if not mode & stat.S_IXOTH:
-                os.chmod(folder, stat.S_IMODE(mode) | stat.S_IXOTH)
-                self._opened.append((folder, stat.S_IMODE(mode)))
-        if self._opened:
+        opened = account.open_folders(paths, self.holder)
+        if opened:
             print("hubctl: so that user {} can reach the course, o+x (enter, not list) until the "
-                  "hub stops: {}".format(self.account.pw_name, ", ".join(str(f) for f, _ in self._opened)),
+                  "hub stops: {}".format(self.account.pw_name, ", ".join(str(f) for f in opened)),
                   file=sys.stderr)
         for path in (self.state, *self.state.rglob("*")):
             os.chown(path, self.account.pw_uid, self.account.pw_gid, follow_symlinks=False)
 
     def _close_the_way(self) -> None:
-        for folder, mode in reversed(self._opened):
-            try:
-                os.chmod(folder, mode)
-            except OSError:
-                pass
-        self._opened = []
+        if self.account is not None:
+            account.let_go(self.holder)
 
     def start(self) -> Hub:
         self.state.mkdir(parents=True, exist_ok=True)
+        for line in self.recover():
+            print(f"hubctl: the last run on {self.state} did not stop: {line}", file=sys.stderr)
         if self.account is not None:
             self._open_the_way()
+        self._write_record()
         self._check_installed()
         self.public_port, self.hub_port, self.proxy_api_port = free_port(), free_port(), free_port()
         self.start_proxy()
+        self._write_record()
         self.start_hub()
         return self
 
@@ -219,6 +273,7 @@ class Hub:
                                     stdout=log, stderr=subprocess.STDOUT, env=env,
                                     cwd=self.state, start_new_session=True,
                                     **self._as_account())
+        self._write_record()
         self._wait(lambda: self._get(f"{self.url}/hub/api/", token=self.api_token) is not None,
                    self.hub, self.hub_log, "JupyterHub")
 
@@ -251,9 +306,10 @@ class Hub:
     def stop(self) -> None:
         if self.hub is not None and self.hub.poll() is None:
             try:
-                for user in self.api("GET", "/users") or []:
-                    if user.get("servers"):
-                        self.api("DELETE", f"/users/{user['name']}/server", ok=(202, 204, 400))
+                running = [u["name"] for u in self.api("GET", "/users") or [] if u.get("servers")]
+                with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
+                    list(pool.map(lambda name: self.api("DELETE", f"/users/{name}/server",
+                                                        ok=(202, 204, 400)), running))
                 deadline = time.monotonic() + 30
                 while time.monotonic() < deadline and any(
                         u.get("servers") for u in self.api("GET", "/users") or []):
@@ -274,24 +330,30 @@ class Hub:
             log.close()
         self._logs = []
         self._close_the_way()
+        self.record.unlink(missing_ok=True)
         if self.remove_state:
             shutil.rmtree(self.state, ignore_errors=True)
 
-    def _kill_leftovers(self) -> None:
-        """Single-user servers (and their kernels) still running in this hub's homes, e.g. after
-        the hub was killed: ended by their process id."""
+    def _kill_leftovers(self) -> int:
+        """Single-user servers and kernels still running in this hub's homes, e.g. after the hub
+        was killed (a kernel whose server is gone too: its connection file is in a home): ended
+        by their process id. Returns how many."""
         import psutil
 
         homes = str(self.state / "homes") + os.sep
+        n = 0
         for p in psutil.process_iter(["pid", "cwd", "cmdline"]):
             try:
-                if (p.info["cwd"] or "").startswith(homes) or (p.info["cwd"] or "") + os.sep == homes:
-                    if any("jupyterhub-singleuser" in a for a in p.info["cmdline"] or []):
-                        for child in p.children(recursive=True):
-                            child.kill()
-                        p.kill()
+                cmd = p.info["cmdline"] or []
+                in_home = (p.info["cwd"] or "").startswith(homes) or any(homes in a for a in cmd)
+                if in_home and any("jupyterhub-singleuser" in a or "ipykernel" in a for a in cmd):
+                    for child in p.children(recursive=True):
+                        child.kill()
+                    p.kill()
+                    n += 1
             except (psutil.NoSuchProcess, psutil.AccessDenied):
                 continue
+        return n
 
     def __enter__(self) -> Hub:
         try:
@@ -357,38 +419,7 @@ def tail(path: Path, n: int = 30) -> str:
         return "(no log)"
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    run = sub.add_parser("run", help="start the proxy and the hub, until Ctrl-C")
-    run.add_argument("--state", default=str(DEFAULT_STATE), help="state folder (default .hub/)")
-    run.add_argument("--password", default=os.environ.get("HUB_PASSWORD"),
-                     help="the learners' shared password (default $HUB_PASSWORD or a random one)")
-    run.add_argument("--course", default=None,
-                     help="the folder copied into each new learner's home (default notebooks/; "
-                          "student/ after make student)")
-    args = ap.parse_args(argv)
-    hub = Hub(args.state, password=args.password, course=args.course)
-    try:
-        hub.start()
-    except HubError as exc:
-        hub.stop()
-        print(f"make hub: {exc}", file=sys.stderr)
-        return 1
-    print(f"JupyterHub is up at {hub.url}/ (127.0.0.1 only)\n"
-          f"  log in with any name and the password {hub.password}\n"
-          f"  state and logs: {hub.state} (hub.log, proxy.log, homes/)\n"
-          f"  Ctrl-C stops the learners' servers, the hub and the proxy", flush=True)
-    try:
-        while hub.hub.poll() is None and hub.proxy.poll() is None:
-            time.sleep(1)
-        print(f"make hub: a process ended:\n{tail(hub.hub_log)}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 0
-    finally:
-        hub.stop()
-
-
 if __name__ == "__main__":
+    from run import main  # hub/run.py: the command line (run, restart)
+
     sys.exit(main())

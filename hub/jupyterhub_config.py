@@ -92,6 +92,9 @@ c.Spawner.args = [
     "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     "--LabApp.extension_manager=readonly",
     "--ServerApp.terminals_enabled=False",
+    # JupyterLab's defaults for the learners (hub/lab-settings/overrides.json): no "Would you like
+    # to get notified about official Jupyter news?" over the first notebook
+    f"--LabApp.app_settings_dir={ROOT / 'hub' / 'lab-settings'}",
 ]
 if os.environ.get("HUB_EXPOSE_APP"):  # the browser tests and the load test read the page's app
     c.Spawner.args.append("--LabApp.expose_app_in_browser=True")

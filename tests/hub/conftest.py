@@ -28,17 +28,36 @@ def _missing(reason: str):
     pytest.skip(f"{reason} (make hub-test installs it)")
 
 
+def hub_state_dir(name: str):
+    """A fresh folder for a hub's state, outside pytest's own temporary folder: pytest makes
+    /tmp/pytest-of-<user> private again (mode 700) whenever a pytest session starts, which would
+    shut the hub's unprivileged user (hubctl.py, started by root) out of its state mid-test."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix=f"attn-{name}-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def state_dir():
+    yield from hub_state_dir("hub-test")
+
+
 @pytest.fixture(scope="session")
-def hub(tmp_path_factory):
+def hub():
     if not hubctl.PROXY.exists():
         _missing(f"no configurable-http-proxy at {hubctl.PROXY}")
     try:
         import jupyterhub  # noqa: F401
     except ImportError:
         _missing("jupyterhub is not installed (requirements/hub.txt)")
-    state = tmp_path_factory.mktemp("hub") / "state"
-    with hubctl.Hub(state, expose_app=True) as h:
-        yield h
+    for folder in hub_state_dir("hub"):
+        with hubctl.Hub(folder / "state", expose_app=True) as h:
+            yield h
 
 
 @pytest.fixture(scope="session")

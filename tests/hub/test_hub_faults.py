@@ -177,6 +177,8 @@ def test_a_hub_restart_leaves_the_session_working(hub, context):
                      .insertCell(1, {cell_type: 'markdown', source: src})""", "written after the restart")
     save(page)
     wait_saved(hub, "lee", "written after the restart")
+    # no JupyterLab news prompt over the learner's notebook (hub/lab-settings/overrides.json)
+    assert page.get_by_text("official Jupyter news").count() == 0
     # and the learner is still logged in at the hub (the cookie secret is kept in the state)
     page.goto(f"{hub.url}/hub/home")
     assert "/hub/login" not in page.url, page.url
