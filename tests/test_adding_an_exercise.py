@@ -48,7 +48,7 @@ def example():
     blocks = _blocks()
     assert set(blocks) == {"module", "task", "exercise", "solution", "test"}
     parts, made = dict(declare._PARTS), dict(declare._MADE)
-    module: dict = {"__name__": "example_temperature"}
+    module: dict = {"__name__": "example_entropy"}
     exec(compile(blocks["module"][1], "module", "exec"), module)  # noqa: S102
     yield blocks, module
     declare._PARTS.clear()
@@ -61,7 +61,7 @@ def _run(source: str, module: dict) -> tuple[dict, list]:
     """Run a cell of the page as notebook 01 would (``check`` is ``attention_kit.check.general``
     there), its import of the new module bound to the page's declaration run above."""
     for m in IMPORT.finditer(source):
-        assert m.groups() == ("exercises_01_temperature", "ex6"), m.group(0)
+        assert m.groups() == ("exercises_01_entropy", "ex6"), m.group(0)
     ns = {"np": np, "ak": __import__("attention_kit"), "check": SimpleNamespace(quietly=check.quietly),
           "ex6": SimpleNamespace(**{k: v for k, v in module.items() if not k.startswith("__")})}
     with check.recording() as results, warnings.catch_warnings():
@@ -76,20 +76,36 @@ def test_the_worked_example_runs_as_the_page_says(example, capsys):
     shown = re.search(r"What the learner sees.*?```text\n(.*?)```", text, re.S).group(1).splitlines()
     cell = blocks["exercise"][1]
 
+    def answer(body: str) -> str:
+        return cell.replace("return ...   # one number", body)
+
     ns, results = _run(cell, module)                 # the stub
     assert ns["ok"] is False and results[0].status == check.NOT_ATTEMPTED
     assert results[0].line == shown[0]
 
-    _, results = _run(cell.replace("return ...", "return np.exp(e * T) / np.exp(e * T).sum()"), module)
+    _, results = _run(answer("a = np.exp(e * T - (e * T).max())\n    a = a / a.sum()\n"
+                             "    return -(a * np.log(a)).sum()"), module)
     assert results[0].status == check.FAILED and "multiplied" in results[0].message
     assert results[0].line == shown[1]
 
-    _, results = _run(cell.replace("return ...", "return np.exp(e / T) / np.exp(e / T).sum()"), module)
-    assert results[0].status == check.FAILED and "not finite" in results[0].message   # no max subtracted
+    _, results = _run(answer("a = np.exp(e / T) / np.exp(e / T).sum()\n"
+                             "    return -(a * np.log(a)).sum()"), module)      # no maximum subtracted
+    assert results[0].status == check.FAILED and "take from every score" in results[0].message
 
-    _, results = _run(cell.replace("return ...", "return ak.softmax(e / T)"), module)
+    _, results = _run(answer("z = e / T - (e / T).max()\n    a = np.exp(z) / np.exp(z).sum()\n"
+                             "    return -(a * np.log(a)).sum()"), module)      # 0 log 0
+    assert results[0].status == check.FAILED and "exactly 0" in results[0].message
+
+    _, results = _run(answer("z = e / T - (e / T).max()\n    a = np.exp(z) / np.exp(z).sum()\n"
+                             "    a = a[a > 0]\n    return -(a * np.log2(a)).sum()"), module)
+    assert results[0].status == check.FAILED and "bits" in results[0].message
+
+    _, results = _run(answer("a = ak.softmax(e / T)\n    return -(a * np.log(a)).sum()"), module)
     assert results[0].status == check.FAILED and "attention_kit" in results[0].message  # plain numpy
-    assert module["temperature_softmax"].plain_numpy == ()
+    assert module["weight_entropy"].plain_numpy == ()
+
+    _, results = _run(answer("return 'high'"), module)                # never raises on odd answers
+    assert results[0].status == check.FAILED
 
     ns, results = _run(blocks["solution"][1], module)                 # asserts inside quietly()
     assert results[-1].passed and results[-1].line == shown[2]
@@ -99,17 +115,17 @@ def test_the_worked_example_runs_as_the_page_says(example, capsys):
 def test_the_declaration_states_the_exercise_and_its_grader_part(example, monkeypatch):
     blocks, module = example
     (ex,) = module["EXERCISES"]
-    assert (ex.id, ex.answers, ex.plain) == ("01.6", ("my_soft_weights",), ())
+    assert (ex.id, ex.answers, ex.plain) == ("01.6", ("my_entropy",), ())
     assert ex.position == len(registry.notebook("01").exercises) + 1   # after the ones there
     part = declare.grading("01.6")
     assert part.task and part.catches and len(part.hidden) == 1
     monkeypatch.setitem(hidden.HIDDEN, "01.6", part.hidden)
-    solution = _run(blocks["solution"][1], module)[0]["my_soft_weights"]
+    solution = _run(blocks["solution"][1], module)[0]["my_entropy"]
     other, wrong = {}, {}
     exec(part.other_right[0], {"np": np}, other)  # noqa: S102
     exec(part.wrong[0], {"np": np}, wrong)  # noqa: S102
     with check.quietly():
-        assert module["temperature_softmax"](other["f"])
+        assert module["weight_entropy"](other["f"])
     for learner in ("ada", "bob"):
         assert hidden.check_hidden("01.6", [solution], hidden.case_rng(2024, learner, "01.6")) is None
         assert hidden.check_hidden("01.6", [other["f"]], hidden.case_rng(2024, learner, "01.6")) is None
@@ -117,25 +133,28 @@ def test_the_declaration_states_the_exercise_and_its_grader_part(example, monkey
 
 
 def test_the_example_holds_data_in_the_student_edition(example):
-    """The page's module, as make student writes it: the recorded table's code and the grader's
-    part are gone, and the checker still judges from the recorded numbers."""
+    """The page's module, as make student writes it: the code that computes the entropy (the
+    recorded table's, the reference, the grader's part) is gone, and the checker still judges from
+    the recorded numbers."""
     import pickle
 
     from attention_kit.check import recorded
 
     blocks, module = example
     stripped = make_student.strip_references(blocks["module"][1], "example")
-    for gone in ('"want": softmax(e / T)', "softmax(e * T)", "cases = [", "_temperature_cases", "_grading",
-                 "other_right", "np.exp(x - m)", "return softmax(e / T)"):
+    for gone in ("def _entropy(", "np.log(a)", "cases = [", "_entropy_cases", "_grading", "other_right",
+                 "np.log2"):
         assert gone not in stripped, gone
-    table = recorded.recorded_functions()["example_temperature._temperature_table"]()
-    student: dict = {"__name__": "example_temperature"}
+    table = recorded.recorded_functions()["example_entropy._entropy_table"]()
+    student: dict = {"__name__": "example_entropy"}
     saved = recorded._store
-    recorded._store = {"example_temperature._temperature_table": table}
+    recorded._store = {"example_entropy._entropy_table": table}
     try:
         exec(compile(stripped, "checker", "exec"), student)  # noqa: S102
-        _, results = _run(blocks["exercise"][1].replace(
-            "return ...", "return np.exp(e * T) / np.exp(e * T).sum()"), student)
+        cell = blocks["exercise"][1].replace(
+            "return ...   # one number",
+            "a = np.exp(e * T - (e * T).max())\n    a = a / a.sum()\n    return -(a * np.log(a)).sum()")
+        _, results = _run(cell, student)
         assert "multiplied" in results[0].message
         _, results = _run(blocks["solution"][1], student)
         assert results[-1].passed
@@ -213,27 +232,28 @@ def test_the_page_done_on_a_copy_of_the_repository(tmp_path):
     outputs = "".join(o.get("text", "") for o in ran[1].outputs)
     assert outputs.startswith("✗ no answer yet") and not ran[2].outputs
     listed = _in(repo, "-m", "attention_kit.check.registry").stdout
-    assert "| 01.6 | softmax with a temperature | `my_soft_weights` | " \
-           "`exercises_01_temperature.temperature_softmax` | not allowed |" in listed
+    assert "| 01.6 | entropy of the weights | `my_entropy` | `exercises_01_entropy.weight_entropy` | " \
+           "not allowed |" in listed
     guide = (repo / "docs" / "teaching.md").read_text(encoding="utf-8")
-    assert listed.strip() in guide and "| 6 | `my_soft_weights(e, T)`" in guide
+    assert listed.strip() in guide and "| 6 | `my_entropy(e, T)`" in guide
     assert "in step" in _in(repo, "tools/guide_tables.py").stdout
     key = (tmp_path / "key.md").read_text(encoding="utf-8")
-    assert "softmax with a temperature" in key and "z = z - z.max()" in key
-    kept = (tmp_path / "student" / "attention_kit" / "check" / "exercises_01_temperature.py").read_text(encoding="utf-8")
-    assert "temperature_softmax" in kept and "_temperature_cases" not in kept and "_grading" not in kept
-    assert "z - z.max()" not in (tmp_path / "student" / "01_general_attention_model.ipynb").read_text(encoding="utf-8")
+    assert "entropy of the weights" in key and "a = a[a > 0]" in key
+    kept = (tmp_path / "student" / "attention_kit" / "check" / "exercises_01_entropy.py").read_text(encoding="utf-8")
+    assert "weight_entropy" in kept and "_entropy_cases" not in kept and "_grading" not in kept
+    assert "a = a[a > 0]" not in (tmp_path / "student" / "01_general_attention_model.ipynb").read_text(encoding="utf-8")
     from babel.messages.pofile import read_po
 
     with open(repo / "attention_kit/locale/zh/LC_MESSAGES/attention_kit.po", "rb") as f:
         catalog = read_po(f)
-    new = catalog.get("softmax(e / T): a small T sharpens the weights, a large T flattens them")
+    new = catalog.get("the entropy of softmax(e / T): small for a small T (peaked weights), up to log(n_k) "
+                      "for a large T (flat ones)")
     assert new is not None and not new.string   # there for the translator, not translated yet
 
     # the tests: the page's own, and those that take the new exercise up from its declaration
     tests = _in(repo, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:nbval", "-m", "not slow",
-                "tests/test_check_temperature.py", "tests/test_guide_tables.py", "tests/test_grading_parts.py",
-                "tests/test_grading_hidden.py", "-k", "temperature or guide or every or 01.6", ok=False)
+                "tests/test_check_entropy.py", "tests/test_guide_tables.py", "tests/test_grading_parts.py",
+                "tests/test_grading_hidden.py", "-k", "entropy or guide or every or 01.6", ok=False)
     assert tests.returncode == 0, tests.stdout[-4000:]
     assert re.search(r"(\d+) passed", tests.stdout) and "01.6" in _in(
         repo, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist", "-p", "no:nbval",
@@ -242,8 +262,8 @@ def test_the_page_done_on_a_copy_of_the_repository(tmp_path):
     # the files the change touched: the page's list, no other
     touched = sorted(line[3:] for line in _git(repo, "status", "--porcelain", "-uall").splitlines())
     assert touched == sorted([
-        "attention_kit/check/exercises_01_temperature.py",      # its declaration (written)
-        "tests/test_check_temperature.py",                       # its tests (written)
+        "attention_kit/check/exercises_01_entropy.py",          # its declaration (written)
+        "tests/test_check_entropy.py",                           # its tests (written)
         NB01,                                                    # its cells (written), executed
         "docs/teaching.md", "README.md",                         # tables and times (guide_tables.py)
         "attention_kit/locale/zh/LC_MESSAGES/attention_kit.po",  # its hints, for the translator
