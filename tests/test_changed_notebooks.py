@@ -36,6 +36,10 @@ def test_a_changed_file_that_is_not_python_runs_every_notebook(monkeypatch):
         assert _numbers(monkeypatch, [name]) == [f"{n:02d}" for n in range(1, 10)], name
 
 
+def test_a_deleted_module_runs_nothing_itself(monkeypatch):
+    assert _numbers(monkeypatch, ["attention_kit/grading/gone_module.py"]) == []
+
+
 def test_a_changed_notebook_runs_itself_only(monkeypatch):
     nb = next((ROOT / "notebooks").glob("05_*.ipynb")).relative_to(ROOT).as_posix()
     assert _numbers(monkeypatch, [nb, "docs/teaching.md"]) == ["05"]

@@ -265,7 +265,8 @@ def test_all_solved(graded):
     bad = [(g.id, g.status, g.message) for g in graded["result"].row("ada") if g.status != "passed"]
     assert not bad, (bad, ada["notes"])
     assert ada["points"] == str(len(_cols())) and ada["percent"] == "100.0" and ada["notes"] == ""
-    assert ada["02 score (of 6)"] == "6" and ada["02.1 points"] == "1"
+    n02 = len(registry.notebook("02").exercises)
+    assert ada[f"02 score (of {n02})"] == str(n02) and ada["02.1 points"] == "1"
     assert f"You passed **{len(_cols())} of {len(_cols())}** exercises" in _feedback(graded, "ada")
 
 
@@ -379,7 +380,7 @@ def test_a_notebook_that_ignores_interrupts_is_stopped(tmp_path):
 def test_a_returned_worked_solution_scores_nothing(graded):
     kim = graded["rows"]["kim"]
     assert {kim[c] for c in _cols("02")} == {SOLUTION}  # the full notebook
-    assert kim["02 score (of 6)"] == "0" and "the full (teacher's) notebook, or all its solution cells" in kim["notes"]
+    assert kim[f"02 score (of {len(registry.notebook('02').exercises)})"] == "0" and "the full (teacher's) notebook, or all its solution cells" in kim["notes"]
     assert {kim[c] for c in _cols("01")} == {NOT_SUBMITTED} and kim["points"] == "0"
     text = _feedback(graded, "kim")
     assert text.count("contains the course's worked solution of this exercise") == 1  # said once
@@ -445,16 +446,18 @@ def test_lms_learners_are_named_as_the_lms_names_them(lms):
 def test_only_the_notebooks_set_are_graded_and_counted(lms):
     rows = {r["learner"]: r for r in lms["grades"] if r["learner"]}
     header = list(lms["grades"][0])
-    assert [h for h in header if h.endswith(")") and "score" in h] == ["02 score (of 6)", "04 score (of 4)"]
+    n02, n04 = (len(registry.notebook(n).exercises) for n in ("02", "04"))   # the counts: the registry's
+    assert [h for h in header if h.endswith(")") and "score" in h] == [f"02 score (of {n02})", f"04 score (of {n04})"]
     assert not any(h.startswith(("01.", "03.", "05.")) for h in header)
-    dana = rows["Dana Lee_4711"]
-    assert dana["04 score (of 4)"] == "4" and dana["02 score (of 6)"] == "0"
+    dana = rows["Dana Lee_4711"]   # every exercise of 04 solved, 02's pasted
+    assert dana[f"04 score (of {n04})"] == str(n04) and dana[f"02 score (of {n02})"] == "0"
     assert {dana[c] for c in _cols("02")} == {SOLUTION}
-    assert dana["points"] == "4" and dana["max points"] == "10" and dana["percent"] == "40.0"
+    assert dana["points"] == str(n04) and dana["max points"] == str(n02 + n04)
+    assert dana["percent"] == f"{100 * n04 / (n02 + n04):.1f}"
     assert "notebook 05 was not set" in lms["summary"]
-    assert 'Notebooks set: 02, 04 (10 points); the assignment is "Week 2 (4242)"' in lms["summary"]
+    assert f'Notebooks set: 02, 04 ({n02 + n04} points); the assignment is "Week 2 (4242)"' in lms["summary"]
     text = (lms["out"] / "feedback" / "Dana_Lee_4711.md").read_text(encoding="utf-8")
-    assert "You passed **4 of 10** exercises" in text and "## 05" not in text
+    assert f"You passed **{n04} of {n02 + n04}** exercises" in text and "## 05" not in text
 
 
 def test_library_calls_in_plain_numpy_exercises_are_rejected(lms):
@@ -473,16 +476,17 @@ def test_library_calls_in_plain_numpy_exercises_are_rejected(lms):
 def test_lms_exports(lms):
     canvas, moodle = lms["canvas"], lms["moodle"]
     assert list(canvas[0]) == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Week 2 (4242)"]
-    assert canvas[0]["Student"].strip() == "Points Possible" and canvas[0]["Week 2 (4242)"] == "10"
+    n02, n04 = (len(registry.notebook(n).exercises) for n in ("02", "04"))   # the counts: the registry's
+    assert canvas[0]["Student"].strip() == "Points Possible" and canvas[0]["Week 2 (4242)"] == str(n02 + n04)
     john = next(r for r in canvas if r["Student"] == "smithjohn")
     assert john["ID"] == "123456" and john["Week 2 (4242)"] == "0"
     assert list(moodle[0])[:6] == ["Identifier", "Full name", "Email address", "Status", "Grade",
                                    "Maximum grade"]
     assert list(moodle[0])[-1] == "Feedback comments"
     dana = next(r for r in moodle if r["Full name"] == "Dana Lee")
-    # 4 of 10 points on Moodle's default maximum grade of 100 (tests/test_lms_formats.py reads it back)
-    assert dana["Identifier"] == "Participant 4711" and dana["Grade"] == "40.00"
-    assert dana["Maximum grade"] == "100.00" and "02: 0/6" in dana["Feedback comments"]
+    # 04's points of 02's and 04's on Moodle's default maximum grade of 100 (tests/test_lms_formats.py reads it back)
+    assert dana["Identifier"] == "Participant 4711" and dana["Grade"] == f"{100 * n04 / (n02 + n04):.2f}"
+    assert dana["Maximum grade"] == "100.00" and f"02: 0/{n02}" in dana["Feedback comments"]
     assert (lms["out"] / "moodle_feedback.zip").is_file() and (lms["out"] / "canvas_reupload.zip").is_file()
     not_graded = {r["file"]: r["why it was not graded"] for r in lms["not_graded"]}
     assert "not recognised" in not_graded["grades-export.xlsx"]

@@ -121,7 +121,7 @@ def test_every_exercise_has_one_cell_in_the_student_copy_and_calls_its_checker(n
         assert not registry.settings_differ(source, ex), (
             f"{ex_id}: the notebook calls {ex.checker_name} with "
             f"{registry.call_settings(source, ex)}, the registry has {dict(ex.kwargs)}: "
-            "update attention_kit/check/registry.py")
+            "update the exercise's declaration (attention_kit/check/exercises_*.py)")
     assert list(cells) == [i for i, _ in nb.numbered()]
 
 
@@ -159,7 +159,7 @@ def test_answer_cells_follow_syntax_errors_and_ignore_local_names():
 def test_teaching_guide_shows_the_registry():
     text = (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
     assert registry.markdown_table() in text, (
-        "docs/teaching.md must contain the output of `python -m attention_kit.check.registry`")
+        "docs/teaching.md must contain the registry's table: run python tools/guide_tables.py --write")
 
 
 def test_grading_cells_use_no_name_a_learner_could_redefine():
@@ -208,6 +208,7 @@ def test_both_layouts_duplicates_and_ignored_files(tmp_path):
 def _grades() -> ClassGrades:
     nb1, nb2 = registry.notebook("01"), registry.notebook("02")
     statuses = [PASSED, FAILED, NOT_ATTEMPTED, COULD_NOT_RUN, MISSING]
+    statuses += [NOT_ATTEMPTED] * (len(nb1.exercises) - len(statuses))   # 01's exercises: the registry's
     alice = NotebookGrade("alice", "01", "alice/01.ipynb", [
         ExerciseGrade(i, ex.title, st, f"message {i}") for (i, ex), st in zip(nb1.numbered(), statuses, strict=True)],
         notes=["errors while running the notebook: code cell 3 raised ZeroDivisionError"])
@@ -227,12 +228,13 @@ def test_csv_has_a_row_per_learner_verdicts_points_and_scores(tmp_path):
     assert rows[0][-4:] == ["points", "max points", "percent", "notes"]
     assert [h.split()[0] for h in rows[0][2:2 + 2 * len(ids):2]] == ids
     assert rows[0][3:3 + 2 * len(ids):2] == [f"{i} points" for i in ids]
-    assert rows[0][2 + 2 * len(ids)] == "01 score (of 5)"
+    assert rows[0][2 + 2 * len(ids)] == f"01 score (of {len(registry.notebook('01').exercises)})"
     alice, bob = rows[1], rows[2]
     assert alice[0] == "alice" and bob[0] == "bob"
+    end = 2 + 2 * len(registry.notebook("01").exercises)   # after 01's columns
     assert alice[2:12:2] == [PASSED, FAILED, NOT_ATTEMPTED, COULD_NOT_RUN, MISSING]
-    assert alice[3:12:2] == ["1", "0", "0", "0", "0"]
-    assert set(alice[12:2 + 2 * len(ids):2]) == {NOT_SUBMITTED}
+    assert alice[3:end:2] == ["1"] + ["0"] * (len(registry.notebook("01").exercises) - 1)
+    assert set(alice[end:2 + 2 * len(ids):2]) == {NOT_SUBMITTED}
     scores = alice[2 + 2 * len(ids):2 + 2 * len(ids) + n_nb]
     assert scores == ["1"] + ["0"] * (n_nb - 1)
     assert alice[-4:-1] == ["1", str(len(ids)), f"{100 / len(ids):.1f}"] and "ZeroDivisionError" in alice[-1]
@@ -241,10 +243,11 @@ def test_csv_has_a_row_per_learner_verdicts_points_and_scores(tmp_path):
 
 def test_only_the_notebooks_set_count():
     grades = ClassGrades(["alice"], _grades().by_key.values(), notebooks=["01", "02"])
-    assert grades.max_points == 11 and grades.points("alice") == 1
+    n = len(registry.notebook("01").exercises) + len(registry.notebook("02").exercises)
+    assert grades.max_points == n and grades.points("alice") == 1
     assert grades.assignment == "Attention course, notebooks 01, 02"
     text = feedback_markdown(grades, "alice")
-    assert "You passed **1 of 11** exercises" in text and "## 03" not in text
+    assert f"You passed **1 of {n}** exercises" in text and "## 03" not in text
     assert "02 · Self-attention: not returned" in text
 
 

@@ -12,7 +12,8 @@ Prints the notebooks, one path a line. A notebook is touched when
   tests/test_package_layout.py keeps those lines true) or the notebook's code uses one of its
   public names (``ak.causal_mask``, ``from attention_kit.widgets import MaskExplorer``), or
 * a file of the package that is not Python changed (the explorers' ``.js``, the shipped weights
-  in ``data/``): then every notebook.
+  in ``data/``): then every notebook. A deleted module touches nothing itself: the modules that
+  imported it changed too.
 
 So a change to ``errors.py``, which nearly every module imports, runs nearly every notebook: that
 is what it touches.
@@ -139,6 +140,8 @@ def touched(base: str = "HEAD") -> tuple[list[Path], list[str]]:
             direct.add(path)
         elif name.startswith("attention_kit/") and name.endswith(".py") and path.exists():
             changed.add(_module_name(path))
+        elif name.startswith("attention_kit/") and name.endswith(".py"):
+            continue  # a module deleted: what imported it changed too, and is counted
         elif name.startswith("attention_kit/") and "__pycache__" not in name:
             other.append(name)
     if other:

@@ -4,7 +4,8 @@ then the answers to the questions to ask in class.
     python tools/make_answers.py                 # -> answers/answer-key.md (make answers)
     python tools/make_answers.py -o key.md
 
-The exercises come from the registry (``attention_kit/check/registry.py``: id, title, the names
+The exercises come from the registry (``attention_kit/check/registry.py``, which collects their
+declarations in ``attention_kit/check/exercises_*.py``: id, title, the names
 the learner's answer must have, the checker), the task text and the worked solution from the full
 notebooks (the cells tagged ``solution`` that define the answer), and the class answers from
 ``docs/class-answers.md``. Keep the key away from learners: it is not part of the student edition.

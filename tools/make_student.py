@@ -258,8 +258,8 @@ def record_only_checkers(source: str) -> str:
 
 def strip_references(source: str, module: str = "?") -> str:
     """``source`` (a module of ``attention_kit/check``) without the code that computes right
-    answers: every ``@reference`` helper is left out and every ``@recorded`` function's body is
-    replaced by a stub (the student edition reads its results from ``recorded.pkl``;
+    answers: every ``@reference`` helper and every grader part (``@grades``) is left out, and every
+    ``@recorded`` function's body is replaced by a stub (the student edition reads its results from ``recorded.pkl``;
     ``attention_kit/check/recorded.py``). Raises ValueError when code left in the module still
     names a helper that was left out."""
     tree = ast.parse(source)
@@ -267,7 +267,7 @@ def strip_references(source: str, module: str = "?") -> str:
     dropped, stubbed = [], []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
-            if _decorated(node, "reference"):
+            if _decorated(node, "reference") or _decorated(node, "grades"):  # a grader's part too
                 dropped.append(node)
             elif _decorated(node, "recorded"):
                 stubbed.append(node)
@@ -397,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{dst}: {removed} cell(s) left out (solutions, answers), outputs cleared")
         for ex_id in ungradable_exercises(student, src.name):
             print(f"warning: {dst.name}: no cell defines the answer of exercise {ex_id} "
-                  "(attention_kit/check/registry.py); make grade cannot grade it", file=sys.stderr)
+                  "(its declaration, attention_kit/check/exercises_*.py); make grade cannot grade it", file=sys.stderr)
     # pictures or data files next to the notebooks, so relative links keep working
     for src_dir in sorted({s.parent for s in sources}):
         into = _place(args.out, src_dir / "x").parent

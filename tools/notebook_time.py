@@ -134,9 +134,9 @@ def stated(path: Path) -> tuple[int, int] | None:
 TIME = re.compile(r"([Aa])bout \d+(?:\s*[–-]\s*\d+)? minutes[^.\n]*\.")
 
 
-def write_header(path: Path) -> bool:
-    """The header's "about N–M minutes ..." sentence becomes the measure (a Markdown cell only: the
-    stored outputs stay, no re-execution is needed). True if the notebook changed."""
+def header_text(path: Path) -> str:
+    """The notebook's file as :func:`write_header` leaves it: the header's "about N–M minutes ..."
+    sentence says the measure."""
     before = path.read_text(encoding="utf-8")
     nb = nbformat.reads(before, as_version=4)
     for cell in nb.cells[:3]:
@@ -145,14 +145,22 @@ def write_header(path: Path) -> bool:
             sentence = ("a" + sentence[1:]) if m.group(1) == "a" else sentence
             cell.source = cell.source[:m.start()] + sentence + cell.source[m.end():]
             after = nbformat.writes(nb) + "\n"
-            if after != before:
-                path.write_text(after, encoding="utf-8")
-            return after != before
+            return after
     raise SystemExit(f"{path.name}: no 'about N minutes' in the header")
 
 
-def write_guides(paths: list[Path]) -> None:
-    """docs/teaching.md's "**Time:**" of each notebook, and the README's table, repeat the measure."""
+def write_header(path: Path) -> bool:
+    """The header's "about N–M minutes ..." sentence becomes the measure (a Markdown cell only: the
+    stored outputs stay, no re-execution is needed). True if the notebook changed."""
+    before = path.read_text(encoding="utf-8")
+    after = header_text(path)
+    if after != before:
+        path.write_text(after, encoding="utf-8")
+    return after != before
+
+
+def guide_texts(paths: list[Path]) -> dict[Path, str]:
+    """docs/teaching.md and README.md as :func:`write_guides` leaves them."""
     guide = ROOT / "docs" / "teaching.md"
     text = guide.read_text(encoding="utf-8")
     for path in paths:
@@ -168,7 +176,6 @@ def write_guides(paths: list[Path]) -> None:
         low, high = sum(r[0] for r in ranges), sum(r[1] for r in ranges)
         text = re.sub(r"All nine notebooks: about \d+–\d+ minutes \(\d+–\d+ hours\)",
                       f"All nine notebooks: about {low}–{high} minutes ({low // 60}–{-(-high // 60)} hours)", text)
-    guide.write_text(text, encoding="utf-8")
     readme = ROOT / "README.md"
     lines = readme.read_text(encoding="utf-8").splitlines(keepends=True)
     for k, line in enumerate(lines):
@@ -176,7 +183,14 @@ def write_guides(paths: list[Path]) -> None:
             if f"(notebooks/{path.name})" in line:
                 low, high = measure(path).rounded
                 lines[k] = re.sub(r"\| \d+–\d+ min \|(\s*)$", rf"| {low}–{high} min |\1", line)
-    readme.write_text("".join(lines), encoding="utf-8")
+    return {guide: text, readme: "".join(lines)}
+
+
+def write_guides(paths: list[Path]) -> None:
+    """docs/teaching.md's "**Time:**" of each notebook, and the README's table, repeat the measure."""
+    for path, text in guide_texts(paths).items():
+        if path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
 
 
 def main() -> int:

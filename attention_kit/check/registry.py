@@ -1,162 +1,94 @@
 """Every notebook's exercises, in course order: the one list the grader, the student copies and
 the teaching guide read.
 
-Each :class:`Exercise` names the answer(s) the learner leaves in the kernel (a function or a
-value, by its variable name in the notebook) and the checker that judges them. The grader
+Each exercise is declared once, in a module ``attention_kit/check/exercises_*.py`` (``declare.py``
+says how): an :class:`Exercise` in the module's ``EXERCISES`` (its id, the answer(s) the learner
+leaves in the kernel, by their variable names in the notebook, and the checker that judges them)
+and its grader's part (:func:`grading`: hidden cases, samples, honest styles). This module finds
+every such module by itself and orders the exercises by id; it is not edited to add one. The grader
 (``python -m attention_kit.grading``) calls ``checker(*answers, **kwargs)`` on the learner's
-objects; ``make student`` warns when a student copy has no cell that defines an
-answer; ``docs/teaching.md`` shows :func:`markdown_table` (a test keeps it in step).
+objects; ``make student`` warns when a student copy has no cell that defines an answer;
+``docs/teaching.md`` shows :func:`markdown_table` (the guide's table tool, ``guide_tables.py
+--write``, puts it there; a test keeps it in step).
 
-An exercise is a checker in ``attention_kit.check``, its cells in the notebook (the exercise, and
-the teacher's answer, tagged ``solution``) and an ``Exercise(...)`` in its notebook's tuple here, in
-the order of the notebook: ``docs/adding-an-exercise.md`` has a template and a worked example. A new notebook is one ``Notebook(...)`` entry in ``NOTEBOOKS``. Exercise ids
-(``"02.3"``) are the notebook number and the position in that tuple; they head the grade
-columns, so append rather than reorder once a class has been graded.
+A new notebook is one entry of :data:`COURSE`. Exercise ids (``"02.3"``) are the notebook number and
+the position in the notebook, 1, 2, ... without a gap; they head the grade columns, so append
+rather than renumber once a class has been graded. ``docs/adding-an-exercise.md`` has a template
+and a worked example.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 import os
+import pkgutil
 import re
 import threading
 import time
 import warnings
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from . import (
-    at_scale,
-    backprop,
-    general,
-    heads,
-    long_context,
-    masks_positions,
-    multi_head,
-    self_attention,
-    tiny_lm,
+from .declare import Exercise, Grading, Notebook
+from .declare import grading as _grading_of
+
+__all__ = ["Exercise", "Notebook", "NOTEBOOKS", "COURSE", "notebook", "exercises", "answer_cells",
+           "call_settings", "settings_differ", "markdown_table", "parse_cell", "grading",
+           "declaration_modules"]
+
+#: The notebooks of the course, in order: number, file, title. Their exercises are declared in the
+#: ``exercises_*`` modules.
+COURSE: tuple[tuple[str, str, str], ...] = (
+    ("01", "01_general_attention_model.ipynb", "The general attention model"),
+    ("02", "02_self_attention.ipynb", "Self-attention"),
+    ("03", "03_multi_head_attention.ipynb", "Multi-head attention"),
+    ("04", "04_masks_and_positions.ipynb", "Masks and positions"),
+    ("05", "05_how_attention_learns.ipynb", "How attention learns"),
+    ("06", "06_tiny_language_model.ipynb", "A tiny language model"),
+    ("07", "07_attention_at_scale.ipynb", "Attention at scale"),
+    ("08", "08_what_heads_learn.ipynb", "What trained heads do"),
+    ("09", "09_long_context.ipynb", "Positions for long texts"),
 )
 
-__all__ = ["Exercise", "Notebook", "NOTEBOOKS", "notebook", "exercises", "answer_cells",
-           "call_settings", "settings_differ", "markdown_table", "parse_cell"]
+
+def declaration_modules() -> list[str]:
+    """The names of the modules that declare exercises: ``attention_kit.check.exercises_*``."""
+    here = os.path.dirname(__file__)
+    return sorted(f"{__package__}.{info.name}" for info in pkgutil.iter_modules([here])
+                  if info.name.startswith("exercises_"))
 
 
-@dataclass(frozen=True)
-class Exercise:
-    """One exercise: a short title, the names of its answers in the kernel, and its checker.
-
-    The checker is called as ``checker(*answers, **kwargs)``; ``kwargs`` holds fixed inputs that
-    the notebook passes too (the grader never takes them from the learner's kernel).
-    """
-
-    title: str
-    answers: tuple[str, ...]
-    checker: Callable[..., bool]
-    kwargs: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def checker_name(self) -> str:
-        """``module.function`` under ``attention_kit.check``, e.g. ``general.dot_scores``."""
-        return f"{self.checker.__module__.rsplit('.', 1)[-1]}.{self.checker.__name__}"
-
-    @property
-    def plain(self) -> tuple[str, ...] | None:
-        """None, or the ``attention_kit`` names the answer may use (``()``: plain numpy only).
-
-        Marked on the checker by :func:`attention_kit.check.plain.plain_numpy`.
-        """
-        return getattr(self.checker, "plain_numpy", None)
+def _assemble() -> tuple[Notebook, ...]:
+    declared: dict[str, list[Exercise]] = {number: [] for number, _, _ in COURSE}
+    seen: dict[str, str] = {}
+    for name in declaration_modules():
+        for ex in importlib.import_module(name).EXERCISES:
+            if not re.fullmatch(r"\d\d\.\d+", ex.id) or ex.notebook not in declared:
+                raise ValueError(f"{name}: exercise id {ex.id!r} is not NN.k of a notebook of COURSE")
+            if ex.id in seen:
+                raise ValueError(f"exercise {ex.id} is declared twice: in {seen[ex.id]} and {name}")
+            seen[ex.id] = name
+            declared[ex.notebook].append(ex)
+    out = []
+    for number, file, title in COURSE:
+        found = tuple(sorted(declared[number], key=lambda e: e.position))
+        if [e.position for e in found] != list(range(1, len(found) + 1)):
+            raise ValueError(f"notebook {number}'s exercises are {[e.id for e in found]}: "
+                             "number them 1, 2, ... without a gap")
+        out.append(Notebook(number, file, title, found))
+    return tuple(out)
 
 
-@dataclass(frozen=True)
-class Notebook:
-    """A notebook of the course: its number ``"NN"``, file name, title and exercises in order."""
-
-    number: str
-    file: str
-    title: str
-    exercises: tuple[Exercise, ...]
-
-    def numbered(self) -> list[tuple[str, Exercise]]:
-        """``[("01.1", exercise), ("01.2", exercise), ...]``."""
-        return [(f"{self.number}.{i}", ex) for i, ex in enumerate(self.exercises, start=1)]
+NOTEBOOKS: tuple[Notebook, ...] = _assemble()
 
 
-# Notebook 02, exercise 3: X_ex, the toy sentence of three 2-D vectors with x3 moved, and
-# identity projections (a test compares X_ex with the exercise cell).
-_X_EX = np.array([[0.1, 0.5],   # x1
-                  [0.3, 0.4],   # x2
-                  [0.6, 0.3]])  # x3, moved
-_I2 = np.eye(2)
-
-NOTEBOOKS: tuple[Notebook, ...] = (
-    Notebook("01", "01_general_attention_model.ipynb", "The general attention model", (
-        Exercise("softmax by hand", ("my_weights",), general.softmax_by_hand),
-        Exercise("dot scores", ("my_dot_scores",), general.dot_scores),
-        Exercise("dot and cosine winners", ("dot_winner", "cosine_winner"), general.predict_winners),
-        Exercise("context vector", ("my_context",), general.context_vector),
-        Exercise("output model", ("my_output_model",), general.output_model),
-    )),
-    Notebook("02", "02_self_attention.ipynb", "Self-attention", (
-        Exercise("softmax row by row", ("my_softmax_rows",), self_attention.softmax_rows),
-        Exercise("scaled scores", ("my_scaled_scores",), self_attention.scaled_scores),
-        Exercise("one output row by hand", ("y3",), self_attention.output_row,
-                 {"X": _X_EX, "W_q": _I2, "W_k": _I2, "W_v": _I2, "i": 2}),
-        Exercise("variance of a dot product", ("variance", "std"), self_attention.dot_variance,
-                 {"d_k": 16, "mean_q": 1.0, "var_q": 1.0, "mean_k": 0.0, "var_k": 1.0}),
-        Exercise("self-attention in one line", ("my_self_attention",),
-                 self_attention.full_self_attention),
-        Exercise("repair the source's code", ("self_attention_fixed",),
-                 self_attention.fixed_source_code),
-    )),
-    Notebook("03", "03_multi_head_attention.ipynb", "Multi-head attention", (
-        Exercise("split and merge heads", ("my_split", "my_merge"), multi_head.split_merge),
-        Exercise("one head", ("my_head",), multi_head.one_head),
-        Exercise("concatenate and project", ("my_combine",), multi_head.concat_project),
-        Exercise("count the parameters", ("answer",), multi_head.n_parameters,
-                 {"d_model": 1024, "n_heads": 128, "d_head": 128}),
-    )),
-    Notebook("04", "04_masks_and_positions.ipynb", "Masks and positions", (
-        Exercise("causal mask", ("my_causal_mask",), masks_positions.causal_mask),
-        Exercise("masked softmax", ("my_masked_softmax",), masks_positions.masked_softmax),
-        Exercise("sinusoidal positions", ("my_positions",), masks_positions.positions),
-        Exercise("which rows change", ("answer",), masks_positions.future_unchanged),
-    )),
-    Notebook("05", "05_how_attention_learns.ipynb", "How attention learns", (
-        Exercise("gradients of a general score", ("my_general_score_grads",), backprop.general_score_grads),
-        Exercise("why the key bias learns nothing", ("my_bias_grads", "why"), backprop.key_bias),
-        Exercise("gradient check", ("my_gradient_check",), backprop.gradient_check),
-        Exercise("where each query looks", ("answer",), backprop.rotate_pattern),
-    )),
-    Notebook("06", "06_tiny_language_model.ipynb", "A tiny language model", (
-        Exercise("layer norm", ("my_layer_norm",), tiny_lm.layer_norm),
-        Exercise("the mask at inference", ("last_changes", "earlier_change"),
-                 tiny_lm.mask_at_inference),
-        Exercise("sampling with a temperature", ("my_sample",), tiny_lm.sample),
-        Exercise("what head 2 looks at", ("head2_word",), tiny_lm.head_role,
-                 {"context": "humpty dumpty had a"}),
-    )),
-    Notebook("07", "07_attention_at_scale.ipynb", "Attention at scale", (
-        Exercise("online softmax update", ("my_online_update",), at_scale.online_update),
-        Exercise("skipped tiles", ("my_skipped_tiles",), at_scale.skipped_tiles),
-        Exercise("KV cache size", ("my_kv_cache_bytes",), at_scale.kv_cache_size),
-    )),
-    Notebook("08", "08_what_heads_learn.ipynb", "What trained heads do", (
-        Exercise("prefix-matching score", ("my_prefix_matching",), heads.prefix_matching),
-        Exercise("where the circuit fails", ("my_failing_queries",), heads.failing_queries),
-        Exercise("a window that keeps the sinks", ("my_sink_window_mask",), heads.sink_window_mask),
-    )),
-    Notebook("09", "09_long_context.ipynb", "Positions for long texts", (
-        Exercise("RoPE's matrix of the distance", ("my_rope_matrix",), long_context.rope_matrix),
-        Exercise("how far back a sliding cache reaches", ("earliest_cached", "earliest_fresh"),
-                 long_context.sliding_reach),
-        Exercise("ALiBi's weights when the content is equal", ("my_alibi_weights", "my_ratio"),
-                 long_context.alibi_weights),
-        Exercise("what a cache with a sink keeps", ("answer",), long_context.cache_keeps),
-    )),
-)
+def grading(ex_id: str) -> Grading:
+    """Exercise ``ex_id``'s grader part (hidden cases, samples, honest styles): an empty
+    :class:`~attention_kit.check.declare.Grading` when it declares none. Teacher's edition only:
+    the student edition leaves every grader part out."""
+    return _grading_of(ex_id)
 
 
 def notebook(number: str) -> Notebook:
