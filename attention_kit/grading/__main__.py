@@ -49,7 +49,7 @@ from .settings import (  # noqa: F401  (where they were before)
     seed_mismatch,
     settle,
 )
-from .shards import Shard, merge_shards, parse_shard, shard_learners
+from .shards import Shard, merge_main, parse_shard, shard_learners
 from .similarity import class_prints, note_similar, similar_in_prints
 from .solutions import NOTEBOOK_DIR
 from .submissions import find_submissions
@@ -302,26 +302,6 @@ def grade_class(submissions: Path, out: Path, *, limits: Limits | None = None, w
                         "wrote its own (a notebook wrote there?):").format(out=out)] + [f"  {p}" for p in out_changed]
     lines += [""] + lms_lines(result, written, out, moodle_max)
     return result, "\n".join(lines)
-
-
-def merge_main(argv: list[str]) -> int:
-    """``python -m attention_kit.grading merge SHARD_FOLDER... --out grades``."""
-    parser = argparse.ArgumentParser(prog="python -m attention_kit.grading merge",
-                                     description=_("Merge the grades folders of every shard of a class "
-                                                 "(graded with --shard i/N) into the files one run "
-                                                 "over the whole class writes."))
-    parser.add_argument("shards", type=Path, nargs="+",
-                        help=_("the grades folder of each shard (the --out of each --shard run)"))
-    parser.add_argument("--out", type=Path, default=Path("grades"),
-                        help=_("where the merged grades go (default: grades)"))
-    args = parser.parse_args(argv)
-    try:
-        _result, summary = merge_shards(args.shards, args.out)
-    except (FileNotFoundError, ValueError) as exc:
-        print(_("error: {error}").format(error=exc), file=sys.stderr)
-        return 2
-    print(summary)
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,12 +34,12 @@ import nbformat
 
 from ..check import registry
 from ..i18n import N_, _
-from . import COULD_NOT_RUN, MISSING, SOLUTION, ExerciseGrade, NotebookGrade
+from . import COULD_NOT_RUN, MISSING, ExerciseGrade, NotebookGrade
 from .in_kernel import ready_reply, replaced_names, replaced_note, setup_cell
 from .kernel import KERNEL_NAME, write_kernel_spec
 from .remote import Link, check_notebook
 from .sockets import socket_options
-from .solutions import copied_exercises
+from .solutions import copied_exercises, mark_copies
 from .workers import run_coroutine
 
 __all__ = ["Limits", "prepared", "grade_notebook"]
@@ -343,24 +343,6 @@ def _new_home(root: Path, mpl_template: Path | None) -> Path:
     return home
 
 
-def _mark_copies(grade: NotebookGrade, copied: dict[str, str]) -> None:
-    """Exercises whose worked solution is in the notebook score nothing, whatever they ran to;
-    the verdict says what was seen (``solutions.py``)."""
-    if not copied:
-        return
-    for g in grade.exercises:
-        if g.id in copied:
-            g.status = SOLUTION
-            g.message = _("this notebook contains the course's worked solution of this exercise "
-                          "({evidence}), so it scores nothing: hand in your own answer").format(
-                evidence=copied[g.id])
-    every = len(copied) == len(grade.exercises)
-    grade.notes.append(_("every exercise's worked solution is in this notebook: the full (teacher's) "
-                         "notebook, or all its solution cells pasted in") if every else
-                       _("exercise(s) {evidence}: the course's worked solution").format(
-                           evidence="; ".join(f"{k}: {v}" for k, v in copied.items())))
-
-
 def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Path,
                    limits: Limits = Limits(), mpl_template: Path | None = None,
                    source: str | None = None, seed: str | None = "0") -> NotebookGrade:
@@ -391,7 +373,7 @@ def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Pa
         copied = copied_exercises([c for c in nb.cells if c.cell_type == "code"], number)
         if len(copied) == len(nb_entry.exercises):  # nothing of the learner's own to run
             grade.exercises = [ExerciseGrade(ex_id, ex.title, COULD_NOT_RUN) for ex_id, ex in nb_entry.numbered()]
-            _mark_copies(grade, copied)
+            mark_copies(grade, copied)
             return grade
         home = _new_home(root, mpl_template)
         nonce = secrets.token_hex(16)
@@ -411,7 +393,7 @@ def grade_notebook(learner: str, number: str, path: Path | None, *, spec_dir: Pa
             grade.teacher_notes.append(_(INTERFERED))
         if run.replaced:
             grade.notes.append(replaced_note(run.replaced))
-        _mark_copies(grade, copied)
+        mark_copies(grade, copied)
     except Exception as exc:  # the grader's own failure on this notebook: a clear row, not a crash
         grade.exercises = _all_could_not_run(nb_entry, _("the grader failed on this notebook: {error}").format(
             error=f"{type(exc).__name__}: {exc}"))

@@ -18,7 +18,9 @@ answers, the summary's counts, the order of every file) are made again over the 
 
 from __future__ import annotations
 
+import argparse
 import hashlib
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -30,7 +32,7 @@ from .reports import STATE_FILE, load_state, summary_text
 from .similarity import note_similar, similar_in_prints
 from .submissions import Learner
 
-__all__ = ["Shard", "parse_shard", "shard_of", "split_key", "shard_learners", "merge_shards",
+__all__ = ["Shard", "parse_shard", "shard_of", "split_key", "shard_learners", "merge_shards", "merge_main",
            "SHARD_FORM"]
 
 SHARD_FORM = N_("give it as i/N: N the number of shards, i this shard's number from 1 to N "
@@ -251,3 +253,23 @@ def merge_shards(folders: Iterable[Path], out: Path) -> tuple[ClassGrades, str]:
                         "were graded with: the files are written by this version's reports; merge "
                         "with the shards' image for the files one run of theirs writes.")]
     return result, "\n".join(lines)
+
+
+def merge_main(argv: list[str]) -> int:
+    """``python -m attention_kit.grading merge SHARD_FOLDER... --out grades``."""
+    parser = argparse.ArgumentParser(prog="python -m attention_kit.grading merge",
+                                     description=_("Merge the grades folders of every shard of a class "
+                                                 "(graded with --shard i/N) into the files one run "
+                                                 "over the whole class writes."))
+    parser.add_argument("shards", type=Path, nargs="+",
+                        help=_("the grades folder of each shard (the --out of each --shard run)"))
+    parser.add_argument("--out", type=Path, default=Path("grades"),
+                        help=_("where the merged grades go (default: grades)"))
+    args = parser.parse_args(argv)
+    try:
+        _result, summary = merge_shards(args.shards, args.out)
+    except (FileNotFoundError, ValueError) as exc:
+        print(_("error: {error}").format(error=exc), file=sys.stderr)
+        return 2
+    print(summary)
+    return 0

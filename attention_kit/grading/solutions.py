@@ -31,8 +31,9 @@ import nbformat
 
 from ..check import registry
 from ..i18n import _
+from . import SOLUTION, NotebookGrade
 
-__all__ = ["NOTEBOOK_DIR", "is_solution_cell", "copied_exercises", "solution_cells", "Evidence"]
+__all__ = ["NOTEBOOK_DIR", "is_solution_cell", "copied_exercises", "solution_cells", "Evidence", "mark_copies"]
 
 #: The full notebooks, next to the package in the course's repository.
 NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
@@ -157,3 +158,21 @@ def copied_exercises(cells: Sequence, number: str, folder: str | None = None) ->
             found[ex_id] = _("exercises {exercises} are the worked solutions statement for "
                              "statement").format(exercises=", ".join(identical))
     return dict(sorted(found.items()))
+
+
+def mark_copies(grade: NotebookGrade, copied: dict[str, str]) -> None:
+    """Exercises whose worked solution is in the notebook score nothing, whatever they ran to;
+    the verdict says what was seen (``solutions.py``)."""
+    if not copied:
+        return
+    for g in grade.exercises:
+        if g.id in copied:
+            g.status = SOLUTION
+            g.message = _("this notebook contains the course's worked solution of this exercise "
+                          "({evidence}), so it scores nothing: hand in your own answer").format(
+                evidence=copied[g.id])
+    every = len(copied) == len(grade.exercises)
+    grade.notes.append(_("every exercise's worked solution is in this notebook: the full (teacher's) "
+                         "notebook, or all its solution cells pasted in") if every else
+                       _("exercise(s) {evidence}: the course's worked solution").format(
+                           evidence="; ".join(f"{k}: {v}" for k, v in copied.items())))
