@@ -12,7 +12,6 @@ import pytest
 
 from attention_kit.long import extrapolation
 
-
 # Section 1.2: "a RoPE model gives the same logits whether its text starts at position 0 or 1,000; a
 # sinusoidal one does not" (cell 14 prints it for the notebook's model, random weights of seed 1).
 
@@ -110,6 +109,8 @@ def test_sinusoidal_and_rotary_fall(runs):
 
 
 def test_rotary_below_sinusoidal_seed_by_seed(runs):
+    from attention_kit.heads.tasks import repeated_sequences
+
     _, A = runs
     paired = A["sinusoidal"][:, 2:] - A["rope"][:, 2:]                        # (seed, 96 and 192)
     assert (paired > 0).all()                                                 # rotary lower on every seed,
@@ -118,9 +119,8 @@ def test_rotary_below_sinusoidal_seed_by_seed(runs):
     assert A["rope"][:, 1].mean() > A["sinusoidal"][:, 1].mean()             # but ahead at 48 tokens, on average,
     at48 = A["sinusoidal"][:, 1] - A["rope"][:, 1]                            # ... only through seed 1:
     assert [f"{x:+.3f}" for x in at48] == ["+0.014", "-0.059", "+0.000"]     # sinusoidal ahead on seed 0, level on 2
-    from attention_kit.heads.tasks import repeated_sequences                  # ... in tokens (cell 32, the summary):
     ids, tg, _ = repeated_sequences(np.random.default_rng(123), 128, length=48, vocab=64, periods=(4, 12))
-    scored = int(extrapolation.predictable(ids, tg)[0].sum())                 # every seed's test texts at 48
+    scored = int(extrapolation.predictable(ids, tg)[0].sum())                 # in tokens (cell 32, the summary):
     assert scored == 5150
     assert np.round(at48 * scored, 6).tolist() == [70, -303, 1]               # seed 2: one token of 5,150 apart
     assert [round(A[s][:, 1].mean(), 2) for s in ("rope", "sinusoidal")] == [0.95, 0.94]
