@@ -179,6 +179,7 @@ def test_the_ratio_is_the_weights_own():
     (lambda m, i: weights_right(m, i) + 0.01, False, "wrong numbers"),
     (lambda m, i: weights_right(m, i) + 0.01, False, "as it always does"),
     (lambda m, i: ak.softmax(ak.alibi_bias(m, i + 1)[:, i]), False, "attention_kit"),
+    (lambda m, i: weights_right(m, i).astype(str), False, "returned text"),   # numpy reads them as numbers
     (boom, False, "boom"),
 ])
 def test_alibi_weights(fn, ok, words, capsys):
@@ -196,13 +197,27 @@ def test_alibi_weights(fn, ok, words, capsys):
     (9 * np.array([2.0 ** -4, 2.0 ** -8]), False, "difference of the biases"),
     (RATIO[0], False, "one number per head"),
     ([1.76, 1.04, 1.0], False, "one number per head"),
-    ("1.76, 1.04", False, "as numbers"),
+    ("1.76, 1.04", False, "not as text"),
+    (["1.76", "1.04"], False, "not as text"),               # numpy reads these as numbers: they were accepted
+    (np.array(["1.76", "1.04"]), False, "not as text"),
+    (("1.76", 1.04), False, "not as text"),
+    ("1.76", False, "not as text"),
     ([2.0, 3.0], False, "not the ratio"),
     ([1.8, 1.0], False, "rounded too coarsely"),   # was told "not the ratio of the weights" (issue 46)
 ])
 def test_alibi_ratio(ratio, ok, words, capsys):
     assert chk.alibi_weights(weights_right, ratio) is ok
     assert words in one_line(capsys)
+
+
+def test_alibi_text_is_refused_with_a_hint_that_states_no_answer(capsys):
+    """Text for a number is refused (as notebook 01's checkers refuse it), and the hint shows how to write
+    numbers without showing the ratio asked for."""
+    for text in (["1.76", "1.04"], [f"{r}" for r in RATIO], np.array(["1.76", "1.04"])):
+        assert chk.alibi_weights(weights_right, text) is False
+        line = one_line(capsys)
+        assert "not as text" in line and "[2.0, 3.0]" in line
+        assert all(f"{r:.2f}" not in line for r in RATIO)
 
 
 def test_alibi_ratio_not_given_yet(capsys):

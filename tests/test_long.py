@@ -321,3 +321,7 @@ def test_rope_logits_at_the_true_distances_is_the_model():
     assert np.abs(clipped[:, 24:] - block.decoder_forward(params, ids, positions="rope")[0][:, 24:]).max() > 0.01
     with pytest.raises(ak.ParameterError, match="scheme='rope'"):
         extrapolation.accuracy(params, "sinusoidal", 48, distances=lambda d: d)
+    window = ak.sliding_window_mask(40, 8, sinks=2)                            # a window with sinks: the same
+    np.testing.assert_allclose(extrapolation.rope_logits_at(params, ids, true, mask=window),
+                               block.decoder_forward(params, ids, positions="rope", window=8, sinks=2)[0],
+                               atol=1e-10)

@@ -1,7 +1,9 @@
-"""Notebook 09's claims about its stored models, checked here rather than in front of the learners:
-the notebook's prose quotes these numbers. Section 3: the length-extrapolation runs
-(``attention_kit/data/extrapolation.npz``, three seeds, and seed 0's weights); section 4.1: the RoPE
-rhyme models' training windows and losses."""
+"""Notebook 09's claims, checked here rather than in front of the learners: the notebook's prose
+quotes these numbers. Section 1.2: where a text starts moves a sinusoidal model's scores and
+logits and leaves a RoPE model's alone (attention_kit against plain numpy). Section 3: the
+length-extrapolation runs (``attention_kit/data/extrapolation.npz``, three seeds, and seed 0's
+weights), and why the sinks lower RoPE's windowed accuracy; section 4.1: the RoPE rhyme models'
+training windows and losses."""
 
 from __future__ import annotations
 
@@ -9,6 +11,61 @@ import numpy as np
 import pytest
 
 from attention_kit.long import extrapolation
+
+# Section 1.2: "a RoPE model gives the same logits whether its text starts at position 0 or 1,000; a
+# sinusoidal one does not" (cell 14 prints it for the notebook's model, random weights of seed 1).
+
+def _plain_layer0_scores(params, ids, scheme, start):
+    """Layer 0's scores (h, n, n) of one text, in plain numpy from the formulas of notebooks 04 and 09
+    (no attention_kit): the embeddings, plus sin / cos of position times 10000^(-2i/d) for
+    "sinusoidal"; layer norm; each head's q and k, each pair of features turned as a complex number
+    by e^(i position theta_i) for "rope"; q . k / sqrt(d_head)."""
+    X = params["E"][ids]                                                      # (n, d_model)
+    n, d = X.shape
+    pos = np.arange(start, start + n, dtype=float)                            # (n,)
+    if scheme == "sinusoidal":
+        angle = pos[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)          # (n, d/2)
+        X = X + np.stack([np.sin(angle), np.cos(angle)], axis=-1).reshape(n, d)   # sin at 2i, cos at 2i + 1
+    mu, var = X.mean(axis=1, keepdims=True), X.var(axis=1, keepdims=True)
+    A = (X - mu) / np.sqrt(var + 1e-5) * params["l0.ln1.g"] + params["l0.ln1.b"]
+    scores = []
+    for W_q, W_k in zip(params["l0.attn.W_q"], params["l0.attn.W_k"], strict=True):   # one head each
+        q, k = A @ W_q, A @ W_k                                               # (n, d_head)
+        if scheme == "rope":
+            turn = np.exp(1j * pos[:, None] * 10000.0 ** (-np.arange(0, q.shape[1], 2) / q.shape[1]))
+            q, k = ((x[:, 0::2] + 1j * x[:, 1::2]) * turn for x in (q, k))   # (n, d_head/2) complex
+            s = (q.conj() @ k.T).real                                         # Re(q conj(k)) summed = q . k
+        else:
+            s = q @ k.T
+        scores.append(s / np.sqrt(W_q.shape[1]))
+    return np.array(scores)                                                   # (h, n, n)
+
+
+@pytest.mark.parametrize("shift", [1, 7, 1000, 10_007])
+def test_where_the_text_starts_moves_sinusoidal_scores_not_rope_scores(shift):
+    from attention_kit.decoder import block, tiny_lm
+
+    cfg = tiny_lm.TinyLMConfig(vocab_size=20, d_model=16, n_heads=2, n_layers=2, d_ff=32, context=8,
+                               positions="rope")                              # cell 14's model
+    p = tiny_lm.init_tiny_lm(cfg, rng=np.random.default_rng(1))
+    ids = np.random.default_rng(shift).integers(0, 20, size=(3, 8))          # three texts of 8 tokens
+    causal = np.tri(8, dtype=bool)
+    moved = {}
+    for scheme in ("rope", "sinusoidal"):
+        logits, weights = {}, {}
+        for start in (0, shift):
+            z, saved = block.decoder_forward(p, ids, positions=scheme, start=start)
+            logits[start], weights[start] = z, saved["weights"]
+            for t in range(len(ids)):                                         # the same scores in plain numpy
+                s = np.where(causal, _plain_layer0_scores(p, ids[t], scheme, start), -np.inf)
+                w = np.exp(s - s.max(axis=-1, keepdims=True))
+                np.testing.assert_allclose(saved["weights"][0][t], w / w.sum(axis=-1, keepdims=True), atol=1e-10)
+        plain = [_plain_layer0_scores(p, ids[0], scheme, start) for start in (0, shift)]
+        moved[scheme] = (np.abs(plain[1] - plain[0])[:, causal].max(),            # layer 0's scores
+                         np.abs(logits[shift] - logits[0]).max(),                 # the logits
+                         max(np.abs(a - b).max() for a, b in zip(weights[shift], weights[0], strict=True)))
+    assert max(moved["rope"]) < 1e-9                                          # unchanged: "the same logits (to 1e-9)"
+    assert min(moved["sinusoidal"]) > 1e-3                                    # changed, and by far more than 1e-9
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +109,8 @@ def test_sinusoidal_and_rotary_fall(runs):
 
 
 def test_rotary_below_sinusoidal_seed_by_seed(runs):
+    from attention_kit.heads.tasks import repeated_sequences
+
     _, A = runs
     paired = A["sinusoidal"][:, 2:] - A["rope"][:, 2:]                        # (seed, 96 and 192)
     assert (paired > 0).all()                                                 # rotary lower on every seed,
@@ -60,6 +119,10 @@ def test_rotary_below_sinusoidal_seed_by_seed(runs):
     assert A["rope"][:, 1].mean() > A["sinusoidal"][:, 1].mean()             # but ahead at 48 tokens, on average,
     at48 = A["sinusoidal"][:, 1] - A["rope"][:, 1]                            # ... only through seed 1:
     assert [f"{x:+.3f}" for x in at48] == ["+0.014", "-0.059", "+0.000"]     # sinusoidal ahead on seed 0, level on 2
+    ids, tg, _ = repeated_sequences(np.random.default_rng(123), 128, length=48, vocab=64, periods=(4, 12))
+    scored = int(extrapolation.predictable(ids, tg)[0].sum())                 # in tokens (cell 32, the summary):
+    assert scored == 5150
+    assert np.round(at48 * scored, 6).tolist() == [70, -303, 1]               # seed 2: one token of 5,150 apart
     assert [round(A[s][:, 1].mean(), 2) for s in ("rope", "sinusoidal")] == [0.95, 0.94]
     assert [round(c.mean(), 3) for c in paired.T] == [0.041, 0.057]
     for n in (2, 3):                                                          # the seeds' ranges overlap ...
@@ -159,6 +222,27 @@ def test_why_rope_and_sinusoidal_fall(runs):
     assert [round(A["rope"][0, 0] - x, 2) for x in (drawn, clipped)] == [0.04, 0.07]   # left below 24 tokens
     true = extrapolation.accuracy(P0["rope"], "rope", 192, distances=lambda d: d)   # the true distances
     assert abs(true - A["rope"][0, -1]) < 0.002                               # = seed 0's stored accuracy
+
+
+def test_sinks_lower_rope_through_their_unseen_distances(runs):
+    """Cells 30 and 31: 'Sinks lower it (0.72), because for RoPE they sit at distances never seen in
+    training: the same sinks turned by 23, a seen distance, raise it to 0.84' (above the window
+    alone, 0.78). Inside the window no distance is above 23, so clipping the distances to 23 turns
+    the sinks alone, and with the true distances it is the window with sinks itself."""
+    from attention_kit.scale.sliding_window import sliding_window_mask
+
+    stored, _ = runs
+    P0 = stored["params"]["rope"]
+    true = np.subtract.outer(np.arange(192), np.arange(192))
+    keep = sliding_window_mask(192, 24, sinks=4)
+    assert (keep & (true > 23)).any() and not (keep & (true > 23))[:, 4:].any()   # only the sinks are far
+    window = extrapolation.accuracy(P0, "rope", 192, window=24)
+    sinks = extrapolation.accuracy(P0, "rope", 192, window=24, sinks=4)
+    same = extrapolation.accuracy(P0, "rope", 192, window=24, sinks=4, distances=lambda d: d)
+    seen = extrapolation.accuracy(P0, "rope", 192, window=24, sinks=4, distances=lambda d: np.minimum(d, 23))
+    assert same == sinks                                                      # rope_logits_at with the window's mask
+    assert sinks < window < seen                                              # the sinks' distances, not the sinks
+    assert [round(x, 2) for x in (sinks, window, seen)] == [0.72, 0.78, 0.84]
 
 
 def test_heads_at_long_lengths(runs):

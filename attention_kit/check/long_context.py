@@ -18,7 +18,7 @@ returns True or False. The learner's exceptions are reported, never raised.
   the slope forgotten, one row for all heads. Then ``ratio``, one number per head: how many times more
   weight the paper's two heads (slopes 2^-4, 2^-8) give the token one back than the token ten back;
   catches one step or ten steps counted instead of nine, the ratio upside down, the biases' difference
-  given without the exponential, one number for both heads.
+  given without the exponential, one number for both heads, and text for a number (``["1.5"]``).
 * ``cache_keeps(answer)``: a prediction, the positions a cache with ``window=4, sinks=1`` holds
   after token 9, in any order (a list, tuple, set or numpy array); catches the sink forgotten, the
   sink counted in the window, off-by-ones, and answers that are not whole numbers.
@@ -37,7 +37,7 @@ from ..i18n import N_, _
 from ..relative.alibi import alibi_bias, alibi_slopes
 from ..relative.rope import rope
 from . import close, not_attempted, not_done, prediction, quietly, report, try_call
-from .general import array_answer
+from .general import array_answer, is_text
 from .plain import plain_numpy
 from .recorded import recorded, reference
 
@@ -300,6 +300,9 @@ def _check_ratio(ratio, table) -> bool:
     if not_done(ratio):
         return not_attempted(_("the function is right; now replace the `...` after `my_ratio =` with one number "
                                "per head (use your function), then run the cell again"))
+    if is_text(ratio):  # numpy would read "1.5" as a number
+        return report(False, _("give the ratio as numbers, not as text: write [2.0, 3.0], not \"2.0, 3.0\" or "
+                               "[\"2.0\", \"3.0\"] (quotes make a string, and a string is not a number to compute with)"))
     try:
         got = np.asarray(ratio, dtype=float)
     except (TypeError, ValueError):
@@ -338,6 +341,8 @@ def alibi_weights(fn, ratio) -> bool:
             return report(False, _("for slopes {slopes} and i = {i}: {problem}").format(slopes=slopes, i=i, problem=err))
         if (msg := array_answer(out)):
             return report(False, msg)
+        if is_text(out):  # numpy would read "0.5" as a number
+            return report(False, _("your function returned text (strings): return the weights as numbers"))
         if close(out, want, atol=1e-9):
             continue
         if np.shape(out) != want.shape:

@@ -32,6 +32,7 @@ from ..heads.model import AttnOnlyConfig, init_attention_only
 from ..heads.tasks import repeated_sequences
 from ..i18n import _
 from ..relative.rope import rope
+from ..scale.sliding_window import sliding_window_mask
 
 __all__ = ["SCHEMES", "TASK", "MODEL", "TRAINING", "init_model", "batch", "predictable", "accuracy",
            "rope_scores", "rope_logits_at", "load_extrapolation"]
@@ -112,10 +113,11 @@ def rope_scores(q: np.ndarray, k: np.ndarray, distances: np.ndarray) -> np.ndarr
     return s
 
 
-def rope_logits_at(params: dict, ids, distances: np.ndarray) -> np.ndarray:
+def rope_logits_at(params: dict, ids, distances: np.ndarray, *, mask: np.ndarray | None = None) -> np.ndarray:
     """Logits of one of this experiment's RoPE models (attention only, no norms, no MLP) when the
-    query at ``i`` and the key at ``j`` are rotated by ``distances[i, j]`` instead of ``i - j``; the
-    causal mask and everything else unchanged. ``ids`` (batch, n), ``distances`` (n, n).
+    query at ``i`` and the key at ``j`` are rotated by ``distances[i, j]`` instead of ``i - j``;
+    everything else unchanged. ``ids`` (batch, n), ``distances`` (n, n); ``mask`` (n, n), True where
+    a query may attend, is the causal mask unless given (a sliding window with sinks, say).
 
     With the true distances it gives :func:`decoder_forward`'s logits (the tests check it)."""
     if any(name.startswith(("l0.ln", "l0.mlp", "lnf")) for name in params):
@@ -124,7 +126,7 @@ def rope_logits_at(params: dict, ids, distances: np.ndarray) -> np.ndarray:
     ids = np.asarray(ids)
     X = params["E"][ids]  # (B, n, d_model)
     n = X.shape[1]
-    causal = np.tri(n, dtype=bool)
+    causal = np.tri(n, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)  # (n, n)
     for l in range(sum(name.endswith(".attn.W_q") for name in params)):
         W_q, W_k, W_v, W_o = (params[f"l{l}.attn.{w}"] for w in ("W_q", "W_k", "W_v", "W_o"))
         q, k, v = (np.einsum("bnd,hde->bhne", X, W) for W in (W_q, W_k, W_v))  # (B, h, n, d_head)
@@ -147,14 +149,15 @@ def accuracy(params: dict, scheme: str, length: int, *, n: int = 128, seed: int 
     ``window``: each query sees only the last ``window`` keys (no distance beyond ``window - 1``),
     and with ``sinks`` the first ``sinks`` tokens as well. ``distances`` (RoPE only): a function
     that takes the (length, length) array of true distances ``i - j`` and returns the distances
-    to rotate by instead, every key kept (:func:`rope_logits_at`).
+    to rotate by instead (:func:`rope_logits_at`), every key kept, or with ``window`` the keys the
+    window and its sinks keep (notebook 09 turns the sinks by a distance seen in training).
     """
     if scheme not in SCHEMES:
         raise ParameterError(_("scheme must be one of {list_SCHEMES}, got {scheme!r}").format(list_SCHEMES=list(SCHEMES), scheme=scheme))
     if positions not in ("induction", "boundary"):
         raise ParameterError(_("positions must be 'induction' or 'boundary', got {positions!r}").format(positions=positions))
-    if distances is not None and (scheme != "rope" or window is not None):
-        raise ParameterError(_("distances replaces RoPE's rotations: use it with scheme='rope' and no window"))
+    if distances is not None and scheme != "rope":
+        raise ParameterError(_("distances replaces RoPE's rotations: use it with scheme='rope'"))
     length, n = check_count(length, "length", minimum=TASK["periods"][1]), check_count(n, "n")
     ids, targets, _rest = repeated_sequences(np.random.default_rng(seed), n, length=length,
                                          vocab=TASK["vocab"], periods=TASK["periods"])
@@ -163,7 +166,8 @@ def accuracy(params: dict, scheme: str, length: int, *, n: int = 128, seed: int 
             logits = decoder_forward(params, ids, window=window, sinks=sinks, **SCHEMES[scheme])[0]
         else:
             true = np.subtract.outer(np.arange(length), np.arange(length))  # (length, length): i - j
-            logits = rope_logits_at(params, ids, np.asarray(distances(true), dtype=float))
+            mask = None if window is None else sliding_window_mask(length, window, sinks=sinks)
+            logits = rope_logits_at(params, ids, np.asarray(distances(true), dtype=float), mask=mask)
     where = predictable(ids, targets)[positions == "boundary"]
     return float((logits.argmax(axis=-1) == targets)[where].mean())
 
