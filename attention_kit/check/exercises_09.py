@@ -106,7 +106,8 @@ def grading_alibi_weights():
         catches='the biases given for the weights; the softmax unnormalised or over the heads; the wrong sign '
                 '(or the row reversed); the slope forgotten; one row for all heads; for the ratio: one step '
                 "or ten counted instead of nine, upside down, the biases' difference without the exponential, "
-                'one number for both heads',
+                'one number for both heads; text for a number (`"1.76"`, which numpy would read as one), for '
+                'the ratio or the weights',
         hidden=(Hidden(alibi_weights_cases, alibi_weights_ref, close_1e9),))
 
 
