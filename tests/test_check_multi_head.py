@@ -294,7 +294,7 @@ def test_n_parameters_names_the_mistake(capsys, answer, bias, words):
 
 
 def test_reference_count_is_the_size_of_the_arrays_the_package_builds():
-    table = multi_head_count.parameter_counts()
+    table = multi_head_count.parameter_counts().open()
     assert set(table) == set(chk.PARAMETER_LAYERS)
     for d_model, h, d_head, bias in chk.PARAMETER_LAYERS:
         built = ak.init_multi_head(d_model, h, rng=np.random.default_rng(0), d_k=d_head, d_v=d_head, bias=bias)

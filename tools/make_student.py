@@ -52,6 +52,14 @@ FORBIDDEN = re.compile(r"worked\s+solution|solution\s+follows|collapsed\s+cell|f
                        r"|\bsolutions?\s+(?:cells?|below|above|shows?|says?|measures?|prints?)\b", re.I)
 # Paths the student edition does not ship (issue 46: 08 and 09 pointed learners at tools/ and tests/).
 MISSING_PATHS = re.compile(r"(?<![\w/.-])(?:tools|tests)/[\w./-]*\w")
+# What the shipped modules' docstrings and comments (``check.x??``, ``help()``) must not name: the
+# teacher's guides (docs/), the grader (it stays with the teacher) and the worked solutions (trial
+# report, P1: check/registry.py pointed learners at docs/teaching.md and "the teacher's answer, tagged
+# ``solution``").
+TEACHER_ONLY = re.compile(r"(?<![\w/.-])docs/[\w./-]*\w|attention_kit\.grading\b|teacher's\s+answer"
+                          r"|tagged\s+`*solutions?\b", re.I)
+# The teacher's make targets, which a shipped comment may name: the edition says "the grader" instead.
+TEACHER_COMMAND = re.compile(r"``make grade``|\bmake grade\b")
 ZIP_ROOT = "attention-course"
 
 
@@ -134,7 +142,7 @@ def find_leaks(folder: Path, originals: list[Path] | None = None) -> list[str]:
             # what `check.x??` or `help(...)` shows a learner: every shipped module's docstrings and comments
             if rel.parts[:1] == ("attention_kit",):
                 text = path.read_text(encoding="utf-8")
-                for pattern in (FORBIDDEN, MISSING_PATHS):
+                for pattern in (FORBIDDEN, MISSING_PATHS, TEACHER_ONLY, TEACHER_COMMAND):
                     if m := pattern.search(text):
                         problems.append(f"{rel}: says {m.group(0)!r}")
             continue
@@ -251,7 +259,7 @@ def record_only_checkers(source: str) -> str:
         answers = [a.arg for a in params[: len(params) - len(node.args.defaults)]]
         indent = " " * body[0].col_offset
         stub = (f"{indent}from . import record_only\n\n"
-                f"{indent}return record_only({', '.join(answers)})  # judged by make grade only\n")
+                f"{indent}return record_only({', '.join(answers)})  # judged by the grader only\n")
         lines[body[0].lineno - 1: node.end_lineno] = [stub]
     return "".join(lines)
 
@@ -335,6 +343,10 @@ def write_edition(out: Path, notebooks: list[Path], *, record_predictions: bool 
                     # the grader (with its hidden cases and their references) stays with the teacher
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "grading"))
     write_check_package(out / "attention_kit" / "check", record_predictions=record_predictions)
+    for module in sorted((out / "attention_kit").rglob("*.py")):
+        text = module.read_text(encoding="utf-8")
+        if TEACHER_COMMAND.search(text):
+            module.write_text(strip_teacher_commands(text), encoding="utf-8")
     readme = (TEMPLATES / "README.md").read_text(encoding="utf-8")
     (out / "README.md").write_text(readme.replace("{notebooks}", notebook_table(notebooks)),
                                    encoding="utf-8")
@@ -346,6 +358,13 @@ def write_edition(out: Path, notebooks: list[Path], *, record_predictions: bool 
     # the lock: make lab and environment.yml install the versions the course was tested with
     (out / "requirements").mkdir(exist_ok=True)
     shutil.copy2(ROOT / "requirements" / "lab.txt", out / "requirements" / "lab.txt")
+
+
+def strip_teacher_commands(text: str) -> str:
+    """``text`` (a shipped module) with the teacher's ``make grade`` named as the edition knows it,
+    "the grader" (``find_leaks`` rejects whatever :data:`TEACHER_ONLY` finds instead: a pointer at
+    a file or module the edition lacks is fixed where it is written)."""
+    return TEACHER_COMMAND.sub("the grader", text)
 
 
 def write_zip(out: Path) -> Path:

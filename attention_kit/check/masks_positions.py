@@ -88,6 +88,12 @@ def causal_mask(fn) -> bool:
             return report(False, err)
         if not close(got, want):
             hint = next((_(h) for w, h in case["wrong"] if close(got, w)), None)
+            g = as_floats(got)
+            if hint is None and g is not None and g.shape == (n, n) and np.all((g == 0) | (g <= -1e4)) \
+                    and np.array_equal(g == 0, want):
+                hint = _("right pattern, but written as an additive mask (0 where a key is allowed, a large negative "
+                         "number where it is blocked): the task asks for a boolean array (dtype bool), True where "
+                         "query i may attend; the masked softmax turns it into scores later")
             if hint is None and shape_of(got) != (n, n):
                 hint = _("expected shape (n, n) = {want}, got {got}").format(want=(n, n), got=shape_text(got))
             return report(False, _("n = {n}: {hint}").format(n=n, hint=hint or _(
@@ -127,12 +133,13 @@ def _softmax_table() -> list[dict]:
                    [False, True, True, False]])
     # Scores of +-1000: exp overflows (exp(710) is already inf) or underflows to 0 unless the row's
     # maximum over the allowed entries is subtracted first. Row 0's largest score (1000) is masked,
-    # so subtracting the maximum of the whole row is not enough either.
+    # so subtracting the maximum of the whole row is not enough either; row 1 allows 1000 and -1000,
+    # so subtracting the allowed minimum (or mean) is not enough.
     S3 = np.array([[1000.0, -1000.0, -999.0, -998.0],
                    [998.0, 1000.0, 997.0, -1000.0],
                    [-1000.0, -1001.0, 1000.0, -999.5]])
     m3 = np.array([[False, True, True, True],
-                   [True, True, True, False],
+                   [True, True, True, True],
                    [True, True, False, True]])
     out = []
     for case, S, mask in ((N_("a 4x5 causal mask"), S1, m1), (N_("a row with nothing allowed"), S2, m2),
@@ -338,7 +345,7 @@ def positions(fn) -> bool:
 
 # ---------------------------------------------------------------- which rows change
 
-# The hint make grade gives for a wrong set of rows: the idea, not the rows.
+# The hint the grader gives for a wrong set of rows: the idea, not the rows.
 _GRADED_ROWS = N_("a row can change only if the edited token is among its keys: under a causal mask "
                   "query i sees itself and the keys before it. Go through the rows one by one")
 

@@ -3,13 +3,14 @@ the teaching guide read.
 
 Each :class:`Exercise` names the answer(s) the learner leaves in the kernel (a function or a
 value, by its variable name in the notebook) and the checker that judges them. The grader
-(``python -m attention_kit.grading``) calls ``checker(*answers, **kwargs)`` on the learner's
-objects; ``make student`` warns when a student copy has no cell that defines an
-answer; ``docs/teaching.md`` shows :func:`markdown_table` (a test keeps it in step).
+calls ``checker(*answers, **kwargs)`` on the learner's objects; the student-edition builder warns
+when a student copy has no cell that defines an answer; the teaching guide shows
+:func:`markdown_table` (a test keeps it in step).
 
 An exercise is a checker in ``attention_kit.check``, its cells in the notebook (the exercise, and
-the teacher's answer, tagged ``solution``) and an ``Exercise(...)`` in its notebook's tuple here, in
-the order of the notebook: ``docs/adding-an-exercise.md`` has a template and a worked example. A new notebook is one ``Notebook(...)`` entry in ``NOTEBOOKS``. Exercise ids
+in the teacher's copy only, its worked answer) and an ``Exercise(...)`` in its notebook's tuple
+here, in the order of the notebook (the teacher's guide to adding an exercise has a template and a
+worked example). A new notebook is one ``Notebook(...)`` entry in ``NOTEBOOKS``. Exercise ids
 (``"02.3"``) are the notebook number and the position in that tuple; they head the grade
 columns, so append rather than reorder once a class has been graded.
 """

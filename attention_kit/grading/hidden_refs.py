@@ -112,15 +112,21 @@ def output_ref(C, W_c, b_c):
 def softmax_rows_cases(rng):
     """Stacks (h, n_q, n_k) of two depths, neither the in-class 2, with n_q != n_k; one matrix
     (n_q, n_k); a stack whose rows sit near +800 or -800 (exp overflows, and the maximum of a whole
-    matrix or stack leaves a row 0/0)."""
+    matrix or stack leaves a row 0/0); a matrix whose every row holds scores near +800 and near -800
+    (a shift by the row's minimum or mean overflows)."""
     h1, h2 = draw_sizes(rng, 1, 7, 2, avoid=(2,))
     n_q, n_k = draw_sizes(rng, 2, 8, 2)
     a, b = draw_sizes(rng, 2, 8, 2, avoid=(3,))
     k = int(rng.integers(3, 7))
     sign = rng.permutation(np.resize([-1.0, 1.0], 2 * h2)).reshape(h2, 2, 1)  # both signs in the stack
-    return [(np.round(rng.normal(scale=3.0, size=(h1, n_q, n_k)), 3),),
-            (np.round(rng.normal(scale=3.0, size=(a, b)), 3),),
-            (rng.normal(size=(h2, 2, k)) + 800.0 * sign,)]
+    cases = [(np.round(rng.normal(scale=3.0, size=(h1, n_q, n_k)), 3),),
+             (np.round(rng.normal(scale=3.0, size=(a, b)), 3),),
+             (rng.normal(size=(h2, 2, k)) + 800.0 * sign,)]
+    # rows whose scores lie far apart (+-800 in one row): a shift by the row's minimum or mean overflows
+    n_s, k_s = int(rng.integers(2, 5)), int(rng.integers(3, 7))
+    spread = rng.normal(size=(n_s, k_s)) + 800.0 * rng.choice([-1.0, 1.0], size=(n_s, k_s))
+    spread[:, 0], spread[:, 1] = 800.0 + rng.normal(size=n_s), -800.0 + rng.normal(size=n_s)
+    return cases + [(spread,)]
 
 
 def softmax_rows_ref(S):
@@ -283,7 +289,8 @@ def _allowed(rng, shape, p=0.6):
 
 def masked_cases(rng):
     """(S, mask): a random mask on non-square scores; one with a row that allows nothing; scores
-    of +-1000 whose row maximum is masked (only the allowed entries' maximum keeps exp finite)."""
+    of +-1000 whose row maximum is masked (only the allowed entries' maximum keeps exp finite), and
+    a row that allows both +1000 and -1000 (a shift by the allowed minimum or mean overflows)."""
     n_q, n_k = draw_sizes(rng, 3, 8, 2)
     S1, m1 = rng.normal(scale=2.0, size=(n_q, n_k)), _allowed(rng, (n_q, n_k))
     S2, m2 = rng.normal(scale=2.0, size=(n_k, n_q)), _allowed(rng, (n_k, n_q))
@@ -295,6 +302,8 @@ def masked_cases(rng):
     S3[0] = -1000.0 + rng.uniform(0.0, 2.0, size=k3)
     S3[0, top], m3[0] = 1000.0, True
     m3[0, top] = False
+    # a row that allows scores near +1000 and near -1000: a shift by its allowed minimum or mean overflows
+    S3[1, 0], S3[1, 1], m3[1, :2] = 1000.0, -1000.0, True
     return [(S1, m1), (S2, m2), (S3, m3)]
 
 
