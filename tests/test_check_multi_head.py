@@ -339,3 +339,21 @@ def test_untouched_stubs_count_as_not_answered(capsys, checker, args, words):
     assert checker(*args, **kwargs) is False
     out = _line(capsys)
     assert out.startswith("✗") and words in out, out
+
+
+# ---------------------------------------------------------------- trial report (2026-11-28): M3, M8
+
+def test_concat_along_the_batch_is_not_sent_to_w_o(capsys):
+    assert chk.concat_project(lambda heads, W_o: np.concatenate(list(heads), axis=-1) @ W_o) is False
+    out = _line(capsys)
+    assert "joined the batch's sequences" in out and "W_o takes those features" not in out, out
+
+
+def test_split_for_one_sequence_is_told_about_the_batch_axis(capsys):
+    def one_sequence(X, h):
+        n, hd = X.shape
+        return X.reshape(n, h, hd // h).transpose(1, 0, 2)
+
+    assert chk.split_merge(one_sequence) is False
+    out = _line(capsys)
+    assert "X is a batch" in out and "one axis too few" in out, out

@@ -94,10 +94,6 @@ def rotate_pattern(answer) -> bool:
     got = [int(k) for k in items]
     if got == want:
         return report(True, _(t["ok"]))
-    if any(not 0 <= k < n for k in got):
-        outside = sorted({k for k in got if not 0 <= k < n})
-        return report(False, _("{outside}: no such key. The {n} keys are numbered from 0 to {last}, as Python "
-                               "counts, like the queries").format(outside=", ".join(map(str, outside)), n=n, last=n - 1))
     idea = _(_GRADED_ROTATE)
     if got == t["backwards"]:
         return report(False, _("that is, for each key, the query that reads it (or a shift the wrong way): "
@@ -118,6 +114,10 @@ def rotate_pattern(answer) -> bool:
                                "rotate task ask it to output?").format(last=n - 1),
                       graded=_("almost: look again at the last query, and at what the rotate task asks it "
                                "to output when there is no position after it"))
+    if any(not 0 <= k < n for k in got):
+        outside = sorted({k for k in got if not 0 <= k < n})
+        return report(False, _("{outside}: no such key. The {n} keys are numbered from 0 to {last}, as Python "
+                               "counts, like the queries").format(outside=", ".join(map(str, outside)), n=n, last=n - 1))
     return report(False, _("for each query, which word does the task want as its output, and which key holds "
                            "it? (read the task again for the last query)"), graded=idea)
 
