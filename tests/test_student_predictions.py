@@ -198,13 +198,16 @@ def _fixed_needles() -> dict:
     ``check.softmax_table()["want"]`` printed 01.1's answer)."""
     from attention_kit.check import backprop, general_cases, multi_head_count, self_attention_cases
 
-    weights = general_cases.softmax_table().open()["want"]
-    row = self_attention_cases.output_row_table().open()[0]["want"]
-    counts = multi_head_count.parameter_counts().open()
+    def opened(table):  # sealed by the fix; a plain table before it
+        return table.open() if hasattr(table, "open") else table
+
+    weights = opened(general_cases.softmax_table())["want"]
+    row = opened(self_attention_cases.output_row_table())[0]["want"]
+    counts = opened(multi_head_count.parameter_counts())
     layer = (1024, 128, 128, False)  # the exercise's layer (registry: 03.4's kwargs)
     return {"vectors": {"01.1": [float(w) for w in weights], "02.3": [float(v) for v in row]},
             "ints": {"03.4": int(counts[layer]["want"])},
-            "fixed_dicts": {"05.2": {"right": backprop._bias_table().open()["why"]["right"]}}}
+            "fixed_dicts": {"05.2": {"right": opened(backprop._bias_table())["why"]["right"]}}}
 
 
 LOOK_INSIDE = textwrap.dedent('''
