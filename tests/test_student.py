@@ -351,6 +351,8 @@ def test_the_shipped_package_names_no_teacher_guide_grader_or_solution(student_d
 
 
 def test_a_shipped_module_naming_teacher_things_is_rejected_or_rewritten(tmp_path):
+    import teacher_only  # (tools/ is on sys.path)
+
     (tmp_path / "attention_kit" / "check").mkdir(parents=True)
     for k, text in enumerate(['"""See ``docs/teaching.md``."""', '"""Run ``python -m attention_kit.grading``."""',
                               '"""Cells: the exercise, and the teacher\'s answer."""',
@@ -360,7 +362,7 @@ def test_a_shipped_module_naming_teacher_things_is_rejected_or_rewritten(tmp_pat
     for k, words in enumerate(["docs/teaching.md", "attention_kit.grading", "teacher's answer",
                                "tagged ``solution", "make grade"]):
         assert any(f"m{k}.py: says " in ln and words in ln for ln in problems.splitlines()), (words, problems)
-    assert make_student.strip_teacher_commands("# the hint ``make grade`` gives; make grade judges") == \
+    assert teacher_only.strip_teacher_commands("# the hint ``make grade`` gives; make grade judges") == \
         "# the hint the grader gives; the grader judges"
     for fine in ("the grader judges it", "see the docstring", "attention_kit.check.registry", "tagged explorer-check"):
-        assert not make_student.TEACHER_ONLY.search(fine), fine
+        assert not teacher_only.TEACHER_ONLY.search(fine), fine

@@ -7,8 +7,7 @@
 The folder holds the student copies of the notebooks (``NN_*.ipynb``), the ``attention_kit``
 package, a README for learners, a ``Makefile`` whose ``make lab`` installs and opens them,
 ``environment.yml`` and ``pyproject.toml`` (so Binder and JupyterHub can build it),
-``requirements/lab.txt`` (the lock file: the versions both install), and a ``.gitignore``: push it as a repository of its own, zip it, or point nbgitpuller at it
-(docs/teaching.md, "Publish the student edition").
+``requirements/lab.txt`` (the lock file: the versions both install), and a ``.gitignore``: push it as a repository of its own, zip it, or point nbgitpuller at it (docs/teaching.md, "Publish the student edition").
 
 A student copy is the full notebook minus every cell tagged ``solution`` (the worked solutions,
 also every cell collapsed with ``"jupyter": {"source_hidden": true}``, and the sentences that
@@ -16,9 +15,8 @@ announce them) or ``answer-reveal`` (a cell that gives an answer away outside it
 outputs, execution counts and saved widget state cleared. Cells tagged ``explorer-check`` stay,
 under their collapsed "Check what you found" heading. The tags are set in the notebooks
 themselves (docs/development.md, "The notebooks"). The committed notebooks are never modified. The build fails if
-:func:`find_leaks` finds a solution's line, a tagged cell or a sentence about solutions in the
-folder, and warns about an exercise whose answer no cell defines (``make grade`` could not grade
-it; ``attention_kit.check.registry``).
+:func:`find_leaks` finds a solution's line, a tagged cell, a sentence about solutions or a pointer at what the
+edition lacks (``teacher_only.py``), and warns about an exercise whose answer no cell defines (``make grade``).
 """
 
 from __future__ import annotations
@@ -36,12 +34,13 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
+from teacher_only import TEACHER_COMMAND, TEACHER_ONLY, strip_package  # noqa: E402
+
 TEMPLATES = ROOT / "tools" / "student_edition"
 MARKER = ".attention-kit-language"  # attention_kit.i18n.MARKER: notebooks/zh/ speaks Chinese
 SOLUTION_TAGS = {"solution", "solutions"}
 DROP_TAGS = SOLUTION_TAGS | {"answer-reveal"}
-# Cell metadata that only describes an execution.
-RUN_METADATA = ("execution", "collapsed", "scrolled", "ExecuteTime")
+RUN_METADATA = ("execution", "collapsed", "scrolled", "ExecuteTime")  # cell metadata that only describes a run
 # Text that must not reach a learner: it points at solutions that are not there.
 # "the solution" in any of its forms: the student edition has none to point at (issue 35: 08 told
 # learners to "check your prediction against the measurement in the solution").
@@ -52,14 +51,6 @@ FORBIDDEN = re.compile(r"worked\s+solution|solution\s+follows|collapsed\s+cell|f
                        r"|\bsolutions?\s+(?:cells?|below|above|shows?|says?|measures?|prints?)\b", re.I)
 # Paths the student edition does not ship (issue 46: 08 and 09 pointed learners at tools/ and tests/).
 MISSING_PATHS = re.compile(r"(?<![\w/.-])(?:tools|tests)/[\w./-]*\w")
-# What the shipped modules' docstrings and comments (``check.x??``, ``help()``) must not name: the
-# teacher's guides (docs/), the grader (it stays with the teacher) and the worked solutions (trial
-# report, P1: check/registry.py pointed learners at docs/teaching.md and "the teacher's answer, tagged
-# ``solution``").
-TEACHER_ONLY = re.compile(r"(?<![\w/.-])docs/[\w./-]*\w|attention_kit\.grading\b|teacher's\s+answer"
-                          r"|tagged\s+`*solutions?\b", re.I)
-# The teacher's make targets, which a shipped comment may name: the edition says "the grader" instead.
-TEACHER_COMMAND = re.compile(r"``make grade``|\bmake grade\b")
 ZIP_ROOT = "attention-course"
 
 
@@ -343,10 +334,7 @@ def write_edition(out: Path, notebooks: list[Path], *, record_predictions: bool 
                     # the grader (with its hidden cases and their references) stays with the teacher
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "grading"))
     write_check_package(out / "attention_kit" / "check", record_predictions=record_predictions)
-    for module in sorted((out / "attention_kit").rglob("*.py")):
-        text = module.read_text(encoding="utf-8")
-        if TEACHER_COMMAND.search(text):
-            module.write_text(strip_teacher_commands(text), encoding="utf-8")
+    strip_package(out / "attention_kit")  # "make grade" in a comment becomes "the grader"
     readme = (TEMPLATES / "README.md").read_text(encoding="utf-8")
     (out / "README.md").write_text(readme.replace("{notebooks}", notebook_table(notebooks)),
                                    encoding="utf-8")
@@ -358,13 +346,6 @@ def write_edition(out: Path, notebooks: list[Path], *, record_predictions: bool 
     # the lock: make lab and environment.yml install the versions the course was tested with
     (out / "requirements").mkdir(exist_ok=True)
     shutil.copy2(ROOT / "requirements" / "lab.txt", out / "requirements" / "lab.txt")
-
-
-def strip_teacher_commands(text: str) -> str:
-    """``text`` (a shipped module) with the teacher's ``make grade`` named as the edition knows it,
-    "the grader" (``find_leaks`` rejects whatever :data:`TEACHER_ONLY` finds instead: a pointer at
-    a file or module the edition lacks is fixed where it is written)."""
-    return TEACHER_COMMAND.sub("the grader", text)
 
 
 def write_zip(out: Path) -> Path:

@@ -16,6 +16,7 @@ usual mistake, and returns True or False. The learner's exceptions are reported,
 * ``array_answer(out)``: the hint for a function that returns a list or a tuple where the task
   asks for a numpy array (the other notebooks' checkers use it too).
 * ``first_match(out, mistakes)``: the hint of the first recorded mistake that ``out`` equals.
+* ``is_text(x)``: True for text given where numbers are asked (the checkers refuse it with a hint).
 * ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers.
 
 The checkers compare with recorded cases: their inputs, right answers and the outputs of the
@@ -54,6 +55,7 @@ __all__ = [
     "output_model",
     "array_answer",
     "first_match",
+    "is_text",
 ]
 
 def array_answer(out, name: str | None = None) -> str | None:
@@ -83,14 +85,14 @@ def _as_vector(x) -> np.ndarray | None:
     return arr
 
 
-def _is_text(x) -> bool:
+def is_text(x) -> bool:
     """True when ``x`` is a string, or an array or a list or tuple holding one (numpy would read
     ``"0.665"`` as a number, so without this a list of strings would pass)."""
     if isinstance(x, (str, bytes)):
         return True
     if isinstance(x, np.ndarray):
-        return x.dtype.kind in "SU" or (x.dtype == object and any(_is_text(v) for v in x.ravel()))
-    return isinstance(x, (list, tuple)) and any(_is_text(v) for v in x)
+        return x.dtype.kind in "SU" or (x.dtype == object and any(is_text(v) for v in x.ravel()))
+    return isinstance(x, (list, tuple)) and any(is_text(v) for v in x)
 
 
 def softmax_by_hand(weights, *, atol: float = 1e-3) -> bool:
@@ -104,7 +106,7 @@ def softmax_by_hand(weights, *, atol: float = 1e-3) -> bool:
     """
     if not_done(weights):
         return not_attempted(_("no answer yet: replace the ... with your three weights"))
-    if _is_text(weights):
+    if is_text(weights):
         return report(False, _("give the weights as numbers, not as text: write 0.5, not \"0.5\" (quotes make "
                                "a string, and a string is not a number you can compute with)"))
     w = _as_vector(weights)

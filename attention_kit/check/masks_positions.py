@@ -69,7 +69,10 @@ def _mask_table() -> list[dict]:
              N_("this is the future: query i may look at itself and at the keys before it, the past, not after it")),
             (want & ~np.eye(n, dtype=bool),
              N_("each token may attend to itself: the diagonal belongs to the allowed part")),
-        ]
+        ] + [(np.where(want, 0.0, blocked), N_(  # an additive mask: the pattern is right, the encoding is not
+            "right pattern, but written as an additive mask (0 where a key is allowed, a large negative number where "
+            "it is blocked): the task asks for a boolean array (dtype bool), True where query i may attend; the "
+            "masked softmax turns it into scores later")) for blocked in (-np.inf, -1e9)]
         out.append({"n": n, "want": want, "wrong": wrong})
     return out
 
@@ -88,12 +91,6 @@ def causal_mask(fn) -> bool:
             return report(False, err)
         if not close(got, want):
             hint = next((_(h) for w, h in case["wrong"] if close(got, w)), None)
-            g = as_floats(got)
-            if hint is None and g is not None and g.shape == (n, n) and np.all((g == 0) | (g <= -1e4)) \
-                    and np.array_equal(g == 0, want):
-                hint = _("right pattern, but written as an additive mask (0 where a key is allowed, a large negative "
-                         "number where it is blocked): the task asks for a boolean array (dtype bool), True where "
-                         "query i may attend; the masked softmax turns it into scores later")
             if hint is None and shape_of(got) != (n, n):
                 hint = _("expected shape (n, n) = {want}, got {got}").format(want=(n, n), got=shape_text(got))
             return report(False, _("n = {n}: {hint}").format(n=n, hint=hint or _(
@@ -133,8 +130,7 @@ def _softmax_table() -> list[dict]:
                    [False, True, True, False]])
     # Scores of +-1000: exp overflows (exp(710) is already inf) or underflows to 0 unless the row's
     # maximum over the allowed entries is subtracted first. Row 0's largest score (1000) is masked,
-    # so subtracting the maximum of the whole row is not enough either; row 1 allows 1000 and -1000,
-    # so subtracting the allowed minimum (or mean) is not enough.
+    # so subtracting the maximum of the whole row is not enough either (row 1's allowed min or mean neither).
     S3 = np.array([[1000.0, -1000.0, -999.0, -998.0],
                    [998.0, 1000.0, 997.0, -1000.0],
                    [-1000.0, -1001.0, 1000.0, -999.5]])

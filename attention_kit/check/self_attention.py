@@ -28,7 +28,7 @@ from . import (
     shape_text,
     try_call,
 )
-from .general import _is_text, array_answer, first_match
+from .general import array_answer, first_match, is_text
 from .plain import plain_numpy
 from .self_attention_cases import (
     fix_table,
@@ -235,7 +235,7 @@ def output_row(answer, *, X, W_q, W_k, W_v, i: int) -> bool:
     else:
         return report(False, _("this checker knows the exercise's inputs only: call it as the exercise cell does"))
     want = case["want"]
-    if _is_text(answer):
+    if is_text(answer):
         return report(False, _("give y_i as numbers, not as text: write 0.5, not \"0.5\" (quotes make a string, "
                                "and a string is not a number you can compute with)"))
     if close(answer, want, atol=1e-3):
@@ -316,7 +316,7 @@ def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: fl
     variance after scaling, squared, the means left out or subtracted."""
     if not_done(variance) or not_done(std):
         return not_attempted(_(NOT_DONE))
-    if _is_text(variance) or _is_text(std):
+    if is_text(variance) or is_text(std):
         return report(False, _("give the variance and the standard deviation as numbers, not as text: write 0.5, "
                                "not \"0.5\" (quotes make a string, and a string is not a number you can compute with)"))
     if isinstance(variance, (bool, np.bool_)) or isinstance(std, (bool, np.bool_)):
