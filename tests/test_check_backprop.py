@@ -185,12 +185,12 @@ def test_general_score_grads_accepts_right_answers(capsys, right):
 
 
 @pytest.mark.parametrize("wrong, words", [
-    (lambda Q, K, W, dS: (dS @ K @ W, dS.T @ Q @ W), "W where its transpose belongs"),
+    (lambda Q, K, W, dS: (dS @ K @ W, dS.T @ Q @ W), "dQ takes W the wrong way round"),
     (lambda Q, K, W, dS: (dS @ K, dS.T @ Q @ W), "dQ leaves W out"),
     (lambda Q, K, W, dS: (dS @ K @ W.T / np.sqrt(K.shape[1]), dS.T @ Q @ W), "no scaling"),
     (lambda Q, K, W, dS: (-(dS @ K @ W.T), dS.T @ Q @ W), "wrong sign"),
     (lambda Q, K, W, dS: (dS @ K @ W.T, dS @ Q @ W), "wrong index of dS"),
-    (lambda Q, K, W, dS: (dS @ K @ W.T, dS.T @ Q @ W.T), "transpose of W where W itself belongs"),
+    (lambda Q, K, W, dS: (dS @ K @ W.T, dS.T @ Q @ W.T), "dK takes W the wrong way round"),
     (lambda Q, K, W, dS: (dS @ K @ W.T, dS.T @ Q), "dK leaves W out"),
     (lambda Q, K, W, dS: (dS.T @ Q @ W, dS @ K @ W.T), "swapped"),
     (lambda Q, K, W, dS: (dS @ K @ W.T + 0.1, dS.T @ Q @ W), "the terms that contain Q[i, a]"),
@@ -345,3 +345,39 @@ def test_no_hint_of_the_rotate_pattern_names_its_keys(capsys):
         chk.rotate_pattern(wrong)
         out = one_line(capsys)
         assert "key i + 1" not in out and "looks at key" not in out, out
+
+
+# ---------------------------------------------------------------- trial report (2026-11-28): W2, M7
+
+def _central(f, x, eps):  # the learner's own (plain numpy: the checker refuses ak.numerical_gradient)
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += eps
+        down[i] -= eps
+        g[i] = (f(up) - f(down)) / (2 * eps)
+    return g
+
+
+def test_gradient_check_unbounded_error_fails(capsys):
+    def unbounded(f, x, analytic, eps=1e-4):
+        n = _central(f, x, eps)
+        return float(np.linalg.norm(analytic - n) / np.linalg.norm(analytic + n))
+
+    assert chk.gradient_check(unbounded) is False
+    out = one_line(capsys)
+    assert "wrong sign" in out and "more than 1" in out, out
+
+
+def test_gradient_check_mean_entrywise_error_still_passes(capsys):
+    def entrywise(f, x, analytic, eps=1e-4):
+        n = _central(f, x, eps)
+        return float(np.mean(np.abs(analytic - n) / (np.abs(analytic) + np.abs(n))))
+
+    assert chk.gradient_check(entrywise) is True, one_line(capsys)
+
+
+def test_rotate_pattern_counted_from_one_is_told_so(capsys):
+    assert chk.rotate_pattern([2, 3, 4, 5, 6, 1]) is False
+    out = one_line(capsys)
+    assert "6: no such key" in out and "from 0" in out, out

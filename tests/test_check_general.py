@@ -271,3 +271,31 @@ def test_quietly_silences_every_checker_but_keeps_the_verdict(capsys):
     assert capsys.readouterr().out == ""
     chk.softmax_by_hand([0.665, 0.245, 0.090])  # printing is back after the block
     assert capsys.readouterr().out.startswith("✓")
+
+
+# --- trial report (2026-11-28): W4 and M1 -----------------------------------------------------
+
+
+@pytest.mark.parametrize("answer, phrase", [
+    ([0.669, 0.242, 0.089], "third decimal"),   # e^2 taken as 7.5: passed within 0.005
+    ([0.669, 0.241, 0.094], "sum to 1.004"),
+    ([0.67, 0.24, 0.09], "rounded too coarsely"),  # two decimals: the task asks for three
+])
+def test_softmax_by_hand_holds_three_decimals(capsys, answer, phrase):
+    ok, line = run(capsys, chk.softmax_by_hand, answer)
+    assert not ok and phrase in line, line
+
+
+@pytest.mark.parametrize("answer", [[0.665, 0.245, 0.090], [0.665, 0.244, 0.090], [0.6652, 0.2447, 0.0900]])
+def test_softmax_by_hand_passes_three_decimals_rounded_or_cut(capsys, answer):
+    ok, line = run(capsys, chk.softmax_by_hand, answer)
+    assert ok, line
+
+
+def test_output_model_whole_matrix_is_not_sent_to_transposes(capsys):
+    def whole(C, W_c, b_c):
+        z = C @ W_c.T + b_c
+        return np.exp(z) / np.exp(z).sum()
+
+    ok, line = run(capsys, chk.output_model, whole)
+    assert not ok and "each ROW must" in line and "transpose" not in line, line

@@ -520,3 +520,26 @@ def test_the_rows_table_is_the_causal_rule():
     t = chk._rows_table().open()
     edited = 3
     assert t["want"] == [i for i in range(t["n"]) if ak.causal_mask(t["n"])[i, edited]]
+
+
+# ---------------------------------------------------------------- trial report (2026-11-28): W1, M4
+
+def test_masked_softmax_shifted_by_the_allowed_minimum_overflows(capsys):
+    def by_min(S, mask):
+        lo = np.min(np.where(mask, S, np.inf), axis=1, keepdims=True)
+        lo = np.where(np.isfinite(lo), lo, 0.0)
+        e = np.where(mask, np.exp(np.where(mask, S, lo) - lo), 0.0)
+        t = e.sum(axis=1, keepdims=True)
+        return e / np.where(t == 0, 1.0, t)
+
+    with np.errstate(all="ignore"):
+        assert chk.masked_softmax(by_min) is False
+    out = one_line(capsys)
+    assert "overflows" in out, out
+
+
+@pytest.mark.parametrize("blocked", [-np.inf, -1e9])
+def test_causal_mask_additive_form_is_told_the_pattern_is_right(capsys, blocked):
+    assert chk.causal_mask(lambda n: np.where(np.tri(n, dtype=bool), 0.0, blocked)) is False
+    out = one_line(capsys)
+    assert "right pattern" in out and "additive" in out and "the pattern is not" not in out, out

@@ -294,7 +294,7 @@ def test_n_parameters_names_the_mistake(capsys, answer, bias, words):
 
 
 def test_reference_count_is_the_size_of_the_arrays_the_package_builds():
-    table = multi_head_count.parameter_counts()
+    table = multi_head_count.parameter_counts().open()
     assert set(table) == set(chk.PARAMETER_LAYERS)
     for d_model, h, d_head, bias in chk.PARAMETER_LAYERS:
         built = ak.init_multi_head(d_model, h, rng=np.random.default_rng(0), d_k=d_head, d_v=d_head, bias=bias)
@@ -339,3 +339,21 @@ def test_untouched_stubs_count_as_not_answered(capsys, checker, args, words):
     assert checker(*args, **kwargs) is False
     out = _line(capsys)
     assert out.startswith("✗") and words in out, out
+
+
+# ---------------------------------------------------------------- trial report (2026-11-28): M3, M8
+
+def test_concat_along_the_batch_is_not_sent_to_w_o(capsys):
+    assert chk.concat_project(lambda heads, W_o: np.concatenate(list(heads), axis=-1) @ W_o) is False
+    out = _line(capsys)
+    assert "joined the batch's sequences" in out and "W_o takes those features" not in out, out
+
+
+def test_split_for_one_sequence_is_told_about_the_batch_axis(capsys):
+    def one_sequence(X, h):
+        n, hd = X.shape
+        return X.reshape(n, h, hd // h).transpose(1, 0, 2)
+
+    assert chk.split_merge(one_sequence) is False
+    out = _line(capsys)
+    assert "X is a batch" in out and "one axis too few" in out, out

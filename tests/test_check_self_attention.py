@@ -300,7 +300,10 @@ def test_full_self_attention_names_the_mistake(capsys, fn, hint):
         (64, 64, False, "square root"),
         (4096, 64, False, "add"),
         (..., 8, False, "not answered"),
-        ("a lot", 8, False, "two numbers"),
+        ("a lot", 8, False, "not as text"),      # trial report, W3: '32', '5.66' passed
+        ("32", "5.66", False, "not as text"),
+        (True, True, False, "True and False are not numbers"),   # M5: not "variance 1"
+        ([1, 2], 8, False, "two numbers"),
     ],
 )
 def test_dot_variance(capsys, var, std, ok_expected, hint):
@@ -425,3 +428,46 @@ def test_the_student_editions_checkers_spell_no_answer():
     for code in ("K @ q", "q @ K", "a @ V", "@ W.T", "np.exp(", "np.sqrt(9", "K.T /", "swapaxes(K",
                  "dot_score(q", "cosine_score(q", "softmax(S", "self_attention(X", "var_q * var_k"):
         assert code not in kept, code
+
+
+# ---------------- trial report (2026-11-28): W1, W3, G2, M2, M6
+
+def _shifted_softmax(shift):
+    def f(S):
+        e = np.exp(S - shift(S))
+        return e / e.sum(axis=-1, keepdims=True)
+    return f
+
+
+@pytest.mark.parametrize("shift", [lambda S: S.min(axis=-1, keepdims=True),
+                                   lambda S: S.mean(axis=-1, keepdims=True)], ids=["min", "mean"])
+def test_softmax_rows_shifted_by_min_or_mean_overflows(capsys, shift):
+    with np.errstate(all="ignore"):
+        ok = check.softmax_rows(_shifted_softmax(shift))
+    out = capsys.readouterr().out
+    assert ok is False and "overflows" in out and "far apart" in out, out
+    assert "max" not in out, out  # the idea, not the line to type
+
+
+def _row_kwargs():
+    I2 = np.eye(2)
+    return dict(X=OUTPUT_ROW_X, W_q=I2, W_k=I2, W_v=I2, i=2)
+
+
+def _row(divisor):
+    s = OUTPUT_ROW_X[2] @ OUTPUT_ROW_X.T / divisor
+    a = np.exp(s) / np.exp(s).sum()
+    return a @ OUTPUT_ROW_X, a
+
+
+@pytest.mark.parametrize("answer, words, not_words", [
+    (np.array(["0.3478", "0.3943"]), "not as text", "shape"),
+    (["0.3478", "0.3943"], "not as text", "shape"),
+    (_row(2.0)[0], "scaled by the wrong amount", "rounded"),     # d_k, not sqrt(d_k)
+    (_row(2.0), "ragged tuple", "None"),
+    (np.round(_row(np.sqrt(2))[0], 2), "rounded too coarsely", "wrong amount"),
+])
+def test_output_row_hints_are_true(capsys, answer, words, not_words):
+    ok = check.output_row(answer, **_row_kwargs())
+    out = capsys.readouterr().out
+    assert ok is False and words in out and not_words not in out, out

@@ -173,3 +173,17 @@ def test_head_role_refuses_an_edited_call(capsys):
 def test_head_role_knows_only_its_recorded_contexts(capsys):
     assert not C.head_role("jill", context="jill came")
     assert "call it as the exercise cell does" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- trial report (2026-11-28): W1
+
+def test_sample_shifted_by_the_mean_overflows(capsys):
+    def by_mean(logits, temperature, rng):
+        z = logits / temperature
+        p = np.exp(z - z.mean())
+        return int(rng.choice(len(p), p=p / p.sum()))
+
+    with np.errstate(all="ignore"):
+        assert C.sample(by_mean) is False
+    out = capsys.readouterr().out
+    assert "overflow" in out and "1000 and -1000" in out, out

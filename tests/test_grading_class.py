@@ -80,7 +80,7 @@ MISTAKES = {
              "sin and cos are swapped"),
     "04.4": ("answer = [4, 5]", "a row can change only if the edited token is among its keys"),
     "05.1": ("def my_general_score_grads(Q, K, W, dS):\n    return dS @ K @ W, dS.T @ Q @ W",
-             "W where its transpose belongs"),
+             "dQ takes W the wrong way round"),
     "05.2": ("def my_bias_grads(Q, K, dS):\n    d = Q.shape[1]\n"
              "    return (dS @ K).sum(axis=0) / d**0.5, (dS.T @ Q).sum(axis=0) / d**0.5\n\nwhy = 'a'",
              "the starting value is not the reason"),

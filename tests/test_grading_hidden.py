@@ -266,12 +266,13 @@ def test_kv_cases_go_past_4096_tokens():
 
 
 def test_gradient_cases_are_in_the_checkers_bands():
-    """A right check gives <= 1e-6 on the two right gradients and 1/2 on the wrong one; an absolute
+    """A right check gives <= 1e-6 on the two right gradients and 1 on the wrong one (three times
+    too large and of the wrong sign: an unbounded |a - n| / |a + n| gives 2); an absolute
     error (what the in-class checker's 1e-9 and 1e6 cases catch) is refused."""
     for seed in range(20):
         cases = exercises_05.gradient_cases(case_rng(seed, "x", "05.3"))
         errs = [exercises_05.gradient_ref(*c) for c in cases]
-        assert errs[0] < 1e-7 and errs[2] < 1e-7 and abs(errs[1] - 0.5) < 1e-6
+        assert errs[0] < 1e-7 and errs[2] < 1e-7 and abs(errs[1] - 1.0) < 1e-6
         assert 1e-4 < errs[3] < 1e-2 and cases[3][3] != cases[0][3]  # a second, large eps
         for (f, x, analytic, eps), err in zip(cases[1:3], errs[1:3], strict=True):
             numeric = np.array([(f(x + eps * e) - f(x - eps * e)) / (2 * eps)
@@ -375,3 +376,32 @@ def test_refused_forms_fail_in_class_and_hidden(key):
         assert not ex.checker(*other, **ex.kwargs)
     for seed, learner in SEEDS:
         assert check_hidden(ex_id, other, case_rng(seed, learner, ex_id)) is not None
+
+
+def test_hidden_cases_catch_a_shift_that_overflows_and_an_unbounded_error():
+    """Trial report, G3: a softmax shifted by the row's minimum (02.1, 04.2) and the error
+    |a - n| / |a + n| (05.3) passed the hidden cases for every learner."""
+    def rows_min(S):
+        e = np.exp(S - S.min(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    def rows_mean(S):
+        e = np.exp(S - S.mean(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    def masked_min(S, mask):
+        lo = np.min(np.where(mask, S, np.inf), axis=1, keepdims=True)
+        lo = np.where(np.isfinite(lo), lo, 0.0)
+        e = np.where(mask, np.exp(np.where(mask, S, lo) - lo), 0.0)
+        t = e.sum(axis=1, keepdims=True)
+        return e / np.where(t == 0, 1.0, t)
+
+    def unbounded(f, x, analytic, eps=1e-4):
+        n = np.array([(f(x + eps * e) - f(x - eps * e)) / (2 * eps)
+                      for e in np.eye(x.size).reshape(x.size, *x.shape)]).reshape(x.shape)
+        return float(np.linalg.norm(analytic - n) / np.linalg.norm(analytic + n))
+
+    for seed, learner in SEEDS:
+        with np.errstate(all="ignore"):
+            for ex_id, fn in (("02.1", rows_min), ("02.1", rows_mean), ("04.2", masked_min), ("05.3", unbounded)):
+                assert check_hidden(ex_id, [fn], case_rng(seed, learner, ex_id)) is not None, (ex_id, fn.__name__)

@@ -332,3 +332,37 @@ def test_the_package_points_at_nothing_a_student_edition_lacks():
         for pattern in (make_student.FORBIDDEN, make_student.MISSING_PATHS):
             found += [f"{path.relative_to(ROOT)}: {m.group(0)!r}" for m in pattern.finditer(text)]
     assert not found, found
+
+
+# What a learner must not be sent to: a teacher's guide, the grader, the worked solutions (trial
+# report, P1). Written out here, not taken from make_student, so that the builder is tested.
+TEACHER_THINGS = re.compile(r"docs/\w|attention_kit\.grading|make grade|teacher's answer|tagged\s+`*solution", re.I)
+
+
+def test_the_shipped_package_names_no_teacher_guide_grader_or_solution(student_dir):
+    """``check.registry??`` named docs/teaching.md, docs/adding-an-exercise.md, ``python -m
+    attention_kit.grading`` and "the teacher's answer, tagged ``solution``"; plain.py and
+    __init__.py named attention_kit.grading and make grade."""
+    found = []
+    for path in sorted((student_dir / "attention_kit").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        found += [f"{path.relative_to(student_dir)}: {m.group(0)!r}" for m in TEACHER_THINGS.finditer(text)]
+    assert not found, found
+
+
+def test_a_shipped_module_naming_teacher_things_is_rejected_or_rewritten(tmp_path):
+    import teacher_only  # (tools/ is on sys.path)
+
+    (tmp_path / "attention_kit" / "check").mkdir(parents=True)
+    for k, text in enumerate(['"""See ``docs/teaching.md``."""', '"""Run ``python -m attention_kit.grading``."""',
+                              '"""Cells: the exercise, and the teacher\'s answer."""',
+                              '"""The answer, tagged ``solution``."""', '"""Then make grade."""']):
+        (tmp_path / "attention_kit" / "check" / f"m{k}.py").write_text(text + "\n")
+    problems = "\n".join(make_student.find_leaks(tmp_path, originals=[]))
+    for k, words in enumerate(["docs/teaching.md", "attention_kit.grading", "teacher's answer",
+                               "tagged ``solution", "make grade"]):
+        assert any(f"m{k}.py: says " in ln and words in ln for ln in problems.splitlines()), (words, problems)
+    assert teacher_only.strip_teacher_commands("# the hint ``make grade`` gives; make grade judges") == \
+        "# the hint the grader gives; the grader judges"
+    for fine in ("the grader judges it", "see the docstring", "attention_kit.check.registry", "tagged explorer-check"):
+        assert not teacher_only.TEACHER_ONLY.search(fine), fine

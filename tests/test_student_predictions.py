@@ -188,7 +188,26 @@ def _needles() -> dict:
                   "06.4": {"best": None}},
         "floats": {"02.4": float(np.sqrt(a["02.4"][0]))},
         "texts": {"04.4": "rows 3, 4 and 5", "09.4": "the sink"},
+        **_fixed_needles(),
     }
+
+
+def _fixed_needles() -> dict:
+    """The answers of the exercises that ask for one fixed value (not a function, not a
+    prediction): 01.1's weights, 02.3's row, 03.4's count and 05.2's letter (trial report, A1:
+    ``check.softmax_table()["want"]`` printed 01.1's answer)."""
+    from attention_kit.check import backprop, general_cases, multi_head_count, self_attention_cases
+
+    def opened(table):  # sealed by the fix; a plain table before it
+        return table.open() if hasattr(table, "open") else table
+
+    weights = opened(general_cases.softmax_table())["want"]
+    row = opened(self_attention_cases.output_row_table())[0]["want"]
+    counts = opened(multi_head_count.parameter_counts())
+    layer = (1024, 128, 128, False)  # the exercise's layer (registry: 03.4's kwargs)
+    return {"vectors": {"01.1": [float(w) for w in weights], "02.3": [float(v) for v in row]},
+            "ints": {"03.4": int(counts[layer]["want"])},
+            "fixed_dicts": {"05.2": {"right": opened(backprop._bias_table())["why"]["right"]}}}
 
 
 LOOK_INSIDE = textwrap.dedent('''
@@ -202,12 +221,18 @@ LOOK_INSIDE = textwrap.dedent('''
 
     def walk(x, where):
         if isinstance(x, dict):
-            for ex_id, d in needles["dicts"].items():
+            for ex_id, d in (needles["dicts"] | needles["fixed_dicts"]).items():
                 if all(k in x and (v is None or x[k] == v) for k, v in d.items()):
                     found.append((ex_id, where))
             for k, v in x.items():
                 walk(k, where), walk(v, where)
         elif isinstance(x, (list, tuple)):
+            for ex_id, vec in needles["vectors"].items():
+                try:
+                    if len(x) == len(vec) and all(abs(float(v) - w) < 1e-9 for v, w in zip(x, vec)):
+                        found.append((ex_id, where))
+                except (TypeError, ValueError, OverflowError):
+                    pass
             for ex_id, lst in needles["lists"].items():
                 try:
                     if [int(v) for v in x] == lst and all(float(v) == int(v) for v in x):
@@ -219,6 +244,10 @@ LOOK_INSIDE = textwrap.dedent('''
         elif isinstance(x, float):
             for ex_id, f in needles["floats"].items():
                 if abs(x - f) < 1e-9:
+                    found.append((ex_id, where))
+        elif isinstance(x, int) and not isinstance(x, bool):
+            for ex_id, n in needles["ints"].items():
+                if x == n:
                     found.append((ex_id, where))
         elif isinstance(x, str):
             for ex_id, t in needles["texts"].items():
@@ -278,6 +307,20 @@ def test_the_teacher_edition_finds_the_answers_the_student_edition_must_not_hold
         assert t in text, ex_id
     for ex_id, lst in needles["lists"].items():
         assert any(str(lst)[1:-1] in repr(v) or str(tuple(lst))[1:-1] in repr(v) for v in opened.values()), ex_id
+
+
+def test_the_fixed_answers_are_found_in_their_teacher_tables():
+    """The needles of the fixed answers are not blind either: each is in its table, opened."""
+    from attention_kit.check import backprop, general_cases, multi_head_count, self_attention_cases
+
+    tables = [general_cases.softmax_table, self_attention_cases.output_row_table,
+              multi_head_count.parameter_counts, backprop._bias_table]
+    assert all(t.sealed and not t.answers for t in tables)  # sealed, and kept by PREDICTIONS=record
+    text = repr([t().open() for t in tables])
+    needles = _fixed_needles()
+    for vec in needles["vectors"].values():
+        assert all(repr(f)[:8] in text for f in vec), vec
+    assert str(needles["ints"]["03.4"]) in text and "'right': 'b'" in text
 
 
 def test_a_recorded_edition_ships_no_prediction_answer(record_edition, tmp_path):

@@ -7,8 +7,7 @@
 The folder holds the student copies of the notebooks (``NN_*.ipynb``), the ``attention_kit``
 package, a README for learners, a ``Makefile`` whose ``make lab`` installs and opens them,
 ``environment.yml`` and ``pyproject.toml`` (so Binder and JupyterHub can build it),
-``requirements/lab.txt`` (the lock file: the versions both install), and a ``.gitignore``: push it as a repository of its own, zip it, or point nbgitpuller at it
-(docs/teaching.md, "Publish the student edition").
+``requirements/lab.txt`` (the lock file: the versions both install), and a ``.gitignore``: push it as a repository of its own, zip it, or point nbgitpuller at it (docs/teaching.md, "Publish the student edition").
 
 A student copy is the full notebook minus every cell tagged ``solution`` (the worked solutions,
 also every cell collapsed with ``"jupyter": {"source_hidden": true}``, and the sentences that
@@ -16,9 +15,8 @@ announce them) or ``answer-reveal`` (a cell that gives an answer away outside it
 outputs, execution counts and saved widget state cleared. Cells tagged ``explorer-check`` stay,
 under their collapsed "Check what you found" heading. The tags are set in the notebooks
 themselves (docs/development.md, "The notebooks"). The committed notebooks are never modified. The build fails if
-:func:`find_leaks` finds a solution's line, a tagged cell or a sentence about solutions in the
-folder, and warns about an exercise whose answer no cell defines (``make grade`` could not grade
-it; ``attention_kit.check.registry``).
+:func:`find_leaks` finds a solution's line, a tagged cell, a sentence about solutions or a pointer at what the
+edition lacks (``teacher_only.py``), and warns about an exercise whose answer no cell defines (``make grade``).
 """
 
 from __future__ import annotations
@@ -36,12 +34,13 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
+from teacher_only import TEACHER_COMMAND, TEACHER_ONLY, strip_package  # noqa: E402
+
 TEMPLATES = ROOT / "tools" / "student_edition"
 MARKER = ".attention-kit-language"  # attention_kit.i18n.MARKER: notebooks/zh/ speaks Chinese
 SOLUTION_TAGS = {"solution", "solutions"}
 DROP_TAGS = SOLUTION_TAGS | {"answer-reveal"}
-# Cell metadata that only describes an execution.
-RUN_METADATA = ("execution", "collapsed", "scrolled", "ExecuteTime")
+RUN_METADATA = ("execution", "collapsed", "scrolled", "ExecuteTime")  # cell metadata that only describes a run
 # Text that must not reach a learner: it points at solutions that are not there.
 # "the solution" in any of its forms: the student edition has none to point at (issue 35: 08 told
 # learners to "check your prediction against the measurement in the solution").
@@ -134,7 +133,7 @@ def find_leaks(folder: Path, originals: list[Path] | None = None) -> list[str]:
             # what `check.x??` or `help(...)` shows a learner: every shipped module's docstrings and comments
             if rel.parts[:1] == ("attention_kit",):
                 text = path.read_text(encoding="utf-8")
-                for pattern in (FORBIDDEN, MISSING_PATHS):
+                for pattern in (FORBIDDEN, MISSING_PATHS, TEACHER_ONLY, TEACHER_COMMAND):
                     if m := pattern.search(text):
                         problems.append(f"{rel}: says {m.group(0)!r}")
             continue
@@ -251,7 +250,7 @@ def record_only_checkers(source: str) -> str:
         answers = [a.arg for a in params[: len(params) - len(node.args.defaults)]]
         indent = " " * body[0].col_offset
         stub = (f"{indent}from . import record_only\n\n"
-                f"{indent}return record_only({', '.join(answers)})  # judged by make grade only\n")
+                f"{indent}return record_only({', '.join(answers)})  # judged by the grader only\n")
         lines[body[0].lineno - 1: node.end_lineno] = [stub]
     return "".join(lines)
 
@@ -335,6 +334,7 @@ def write_edition(out: Path, notebooks: list[Path], *, record_predictions: bool 
                     # the grader (with its hidden cases and their references) stays with the teacher
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "grading"))
     write_check_package(out / "attention_kit" / "check", record_predictions=record_predictions)
+    strip_package(out / "attention_kit")  # "make grade" in a comment becomes "the grader"
     readme = (TEMPLATES / "README.md").read_text(encoding="utf-8")
     (out / "README.md").write_text(readme.replace("{notebooks}", notebook_table(notebooks)),
                                    encoding="utf-8")

@@ -6,8 +6,8 @@ and returns True or False. A checker never lets the learner's exception escape a
 it prints what went wrong instead.
 
 Every verdict is also a machine-readable :class:`Result` (``passed``, ``failed`` with the hint, or
-``not attempted`` for the ``...`` stub). Code that needs it, such as the class grader
-(``attention_kit.grading``), collects the results with :func:`recording`; learners see only the
+``not attempted`` for the ``...`` stub). Code that needs it, such as the teacher's class grader,
+collects the results with :func:`recording`; learners see only the
 printed line.
 
 Submodules by concept: ``check.general`` (notebook 01), ``check.self_attention`` (notebook 02),
@@ -16,7 +16,7 @@ Submodules by concept: ``check.general`` (notebook 01), ``check.self_attention``
 07), ``check.heads`` (notebook 08); ``check.plain`` rejects ``attention_kit`` calls in exercises that ask for plain numpy.
 
 Prediction exercises (which rows change, where a query looks) give two hints: in class, one that
-may name the answer; in ``make grade``'s feedback (:func:`graded_hints`), one that explains the
+may name the answer; in the grader's feedback (:func:`graded_hints`), one that explains the
 idea only.
 """
 
@@ -74,7 +74,7 @@ def graded_hints() -> Iterator[None]:
     """Give the graded hint of a prediction exercise where it has one.
 
     In class a wrong prediction gets a hint that may state the answer (the learner is meant to
-    compare with the explorer and learn from it). ``make grade`` writes feedback inside this
+    compare with the explorer and learn from it). The grader writes feedback inside this
     block: there the hint explains the idea and leaves the answer to the learner.
     """
     _state.graded += 1
@@ -276,7 +276,7 @@ def record_only(*answers) -> bool:
     """Record the prediction ``answers`` (``● recorded: ...``) without judging it. In a student
     edition built with ``--record-predictions`` this is the whole body of every prediction
     checker (the student-edition builder): no judging code ships, so no switch (``graded_hints``,
-    ``__wrapped__``, the settings file) can give a verdict in class; ``make grade`` judges with
+    ``__wrapped__``, the settings file) can give a verdict in class; the grader judges with
     the teacher's checkers."""
     if any(not_done(a) for a in answers):
         return not_attempted("no answer yet: replace the `...` with your prediction, then run the cell again")

@@ -51,7 +51,7 @@ STUB = N_("no answer yet: replace the `...` after `return` with your code, then 
 
 # ---------------------------------------------------------------- predict the learned pattern
 
-# The hint make grade gives for a wrong pattern: the idea, not the keys.
+# The hint the grader gives for a wrong pattern: the idea, not the keys.
 _GRADED_ROTATE = N_("Attention goes where the answer is stored: for each query, ask which word the task "
                     "wants as its output, and which key's value holds that word")
 
@@ -114,6 +114,10 @@ def rotate_pattern(answer) -> bool:
                                "rotate task ask it to output?").format(last=n - 1),
                       graded=_("almost: look again at the last query, and at what the rotate task asks it "
                                "to output when there is no position after it"))
+    if any(not 0 <= k < n for k in got):
+        outside = sorted({k for k in got if not 0 <= k < n})
+        return report(False, _("{outside}: no such key. The {n} keys are numbered from 0 to {last}, as Python "
+                               "counts, like the queries").format(outside=", ".join(map(str, outside)), n=n, last=n - 1))
     return report(False, _("for each query, which word does the task want as its output, and which key holds "
                            "it? (read the task again for the last query)"), graded=idea)
 
@@ -183,15 +187,17 @@ def _general_table() -> list[dict]:
 _GENERAL_HINTS = {
     "q scaled": N_("dQ is scaled by a square root, but the general score q W k^T has no scaling: nothing divides it"),
     "q sign": N_("dQ has the wrong sign"),
-    "q W": N_("dQ uses W where its transpose belongs: a key k lives in the keys' space, and it is W that maps a "
-              "query into that space; going back, from keys to queries, takes the transpose"),
+    "q W": N_("dQ takes W the wrong way round: the chain rule carries a gradient back through a product by the "
+              "transpose of the matrix that multiplied on the way forward. In q W k^T, ask what multiplies q from "
+              "the right, and which way round it must act going back, from the keys' space to the queries'"),
     "q no W": N_("dQ leaves W out: the score of q is q (W k^T), so q meets each key only after W has acted on it"),
     "k scaled": N_("dK is scaled by a square root, but the general score q W k^T has no scaling"),
     "k sign": N_("dK has the wrong sign"),
     "k row": N_("dK sums over the wrong index of dS: key j collects the gradients of column j (every query that "
                 "scored it), not of row j"),
-    "k W.T": N_("dK uses the transpose of W where W itself belongs: Q W is (n_q, d_k), the queries carried into "
-                "the keys' space"),
+    "k W.T": N_("dK takes W the wrong way round: read score (i, j) as a dot product of k_j with a vector made "
+                "from q_i and W, and ask which side of W the query stands on in that vector; the chain rule hands "
+                "key j that vector as it is, weighted by dS"),
     "k no W": N_("dK leaves W out: key k meets q W, not q"),
 }
 
@@ -248,7 +254,7 @@ def general_score_grads(fn) -> bool:
 BIAS_CHOICES = ("a", "b", "c", "d")  # the reasons, as the notebook lists them
 
 
-@recorded
+@recorded(sealed=True)  # holds the one right letter: sealed
 def _bias_table() -> dict:
     """The cases (a dS from a softmax's backward, rows summing to 0, and any dS, at two widths d_k),
     the right (db_q, db_k), what the usual mistakes return, and the right reason with the hints."""
@@ -319,7 +325,7 @@ def key_bias(fn, why) -> bool:
     which already hold their biases, and ``why``: the letter of the reason db_k is 0."""
     if not_done(fn):
         return not_attempted(_("no answer yet: write my_bias_grads(Q, K, dS) and pass it in"))
-    t = _bias_table()
+    t = _bias_table().open()
     for c in t["cases"]:
         case = _(c["case"])
         got, err = try_call(fn, c["Q"].copy(), c["K"].copy(), c["dS"].copy())

@@ -54,15 +54,21 @@ def batch_case(rng, b, n, d_model, d_k, d_v):
 def softmax_rows_cases(rng):
     """Stacks (h, n_q, n_k) of two depths, neither the in-class 2, with n_q != n_k; one matrix
     (n_q, n_k); a stack whose rows sit near +800 or -800 (exp overflows, and the maximum of a whole
-    matrix or stack leaves a row 0/0)."""
+    matrix or stack leaves a row 0/0); a matrix whose every row holds scores near +800 and near -800
+    (a shift by the row's minimum or mean overflows)."""
     h1, h2 = draw_sizes(rng, 1, 7, 2, avoid=(2,))
     n_q, n_k = draw_sizes(rng, 2, 8, 2)
     a, b = draw_sizes(rng, 2, 8, 2, avoid=(3,))
     k = int(rng.integers(3, 7))
     sign = rng.permutation(np.resize([-1.0, 1.0], 2 * h2)).reshape(h2, 2, 1)  # both signs in the stack
-    return [(np.round(rng.normal(scale=3.0, size=(h1, n_q, n_k)), 3),),
-            (np.round(rng.normal(scale=3.0, size=(a, b)), 3),),
-            (rng.normal(size=(h2, 2, k)) + 800.0 * sign,)]
+    cases = [(np.round(rng.normal(scale=3.0, size=(h1, n_q, n_k)), 3),),
+             (np.round(rng.normal(scale=3.0, size=(a, b)), 3),),
+             (rng.normal(size=(h2, 2, k)) + 800.0 * sign,)]
+    # rows whose scores lie far apart (+-800 in one row): a shift by the row's minimum or mean overflows
+    n_s, k_s = int(rng.integers(2, 5)), int(rng.integers(3, 7))
+    spread = rng.normal(size=(n_s, k_s)) + 800.0 * rng.choice([-1.0, 1.0], size=(n_s, k_s))
+    spread[:, 0], spread[:, 1] = 800.0 + rng.normal(size=n_s), -800.0 + rng.normal(size=n_s)
+    return cases + [(spread,)]
 
 
 @reference
@@ -78,9 +84,11 @@ def grading_softmax_rows():
         catches="softmax over the columns (axis 0); over the wrong axis of a stack (section 6's 2-D "
                 '`softmax_given` fails here); over the whole matrix; a transposed result; a missing '
                 '`keepdims` (dividing column j by the sum of row j); no `exp`; no normalisation; overflow '
-                '(NaN or inf) from not subtracting the row maximum; 0/0 from subtracting the global maximum; '
-                'a list; changing `S` in place; rows that do not sum to 1; other wrong values (the hint shows '
-                "the first row of scores and the learner's weights, never the expected ones)",
+                "(NaN or inf) from not subtracting the row maximum; a shift by the row's minimum or mean "
+                '(a row of scores far apart, `[1000, -1000, 0]`, overflows); 0/0 from subtracting the '
+                'global maximum; a list; changing `S` in place; rows that do not sum to 1; other wrong '
+                "values (the hint shows the first row of scores and the learner's weights, never the "
+                'expected ones)',
         hidden=(Hidden(softmax_rows_cases, softmax_rows_ref, array_close),),
         # axis 1 is a row of one matrix, and the queries' axis of a stack (h, n_q, n_k)
         wrong={0: "def f(S):\n    e = np.exp(S - S.max(axis=1, keepdims=True))\n"

@@ -81,7 +81,8 @@ def allowed(rng, shape, p=0.6):
 @reference
 def masked_cases(rng):
     """(S, mask): a random mask on non-square scores; one with a row that allows nothing; scores
-    of +-1000 whose row maximum is masked (only the allowed entries' maximum keeps exp finite)."""
+    of +-1000 whose row maximum is masked (only the allowed entries' maximum keeps exp finite), and
+    a row that allows both +1000 and -1000 (a shift by the allowed minimum or mean overflows)."""
     n_q, n_k = draw_sizes(rng, 3, 8, 2)
     S1, m1 = rng.normal(scale=2.0, size=(n_q, n_k)), allowed(rng, (n_q, n_k))
     S2, m2 = rng.normal(scale=2.0, size=(n_k, n_q)), allowed(rng, (n_k, n_q))
@@ -93,6 +94,8 @@ def masked_cases(rng):
     S3[0] = -1000.0 + rng.uniform(0.0, 2.0, size=k3)
     S3[0, top], m3[0] = 1000.0, True
     m3[0, top] = False
+    # a row that allows scores near +1000 and near -1000: a shift by its allowed minimum or mean overflows
+    S3[1, 0], S3[1, 1], m3[1, :2] = 1000.0, -1000.0, True
     return [(S1, m1), (S2, m2), (S3, m3)]
 
 
@@ -105,9 +108,10 @@ def masked_ref(S, mask):
 def grading_masked_softmax():
     return Grading(
         task='`my_masked_softmax(S, mask)` in plain numpy, `S` and `mask` unchanged (as 02.1)',
-        catches='`S` or `mask` changed in place; a list; masked scores set to 0 instead of −∞; softmax first, '
-                'then zeroing without renormalising; the polarity reversed; NaN in a row with no allowed key; '
-                'overflow without subtracting the row maximum; the wrong axis; the wrong shape',
+        catches='`S` or `mask` changed in place; a list; masked scores set to 0 instead of −∞; softmax '
+                'first, then zeroing without renormalising; the polarity reversed; NaN in a row with no '
+                'allowed key; overflow without subtracting the row maximum, or after a shift by the '
+                'allowed minimum or mean (a row allows 1000 and −1000); the wrong axis; the wrong shape',
         hidden=(Hidden(masked_cases, masked_ref, masked_ok),),
         wrong={0: "def f(S, mask):\n    return ak.softmax(S) * mask"},
         other_right={0: "def f(S, mask):\n    out = np.zeros(S.shape)\n    for i in range(S.shape[0]):\n"

@@ -147,15 +147,17 @@ def away_from_zeros(rng, shape, low, high, grad, least):
 
 @reference
 def gradient_cases(rng):
-    """(f, x, analytic, eps): a correct gradient, one three times too large (relative error 1/2)
-    of size 1e-8, a correct one of size 1e5, and a correct one with a large eps (0.05 to 0.2), whose
-    central difference's error shows: an answer that uses a step of its own fails it."""
+    """(f, x, analytic, eps): a correct gradient, one three times too large and of the wrong sign
+    (relative error 1; an unbounded ``|a - n| / |a + n|`` gives 2) of size 1e-8, a correct one of
+    size 1e5, and a correct one with a large eps (0.05 to 0.2), whose central difference's error
+    shows: an answer that uses a step of its own fails it."""
     x1 = away_from_zeros(rng, tuple(int(v) for v in rng.integers(2, 5, size=2)), -1.5, 1.5, d_wavy, 0.3)
     x2 = rng.uniform(0.5, 1.5, size=int(rng.integers(3, 7))) * rng.choice([-1.0, 1.0], size=1)
     x3 = away_from_zeros(rng, (int(rng.integers(2, 4)), int(rng.integers(4, 6))), -2.0, 2.0, d_big, 3e4)
     x4 = rng.uniform(-1.5, 1.5, size=int(rng.integers(3, 7)))
     return [(grad_wavy, x1, d_wavy(x1), EPS),
-            (grad_quartic, x2, 3 * 4e-8 * x2 ** 3, EPS),
+            # three times too large and of the wrong sign: relative error 1, where |a - n| / |a + n| gives 2
+            (grad_quartic, x2, -3 * 4e-8 * x2 ** 3, EPS),
             (grad_big, x3, d_big(x3), EPS),
             (grad_exp, x4, np.exp(x4), float(rng.choice([0.05, 0.1, 0.2])))]
 
@@ -178,16 +180,17 @@ def grading_gradient_check():
              "difference for one number and calls the package's `numerical_gradient` and `relative_error`; "
              'it describes the relative error in words, without its formula: the learner writes both, for '
              'an `x` of any shape)',
-        catches="an absolute error (the checker's wrong gradient of size 1e-9 and right gradient of size 1e6 "
-                'expose it); an error measured against one gradient alone (it treats the two unlike and can '
-                'exceed 1: the wrong gradient, a multiple of the right one, must give the relative error '
-                'itself); an error against the larger of the two gradients (it treats them alike but can '
-                'reach 2; a second analytic gradient, smaller than the numerical one, tells it from the '
-                'analytic-only one); a one-sided difference; a division by eps instead of 2 eps (the hint '
-                'asks how far apart the two points are; no hint gives the formula); a step of its own instead '
-                'of the eps passed (a case with eps = 0.1); `x` perturbed in place, whether or not it is put '
-                'back (the task says to perturb a copy; the checker watches the array `f` is called with); a '
-                'negative or non-scalar result',
+        catches="an absolute error (the checker's wrong gradient of size 1e-9 and right gradient of size "
+                '1e6 expose it); an error measured against one gradient alone (it treats the two unlike '
+                'and can exceed 1: the wrong gradient, a multiple of the right one, must give the relative '
+                'error itself); an error against the larger of the two gradients (it treats them alike but '
+                'can reach 2; a second analytic gradient, smaller than the numerical one, tells it from '
+                'the analytic-only one); a one-sided difference; a division by eps instead of 2 eps (the '
+                'hint asks how far apart the two points are; no hint gives the formula); a step of its own '
+                'instead of the eps passed (a case with eps = 0.1); an error that is not bounded by 1, '
+                'such as `norm(a - n) / norm(a + n)` (a case whose gradient points the wrong way); `x` '
+                'perturbed in place, whether or not it is put back (the task says to perturb a copy; the '
+                'checker watches the array `f` is called with); a negative or non-scalar result',
         hidden=(Hidden(gradient_cases, gradient_ref, gradient_ok),),
         wrong={0: "def f(fn, x, analytic, eps=1e-4):\n    num = np.zeros_like(x)\n"
                   "    for i in np.ndindex(x.shape):\n        up = x.copy()\n        up[i] += eps\n"

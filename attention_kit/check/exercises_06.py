@@ -100,11 +100,12 @@ def guide_the_mask_at_inference():
 def guide_sampling_with_a_temperature():
     return Grading(
         task='`my_sample(logits, T, rng)`',
-        catches='always the argmax; a generator created or re-seeded inside the function (the same token on '
-                'every call, named as such, not as a wrong softmax); the temperature ignored; the logits '
-                'multiplied by T; a number of tokens written in (the checker samples from 4 and from 6 '
-                'logits); exp overflowing for logits of 1000 (no max subtracted); draws that ignore the given '
-                '`rng` (the same seed run twice gives other tokens); a float or bool instead of an int',
+        catches='always the argmax; a generator created or re-seeded inside the function (the same token '
+                'on every call, named as such, not as a wrong softmax); the temperature ignored; the '
+                'logits multiplied by T; a number of tokens written in (the checker samples from 4 and '
+                'from 6 logits); exp overflowing for logits of 1000 and −1000 (no max subtracted, or the '
+                'mean or the minimum); draws that ignore the given `rng` (the same seed run twice gives '
+                'other tokens); a float or bool instead of an int',
     )
 
 

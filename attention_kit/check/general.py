@@ -18,6 +18,7 @@ usual mistake, and returns True or False. The learner's exceptions are reported,
 * ``is_text(x)``: whether an answer that should be numbers is text (``"0.5"`` or ``["0.5"]``, which
   numpy would read as numbers); the other notebooks' checkers use it too.
 * ``first_match(out, mistakes)``: the hint of the first recorded mistake that ``out`` equals.
+* ``is_text(x)``: True for text given where numbers are asked (the checkers refuse it with a hint).
 * ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers.
 
 The checkers compare with recorded cases: their inputs, right answers and the outputs of the
@@ -57,6 +58,7 @@ __all__ = [
     "array_answer",
     "is_text",
     "first_match",
+    "is_text",
 ]
 
 def array_answer(out, name: str | None = None) -> str | None:
@@ -97,13 +99,14 @@ def is_text(x) -> bool:
     return isinstance(x, (list, tuple)) and any(is_text(v) for v in x)
 
 
-def softmax_by_hand(weights, *, atol: float = 5e-3) -> bool:
+def softmax_by_hand(weights, *, atol: float = 1e-3) -> bool:
     """Check hand-computed softmax weights of ``SOFTMAX_SCORES`` (``[2, 1, 0]``), to ``atol``.
 
     Parameters
     ----------
     weights : array_like, shape (3,)
-        The learner's weights, rounded to two or three decimals is fine.
+        The learner's weights, to three decimals (the exercise asks for three): rounded or cut
+        after the third decimal passes, a slip in the third decimal (e^2 taken as 7.5) does not.
     """
     if not_done(weights):
         return not_attempted(_("no answer yet: replace the ... with your three weights"))
@@ -111,7 +114,7 @@ def softmax_by_hand(weights, *, atol: float = 5e-3) -> bool:
         return report(False, _("give the weights as numbers, not as text: write 0.5, not \"0.5\" (quotes make "
                                "a string, and a string is not a number you can compute with)"))
     w = _as_vector(weights)
-    t = softmax_table()
+    t = softmax_table().open()
     e, want = t["scores"], t["want"]
     if w is None or w.shape != e.shape:
         shape = None if w is None else w.shape
@@ -132,9 +135,13 @@ def softmax_by_hand(weights, *, atol: float = 5e-3) -> bool:
     if abs(w.sum() - 1.0) > 0.0015 + 1e-12:   # three weights rounded to 3 decimals: the sum is off by at most 0.0015
         return report(False, _("your weights sum to {total}, not to 1; softmax weights always sum to 1 "
                                "(up to rounding): check each step of the recipe in section 1").format(total=f"{w.sum():.3f}"))
-    if np.allclose(w, want, atol=0.05):
+    if np.allclose(w, want, atol=0.05) and np.allclose(w, np.round(w, 2), rtol=0, atol=1e-9):
         return report(False, _("close, but rounded too coarsely: give each weight to three decimals "
-                             "(the checker accepts a difference of 0.005)"))
+                             "(the checker accepts a difference of {atol})").format(atol=f"{atol:g}"))
+    if np.allclose(w, want, atol=0.05):
+        return report(False, _("close, but not the softmax to three decimals: a weight is off in its third "
+                               "decimal or earlier. Work each exponential out more precisely (a rough e^1 or "
+                               "e^2 moves every weight), and round only at the end"))
     return report(False, _("your weights sum to 1 (to rounding) but are not the softmax of these "
                          "scores: check each exponential, and the total you divide them by"))
 

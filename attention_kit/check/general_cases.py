@@ -29,7 +29,7 @@ WINNER_K = np.array([[0.0, 1.0],    # k1
 WINNER_LABELS = ("k1", "k2", "k3")
 
 
-@recorded
+@recorded(sealed=True)  # one fixed answer: the table is that answer, sealed
 def softmax_table() -> dict:
     """The by-hand softmax's scores, their weights and the usual mistakes' numbers."""
     e = SOFTMAX_SCORES.astype(float)
@@ -141,6 +141,9 @@ def output_table() -> list[dict]:
              "section 2's table shows what a column-form matrix becomes when the vectors are rows")),
             (on_c, N_("the softmax goes on the logits W_c c + b_c, not on c")),
             (np.einsum("yv,nv->ny", W, softmax(C)) + b, N_("the softmax goes on the logits W_c c + b_c, not on c")),
+            (np.exp(logits) / np.exp(logits).sum(), N_("the whole matrix sums to 1, but each ROW must: one "
+                                                       "probability distribution per context, so normalise each "
+                                                       "row over its classes separately")),
             (softmax(logits - b) + b, N_("the bias was added after the softmax: it belongs to the logits, before they "
                                          "become probabilities; added afterwards, a row no longer sums to 1")),
         ]})

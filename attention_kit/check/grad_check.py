@@ -4,7 +4,8 @@
   (which hides the scale of the gradient), an error measured against one gradient alone (it treats
   the two unlike and can exceed 1) or against the larger of the two (it can exceed 1 too), a one-sided
   difference, a division by eps where the two points are 2 eps apart, a step of its own instead of the
-  eps passed (two values of eps are tried), and x perturbed in place. ``attention_kit.check.backprop`` imports it, with
+  eps passed (two values of eps are tried), an error that is not bounded when the gradients point
+  opposite ways, and x perturbed in place. ``attention_kit.check.backprop`` imports it, with
   notebook 05's other checkers.
 """
 
@@ -76,8 +77,9 @@ def _gradient_table() -> list[dict]:
     and what the usual mistakes return (absolute errors, the difference against one gradient alone,
     a one-sided difference, a division by eps); the wrong gradient's case also keeps a second analytic
     gradient, half the right one, on which an error against the larger gradient differs from one
-    against the analytic gradient alone; the last case uses a large eps, so that an answer which
-    ignores the eps it is given shows."""
+    against the analytic gradient alone; a case uses a large eps, so that an answer which
+    ignores the eps it is given shows, and the last one's gradient points the wrong way, where an
+    error that is not bounded by 1 shows."""
     from ..learn.backward import relative_error
 
     x = np.linspace(-1.2, 1.3, 6).reshape(2, 3)  # no 0, where a gradient would vanish
@@ -85,7 +87,11 @@ def _gradient_table() -> list[dict]:
     cases = [(N_("a correct gradient"), "curved", x, np.cos(3 * x) * 3 * x**2 + 2 * x * np.sin(3 * x), "small", _EPS),
              (N_("a wrong gradient of size 1e-9"), "tiny", y, 2 * (3e-9 * y**2), "large", _EPS),  # twice the truth: 1/3
              (N_("a correct gradient of size 1e6"), "huge", x, -1e6 * np.sin(x), "small", _EPS),
-             (N_("a correct gradient with a large step, eps = 0.1"), "exp", y, np.exp(y), "step", _BIG_EPS)]
+             (N_("a correct gradient with a large step, eps = 0.1"), "exp", y, np.exp(y), "step", _BIG_EPS),
+             # the right gradient's opposite: the course's error is 1, and a measure whose denominator can
+             # vanish (|a - n| / |a + n|) is not bounded
+             (N_("a gradient of the wrong sign"), "curved", y, -(np.cos(3 * y) * 3 * y**2 + 2 * y * np.sin(3 * y)),
+              "large", _EPS)]
     out = []
     for case, name, xc, analytic, band, eps in cases:
         num = {k: _numeric(_FUNCTIONS[name], xc, eps, k) for k in ("central", "one-sided", "over eps")}

@@ -69,7 +69,10 @@ def _mask_table() -> list[dict]:
              N_("this is the future: query i may look at itself and at the keys before it, the past, not after it")),
             (want & ~np.eye(n, dtype=bool),
              N_("each token may attend to itself: the diagonal belongs to the allowed part")),
-        ]
+        ] + [(np.where(want, 0.0, blocked), N_(  # an additive mask: the pattern is right, the encoding is not
+            "right pattern, but written as an additive mask (0 where a key is allowed, a large negative number where "
+            "it is blocked): the task asks for a boolean array (dtype bool), True where query i may attend; the "
+            "masked softmax turns it into scores later")) for blocked in (-np.inf, -1e9)]
         out.append({"n": n, "want": want, "wrong": wrong})
     return out
 
@@ -127,12 +130,12 @@ def _softmax_table() -> list[dict]:
                    [False, True, True, False]])
     # Scores of +-1000: exp overflows (exp(710) is already inf) or underflows to 0 unless the row's
     # maximum over the allowed entries is subtracted first. Row 0's largest score (1000) is masked,
-    # so subtracting the maximum of the whole row is not enough either.
+    # so subtracting the maximum of the whole row is not enough either (row 1's allowed min or mean neither).
     S3 = np.array([[1000.0, -1000.0, -999.0, -998.0],
                    [998.0, 1000.0, 997.0, -1000.0],
                    [-1000.0, -1001.0, 1000.0, -999.5]])
     m3 = np.array([[False, True, True, True],
-                   [True, True, True, False],
+                   [True, True, True, True],
                    [True, True, False, True]])
     out = []
     for case, S, mask in ((N_("a 4x5 causal mask"), S1, m1), (N_("a row with nothing allowed"), S2, m2),
@@ -338,7 +341,7 @@ def positions(fn) -> bool:
 
 # ---------------------------------------------------------------- which rows change
 
-# The hint make grade gives for a wrong set of rows: the idea, not the rows.
+# The hint the grader gives for a wrong set of rows: the idea, not the rows.
 _GRADED_ROWS = N_("a row can change only if the edited token is among its keys: under a causal mask "
                   "query i sees itself and the keys before it. Go through the rows one by one")
 

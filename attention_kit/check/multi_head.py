@@ -19,6 +19,7 @@ outputs of the usual mistakes) comes from ``@recorded`` tables.
 from __future__ import annotations
 
 import numbers
+import re
 
 import numpy as np
 
@@ -253,7 +254,13 @@ def concat_project(fn) -> bool:
             return not_attempted(_(STUB))
         if err:
             hint = ""
-            if "matmul" in err or "align" in err:
+            b, h, _n, d_v = heads.shape
+            sizes = re.search(r"size (\d+) is different from (\d+)", err)
+            if sizes and int(sizes[1]) == W_o.shape[0] and int(sizes[2]) == b * d_v and b != h:
+                hint = _(" (the rows you give W_o are {width} = b*d_v wide: you joined the batch's sequences, "
+                         "not the heads. Each token's row must hold that token's outputs from every head, "
+                         "h*d_v = {want} numbers, and the batch axis stays apart)").format(width=b * d_v, want=h * d_v)
+            elif "matmul" in err or "align" in err:
                 hint = _(" (read W_o's shape, (h*d_v, d_model): its h*d_v rows pair with a token's features from "
                          "all the heads together, so W_o takes those features from its left, as it is given)")
             elif _shape_error(err):
@@ -282,7 +289,7 @@ def n_parameters(answer, *, d_model: int, n_heads: int, d_head: int | None = Non
     if not_done(answer):
         return not_attempted(_("no answer yet: replace the `...` after `answer =` with your number, then run the cell again"))
     layer = (d_model, n_heads, d_model // n_heads if d_head is None else d_head, bool(bias))
-    t = parameter_counts().get(layer)
+    t = parameter_counts().open().get(layer)
     if t is None:
         known = ", ".join(f"(d_model={d}, n_heads={h}, d_head={dh}, bias={b})" for d, h, dh, b in PARAMETER_LAYERS)
         return report(False, _("this checker knows the layers of notebook 03: {known}; got {layer}").format(known=known, layer=layer))

@@ -2,7 +2,7 @@
 ``check.multi_head.n_parameters`` counts, as data.
 
 ``PARAMETER_LAYERS`` lists them, ``(d_model, n_heads, d_head, bias)``; ``parameter_counts()`` is the
-``@recorded`` table of their counts, the ✓ texts (templates and their fields) and the usual wrong counts with their hints.
+sealed ``@recorded`` table (``.open()`` reads it) of their counts, the ✓ texts (templates and their fields) and the usual wrong counts with their hints.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def _count_mistakes(d: int, h: int, dh: int, bias: bool) -> list[tuple[int, str]
     return [(w, hint) for w, hint in wrong if w is not None]
 
 
-@recorded
+@recorded(sealed=True)  # one fixed answer per layer: the table is those answers, sealed
 def parameter_counts() -> dict:
     """Per layer of ``PARAMETER_LAYERS``: the count, the ✓ text and the usual mistakes' counts."""
     out = {}

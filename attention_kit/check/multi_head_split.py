@@ -117,6 +117,10 @@ def split_merge(split_fn, merge_fn=None) -> bool:
             if "axes" in err or "reshape" in err:
                 return report(False, _("split: {error}. X is a batch, shape (b, n, h*d_head) = {X}: every reshape and "
                                        "transpose must account for the batch axis in front, which stays first").format(error=err, X=X.shape))
+            if "values to unpack" in err:  # n, hd = X.shape: written for one sequence
+                return report(False, _("split: {error}. X is a batch, shape (b, n, h*d_head) = {X}, with {k} axes: "
+                                       "code written for one sequence (n, h*d_head) reads one axis too few").format(
+                                           error=err, X=X.shape, k=X.ndim))
             return report(False, _("split: {error}").format(error=err))
         if (msg := array_answer(got)):
             return report(False, _("split: {error}").format(error=msg))
@@ -139,7 +143,7 @@ def split_merge(split_fn, merge_fn=None) -> bool:
                                    "not typed in").format(b=b, n=n, h=h, d=d, error=err))
         if err:
             message = (_("merge: {error}. The heads come as a batch, (b, h, n, d_head): the batch axis stays first")
-                       if ("axes" in err or "reshape" in err) else _("merge: {error}"))
+                       if ("axes" in err or "reshape" in err or "values to unpack" in err) else _("merge: {error}"))
             return report(False, message.format(error=err))
         if (msg := array_answer(got)):
             return report(False, _("merge: {error}").format(error=msg))

@@ -10,8 +10,8 @@ attention_kit.mechanism.masks`` inside the function), fails the exercise with a 
 ``allow`` names the few package functions an exercise may use (notebook 02's "self-attention in
 one line" may call ``ak.softmax``, not ``ak.self_attention``).
 
-Under the grader (``make grade``) the answer is the grader's stand-in for a function in the
-learner's kernel (``attention_kit.grading.remote``): there the package's functions refuse to run
+Under the grader (the teacher's, which grades returned notebooks) the answer is the grader's
+stand-in for a function in the learner's kernel: there the package's functions refuse to run
 while the answer runs, whatever route reaches them, and the stand-in names what was called.
 
 The registry (``attention_kit.check.registry``) reads the mark from the checker

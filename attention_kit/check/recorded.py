@@ -49,11 +49,11 @@ WITHHELD = "__withheld__"
 
 
 class Sealed:
-    """A prediction exercise's table (its answer, and hints that may state it), as a table function
-    returns it: printing it or calling the function shows no answer; the checker calls
-    :meth:`open`. This only keeps the answer out of plain sight in an edition whose checkers
-    judge predictions in class (code that can judge can be read); ``make student
-    PREDICTIONS=record`` ships no such table at all (docs/teaching.md, Predictions)."""
+    """A table that holds an exercise's answer (a prediction's, with hints that may state it, or
+    a fixed value's), as a table function returns it: printing it or calling the function shows
+    no answer; the checker calls :meth:`open`. This only keeps the answer out of plain sight in
+    an edition whose checkers judge in class (code that can judge can be read); an edition that
+    records predictions ships no prediction's table at all."""
 
     __slots__ = ("_key", "_blob")
 
@@ -105,24 +105,29 @@ def _key(fn: Callable) -> str:
     return f"{(fn.__module__ or '?').rsplit('.', 1)[-1]}.{fn.__qualname__}"
 
 
-def recorded(fn: Callable[[], Any] | None = None, *, answers: bool = False):
+def recorded(fn: Callable[[], Any] | None = None, *, answers: bool = False, sealed: bool = False):
     """Mark ``fn`` (no arguments) as a checker's data: its cases, right answers and mistakes'
     outputs. Computed once here; read from ``recorded.pkl`` in the student edition. Each call
     returns a fresh copy, so a checker (or a learner's function) may change what it gets.
 
     ``@recorded(answers=True)``: a prediction exercise's table. The function returns a
     :class:`Sealed` (its checker calls ``.open()``), in every edition; ``recorded.pkl`` holds it
-    masked, and a ``PREDICTIONS=record`` edition leaves it out."""
+    masked, and a ``PREDICTIONS=record`` edition leaves it out.
+
+    ``@recorded(sealed=True)``: the table of an exercise with one fixed answer (a value to work
+    out, not a function), which is therefore that answer: sealed like a prediction's table, in
+    every edition, but kept by ``PREDICTIONS=record`` (its checker judges in class)."""
     if fn is None:
-        return functools.partial(recorded, answers=answers)
+        return functools.partial(recorded, answers=answers, sealed=sealed)
     key = _key(fn)
+    sealed = sealed or answers
 
     @functools.wraps(fn)
     def wrapper():
         store = load_store()
         if key in store:
             value = store[key]
-            return Sealed(key, value) if answers else copy.deepcopy(value)
+            return Sealed(key, value) if sealed else copy.deepcopy(value)
         if key in store.get(WITHHELD, ()):
             raise RuntimeError(f"attention_kit.check: {key} holds a prediction exercise's answers, which "
                                "this edition does not ship: predictions are judged when the notebook is graded")
@@ -130,11 +135,12 @@ def recorded(fn: Callable[[], Any] | None = None, *, answers: bool = False):
             if store:  # a student edition without this entry: built from other sources
                 raise RuntimeError(f"attention_kit.check: no recorded data for {key}; rebuild the "
                                    "student edition (make student)")
-            _cache[key] = seal(key, fn()) if answers else fn()
-        return Sealed(key, _cache[key]) if answers else copy.deepcopy(_cache[key])
+            _cache[key] = seal(key, fn()) if sealed else fn()
+        return Sealed(key, _cache[key]) if sealed else copy.deepcopy(_cache[key])
 
     wrapper.recorded_key = key
     wrapper.answers = answers
+    wrapper.sealed = sealed
     _REGISTERED[key] = wrapper
     return wrapper
 
@@ -154,11 +160,11 @@ def recorded_functions() -> dict[str, Callable[[], Any]]:
 
 
 def store_entry(key: str) -> Any:
-    """What ``recorded.pkl`` holds for ``key``: the data, or for an ``answers=True`` table its
-    sealed bytes."""
+    """What ``recorded.pkl`` holds for ``key``: the data, or for a sealed table (``answers=True``
+    or ``sealed=True``) its sealed bytes."""
     fn = _REGISTERED[key]
     if key not in _cache:
-        _cache[key] = seal(key, fn.__wrapped__()) if fn.answers else fn.__wrapped__()
+        _cache[key] = seal(key, fn.__wrapped__()) if fn.sealed else fn.__wrapped__()
     return _cache[key]
 
 

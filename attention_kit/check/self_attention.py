@@ -16,6 +16,7 @@ import numpy as np
 
 from ..i18n import N_, _
 from . import (
+    as_floats,
     close,
     not_attempted,
     not_done,
@@ -24,9 +25,10 @@ from . import (
     report,
     report_failure,
     shape_of,
+    shape_text,
     try_call,
 )
-from .general import array_answer, first_match
+from .general import array_answer, first_match, is_text
 from .plain import plain_numpy
 from .self_attention_cases import (
     fix_table,
@@ -105,6 +107,12 @@ def softmax_rows(fn: Callable) -> bool:
             return report(False, hint)
         arr = np.asarray(out, dtype=float) if shape_of(out) == S.shape else None
         if arr is not None and np.abs(S).max() >= 1000 and not np.isfinite(arr).all():
+            if case["spread"]:
+                return report(False, _("rows whose scores lie far apart, such as {row}, give NaN or inf: after "
+                                       "your shift an exponent is still far above 0, and exp overflows past about "
+                                       "709 (or every exp of a row underflows to 0). The shift must leave every "
+                                       "exponent of a row at most 0, however far apart its scores are").format(
+                                           row=S[0].tolist()))
             if np.array_equal(np.isfinite(arr), case["global_max_finite"]):
                 return report(False, _("a row of scores near -1000 gives NaN: you subtracted the maximum of the "
                                        "whole matrix, so every exp in that row underflows to 0 and the row is 0/0. "
@@ -220,22 +228,27 @@ def output_row(answer, *, X, W_q, W_k, W_v, i: int) -> bool:
     if not_done(answer):
         return not_attempted(_(NOT_DONE))
     given = (X, W_q, W_k, W_v)
-    for case in output_row_table():
+    for case in output_row_table().open():
         names = ("X", "W_q", "W_k", "W_v")
         if case["i"] == i and all(close(a, case[k], atol=0) for a, k in zip(given, names, strict=True)):
             break
     else:
         return report(False, _("this checker knows the exercise's inputs only: call it as the exercise cell does"))
     want = case["want"]
+    if is_text(answer):
+        return report(False, _("give y_i as numbers, not as text: write 0.5, not \"0.5\" (quotes make a string, "
+                               "and a string is not a number you can compute with)"))
     if close(answer, want, atol=1e-3):
         return report(True, f"y_{i + 1} = {np.array2string(np.asarray(want), precision=3)}")
     for arr, hint in case["mistakes"]:
         if close(answer, arr, atol=1e-3):
             return report(False, _(hint))
     if shape_of(answer) != want.shape:
-        return report(False, _("y_i must be a vector of shape {want} (d_v,), yours has shape {got}").format(
-            want=want.shape, got=shape_of(answer)))
-    if close(answer, want, atol=0.0051):
+        return report(False, _("y_i must be one vector of shape {want} (d_v,); got {got}").format(
+            want=want.shape, got=shape_text(answer)))
+    given = as_floats(answer)
+    looks_rounded = given is not None and bool(np.allclose(given, np.round(given, 2), rtol=0, atol=1e-9))
+    if looks_rounded and close(answer, want, atol=0.0051):
         return report(False, _("close, but rounded too coarsely: the checker compares to 3 decimals, so keep 3 "
                                "decimals at least (round only the numbers you print, not the ones you compute with)"))
     return report(False, _("not the expected row (values are compared to 3 decimals): redo it one step at a "
@@ -303,6 +316,12 @@ def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: fl
     variance after scaling, squared, the means left out or subtracted."""
     if not_done(variance) or not_done(std):
         return not_attempted(_(NOT_DONE))
+    if is_text(variance) or is_text(std):
+        return report(False, _("give the variance and the standard deviation as numbers, not as text: write 0.5, "
+                               "not \"0.5\" (quotes make a string, and a string is not a number you can compute with)"))
+    if isinstance(variance, (bool, np.bool_)) or isinstance(std, (bool, np.bool_)):
+        return report(False, _("give two numbers, the variance and the standard deviation; True and False are "
+                               "not numbers (Python reads them as 1 and 0)"))
     try:
         v, s = float(variance), float(std)
     except (TypeError, ValueError):

@@ -81,14 +81,17 @@ def softmax_rows_table() -> list[dict]:
     wide = np.round(rng.normal(size=(3, 4)), 2)  # (n_q, n_k) = (3, 4): rows and columns differ
     square = np.array([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0], [2.0, 2.0, 2.0]])  # (3, 3)
     big = np.array([[1000.0, 1001.0, 999.0], [-1000.0, -1002.0, -1001.0]])  # overflow, and 0/0 for a global max
+    # rows whose scores lie far apart: a shift by the row's minimum or mean still overflows
+    spread = np.array([[1000.0, -1000.0, 0.0], [0.0, 800.0, -5.0]])
     stack = np.round(rng.normal(size=(2, 3, 4)), 2)  # (h, n_q, n_k): a stack of score matrices, one per head
     table = []
-    for S in (wide, square, big, stack):
+    for S in (wide, square, big, spread, stack):
         with np.errstate(all="ignore"):
             g = np.exp(S - S.max())
             finite = np.isfinite(g / g.sum(axis=-1, keepdims=True))
             mistakes = _softmax_mistakes(S)
-        table.append({"S": S, "want": softmax(S), "mistakes": mistakes, "global_max_finite": finite})
+        table.append({"S": S, "want": softmax(S), "mistakes": mistakes, "global_max_finite": finite,
+                      "spread": S is spread})
     return table
 
 
@@ -127,7 +130,7 @@ def scores_table() -> list[dict]:
 
 # ---------------- Exercise 3: one output row by hand
 
-@recorded
+@recorded(sealed=True)  # one fixed answer: the table is that answer, sealed
 def output_row_table() -> list[dict]:
     """The exercise's inputs (identity projections, the third row), its row y_3, and the rows of
     the usual mistakes."""
@@ -138,6 +141,9 @@ def output_row_table() -> list[dict]:
     out, A = self_attention(X, I2, I2, I2)
     mistakes = [
         ((_sm(dots) @ V)[i], N_("forgot the scaling: the scores are divided by sqrt(d_k) before the softmax")),
+        ((_sm(dots / Q.shape[-1]) @ V)[i], N_("the scores are scaled by the wrong amount: the scaling undoes how the "
+         "spread of a dot product grows with the width d_k, and it is the standard deviation, not the variance, "
+         "that the scores are divided by")),
         ((dots @ V)[i], N_("no softmax: turn the scores into weights with softmax before mixing the values")),
         ((S @ V)[i], N_("no softmax: the scaled scores must go through softmax to become weights")),
         ((_sm(S, axis=0) @ V)[i], N_("softmax over the wrong axis: y_i uses row i of the weights, a "

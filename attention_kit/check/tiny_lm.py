@@ -233,7 +233,9 @@ def _sample_table() -> dict:
             # flat logits whose largest is first, then last: an argmax returns 0, then 3; one fixed
             # uniform number (a generator seeded anew on every call) cannot give both
             "flat": [(np.array([0.1, 0.0, 0.0, 0.0]), 0), (np.array([0.0, 0.0, 0.0, 0.1]), 3)],
-            "big": np.array([1000.0, 999.0, 0.0]), "big_ok": (0, 1)}
+            # logits far apart: a shift by the mean (about 0) or the minimum (-1000) leaves exp(1000) or
+            # more, which overflows; only the largest logit keeps every exp finite
+            "big": np.array([1000.0, 999.0, -1000.0, -1000.0]), "big_ok": (0, 1)}
 
 
 def _draws(fn, logits, t, n, seed):
@@ -310,9 +312,9 @@ def sample(fn) -> bool:
         except (TypeError, ValueError):
             bad = True
         if bad:
-            return report(False, _("logits of 1000 overflow the exponential. Subtracting the same number from "
-                                   "every logit does not change the softmax: which number keeps every "
-                                   "exponential at most 1?"))
+            return report(False, _("logits far apart, such as 1000 and -1000, overflow the exponential (exp is inf "
+                                   "past about 709). Subtracting the same number from every logit does not change "
+                                   "the softmax: which number keeps every exponential at most 1?"))
         return report(True, _("sampling: softmax(logits / T); small T sharpens towards the argmax, large "
                               "T flattens towards uniform"))
     if all(np.abs(freq[temp] - t["ignored"][temp]).max() < 0.04 for temp in freq):

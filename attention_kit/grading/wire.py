@@ -2,11 +2,14 @@
 
 :func:`encode` turns a value into JSON text's building blocks; :func:`decode` turns them back.
 Only data crosses: ``None``, booleans, numbers (Python and numpy scalars, with ``nan`` and
-``inf``), strings, ``...``, lists, tuples, dicts, numpy arrays of numbers or booleans (as ``.npy``
-bytes, read back with ``allow_pickle=False``), numpy random generators (their state) and functions
+``inf``), strings, ``...``, lists, tuples, sets, frozensets, ranges, dicts, numpy arrays of numbers,
+booleans or text (as ``.npy`` bytes, read back with ``allow_pickle=False``), numpy random generators
+(their state) and functions
 of ``attention_kit`` itself (by name, for the grader's own test functions). Anything else a
 learner's function returns comes back as an :class:`Opaque` marker that names its type: it runs no
-code on the grader's side, and a checker treats it as a wrong answer.
+code on the grader's side, and a checker treats it as a wrong answer. Every container an exercise
+accepts in class crosses as itself (a set as a set, a range as a range, an array of text as that
+array), so that the grader's checker sees what the in-class one saw and gives the same verdict.
 
 Decoding never imports or calls anything the data names except, on the kernel's side only
 (``allow_functions=True``), an ``attention_kit`` function the grader sent.
@@ -74,7 +77,7 @@ def encode(value: Any, depth: int = 0) -> Any:
         if arr.dtype.kind in "biufc":
             return {"scalar": _npy(arr)}
     if isinstance(value, np.ndarray):
-        if value.dtype.kind in "biufc":
+        if value.dtype.kind in "biufcUS":  # text too: a checker names it (no pickle needed for either)
             return {"array": _npy(value), **({} if value.flags.writeable else {"readonly": True})}
         if value.dtype.kind == "O" and value.size <= 10_000:
             return {"objarray": [encode(v, depth + 1) for v in value.ravel().tolist()],
@@ -83,6 +86,11 @@ def encode(value: Any, depth: int = 0) -> Any:
         return {"list": [encode(v, depth + 1) for v in value]}
     if type(value) is tuple:
         return {"tuple": [encode(v, depth + 1) for v in value]}
+    if type(value) in (set, frozenset):
+        items = [encode(v, depth + 1) for v in value]
+        return {"set" if type(value) is set else "frozenset": items}
+    if type(value) is range:
+        return {"range": [encode(value.start), encode(value.stop), encode(value.step)]}
     if type(value) is dict:
         return {"dict": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
     if isinstance(value, np.random.Generator):
@@ -150,6 +158,21 @@ def decode(data: Any, *, allow_functions: bool = False, depth: int = 0) -> Any:
         return [sub(v) for v in data["list"]]
     if "tuple" in data:
         return tuple(sub(v) for v in data["tuple"])
+    if "set" in data or "frozenset" in data:
+        kind = set if "set" in data else frozenset
+        items = [sub(v) for v in data["set" if kind is set else "frozenset"]]
+        try:
+            return kind(items)
+        except TypeError:  # an element that is not hashable here: not data this module writes
+            raise WireError("a set of unhashable values") from None
+    if "range" in data:
+        bounds = [sub(v) for v in data["range"]]
+        if len(bounds) != 3 or not all(type(b) is int for b in bounds):
+            raise WireError(f"not a range: {bounds!r}")
+        try:
+            return range(*bounds)
+        except ValueError as exc:  # a step of 0
+            raise WireError(f"not a range: {exc}") from None
     if "dict" in data:
         out = {}
         for k, v in data["dict"]:

@@ -1,4 +1,4 @@
-"""A font for the figures' Chinese text (the Chinese edition, ``docs/translating.md``).
+"""A font for the figures' Chinese text (the Chinese edition).
 
 matplotlib's default font, DejaVu Sans, has no Chinese glyphs. In Chinese (``ATTENTION_KIT_LANG=zh``
 or the folder's marker file), importing :mod:`attention_kit.plotting` calls :func:`use_cjk_font`,
