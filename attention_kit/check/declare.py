@@ -113,7 +113,7 @@ class Grading:
     the teacher's (it must pass in class and hidden), a form the exercise refuses (both refuse
     it). ``honest``: whole answer cells in different honest styles, the textbook ones included
     (the grader's copy flags must not accuse learners who write them). ``task`` and ``catches``:
-    the exercise's row in docs/teaching.md's table of what the checkers catch (the task, and the
+    the exercise's row in the teaching guide's table of what the checkers catch (the task, and the
     mistakes its hints name), which the guide's table tool writes there.
     """
 
