@@ -107,9 +107,13 @@ nbval-lowest: $(LOWEST_STAMP)
 # make test: ruff, then the unit tests, nbval and nbval-elsewhere one after the other beside the
 # browser tests, two targets at a time (the browser tests mostly wait for the page and leave a core
 # idle); each target's output is printed whole when it ends. TEST_JOBS=1: one after the other.
+# AK_TEST_EDITIONS: a folder the unit and browser tests share for the run, where the student
+# edition is built once (tests/editions.py); removed after.
 TEST_JOBS ?= 2
 test: lint
-	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target browser unit nbval nbval-elsewhere
+	@editions="$$(mktemp -d)"; \
+	AK_TEST_EDITIONS="$$editions" $(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target browser unit nbval nbval-elsewhere; \
+	rc=$$?; rm -rf "$$editions"; exit $$rc
 
 # Binder as repo2docker builds it (docs/development.md, "Binder as repo2docker builds it"): a venv,
 # .venv-binder, on Python 3.11 with repo2docker's base environment (requirements/repo2docker-base.txt,

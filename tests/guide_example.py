@@ -89,13 +89,15 @@ def build_class(student: Path, subs: Path) -> None:
         (ROOT / "notebooks" / registry.notebook("02").file).read_bytes())
 
 
-def run(work: Path) -> str:
-    """Build the class in ``work``, grade it there as the guide says, return the example's text."""
+def run(work: Path, student: Path | None = None) -> str:
+    """Build the class in ``work`` (from the student edition in ``student``, when given: else
+    one built here), grade it there as the guide says, return the example's text."""
     from attention_kit.grading.__main__ import main
 
-    student = work / "student"
-    with contextlib.redirect_stdout(io.StringIO()):
-        assert make_student.main(["-o", str(student)]) == 0
+    if student is None:
+        student = work / "student"
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert make_student.main(["-o", str(student)]) == 0
     build_class(student, work / "returned")
     cwd, columns = os.getcwd(), os.environ.get("COLUMNS")
     os.chdir(work)

@@ -34,7 +34,7 @@ from attention_kit.grading.execute import Limits, grade_notebook, prepared
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import class_samples  # noqa: E402
-import make_student  # noqa: E402
+import editions  # noqa: E402
 
 pytestmark = pytest.mark.slow  # grades a whole made-up class in kernels (minutes on 2 cores): make check leaves it out
 
@@ -140,8 +140,7 @@ def _digests(folder: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """Build the class from `make student` copies, grade it in one run, return what it wrote."""
-    student = tmp_path_factory.mktemp("student")
-    assert make_student.main(["-o", str(student)]) == 0
+    student = editions.check(editions.student_edition(tmp_path_factory))
     subs = tmp_path_factory.mktemp("submissions")
     out = tmp_path_factory.mktemp("grades")
     fresh = {nb.number: nbformat.read(student / nb.file, as_version=4) for nb in registry.NOTEBOOKS}
@@ -405,8 +404,7 @@ def lms(tmp_path_factory):
     """Canvas and Moodle downloads of a class set notebooks 02 and 04, graded with their exports."""
     import zipfile
 
-    student = tmp_path_factory.mktemp("student-lms")
-    assert make_student.main(["-o", str(student)]) == 0
+    student = editions.check(editions.student_edition(tmp_path_factory))
     subs = tmp_path_factory.mktemp("lms")
     out = tmp_path_factory.mktemp("lms-grades")
     f02, f04 = registry.notebook("02").file, registry.notebook("04").file

@@ -135,9 +135,10 @@ def _parses_off_main_or_overlapping(trace: Path) -> list[str]:
     return problems
 
 
-def stress(rounds: int, learners: int, workers: int, work: Path, out=print) -> dict:
+def stress(rounds: int, learners: int, workers: int, work: Path, out=print, tmp_path_factory=None) -> dict:
     """Grade ``rounds`` classes of ``learners`` honest learners, ``workers`` at a time, beside
     the noise threads, recording every parse_cell; return the counts."""
+    import editions
     import make_student
 
     from attention_kit.grading.__main__ import grade_class
@@ -147,7 +148,10 @@ def stress(rounds: int, learners: int, workers: int, work: Path, out=print) -> d
     os.environ["AK_PARSE_TRACE"] = str(trace)  # the workers read it when they start
     registry._TRACE = str(trace)  # this process read it at import
     student = work / "student"
-    assert make_student.main(["-o", str(student)]) == 0
+    if tmp_path_factory is None:  # as a script
+        assert make_student.main(["-o", str(student)]) == 0
+    else:
+        editions.check(editions.student_edition(tmp_path_factory, into=student))
     counts = collections.Counter()
     for r in range(rounds):  # the classes are written first, without the noise
         (work / f"round{r}").mkdir()
@@ -181,10 +185,10 @@ def stress(rounds: int, learners: int, workers: int, work: Path, out=print) -> d
     return dict(counts)
 
 
-def test_stress(tmp_path):
+def test_stress(tmp_path, tmp_path_factory):
     """One round of 10 honest learners, 4 at a time, beside the noise (STRESS_ROUNDS=n: more)."""
     rounds = int(os.environ.get("STRESS_ROUNDS", 1))
-    counts = stress(rounds, 10, 4, tmp_path)
+    counts = stress(rounds, 10, 4, tmp_path, tmp_path_factory=tmp_path_factory)
     assert counts["notebooks"] == 10 * rounds
     assert counts["could not run"] == 0 and counts["passed"] == counts["exercises"], counts
     assert counts["noise parses"] > 0, counts  # the noise ran beside the grader

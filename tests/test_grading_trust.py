@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import class_samples  # noqa: E402
+import editions  # noqa: E402
 import trust_class  # noqa: E402
 
 pytestmark = pytest.mark.slow  # grades a class in kernels (minutes on 2 cores): make check leaves it out
@@ -174,13 +175,10 @@ def _notebook(fresh, number: str, answers: dict[str, str], first: str = "", last
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    import make_student
-
     from attention_kit.grading.__main__ import grade_class
     from attention_kit.grading.execute import Limits
 
-    student = tmp_path_factory.mktemp("student")
-    assert make_student.main(["-o", str(student)]) == 0
+    student = editions.check(editions.student_edition(tmp_path_factory))
     fresh = {n: nbformat.read(student / registry.notebook(n).file, as_version=4) for n in ("02", "04")}
     subs = tmp_path_factory.mktemp("canvas")
     files = {}
@@ -317,11 +315,8 @@ def test_predictions_recorded_in_class_are_judged_only_by_the_grader(tmp_path, m
     assert heads.failing_queries([14]) is False
 
 
-def test_the_student_edition_ships_no_grader_and_records_predictions_when_asked(tmp_path):
-    import make_student
-
-    assert make_student.main(["-o", str(tmp_path / "s"), "--record-predictions"]) == 0
-    package = tmp_path / "s" / "attention_kit"
+def test_the_student_edition_ships_no_grader_and_records_predictions_when_asked(tmp_path_factory):
+    package = editions.check(editions.student_edition(tmp_path_factory, record_predictions=True)) / "attention_kit"
     assert not (package / "grading").exists()  # no hidden cases, no references
     assert '"record"' in (package / "check" / "class_settings.json").read_text()
     assert "16, 17, 20, 21" not in (package / "check" / "heads.py").read_text()

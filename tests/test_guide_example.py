@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 
+import editions
 import pytest
 from guide_example import guide_example, run, same_but_duration
 
@@ -15,8 +16,9 @@ from attention_kit.check import registry
 pytestmark = pytest.mark.slow  # grades five learners in kernels (about a minute on 2 cores)
 
 
-def test_the_guides_example_is_a_real_run_today(tmp_path):
-    new, old = run(tmp_path), guide_example()
+def test_the_guides_example_is_a_real_run_today(tmp_path, tmp_path_factory):
+    student = editions.check(editions.student_edition(tmp_path_factory, into=tmp_path / "student"))
+    new, old = run(tmp_path, student), guide_example()
     assert same_but_duration(new, old), "docs/teaching.md's example is out of date (python tests/guide_example.py " \
         "--write):\n" + "\n".join(difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=1))
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import sys
 from pathlib import Path
@@ -12,13 +11,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
+import editions  # noqa: E402
 import make_student  # noqa: E402
 
 NOTEBOOKS = make_student.course_notebooks()
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _exercise_sources(nb) -> list[str]:
@@ -75,11 +71,10 @@ def test_studentize_on_a_small_notebook():
 def student_dir(tmp_path_factory):
     if not NOTEBOOKS:
         pytest.skip("no notebooks/NN_*.ipynb yet")
-    out = tmp_path_factory.mktemp("student")
-    digests = {p: _digest(p) for p in NOTEBOOKS}
-    assert make_student.main(["-o", str(out)]) == 0
-    assert {p: _digest(p) for p in NOTEBOOKS} == digests, "make student modified a notebook"
-    return out
+    build = editions.student_edition(tmp_path_factory)
+    assert build.returncode == 0, build.output
+    assert build.modified == [], f"make student modified {build.modified}"
+    return build.path
 
 
 @pytest.mark.parametrize("src", NOTEBOOKS, ids=lambda p: p.stem)

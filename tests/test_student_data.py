@@ -24,18 +24,18 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import make_student  # noqa: E402
+import editions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def student_pkg(tmp_path_factory) -> Path:
-    """A folder holding the student edition's ``attention_kit`` (as ``make student`` writes it)."""
+    """A folder holding the student edition's ``attention_kit`` (as ``make student`` writes it:
+    the run's one build, tests/editions.py)."""
+    edition = editions.check(editions.student_edition(tmp_path_factory))
     out = tmp_path_factory.mktemp("student-pkg")
-    shutil.copytree(ROOT / "attention_kit", out / "attention_kit",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "grading", "recorded.pkl"))
-    make_student.write_check_package(out / "attention_kit" / "check")
+    shutil.move(edition / "attention_kit", out / "attention_kit")
     return out
 
 

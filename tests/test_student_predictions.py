@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-import make_student  # noqa: E402
+import editions  # noqa: E402
 
 BYPASSES = textwrap.dedent('''
     import importlib, inspect, sys
@@ -72,9 +72,7 @@ BYPASSES = textwrap.dedent('''
 @pytest.fixture(scope="module")
 def record_edition(tmp_path_factory):
     """A student edition built with ``--record-predictions``."""
-    out = tmp_path_factory.mktemp("record") / "s"
-    assert make_student.main(["-o", str(out), "--record-predictions"]) == 0
-    return out
+    return editions.check(editions.student_edition(tmp_path_factory, record_predictions=True))
 
 
 def test_no_way_round_recorded_predictions_in_the_student_edition(record_edition, tmp_path):
@@ -334,11 +332,10 @@ def test_a_recorded_edition_ships_no_prediction_answer(record_edition, tmp_path)
     assert seen["calls"] > 40  # every table function of the student edition was called
 
 
-def test_a_default_edition_holds_the_answers_sealed(tmp_path):
+def test_a_default_edition_holds_the_answers_sealed(tmp_path, tmp_path_factory):
     """Without PREDICTIONS=record the checker needs its answers: neither recorded.pkl nor a table
     function called without arguments shows them in plain form, and the checker still judges."""
-    out = tmp_path / "s"
-    assert make_student.main(["-o", str(out)]) == 0
+    out = editions.check(editions.student_edition(tmp_path_factory))
     tables = sorted({k for keys in _tables_read_by_predictions().values() for k in keys})
     seen = _look_inside(out, tables, tmp_path)
     assert seen["found"] == [], seen["found"]

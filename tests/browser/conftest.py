@@ -38,13 +38,19 @@ def chromium_path() -> str:
     return path
 
 
+#: The Chinese edition (test_zh_in_lab.py), served by the same JupyterLab as ``zh/``, as the
+#: course ships it: its own folder, whose marker file makes the kernels there speak Chinese.
+ZH = jlab.ROOT / "notebooks" / "zh"
+
+
 @pytest.fixture(scope="session")
 def lab():
     notebooks = jlab.course_notebooks()
     if not notebooks:
         pytest.skip("no notebooks/NN_*.ipynb to open yet")
     disabled = tuple(x for x in os.environ.get("BROWSER_DISABLE_EXTENSIONS", "").split(",") if x)
-    with jlab.LabServer(notebooks, disabled_extensions=disabled) as server:
+    subfolders = {"zh": ZH} if ZH.is_dir() else {}
+    with jlab.LabServer(notebooks, disabled_extensions=disabled, subfolders=subfolders) as server:
         yield server
 
 

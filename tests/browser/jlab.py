@@ -256,12 +256,13 @@ def cell_locator(page, index: int):
 
 
 def open_notebook(page, server: LabServer, name: str) -> None:
-    """Open ``name``: load JupyterLab on it the first time, later double-click it in the file
-    browser (it opens in a new tab, in front); wait until its kernel is idle."""
+    """Open ``name`` (a path under the server's root, e.g. ``zh/02_self_attention.ipynb``): load
+    JupyterLab on it the first time, later double-click it in the file browser, which shows the
+    folder of the first (it opens in a new tab, in front); wait until its kernel is idle."""
     if not page.url.startswith(server.base):
         page.goto(server.lab_url(name))
     else:
-        page.locator(".jp-DirListing-item", has_text=name).first.dblclick()
+        page.locator(".jp-DirListing-item", has_text=name.rsplit("/", 1)[-1]).first.dblclick()
     page.wait_for_function(
         """(p) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
                     return !!(w && w.context && w.context.path === p); }""",
@@ -270,8 +271,9 @@ def open_notebook(page, server: LabServer, name: str) -> None:
 
 
 def activate(page, name: str) -> None:
-    """Bring the tab of notebook ``name`` to the front, as a person clicks on it."""
-    page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text=name).first.click()
+    """Bring the tab of notebook ``name`` (its path under the server's root) to the front, as a
+    person clicks on it."""
+    page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text=name.rsplit("/", 1)[-1]).first.click()
     page.wait_for_function(
         "(p) => window.jupyterapp.shell.currentWidget.context.path === p", arg=name)
 

@@ -67,7 +67,7 @@ def _server_port(runtime: Path, pid: int) -> int | None:
 
 class LabServer:
     """A JupyterLab server on 127.0.0.1 serving a temporary copy of some notebooks (and of a
-    whole ``folder``, if given).
+    whole ``folder``, if given, and of each of ``subfolders``, ``{name: folder}``, as ``name/``).
 
     Use as a context manager; the server is stopped (SIGTERM, then SIGKILL) and the temporary
     directory removed on exit, also when the body raised.
@@ -76,12 +76,13 @@ class LabServer:
     def __init__(self, notebooks: list[Path], *, python: str | None = None,
                  startup_timeout: float = 60.0, extra_args: tuple[str, ...] = (),
                  disabled_extensions: tuple[str, ...] = (), folder: Path | None = None,
-                 app: str = "lab"):
+                 subfolders: dict[str, Path] | None = None, app: str = "lab"):
         if app not in ("lab", "notebook"):
             raise ValueError(f"app = {app!r}: 'lab' (JupyterLab) or 'notebook' (Jupyter Notebook 7)")
         self.app = app  # which front end the server serves
         self.sources = [Path(p) for p in notebooks]
         self.folder = None if folder is None else Path(folder)  # served whole (make student's output)
+        self.subfolders = {name: Path(f) for name, f in (subfolders or {}).items()}  # e.g. zh/
         # the python whose JupyterLab serves (and whose kernel runs): $BROWSER_PYTHON if set
         self.python = python or os.environ.get("BROWSER_PYTHON") or sys.executable
         self.startup_timeout = startup_timeout
@@ -106,6 +107,8 @@ class LabServer:
             shutil.copytree(self.folder, self.root, dirs_exist_ok=True)
         for nb in self.sources:  # a COPY: the tests never touch the committed files
             shutil.copy2(nb, self.root / nb.name)
+        for name, folder in self.subfolders.items():
+            shutil.copytree(folder, self.root / name, dirs_exist_ok=True)
         app_settings = self.tmp / "app-settings"
         app_settings.mkdir()
         (app_settings / "overrides.json").write_text(json.dumps(SETTINGS_OVERRIDES, indent=2))

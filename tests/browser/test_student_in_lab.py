@@ -13,6 +13,8 @@ import jlab
 import pytest
 
 sys.path.insert(0, str(jlab.ROOT / "tools"))
+sys.path.insert(0, str(jlab.ROOT / "tests"))
+import editions  # noqa: E402
 import make_student  # noqa: E402
 
 NB = "01_general_attention_model.ipynb"
@@ -35,8 +37,7 @@ _JS_VISIBLE = """
 
 @pytest.fixture(scope="module")
 def student_lab(tmp_path_factory):
-    out = tmp_path_factory.mktemp("edition") / "student"
-    assert make_student.main(["-o", str(out)]) == 0
+    out = editions.check(editions.student_edition(tmp_path_factory))
     with jlab.LabServer([], folder=out) as server:
         yield server
 
