@@ -543,3 +543,21 @@ def test_causal_mask_additive_form_is_told_the_pattern_is_right(capsys, blocked)
     assert chk.causal_mask(lambda n: np.where(np.tri(n, dtype=bool), 0.0, blocked)) is False
     out = one_line(capsys)
     assert "right pattern" in out and "additive" in out and "the pattern is not" not in out, out
+
+
+def test_masked_softmax_shifted_by_the_first_mean_or_median_allowed_score_fails():
+    """Re-trial: a shift by the first allowed score, or their mean or median, passed 04.2 (the
+    public +-1000 rows only reached about 500 above those); each overflows on row 1 now."""
+    def shifted(pick):
+        def f(S, mask):
+            rows = [np.asarray(S[i])[np.asarray(mask[i], bool)] for i in range(S.shape[0])]
+            c = np.array([[pick(r) if r.size else 0.0] for r in rows])
+            with np.errstate(all="ignore"):
+                e = np.where(mask, np.exp(np.where(mask, S, c) - c), 0.0)
+                t = e.sum(axis=1, keepdims=True)
+                return e / np.where(t == 0, 1.0, t)
+        return f
+
+    for pick in (lambda r: r[0], np.mean, np.median, np.min):
+        assert chk.masked_softmax(shifted(pick)) is False
+    assert chk.masked_softmax(shifted(np.max)) is True

@@ -187,3 +187,20 @@ def test_sample_shifted_by_the_mean_overflows(capsys):
         assert C.sample(by_mean) is False
     out = capsys.readouterr().out
     assert "overflow" in out and "1000 and -1000" in out, out
+
+
+def test_sampling_shifted_by_the_first_logit_fails():
+    """Re-trial: p = exp(z - z[0]) passed 06.3 (the first of the large logits was their maximum)."""
+    def first(logits, T, rng):
+        z = np.asarray(logits, float) / T
+        with np.errstate(all="ignore"):
+            p = np.exp(z - z[0])
+        return int(rng.choice(len(z), p=p / p.sum()))
+
+    def right(logits, T, rng):
+        z = np.asarray(logits, float) / T
+        p = np.exp(z - z.max())
+        return int(rng.choice(len(z), p=p / p.sum()))
+
+    assert C.sample(first) is False
+    assert C.sample(right) is True

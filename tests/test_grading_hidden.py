@@ -405,3 +405,17 @@ def test_hidden_cases_catch_a_shift_that_overflows_and_an_unbounded_error():
         with np.errstate(all="ignore"):
             for ex_id, fn in (("02.1", rows_min), ("02.1", rows_mean), ("04.2", masked_min), ("05.3", unbounded)):
                 assert check_hidden(ex_id, [fn], case_rng(seed, learner, ex_id)) is not None, (ex_id, fn.__name__)
+
+
+def test_hidden_cases_catch_a_masked_softmax_shifted_by_the_first_allowed_score():
+    """Re-trial: a shift by the row's first allowed score passed 04.2's hidden cases."""
+    def first_allowed(S, mask):
+        has = mask.any(axis=1, keepdims=True)
+        first = np.where(has, np.take_along_axis(S, mask.argmax(axis=1)[:, None], axis=1), 0.0)
+        with np.errstate(all="ignore"):
+            e = np.where(mask, np.exp(np.where(mask, S, first) - first), 0.0)
+            t = e.sum(axis=1, keepdims=True)
+            return e / np.where(t == 0, 1.0, t)
+
+    for seed, learner in SEEDS:
+        assert check_hidden("04.2", [first_allowed], case_rng(seed, learner, "04.2")) is not None

@@ -82,7 +82,7 @@ def allowed(rng, shape, p=0.6):
 def masked_cases(rng):
     """(S, mask): a random mask on non-square scores; one with a row that allows nothing; scores
     of +-1000 whose row maximum is masked (only the allowed entries' maximum keeps exp finite), and
-    a row that allows both +1000 and -1000 (a shift by the allowed minimum or mean overflows)."""
+    a row that allows -1000, then +1000 (a shift by the first allowed score, the minimum or the mean overflows)."""
     n_q, n_k = draw_sizes(rng, 3, 8, 2)
     S1, m1 = rng.normal(scale=2.0, size=(n_q, n_k)), allowed(rng, (n_q, n_k))
     S2, m2 = rng.normal(scale=2.0, size=(n_k, n_q)), allowed(rng, (n_k, n_q))
@@ -94,8 +94,9 @@ def masked_cases(rng):
     S3[0] = -1000.0 + rng.uniform(0.0, 2.0, size=k3)
     S3[0, top], m3[0] = 1000.0, True
     m3[0, top] = False
-    # a row that allows scores near +1000 and near -1000: a shift by its allowed minimum or mean overflows
-    S3[1, 0], S3[1, 1], m3[1, :2] = 1000.0, -1000.0, True
+    # a row that allows -1000 first and +1000 next: a shift by its first allowed score, its minimum
+    # or its mean overflows
+    S3[1, 0], S3[1, 1], m3[1, :2] = -1000.0, 1000.0, True
     return [(S1, m1), (S2, m2), (S3, m3)]
 
 
@@ -111,7 +112,7 @@ def grading_masked_softmax():
         catches='`S` or `mask` changed in place; a list; masked scores set to 0 instead of −∞; softmax '
                 'first, then zeroing without renormalising; the polarity reversed; NaN in a row with no '
                 'allowed key; overflow without subtracting the row maximum, or after a shift by the '
-                'allowed minimum or mean (a row allows 1000 and −1000); the wrong axis; the wrong shape',
+                'allowed first score, minimum, mean or median (a row allows −1000, then 1000); the wrong axis; the wrong shape',
         hidden=(Hidden(masked_cases, masked_ref, masked_ok),),
         wrong={0: "def f(S, mask):\n    return ak.softmax(S) * mask"},
         other_right={0: "def f(S, mask):\n    out = np.zeros(S.shape)\n    for i in range(S.shape[0]):\n"

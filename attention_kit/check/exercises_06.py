@@ -104,7 +104,7 @@ def guide_sampling_with_a_temperature():
                 'on every call, named as such, not as a wrong softmax); the temperature ignored; the '
                 'logits multiplied by T; a number of tokens written in (the checker samples from 4 and '
                 'from 6 logits); exp overflowing for logits of 1000 and −1000 (no max subtracted, or the '
-                'mean or the minimum); draws that ignore the given `rng` (the same seed run twice gives '
+                'first logit, the mean or the minimum); draws that ignore the given `rng` (the same seed run twice gives '
                 'other tokens); a float or bool instead of an int',
     )
 

@@ -130,9 +130,10 @@ def _softmax_table() -> list[dict]:
                    [False, True, True, False]])
     # Scores of +-1000: exp overflows (exp(710) is already inf) or underflows to 0 unless the row's
     # maximum over the allowed entries is subtracted first. Row 0's largest score (1000) is masked,
-    # so subtracting the maximum of the whole row is not enough either (row 1's allowed min or mean neither).
+    # so subtracting the maximum of the whole row is not enough either; row 1's first, minimum, mean
+    # or median score overflows too.
     S3 = np.array([[1000.0, -1000.0, -999.0, -998.0],
-                   [998.0, 1000.0, 997.0, -1000.0],
+                   [-1000.0, 1000.0, -999.0, -998.0],
                    [-1000.0, -1001.0, 1000.0, -999.5]])
     m3 = np.array([[False, True, True, True],
                    [True, True, True, True],

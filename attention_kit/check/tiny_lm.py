@@ -233,9 +233,9 @@ def _sample_table() -> dict:
             # flat logits whose largest is first, then last: an argmax returns 0, then 3; one fixed
             # uniform number (a generator seeded anew on every call) cannot give both
             "flat": [(np.array([0.1, 0.0, 0.0, 0.0]), 0), (np.array([0.0, 0.0, 0.0, 0.1]), 3)],
-            # logits far apart: a shift by the mean (about 0) or the minimum (-1000) leaves exp(1000) or
-            # more, which overflows; only the largest logit keeps every exp finite
-            "big": np.array([1000.0, 999.0, -1000.0, -1000.0]), "big_ok": (0, 1)}
+            # logits far apart: a shift by the first logit, the mean (about 0) or the minimum (-1000)
+            # leaves exp(1000) or more, which overflows; only the largest logit keeps every exp finite
+            "big": np.array([-1000.0, 1000.0, 999.0, -1000.0]), "big_ok": (1, 2)}
 
 
 def _draws(fn, logits, t, n, seed):
