@@ -47,6 +47,15 @@ class Run:
         for line in self.proc.stdout:
             self.lines.append(line.rstrip("\n"))
 
+    def up_with_learner(self, state: Path, name: str) -> tuple[str, str, dict, int]:
+        """Wait until the hub is up, log ``name`` in: the hub's address, the password, this run's
+        record and the learner's server's process id."""
+        up = self.wait_for("JupyterHub is up at")
+        url = up.split(" at ", 1)[1].split("/ ", 1)[0]
+        password = self.wait_for("the password").rsplit(" ", 1)[1]
+        record = json.loads((state / "hubctl.json").read_text())
+        return url, password, record, _learner_server(state, url, password, name)
+
     def wait_for(self, text: str, timeout: float = 180.0, after: int = 0) -> str:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -99,11 +108,7 @@ def test_run_restarts_a_hub_that_ended_and_stops_once(state_dir):
     state = state_dir / "state"
     run = Run(state)
     try:
-        up = run.wait_for("JupyterHub is up at")
-        url = up.split(" at ", 1)[1].split("/ ", 1)[0]
-        password = run.wait_for("the password").rsplit(" ", 1)[1]
-        record = json.loads((state / "hubctl.json").read_text())
-        server = _learner_server(state, url, password, "ada")
+        url, password, record, server = run.up_with_learner(state, "ada")
 
         # the hub ends on its own: run starts it again, ada's server keeps running
         n = len(run.lines)
@@ -150,11 +155,7 @@ def test_the_next_run_cleans_up_after_a_killed_one(state_dir):
     state = closed / "state"
     first = Run(state)
     try:
-        up = first.wait_for("JupyterHub is up at")
-        url = up.split(" at ", 1)[1].split("/ ", 1)[0]
-        password = first.wait_for("the password").rsplit(" ", 1)[1]
-        record = json.loads((state / "hubctl.json").read_text())
-        server = _learner_server(state, url, password, "bo")
+        _url, password, record, server = first.up_with_learner(state, "bo")
         os.killpg(first.proc.pid, signal.SIGKILL)  # nothing of hubctl can clean up
         first.proc.wait(timeout=30)
         assert _alive(record["hub"]) and _alive(record["proxy"]) and _alive(server)
