@@ -220,7 +220,7 @@ notebooks: $(TESTS)
 # English code cells, the translated text), then executed: the kernel runs in notebooks/zh/, whose
 # marker file makes attention_kit print in Chinese. STEMS=01_general_attention_model: only those.
 notebooks-zh: $(TESTS)
-	$(BIN)/python tools/translate.py build $(STEMS)
+	$(BIN)/python tools/translate.py build $(STEMS) $(if $(STEMS),README)
 	@nbs="$$(ls notebooks/zh/[0-9][0-9]_*.ipynb 2>/dev/null | grep -E "$$(echo '$(or $(STEMS),.)' | tr ' ' '|')")"; \
 	if [ -n "$$nbs" ]; then $(MAKE) --no-print-directory notebooks NB="$$nbs"; fi
 

@@ -25,6 +25,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import make_student  # noqa: E402
+from notebook_time import stated as stated_minutes  # noqa: E402
 
 from attention_kit import check  # noqa: E402
 from attention_kit.check import declare, registry  # noqa: E402
@@ -225,7 +226,7 @@ def test_the_page_done_on_a_copy_of_the_repository(tmp_path):
     assert "no cell defines the answer" not in student.stderr, student.stderr
     _in(repo, "tools/make_answers.py", "-o", str(tmp_path / "key.md"))
     _in(repo, "tools/translate.py", "package-update")
-    _in(repo, "tools/translate.py", "update", "01_general_attention_model")
+    _in(repo, "tools/translate.py", "update")
 
     # what follows: the notebook ran the cells, the registry, the guide, the key, the student edition
     ran = nbformat.read(repo / NB01, as_version=4).cells[after:after + 3]
@@ -250,6 +251,24 @@ def test_the_page_done_on_a_copy_of_the_repository(tmp_path):
                       "for a large T (flat ones)")
     assert new is not None and not new.string   # there for the translator, not translated yet
 
+    # step 4 without a translator: English for now; the header's and README's times carried over
+    deferred = _in(repo, "tools/translate.py", "defer").stdout
+    assert "package " in deferred and "01_general_attention_model " in deferred, deferred
+    _in(repo, "tools/translate.py", "build", "01_general_attention_model", "README")  # make notebooks-zh's build
+    check = _in(repo, "tools/translate.py", "check", ok=False).stdout
+    problems = check.split("published in zh:")[0].strip().splitlines()
+    new_code = {c.id for c in ran[1:]}
+    assert len(problems) == 2 and all(  # what make notebooks-zh's run then does: execute its two new cells
+        p.endswith("not executed (make notebooks-zh)") and p.split()[1].rstrip(":") in new_code for p in problems), check
+    assert "English for now, waiting for a translator" in check
+    zh = nbformat.read(repo / "notebooks" / "zh" / Path(NB01).name, as_version=4)
+    header = next(c.source for c in zh.cells if "分钟" in c.source)
+    low, high = stated_minutes(repo / NB01)
+    assert f"{low}–{high} 分钟" in header and header.startswith('<div lang="zh-CN">')  # still Chinese
+    assert f"| {low}–{high} 分钟 |" in (repo / "README.zh-CN.md").read_text(encoding="utf-8")
+    task = next(c.source for c in zh.cells if "Exercise 6: the entropy" in c.source)
+    assert task.startswith('<div lang="en">') and "还没有译成中文" in task
+
     # the tests: the page's own, and those that take the new exercise up from its declaration
     tests = _in(repo, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:nbval", "-m", "not slow",
                 "tests/test_check_entropy.py", "tests/test_guide_tables.py", "tests/test_grading_parts.py",
@@ -268,5 +287,7 @@ def test_the_page_done_on_a_copy_of_the_repository(tmp_path):
         NB01,                                                    # its cells (written), executed
         "docs/teaching.md", "README.md",                         # tables and times (guide_tables.py)
         "attention_kit/locale/zh/LC_MESSAGES/attention_kit.po",  # its hints, for the translator
-        "translations/zh/01_general_attention_model.po",         # its task, for the translator
+        "translations/zh/01_general_attention_model.po",         # its task, for the translator; the time
+        "translations/zh/README.po",                             # README's time
+        "notebooks/zh/01_general_attention_model.ipynb", "README.zh-CN.md",  # built from the catalogs
     ]), touched

@@ -22,7 +22,6 @@ edition lacks (``teacher_only.py``), and warns about an exercise whose answer no
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import re
 import shutil
@@ -34,6 +33,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
+from checker_source import record_only_checkers, strip_references  # noqa: E402
 from teacher_only import TEACHER_COMMAND, TEACHER_ONLY, strip_package  # noqa: E402
 
 TEMPLATES = ROOT / "tools" / "student_edition"
@@ -225,70 +225,6 @@ def _environment() -> str:
     return "\n".join(head + body) + "\n"
 
 
-def _decorated(node, name: str) -> bool:
-    decorators = [d.func if isinstance(d, ast.Call) else d for d in node.decorator_list]
-    return any((isinstance(d, ast.Name) and d.id == name)
-               or (isinstance(d, ast.Attribute) and d.attr == name) for d in decorators)
-
-
-def record_only_checkers(source: str) -> str:
-    """``source`` (a module of ``attention_kit/check``) with the body of every ``@prediction``
-    checker replaced by ``return record_only(<its answers>)``: a student edition that records
-    predictions ships no code that judges them, so nothing a learner can reach (``__wrapped__``,
-    ``graded_hints()``, the settings file, a reload) gives a verdict in class."""
-    tree = ast.parse(source)
-    lines = source.splitlines(keepends=True)
-    found = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and _decorated(node, "prediction")]
-    for node in sorted(found, key=lambda n: n.lineno, reverse=True):
-        body = node.body
-        if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
-            body = body[1:]
-        if not body:
-            continue
-        params = node.args.posonlyargs + node.args.args
-        answers = [a.arg for a in params[: len(params) - len(node.args.defaults)]]
-        indent = " " * body[0].col_offset
-        stub = (f"{indent}from . import record_only\n\n"
-                f"{indent}return record_only({', '.join(answers)})  # judged by the grader only\n")
-        lines[body[0].lineno - 1: node.end_lineno] = [stub]
-    return "".join(lines)
-
-
-def strip_references(source: str, module: str = "?") -> str:
-    """``source`` (a module of ``attention_kit/check``) without the code that computes right
-    answers: every ``@reference`` helper and every grader part (``@grades``) is left out, and every
-    ``@recorded`` function's body is replaced by a stub (the student edition reads its results from ``recorded.pkl``;
-    ``attention_kit/check/recorded.py``). Raises ValueError when code left in the module still
-    names a helper that was left out."""
-    tree = ast.parse(source)
-    lines = source.splitlines(keepends=True)
-    dropped, stubbed = [], []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef):
-            if _decorated(node, "reference") or _decorated(node, "grades"):  # a grader's part too
-                dropped.append(node)
-            elif _decorated(node, "recorded"):
-                stubbed.append(node)
-    for node in sorted(dropped + stubbed, key=lambda n: n.lineno, reverse=True):
-        first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-        if node in dropped:
-            lines[first - 1: node.end_lineno] = []
-            continue
-        indent = " " * node.body[0].col_offset
-        stub = (f"{indent}return None  # the student edition holds this function's results as data "
-                f"(check/recorded.pkl)\n")
-        lines[node.body[0].lineno - 1: node.end_lineno] = [stub]
-    out = "".join(lines)
-    names = {n.name for n in dropped}
-    used = {n.id for n in ast.walk(ast.parse(out)) if isinstance(n, ast.Name)} & names
-    if used:
-        raise ValueError(f"attention_kit/check/{module}: {sorted(used)} are marked @reference (left "
-                         "out of the student edition) but code the student edition keeps calls "
-                         "them; call them only from @recorded functions")
-    return out
-
-
 def record_data(*, record_predictions: bool = False) -> dict:
     """Every ``@recorded`` function of ``attention_kit.check``, called: ``recorded.pkl``. A
     prediction's table (``answers=True``) is sealed, or with ``record_predictions`` left out."""
@@ -368,6 +304,11 @@ def _place(out: Path, src: Path) -> Path:
         return out / src.name
 
 
+def _rebuild(src: Path) -> str:
+    lang = src.parent.name  # notebooks/zh/: the Chinese one, built from the English
+    return "" if lang == "notebooks" else f"; notebooks/{lang}/{src.name} is built: make notebooks-{lang} STEMS={src.stem}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path,
@@ -389,15 +330,15 @@ def main(argv: list[str] | None = None) -> int:
     for src in sources:
         nb = nbformat.read(src, as_version=4)
         student, removed = studentize(nb, src.name)
-        if not any(is_solution(c) for c in nb.cells):
-            print(f"warning: {src.name} has no solution cells", file=sys.stderr)
         dst = _place(args.out, src)
+        if not any(is_solution(c) for c in nb.cells):
+            print(f"warning: {dst.relative_to(args.out)} has no solution cells", file=sys.stderr)
         dst.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(student, dst)
         print(f"{dst}: {removed} cell(s) left out (solutions, answers), outputs cleared")
         for ex_id in ungradable_exercises(student, src.name):
-            print(f"warning: {dst.name}: no cell defines the answer of exercise {ex_id} "
-                  "(its declaration, attention_kit/check/exercises_*.py); make grade cannot grade it", file=sys.stderr)
+            print(f"warning: {dst.relative_to(args.out)}: no cell defines the answer of exercise {ex_id} (its declaration,"
+                  " attention_kit/check/exercises_*.py); make grade cannot grade it" + _rebuild(src), file=sys.stderr)
     # pictures or data files next to the notebooks, so relative links keep working
     for src_dir in sorted({s.parent for s in sources}):
         into = _place(args.out, src_dir / "x").parent

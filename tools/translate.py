@@ -12,6 +12,8 @@ language, ``attention_kit.i18n``).
     python tools/translate.py build  [--lang zh] [STEM ...]   write notebooks/<lang>/ from them
     python tools/translate.py check  [--lang zh]              list everything out of step; exit 1
     python tools/translate.py package-update [--lang zh]      the package's _() strings -> its catalog
+    python tools/translate.py defer  [--lang zh] [STEM ...]   publish what is untranslated in English
+                                                              for now, marked so (README, package too)
     python tools/translate.py dump STEM --file F              the catalog as '@@ <cell id>' blocks
                                                               (STEM README: README.md's sections)
     python tools/translate.py load STEM --file F              set the translations from such blocks
@@ -19,7 +21,9 @@ language, ``attention_kit.i18n``).
 A notebook is published in a language once its catalog is complete (``build`` then writes it);
 from then on ``check`` fails on any of its cells out of step. ``update`` works as gettext's ``msgmerge`` and Sphinx's gettext builder do: a new cell gets an
 empty entry, a cell whose English text changed keeps its old translation marked *fuzzy* with the
-old English beside it (``#| msgid``), a removed cell's entry goes. ``build`` never guesses: an
+old English beside it (``#| msgid``), a removed cell's entry goes; a change of numbers alone is
+carried into the translation, and ``defer`` publishes what is untranslated in English for now, marked
+so (``catalog_states.py``). ``build`` never guesses: an
 untranslated or fuzzy cell is written in English and ``check`` (run by ``make test``, in
 ``tests/test_translations.py``) names it, with every other way the two editions can drift: a
 translated notebook missing, its code cells not the English ones, a markdown cell not its
@@ -45,6 +49,8 @@ TRANSLATIONS = ROOT / "translations"
 LANGUAGES = {"zh": "zh_Hans_CN"}  # our folder name -> the catalog's locale
 HTML_LANG = {"zh": "zh-CN"}  # a translated cell's lang attribute (JupyterLab's zh-CN language pack says the same)
 sys.path.insert(0, str(ROOT))
+from catalog_states import DEFERRED, defer, english_for_now, is_deferred, merge_entries  # noqa: E402,F401
+
 from attention_kit.i18n import MARKER  # noqa: E402 - in notebooks/<lang>/: the kernel's folder says which
 
 
@@ -93,27 +99,6 @@ def update(lang: str, stems: list[str]) -> list[str]:
     return changes
 
 
-def merge_entries(old: Catalog, new: Catalog, pairs: list[tuple[str, str]], name: str, part: str) -> list[str]:
-    """Fill ``new`` with an entry per (key, English) pair as msgmerge would: a new key gets an empty
-    entry, a changed English keeps its old translation marked fuzzy with the old English beside it
-    (``#| msgid``); return one line per change (keys gone included)."""
-    changes = []
-    by_context = {m.context: m for m in old if m.id and m.context}
-    for key, english in pairs:
-        was = by_context.pop(key, None)
-        if was is None:
-            new.add(english, "", context=key)
-            changes.append(f"{name} {key}: new")
-        elif was.id == english:
-            new.add(english, was.string, context=key, flags=was.flags,
-                    previous_id=was.previous_id, user_comments=was.user_comments)
-        else:  # the English changed: keep the translation to edit, marked fuzzy
-            new.add(english, was.string, context=key, flags={"fuzzy"},
-                    previous_id=[was.id] if was.string else [], user_comments=was.user_comments)
-            changes.append(f"{name} {key}: English changed (fuzzy)")
-    return changes + [f"{name} {ctx}: {part} gone, entry removed" for ctx in by_context]
-
-
 def translated_markdown(message) -> str | None:
     """The translation to use, or None (untranslated or fuzzy: the English stays)."""
     if message is None or not message.string or message.fuzzy:
@@ -128,6 +113,26 @@ def in_language(text: str, lang: str) -> str:
     (CommonMark ends an HTML block at a blank line); JupyterLab's sanitizer keeps ``lang`` on any
     element."""
     return f'<div lang="{HTML_LANG[lang]}">\n\n{text}\n\n</div>'
+
+
+def shown_markdown(m, english: str, lang: str) -> str:
+    """A markdown cell as the translated notebook shows it: the translation, or the English marked
+    English for now (catalog_states), or the English as it is (untranslated or fuzzy)."""
+    text = translated_markdown(m) if m is not None and m.id == english else None
+    if text is not None:
+        return in_language(text, lang)
+    if is_deferred(m) and m.id == english:
+        return english_for_now(_one_deeper(english, lang), lang, HTML_LANG[lang])
+    return english
+
+
+def _one_deeper(text: str, lang: str) -> str:
+    """English text's relative links as they lead from notebooks/<lang>/, one folder deeper."""
+    def fix(match):
+        target = match.group(1).split("#")[0].split("?")[0]
+        moved = target and (NOTEBOOKS / target).exists() and not (NOTEBOOKS / lang / target).exists()
+        return f"](../{match.group(1)}" if moved else match.group(0)
+    return re.sub(r"\]\((?!\w+://|mailto:)([^)\s]+)", fix, text)
 
 
 def build(lang: str, stems: list[str]) -> list[str]:
@@ -154,9 +159,7 @@ def build(lang: str, stems: list[str]) -> list[str]:
         built.metadata["language_info_course"] = lang
         for cell in built.cells:
             if cell.cell_type == "markdown" and cell.source.strip():
-                text = translated_markdown(entries.get(cell.id))
-                if text is not None:
-                    cell.source = in_language(text, lang)
+                cell.source = shown_markdown(entries.get(cell.id), cell.source, lang)
             elif cell.cell_type == "code":
                 was = previous.get(cell.id)
                 if was is not None and was.cell_type == "code" and was.source == cell.source:
@@ -252,9 +255,7 @@ def check(lang: str) -> list[str]:
                 elif eng.get("execution_count") is not None and tr.get("execution_count") is None:
                     problems.append(f"{lang}/{src.name} {eng.id}: not executed (make notebooks-{lang})")
             elif eng.cell_type == "markdown" and eng.source.strip():
-                text = translated_markdown(fresh.get(eng.id))
-                want = in_language(text, lang) if text else eng.source
-                if tr.source != want:
+                if tr.source != shown_markdown(fresh.get(eng.id), eng.source, lang):
                     problems.append(f"{lang}/{src.name} {eng.id}: markdown is not the catalog's (build)")
                 for link in relative_links(tr.source):
                     if not (out_dir / link.split("?")[0]).resolve().exists():
@@ -266,6 +267,8 @@ def entry_problems(where: str, english: str, m) -> list[str]:
     """What is wrong with the catalog entry ``m`` for this English text: [] when nothing."""
     if m is None or m.id != english:
         return [f"{where}: catalog out of step (python tools/translate.py update)"]
+    if is_deferred(m):
+        return []  # English for now: listed by waiting(), not a problem
     if not m.string:
         return [f"{where}: not translated"]
     if m.fuzzy:
@@ -273,6 +276,38 @@ def entry_problems(where: str, english: str, m) -> list[str]:
     if _prose(english) and not re.search(r"[\u4e00-\u9fff]", m.string):
         return [f"{where}: still in English"]
     return [f"{where}: the translation lost {lost}" for lost in lost_in_translation(english, m.string)]
+
+
+def defer_all(lang: str, stems: list[str]) -> list[str]:
+    """Flag the untranslated and fuzzy entries of the published notebooks named (all when none;
+    ``README`` and ``package`` too) English for now (catalog_states); one line per entry."""
+    import translate_package
+    import translate_readme
+
+    named = [(s, catalog_path(lang, s)) for s in published(lang) if not stems or s in stems]
+    if translate_readme.output_path(lang).exists() and (not stems or translate_readme.STEM in stems):
+        named.append((translate_readme.STEM, catalog_path(lang, translate_readme.STEM)))
+    if not stems or "package" in stems:
+        named.append(("package", translate_package.catalog_path(lang)))
+    lines = []
+    for name, path in named:
+        catalog = read_catalog(path, lang)
+        flagged = defer(catalog)
+        if flagged:
+            write_catalog(catalog, path)
+        lines += [f"{name} {m.context or repr(m.id[:50])}: English for now" for m in flagged]
+    return lines
+
+
+def waiting(lang: str) -> list[str]:
+    """The entries published in English for now, one line each."""
+    import translate_package
+    import translate_readme
+
+    stems = published(lang) + [translate_readme.STEM] * translate_readme.output_path(lang).exists()
+    lines = [f"{s} {m.context}" for s in stems for m in read_catalog(catalog_path(lang, s), lang) if is_deferred(m)]
+    return lines + [f"package {m.id[:50]!r}" for m in read_catalog(translate_package.catalog_path(lang), lang)
+                    if is_deferred(m)]
 
 
 def dump(lang: str, stem: str) -> str:
@@ -295,85 +330,20 @@ def load(lang: str, stem: str, text: str) -> list[str]:
             continue
         m.string = body.strip("\n")
         m.flags.discard("fuzzy")
+        m.flags.discard(DEFERRED)
         m.previous_id = []
     write_catalog(catalog, path)
     return notes
 
 
-PACKAGE = ROOT / "attention_kit"
-
-
-def package_catalog_path(lang: str) -> Path:
-    return PACKAGE / "locale" / lang / "LC_MESSAGES" / "attention_kit.po"
-
-
-def extract_package() -> list[tuple[str, str]]:
-    """(msgid, where) of every string the package marks with _() or N_(), in source order."""
-    from babel.messages.extract import extract_from_dir
-
-    found = []
-    for filename, lineno, message, _comments, _context in extract_from_dir(
-            str(PACKAGE), method_map=[("**.py", "python")], keywords={"_": None, "N_": None}):
-        if isinstance(message, str) and message:
-            found.append((message, f"attention_kit/{filename}:{lineno}"))
-    return found
-
-
-def update_package(lang: str) -> list[str]:
-    """Bring the package's catalog in step with the marked strings (as ``update`` does)."""
-    path = package_catalog_path(lang)
-    old = read_catalog(path, lang)
-    by_id = {m.id: m for m in old if m.id}
-    created = old.creation_date if path.exists() else None
-    new = Catalog(locale=LANGUAGES[lang], project="attention course", fuzzy=False,
-                  header_comment=f"# attention_kit's learner-facing strings in {lang}.\n"
-                                 "# python tools/translate.py package-update / check.",
-                  **({"creation_date": created} if created else {}))
-    changes = []
-    for msgid, where in extract_package():
-        if msgid in new:
-            new[msgid].locations.append((where.rsplit(":", 1)[0], int(where.rsplit(":", 1)[1])))
-            continue
-        loc = [(where.rsplit(":", 1)[0], int(where.rsplit(":", 1)[1]))]
-        was = by_id.pop(msgid, None)
-        if was is not None:
-            new.add(msgid, was.string, locations=loc, flags=was.flags)
-            continue
-        new.add(msgid, "", locations=loc)
-        changes.append(f"package: new string at {where}")
-    # an English string that changed: its old translation, fuzzy, on the closest new string
-    for gone in by_id.values():
-        changes.append(f"package: string gone: {gone.id[:60]!r}")
-    write_catalog(new, path)
-    return changes
-
-
-def check_package(lang: str) -> list[str]:
-    path = package_catalog_path(lang)
-    if not path.exists():
-        return [f"{path.relative_to(ROOT)}: no catalog (python tools/translate.py package-update)"]
-    entries = {m.id: m for m in read_catalog(path, lang) if m.id}
-    problems = []
-    for msgid, where in extract_package():
-        m = entries.get(msgid)
-        if m is None:
-            problems.append(f"package {where} ({msgid[:50]!r}): not in the catalog (package-update)")
-        elif not m.string:
-            problems.append(f"package {where} ({msgid[:50]!r}): not translated")
-        elif m.fuzzy:
-            problems.append(f"package {where} ({msgid[:50]!r}): fuzzy")
-        elif set(re.findall(r"\{[^{}]*\}", msgid)) != set(re.findall(r"\{[^{}]*\}", m.string)):
-            problems.append(f"package {where} ({msgid[:50]!r}): the translation's {{fields}} differ")
-    return problems
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("command", choices=["update", "build", "check", "dump", "load", "package-update"])
+    ap.add_argument("command", choices=["update", "build", "check", "dump", "load", "package-update", "defer"])
     ap.add_argument("--file", help="dump: write the blocks here; load: read them from here")
     ap.add_argument("stems", nargs="*", help="notebooks by file stem (default: all)")
     ap.add_argument("--lang", default="zh", choices=sorted(LANGUAGES))
     args = ap.parse_args(argv)
+    import translate_package  # the package's _() strings (it imports this module)
     import translate_readme  # README.md's sections, the same way (it imports this module)
 
     readme = not args.stems or translate_readme.STEM in args.stems
@@ -385,8 +355,11 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
         return 0
     if args.command == "package-update":
-        for line in update_package(args.lang):
+        for line in translate_package.update(args.lang):
             print(line)
+        return 0
+    if args.command == "defer":
+        print("\n".join(defer_all(args.lang, args.stems)) or "nothing untranslated to defer")
         return 0
     if args.command in ("dump", "load"):
         if len(args.stems) != 1 or not args.file:
@@ -402,12 +375,16 @@ def main(argv: list[str] | None = None) -> int:
                 translate_readme.build(args.lang) if readme else []):
             print(line)
         return 0
-    problems = check(args.lang) + check_package(args.lang) + translate_readme.check(args.lang)
+    problems = check(args.lang) + translate_package.check(args.lang) + translate_readme.check(args.lang)
     for line in problems:
         print(line)
     done = published(args.lang)
     todo = [src.stem for src in english_notebooks() if src.stem not in done]
     print(f"published in {args.lang}: {', '.join(done) or 'none'}; not yet: {', '.join(todo) or 'none'}")
+    later = waiting(args.lang)
+    if later:
+        print(f"English for now, waiting for a translator ({len(later)}; tools/translate.py dump / load):")
+        print("\n".join(f"  {line}" for line in later))
     print(f"{len(problems)} problem(s) in the {args.lang} edition" if problems
           else f"the {args.lang} edition is in step with the English one")
     return 1 if problems else 0

@@ -71,6 +71,8 @@ def built_text(lang: str, readme: Path = README) -> tuple[str, bool]:
         m = entries.get(key)
         text = translate.translated_markdown(m) if m is not None and m.id == english else None
         complete &= text is not None
+        if text is None and translate.is_deferred(m) and m.id == english:  # English for now, marked so
+            text = translate.english_for_now(english, lang, translate.HTML_LANG[lang])
         parts.append(text or english)
     return "\n\n".join(parts) + "\n", complete
 
