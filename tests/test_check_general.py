@@ -38,6 +38,8 @@ def test_softmax_by_hand_accepts_closed_form_rounded_to_three_decimals(capsys):
         ([0.6, 0.3, 0.1], "not the softmax"),
         ([0.7, 0.2, 0.1], "rounded too coarsely"),          # right, to one decimal
         ([0.66, 0.26, 0.08], "rounded too coarsely"),
+        ([0.66, 0.24, 0.09], "rounded too coarsely"),      # cut after two decimals: sums to 0.99, no step wrong
+        ([0.6, 0.2, 0.0], "rounded too coarsely"),         # cut after one
         ([0.67, 0.25, 0.09], "sum to 1.010, not to 1"),    # 1.01 is not "sums to 1"
         ([0.6, 0.4], "shape (3,)"),
         (["0.665", "0.245", "0.090"], "numbers, not as text"),   # numpy reads them as numbers (issue 46)

@@ -132,6 +132,10 @@ def softmax_by_hand(weights, *, atol: float = 1e-3) -> bool:
                              "should get a larger weight"))
     if np.allclose(np.sort(w), np.sort(want), atol=atol):
         return report(False, _("right numbers, wrong order: weight l belongs to score l"))
+    if any(np.allclose(w, cut(want * 10**d) / 10**d, rtol=0, atol=1e-9) for d in (1, 2) for cut in (np.round, np.floor)):
+        # every weight right, rounded or cut to one or two decimals: their sum may be off, no step is
+        return report(False, _("close, but rounded too coarsely: give each weight to three decimals "
+                             "(the checker accepts a difference of {atol})").format(atol=f"{atol:g}"))
     if abs(w.sum() - 1.0) > 0.0015 + 1e-12:   # three weights rounded to 3 decimals: the sum is off by at most 0.0015
         return report(False, _("your weights sum to {total}, not to 1; softmax weights always sum to 1 "
                                "(up to rounding): check each step of the recipe in section 1").format(total=f"{w.sum():.3f}"))

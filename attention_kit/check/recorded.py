@@ -61,7 +61,7 @@ class Sealed:
         self._key, self._blob = key, blob
 
     def __repr__(self) -> str:
-        return f"<sealed table {self._key}: a prediction's answers, opened only by its checker>"
+        return f"<sealed table {self._key}: an exercise's answer, opened only by its checker>"
 
     __str__ = __repr__
 
