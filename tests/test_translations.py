@@ -109,7 +109,7 @@ def test_every_translated_cell_says_its_language_and_stays_markdown():
         for cell in translate.markdown_cells(nb):
             cells += 1
             if cell.id in later:  # English for now: lang="en", then the note in Chinese
-                assert cell.source.startswith('<div lang="en">\n\n') and cell.source.endswith("*\n\n</div>")
+                assert cell.source.startswith('<div lang="en">\n\n') and cell.source.endswith("。）\n\n</div>")
                 continue
             assert cell.source.startswith('<div lang="zh-CN">\n\n'), f"{nb_path.name} {cell.id}: no lang"
             assert cell.source.endswith("\n\n</div>"), f"{nb_path.name} {cell.id}: wrapper not closed"
@@ -356,7 +356,7 @@ def test_an_untranslated_cell_can_be_published_in_english_for_now(course):
     shown = nbformat.read(course / "zh" / "01_scores.ipynb", as_version=4).cells[3].source
     assert shown.startswith('<div lang="en">\n\n### Exercise 2: the weights')
     assert "](../../docs/guide.md)" in shown            # the link leads there from notebooks/zh/ too
-    assert shown.endswith('<div lang="zh-CN">\n\n*（上面这一段还没有译成中文，暂以英文原文显示。）*\n\n</div>')
+    assert shown.endswith('<div lang="zh-CN">\n\n（上面这一段还没有译成中文，暂以英文原文显示。）\n\n</div>')
 
     # its English changes: it stays English for now (fuzzy, empty)
     nb.cells[3].source = "### Exercise 2: the weights again\n\nSee [the guide](../docs/guide.md)."

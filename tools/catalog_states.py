@@ -125,4 +125,4 @@ def defer(catalog: Catalog, keep=lambda m: True) -> list:
 def english_for_now(english: str, lang: str, html_lang: str) -> str:
     """A deferred markdown text as the translated edition shows it: the English, marked as English
     for a screen reader (WCAG 3.1.2), then the note that it is not translated yet."""
-    return f'<div lang="en">\n\n{english}\n\n</div>\n\n<div lang="{html_lang}">\n\n*{NOTE[lang]}*\n\n</div>'
+    return f'<div lang="en">\n\n{english}\n\n</div>\n\n<div lang="{html_lang}">\n\n{NOTE[lang]}\n\n</div>'
