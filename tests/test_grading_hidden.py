@@ -187,6 +187,33 @@ def test_hard_coded_in_class_answers_fail(spec_id):
             assert message is not None and "does your answer depend on the examples" in message
 
 
+def _listed(value):
+    """``value`` with every numpy array turned into nested lists (a learner's ``.tolist()``)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_listed(v) for v in value)
+    return value
+
+
+@pytest.mark.parametrize("spec_id", SPECS, ids=_ids)
+def test_the_checker_and_the_grader_agree_on_a_list_for_an_array(spec_id):
+    """The worked solution returning lists instead of arrays: the in-class checker and the grader's
+    comparison must give the same verdict (a list accepted in class and refused at grading told a
+    learner ✓ who was then marked wrong: docs/adding-an-exercise.md)."""
+    ex_id, k = spec_id
+    answers, ex = _solution(ex_id)
+    listed = list(answers)
+    i = HIDDEN[ex_id][k].answer
+    fn = answers[i]
+    listed[i] = lambda *args, **kwargs: _listed(fn(*args, **kwargs))
+    with quietly():
+        in_class = bool(ex.checker(*listed, **ex.kwargs))
+    graded = check_hidden(ex_id, listed, case_rng(*SEEDS[0], ex_id)) is None
+    assert in_class == graded, f"{ex_id}: lists instead of arrays are {'accepted' if in_class else 'refused'} " \
+                               f"in class but {'accepted' if graded else 'refused'} by the grader"
+
+
 @pytest.mark.parametrize("spec_id", SPECS, ids=_ids)
 def test_cases_differ_from_in_class_cases(spec_id):
     ex_id, k = spec_id
