@@ -28,6 +28,10 @@ LOCALE = Path(__file__).resolve().parent / "locale"
 DOMAIN = "attention_kit"
 MARKER = ".attention-kit-language"
 LANGUAGES = ("en", "zh")
+#: A string a contributor published untranslated (``tools/translate.py defer``): shown in English,
+#: followed by this note in the course's language ("this sentence is not translated yet").
+ENGLISH_FOR_NOW = "english-for-now"
+NOT_YET = {"zh": "（此句尚未译成中文）"}
 
 
 def catalog_file(lang: str) -> Path:
@@ -68,8 +72,15 @@ def _translations(lang: str) -> dict[str, str]:
 
     with open(path, "rb") as f:
         catalog = read_po(f)
-    return {m.id: m.string for m in catalog if m.id and isinstance(m.id, str) and m.string
-            and not m.fuzzy}
+    out = {}
+    for m in catalog:
+        if not (m.id and isinstance(m.id, str)):
+            continue
+        if m.string and not m.fuzzy:
+            out[m.id] = m.string
+        elif ENGLISH_FOR_NOW in m.flags and lang in NOT_YET:  # published in English, said so
+            out[m.id] = m.id + NOT_YET[lang]
+    return out
 
 
 def gettext(message: str) -> str:

@@ -81,7 +81,7 @@ def test_a_new_notebook_is_published_once_translated_and_then_in_step(course):
     assert translate.published("zh") == []
     _translate_all()
     notes = translate.build("zh", [])
-    assert notes == ["zh/01_scores.ipynb cell-1: code changed, run make notebooks-zh"]
+    assert notes == ["zh/01_scores.ipynb cell-1: code changed, outputs cleared until it runs (make notebooks-zh)"]
     built = nbformat.read(course / "zh" / "01_scores.ipynb", as_version=4)
     assert built.cells[0].source.startswith('<div lang="zh-CN">\n\n# 01 · 分数')
     assert built.cells[0].source.endswith("\n\n</div>")
@@ -387,3 +387,25 @@ def test_a_package_string_english_for_now_is_listed_not_a_problem(tmp_path, monk
     translate.write_catalog(catalog, copy)
     assert translate_package.check("zh") == []
     assert "english-for-now" in copy.read_text(encoding="utf-8")
+
+
+def test_a_package_string_english_for_now_says_so_when_shown(tmp_path, monkeypatch):
+    """A checker's hint published untranslated prints in English with a note in the course's
+    language, so a Chinese learner is told it is not translated yet."""
+    from catalog_states import DEFERRED
+
+    assert DEFERRED == i18n.ENGLISH_FOR_NOW
+    catalog = translate.read_catalog(translate_package.catalog_path("zh"), "zh")
+    msgid = next(m.id for m in catalog if m.id and m.string and "{" not in m.id)
+    catalog[msgid].string = ""
+    catalog[msgid].flags.add(DEFERRED)
+    folder = tmp_path / "zh" / "LC_MESSAGES"
+    folder.mkdir(parents=True)
+    translate.write_catalog(catalog, folder / "attention_kit.po")
+    monkeypatch.setattr(i18n, "LOCALE", tmp_path)
+    monkeypatch.setenv("ATTENTION_KIT_LANG", "zh")
+    i18n._translations.cache_clear()
+    try:
+        assert i18n.gettext(msgid) == msgid + "（此句尚未译成中文）"
+    finally:
+        i18n._translations.cache_clear()

@@ -166,7 +166,7 @@ def build(lang: str, stems: list[str]) -> list[str]:
                     cell.outputs, cell.execution_count = was.outputs, was.execution_count
                 else:
                     cell.outputs, cell.execution_count = [], None
-                    notes.append(f"{lang}/{src.name} {cell.id}: code changed, run make notebooks-{lang}")
+                    notes.append(f"{lang}/{src.name} {cell.id}: code changed, outputs cleared until it runs (make notebooks-{lang})")
         nbformat.write(built, dest)
     return notes
 
