@@ -3,8 +3,9 @@ from them.
 
 The English notebooks are the source. Each one has a catalog, ``translations/<lang>/<stem>.po``:
 one entry per markdown cell, its context (``msgctxt``) the cell's id and its ``msgid`` the English
-text; ``msgstr`` is the translation. Code cells are not in the catalog: the translated notebook
-``notebooks/<lang>/<stem>.ipynb`` has the English notebook's code cells, unchanged, and its own
+text; ``msgstr`` is the translation. Of a code cell, only the literals its ``print`` calls write are
+(``<cell id>:print:<k>``, tools/translate_prints.py): the translated notebook
+``notebooks/<lang>/<stem>.ipynb`` has the English notebook's code cells, unchanged but for those, and its own
 executed outputs (``make notebooks-<lang>`` runs them; the package prints in the notebook's
 language, ``attention_kit.i18n``).
 
@@ -45,6 +46,8 @@ TRANSLATIONS = ROOT / "translations"
 LANGUAGES = {"zh": "zh_Hans_CN"}  # our folder name -> the catalog's locale
 HTML_LANG = {"zh": "zh-CN"}  # a translated cell's lang attribute (JupyterLab's zh-CN language pack says the same)
 sys.path.insert(0, str(ROOT))
+import translate_prints  # noqa: E402 - the code cells' printed literals (its docstring)
+
 from attention_kit.i18n import MARKER  # noqa: E402 - in notebooks/<lang>/: the kernel's folder says which
 
 
@@ -88,7 +91,9 @@ def update(lang: str, stems: list[str]) -> list[str]:
                       header_comment=f"# {src.name} in {lang}: one entry per markdown cell, keyed by "
                                      f"the cell's id.\n# tools/translate.py update / build / check.",
                       fuzzy=False, **({"creation_date": created} if created else {}))
-        changes += merge_entries(old, new, [(c.id, c.source) for c in markdown_cells(nb)], src.stem, "cell")
+        pairs = translate_prints.pairs(nb)  # each markdown cell, each code cell's printed literals
+        translate_prints.realign(old, pairs)
+        changes += merge_entries(old, new, pairs, src.stem, "cell")
         write_catalog(new, path)
     return changes
 
@@ -158,6 +163,7 @@ def build(lang: str, stems: list[str]) -> list[str]:
                 if text is not None:
                     cell.source = in_language(text, lang)
             elif cell.cell_type == "code":
+                cell.source = translate_prints.translated_code(cell, entries)
                 was = previous.get(cell.id)
                 if was is not None and was.cell_type == "code" and was.source == cell.source:
                     cell.outputs, cell.execution_count = was.outputs, was.execution_count
@@ -236,6 +242,7 @@ def check(lang: str) -> list[str]:
         for cell in markdown_cells(nb):
             where = f"{src.stem} cell {cell.id} ({cell.source.strip().splitlines()[0][:50]!r})"
             problems += entry_problems(where, cell.source, entries.pop(cell.id, None))
+        problems += translate_prints.check_entries(src.stem, nb, entries)
         for ctx in entries:
             problems.append(f"{src.stem} {ctx}: catalog entry for a cell that is gone (update)")
         dest = out_dir / src.name
@@ -247,8 +254,9 @@ def check(lang: str) -> list[str]:
             if eng.cell_type != tr.cell_type:
                 problems.append(f"{lang}/{src.name} {eng.id}: cell type differs (build)")
             elif eng.cell_type == "code":
-                if tr.source != eng.source:
-                    problems.append(f"{lang}/{src.name} {eng.id}: code differs from English (build)")
+                code = translate_prints.code_problems(f"{lang}/{src.name} {eng.id}", eng, tr, fresh)
+                if code:
+                    problems += code
                 elif eng.get("execution_count") is not None and tr.get("execution_count") is None:
                     problems.append(f"{lang}/{src.name} {eng.id}: not executed (make notebooks-{lang})")
             elif eng.cell_type == "markdown" and eng.source.strip():
@@ -278,7 +286,8 @@ def entry_problems(where: str, english: str, m) -> list[str]:
 def dump(lang: str, stem: str) -> str:
     """The catalog as blocks a translator can edit: '@@ <cell id>' and then the text."""
     entries = [m for m in read_catalog(catalog_path(lang, stem), lang) if m.id and m.context]
-    return "".join(f"@@ {m.context}\n{(m.string or m.id).rstrip()}\n\n" for m in entries)
+    return "".join(translate_prints.dump_block(m) if translate_prints.is_print(m.context)
+                   else f"@@ {m.context}\n{(m.string or m.id).rstrip()}\n\n" for m in entries)
 
 
 def load(lang: str, stem: str, text: str) -> list[str]:
@@ -289,11 +298,14 @@ def load(lang: str, stem: str, text: str) -> list[str]:
     notes = []
     for block in re.split(r"^@@ ", text, flags=re.M)[1:]:
         cell_id, _, body = block.partition("\n")
+        cell_id, _, flag = cell_id.strip().partition(" ")  # '@@ <id>:print:<k> keep-english'
         m = entries.get(cell_id.strip())
         if m is None:
             notes.append(f"{cell_id.strip()}: no such cell in {stem}")
             continue
         m.string = body.strip("\n")
+        if translate_prints.is_print(m.context):
+            translate_prints.load_block(m, flag, body.strip("\n"))
         m.flags.discard("fuzzy")
         m.previous_id = []
     write_catalog(catalog, path)
