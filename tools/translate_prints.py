@@ -17,7 +17,8 @@ as catalog entries beside the markdown cells' (translations/<lang>/<stem>.po).
   (``tokenize`` positions): the prefix, the quotes and the rest of the code are byte for byte the
   English cell's. A translation must parse as the same kind of literal and keep the English one's
   fields (the same ``{expr!conv:spec}`` expressions, in any order; ``{}`` and ``%s`` of a plain
-  string); otherwise the English stays and ``check`` names the entry.
+  string); otherwise the English stays and ``check`` names the entry, as it names a translation
+  that lost a number of the English text.
 * **check** puts each catalog English back into the Chinese cell and compares it with the English
   cell: a cell differing beyond its printed literals is named, as is a literal that is neither the
   catalog's translation nor (untranslated) its English. In a notebook of ``PRINTS_TRANSLATED``, an
@@ -48,6 +49,7 @@ KEEP = "keep-english"  # the flag of an entry whose translation is deliberately 
 # In the others (none left once all nine are), an untranslated print entry prints its English and
 # is not a problem; a translated one is used and held to its fields all the same.
 PRINTS_TRANSLATED: tuple[str, ...] = (
+    "01_general_attention_model", "02_self_attention",
 )
 CJK = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]")
 
@@ -237,11 +239,18 @@ def entry_problem(where: str, head: str, quote: str, m, required: bool) -> str |
         want, have = fields(head + m.id + quote), got
         return (f"{where}: the translation's {{fields}} differ from the English "
                 f"(missing {sorted(_shown(want - have))}, extra {sorted(_shown(have - want))})")
+    lost = sorted(_numbers(head, m.id) - _numbers(head, m.string))
+    if lost:
+        return f"{where}: the translation lost number(s) {', '.join(lost)}"
     if KEEP in m.flags:
         return None if m.string == m.id else f"{where}: flagged {KEEP} but not the English"
     if required and not CJK.search(m.string):
         return f"{where}: still in English (translate it, or flag it {KEEP} if it is data)"
     return None
+
+
+def _numbers(head: str, body: str) -> set[str]:
+    return set(re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])", re.sub(r"\\[nt]", " ", _outside_fields(head, body))))
 
 
 def _shown(c: Counter) -> list[str]:
