@@ -49,7 +49,7 @@ KEEP = "keep-english"  # the flag of an entry whose translation is deliberately 
 # In the others (none left once all nine are), an untranslated print entry prints its English and
 # is not a problem; a translated one is used and held to its fields all the same.
 PRINTS_TRANSLATED: tuple[str, ...] = (
-    "01_general_attention_model", "02_self_attention",
+    "01_general_attention_model", "02_self_attention", "03_multi_head_attention", "04_masks_and_positions",
 )
 CJK = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]")
 
