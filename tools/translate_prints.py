@@ -50,6 +50,7 @@ KEEP = "keep-english"  # the flag of an entry whose translation is deliberately 
 # is not a problem; a translated one is used and held to its fields all the same.
 PRINTS_TRANSLATED: tuple[str, ...] = (
     "01_general_attention_model", "02_self_attention", "03_multi_head_attention", "04_masks_and_positions",
+    "05_how_attention_learns", "06_tiny_language_model",
 )
 CJK = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]")
 
@@ -210,7 +211,7 @@ def fields(token: str) -> Counter | None:
     except SyntaxError:
         return None
     if isinstance(node, ast.JoinedStr):
-        return Counter(ast.dump(v) for v in node.values if isinstance(v, ast.FormattedValue))
+        return Counter(_field(v) for v in node.values if isinstance(v, ast.FormattedValue))
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return Counter(re.findall(r"(?<!\{)\{[^{}]*\}(?!\})|%[-+ 0#]*\d*(?:\.\d+)?[sdifgexr]", node.value))
     return None
@@ -238,7 +239,7 @@ def entry_problem(where: str, head: str, quote: str, m, required: bool) -> str |
     if got != fields(head + m.id + quote):
         want, have = fields(head + m.id + quote), got
         return (f"{where}: the translation's {{fields}} differ from the English "
-                f"(missing {sorted(_shown(want - have))}, extra {sorted(_shown(have - want))})")
+                f"(missing {sorted(want - have)}, extra {sorted(have - want)})")
     lost = sorted(_numbers(head, m.id) - _numbers(head, m.string))
     if lost:
         return f"{where}: the translation lost number(s) {', '.join(lost)}"
@@ -253,12 +254,11 @@ def _numbers(head: str, body: str) -> set[str]:
     return set(re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])", re.sub(r"\\[nt]", " ", _outside_fields(head, body))))
 
 
-def _shown(c: Counter) -> list[str]:
-    out = []
-    for d in c:
-        m = re.search(r"value=(.*?), conversion", d)
-        out.append(m.group(1)[:60] if m else d[:60])
-    return out
+def _field(v: ast.FormattedValue) -> str:
+    """An f-string's field, normalised (``{x+1 :d}`` is ``{x + 1:d}``), as it reads in a message."""
+    conversion = f"!{chr(v.conversion)}" if v.conversion != -1 else ""
+    spec = f":{ast.unparse(v.format_spec)[2:-1]}" if v.format_spec is not None else ""
+    return "{" + ast.unparse(v.value) + conversion + spec + "}"
 
 
 def _replace(source: str, edits: list[tuple[tuple[int, int], tuple[int, int], str]]) -> str:
