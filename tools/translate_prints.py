@@ -50,7 +50,8 @@ KEEP = "keep-english"  # the flag of an entry whose translation is deliberately 
 # is not a problem; a translated one is used and held to its fields all the same.
 PRINTS_TRANSLATED: tuple[str, ...] = (
     "01_general_attention_model", "02_self_attention", "03_multi_head_attention", "04_masks_and_positions",
-    "05_how_attention_learns", "06_tiny_language_model",
+    "05_how_attention_learns", "06_tiny_language_model", "07_attention_at_scale", "08_what_heads_learn",
+    "09_long_context",
 )
 CJK = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]")
 
