@@ -3,8 +3,7 @@ from them.
 
 The English notebooks are the source. Each one has a catalog, ``translations/<lang>/<stem>.po``:
 one entry per markdown cell, its context (``msgctxt``) the cell's id and its ``msgid`` the English
-text; ``msgstr`` is the translation. Of a code cell, only the literals its ``print`` calls write are
-(``<cell id>:print:<k>``, tools/translate_prints.py): the translated notebook
+text; ``msgstr`` is the translation; so has each literal a code cell prints (tools/translate_prints.py).
 ``notebooks/<lang>/<stem>.ipynb`` has the English notebook's code cells, unchanged but for those, and its own
 executed outputs (``make notebooks-<lang>`` runs them; the package prints in the notebook's
 language, ``attention_kit.i18n``).
@@ -91,9 +90,7 @@ def update(lang: str, stems: list[str]) -> list[str]:
                       header_comment=f"# {src.name} in {lang}: one entry per markdown cell, keyed by "
                                      f"the cell's id.\n# tools/translate.py update / build / check.",
                       fuzzy=False, **({"creation_date": created} if created else {}))
-        pairs = translate_prints.pairs(nb)  # each markdown cell, each code cell's printed literals
-        translate_prints.realign(old, pairs)
-        changes += merge_entries(old, new, pairs, src.stem, "cell")
+        changes += merge_entries(old, new, translate_prints.pairs(nb, old), src.stem, "cell")
         write_catalog(new, path)
     return changes
 
@@ -242,9 +239,7 @@ def check(lang: str) -> list[str]:
         for cell in markdown_cells(nb):
             where = f"{src.stem} cell {cell.id} ({cell.source.strip().splitlines()[0][:50]!r})"
             problems += entry_problems(where, cell.source, entries.pop(cell.id, None))
-        problems += translate_prints.check_entries(src.stem, nb, entries)
-        for ctx in entries:
-            problems.append(f"{src.stem} {ctx}: catalog entry for a cell that is gone (update)")
+        problems += translate_prints.check_entries(src.stem, nb, entries)  # and the entries for no cell
         dest = out_dir / src.name
         built = nbformat.read(dest, as_version=4)
         if [c.id for c in built.cells] != [c.id for c in nb.cells]:
@@ -254,8 +249,7 @@ def check(lang: str) -> list[str]:
             if eng.cell_type != tr.cell_type:
                 problems.append(f"{lang}/{src.name} {eng.id}: cell type differs (build)")
             elif eng.cell_type == "code":
-                code = translate_prints.code_problems(f"{lang}/{src.name} {eng.id}", eng, tr, fresh)
-                if code:
+                if code := translate_prints.code_problems(f"{lang}/{src.name} {eng.id}", eng, tr, fresh):
                     problems += code
                 elif eng.get("execution_count") is not None and tr.get("execution_count") is None:
                     problems.append(f"{lang}/{src.name} {eng.id}: not executed (make notebooks-{lang})")
@@ -286,8 +280,7 @@ def entry_problems(where: str, english: str, m) -> list[str]:
 def dump(lang: str, stem: str) -> str:
     """The catalog as blocks a translator can edit: '@@ <cell id>' and then the text."""
     entries = [m for m in read_catalog(catalog_path(lang, stem), lang) if m.id and m.context]
-    return "".join(translate_prints.dump_block(m) if translate_prints.is_print(m.context)
-                   else f"@@ {m.context}\n{(m.string or m.id).rstrip()}\n\n" for m in entries)
+    return "".join(translate_prints.dump_block(m) for m in entries)
 
 
 def load(lang: str, stem: str, text: str) -> list[str]:
@@ -297,15 +290,13 @@ def load(lang: str, stem: str, text: str) -> list[str]:
     entries = {m.context: m for m in catalog if m.id and m.context}
     notes = []
     for block in re.split(r"^@@ ", text, flags=re.M)[1:]:
-        cell_id, _, body = block.partition("\n")
-        cell_id, _, flag = cell_id.strip().partition(" ")  # '@@ <id>:print:<k> keep-english'
+        head, _, body = block.partition("\n")
+        cell_id, _, flag = head.strip().partition(" ")  # '@@ <id>:print:<k> keep-english'
         m = entries.get(cell_id.strip())
         if m is None:
             notes.append(f"{cell_id.strip()}: no such cell in {stem}")
             continue
-        m.string = body.strip("\n")
-        if translate_prints.is_print(m.context):
-            translate_prints.load_block(m, flag, body.strip("\n"))
+        translate_prints.load_block(m, flag, body.strip("\n"))
         m.flags.discard("fuzzy")
         m.previous_id = []
     write_catalog(catalog, path)

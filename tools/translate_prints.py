@@ -82,9 +82,8 @@ def _string_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int], s
 
 def _slice(source: str, start, end) -> str:
     lines = source.splitlines(keepends=True)
-    if start[0] == end[0]:
-        return lines[start[0] - 1][start[1]:end[1]]
-    return "".join([lines[start[0] - 1][start[1]:], *lines[start[0]:end[0] - 1], lines[end[0] - 1][:end[1]]])
+    offset = [sum(len(x) for x in lines[:row - 1]) + col for row, col in (start, end)]
+    return source[offset[0]:offset[1]]
 
 
 def _printed_nodes(node) -> list:
@@ -167,14 +166,17 @@ def cell_entries(cell) -> list[tuple[str, str]]:
     return pairs
 
 
-def pairs(nb) -> list[tuple[str, str]]:
-    """(msgctxt, msgid) of the notebook's entries in cell order: each markdown cell, each printed literal."""
+def pairs(nb, old=None) -> list[tuple[str, str]]:
+    """(msgctxt, msgid) of the notebook's entries in cell order: each markdown cell, each printed
+    literal; ``old``, the catalog to merge them into, is ``realign``ed first."""
     out = []
     for cell in nb.cells:
         if cell.cell_type == "markdown" and cell.source.strip():
             out.append((cell.id, cell.source))
         elif cell.cell_type == "code":
             out += cell_entries(cell)
+    if old is not None:
+        realign(old, out)
     return out
 
 
@@ -186,11 +188,9 @@ def realign(old, new_pairs: list[tuple[str, str]]) -> None:
     free = [m for ctx, m in olds.items() if wanted.get(ctx) != m.id]
     moves = {}
     for ctx, english in wanted.items():
-        if ctx in olds and olds[ctx].id == english:
-            continue
         cell = ctx.rsplit(":print:", 1)[0]
         m = next((m for m in free if m.id == english and m.context.rsplit(":print:", 1)[0] == cell), None)
-        if m is not None:
+        if m is not None and not (ctx in olds and olds[ctx].id == english):
             free.remove(m)
             moves[ctx] = m
     for ctx, m in moves.items():
@@ -315,7 +315,7 @@ def code_problems(where: str, eng, tr, entries: dict) -> list[str]:
 
 
 def check_entries(stem: str, nb, entries: dict) -> list[str]:
-    """The print entries' problems (each popped from ``entries``, whatever is left is for no cell)."""
+    """The print entries' problems (each popped from ``entries``), then those of the entries left: for no cell."""
     problems = []
     required = stem in PRINTS_TRANSLATED
     for cell in nb.cells:
@@ -334,20 +334,22 @@ def check_entries(stem: str, nb, entries: dict) -> list[str]:
             problem = entry_problem(f"{stem} {ctx} ({body[:50]!r})", head, quote, m, required)
             if problem:
                 problems.append(problem)
-    return problems
+    return problems + [f"{stem} {ctx}: catalog entry for a cell that is gone (update)" for ctx in entries]
 
 
 # ---------------------------------------------------------------- dump / load
 
 def dump_block(m) -> str:
-    """A print entry as a translator edits it; its text exactly (a trailing space is kept)."""
+    """An entry as a translator edits it; a print entry's text exactly (a trailing space is kept)."""
+    if not is_print(m.context):
+        return f"@@ {m.context}\n{(m.string or m.id).rstrip()}\n\n"
     flag = f" {KEEP}" if KEEP in m.flags else ""
     return f"@@ {m.context}{flag}\n{m.string or m.id}\n\n"
 
 
 def load_block(m, flag: str, text: str) -> None:
-    """Set a print entry from a block: ``keep-english`` in its head keeps the English, flagged."""
-    if flag.strip() == KEEP:
+    """Set an entry from a block; a print entry's ``keep-english`` in its head keeps the English, flagged."""
+    if is_print(m.context) and flag.strip() == KEEP:
         m.string = m.id
         m.flags.add(KEEP)
     else:
@@ -383,15 +385,17 @@ def english_lines(cell) -> list[str]:
     return found
 
 
-def survey(lang: str, root: Path) -> list[tuple[str, int, int, int]]:
-    """(stem, code cells, cells printing English, English lines) per notebook of notebooks/<lang>/."""
-    rows = []
+def survey(lang: str, root: Path) -> tuple[list[tuple[str, int, int, int]], list[str]]:
+    """(stem, code cells, cells printing English, English lines) per notebook of notebooks/<lang>/,
+    and a line per such cell: its position among the code cells, its id, its first English line."""
+    rows, cells = [], []
     for path in sorted((root / "notebooks" / lang).glob("[0-9][0-9]_*.ipynb")):
-        nb = nbformat.read(path, as_version=4)
-        code = [c for c in nb.cells if c.cell_type == "code"]
+        code = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
         hits = [english_lines(c) for c in code]
         rows.append((path.stem, len(code), sum(1 for h in hits if h), sum(len(h) for h in hits)))
-    return rows
+        cells += [f"{path.stem} code cell {i} ({c.id}): {h[0][:110]}" + (f" (+{len(h) - 1})" if len(h) > 1 else "")
+                  for i, (c, h) in enumerate(zip(code, hits, strict=True)) if h]
+    return rows, cells
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -402,20 +406,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lang", default="zh")
     ap.add_argument("--cells", action="store_true", help="list each cell and its first English line")
     args = ap.parse_args(argv)
-    root = Path(__file__).resolve().parents[1]
-    rows = survey(args.lang, root)
+    rows, cells = survey(args.lang, Path(__file__).resolve().parents[1])
     print("| notebook | code cells | cells printing English | English lines |\n|---|---:|---:|---:|")
     for row in rows:
         print("| " + " | ".join(str(x) for x in row) + " |")
     print(f"| all | {sum(r[1] for r in rows)} | {sum(r[2] for r in rows)} | {sum(r[3] for r in rows)} |")
-    if args.cells:
-        for path in sorted((root / "notebooks" / args.lang).glob("[0-9][0-9]_*.ipynb")):
-            nb = nbformat.read(path, as_version=4)
-            for i, c in enumerate(c for c in nb.cells if c.cell_type == "code"):
-                lines = english_lines(c)
-                if lines:
-                    more = f" (+{len(lines) - 1})" if len(lines) > 1 else ""
-                    print(f"{path.stem} code cell {i} ({c.id}): {lines[0][:110]}{more}")
+    print("\n".join(cells) if args.cells else "", end="\n" if args.cells else "")
     return 0
 
 
