@@ -221,7 +221,7 @@ notebooks: $(TESTS)
 # marker file makes attention_kit print in Chinese. STEMS=01_general_attention_model: only those.
 notebooks-zh: $(TESTS)
 	$(BIN)/python tools/translate.py build $(STEMS) $(if $(STEMS),README)
-	@nbs="$$(ls notebooks/zh/[0-9][0-9]_*.ipynb 2>/dev/null | grep -E "$$(echo '$(or $(STEMS),.)' | tr ' ' '|')")"; \
+	@nbs="$$(ls notebooks/zh/[0-9][0-9]_*.ipynb 2>/dev/null | grep -E "$$(echo '$(or $(STEMS),.)' | tr ' ' '|')" | tr '\n' ' ')"; \
 	if [ -n "$$nbs" ]; then $(MAKE) --no-print-directory notebooks NB="$$nbs"; fi
 
 # The student edition in student/: the notebooks without solutions or answers, the package, a README,

@@ -3,8 +3,8 @@ from them.
 
 The English notebooks are the source. Each one has a catalog, ``translations/<lang>/<stem>.po``:
 one entry per markdown cell, its context (``msgctxt``) the cell's id and its ``msgid`` the English
-text; ``msgstr`` is the translation. Code cells are not in the catalog: the translated notebook
-``notebooks/<lang>/<stem>.ipynb`` has the English notebook's code cells, unchanged, and its own
+text; ``msgstr`` is the translation; so has each literal a code cell prints (tools/translate_prints.py).
+``notebooks/<lang>/<stem>.ipynb`` has the English notebook's code cells, unchanged but for those, and its own
 executed outputs (``make notebooks-<lang>`` runs them; the package prints in the notebook's
 language, ``attention_kit.i18n``).
 
@@ -49,6 +49,7 @@ TRANSLATIONS = ROOT / "translations"
 LANGUAGES = {"zh": "zh_Hans_CN"}  # our folder name -> the catalog's locale
 HTML_LANG = {"zh": "zh-CN"}  # a translated cell's lang attribute (JupyterLab's zh-CN language pack says the same)
 sys.path.insert(0, str(ROOT))
+import translate_prints  # noqa: E402 - the code cells' printed literals (its docstring)
 from catalog_states import DEFERRED, defer, english_for_now, is_deferred, merge_entries  # noqa: E402,F401
 
 from attention_kit.i18n import MARKER  # noqa: E402 - in notebooks/<lang>/: the kernel's folder says which
@@ -94,7 +95,7 @@ def update(lang: str, stems: list[str]) -> list[str]:
                       header_comment=f"# {src.name} in {lang}: one entry per markdown cell, keyed by "
                                      f"the cell's id.\n# tools/translate.py update / build / check.",
                       fuzzy=False, **({"creation_date": created} if created else {}))
-        changes += merge_entries(old, new, [(c.id, c.source) for c in markdown_cells(nb)], src.stem, "cell")
+        changes += merge_entries(old, new, translate_prints.pairs(nb, old), src.stem, "cell")
         write_catalog(new, path)
     return changes
 
@@ -161,6 +162,7 @@ def build(lang: str, stems: list[str]) -> list[str]:
             if cell.cell_type == "markdown" and cell.source.strip():
                 cell.source = shown_markdown(entries.get(cell.id), cell.source, lang)
             elif cell.cell_type == "code":
+                cell.source = translate_prints.translated_code(cell, entries)
                 was = previous.get(cell.id)
                 if was is not None and was.cell_type == "code" and was.source == cell.source:
                     cell.outputs, cell.execution_count = was.outputs, was.execution_count
@@ -239,8 +241,7 @@ def check(lang: str) -> list[str]:
         for cell in markdown_cells(nb):
             where = f"{src.stem} cell {cell.id} ({cell.source.strip().splitlines()[0][:50]!r})"
             problems += entry_problems(where, cell.source, entries.pop(cell.id, None))
-        for ctx in entries:
-            problems.append(f"{src.stem} {ctx}: catalog entry for a cell that is gone (update)")
+        problems += translate_prints.check_entries(src.stem, nb, entries)  # and the entries for no cell
         dest = out_dir / src.name
         built = nbformat.read(dest, as_version=4)
         if [c.id for c in built.cells] != [c.id for c in nb.cells]:
@@ -250,8 +251,8 @@ def check(lang: str) -> list[str]:
             if eng.cell_type != tr.cell_type:
                 problems.append(f"{lang}/{src.name} {eng.id}: cell type differs (build)")
             elif eng.cell_type == "code":
-                if tr.source != eng.source:
-                    problems.append(f"{lang}/{src.name} {eng.id}: code differs from English (build)")
+                if code := translate_prints.code_problems(f"{lang}/{src.name} {eng.id}", eng, tr, fresh):
+                    problems += code
                 elif eng.get("execution_count") is not None and tr.get("execution_count") is None:
                     problems.append(f"{lang}/{src.name} {eng.id}: not executed (make notebooks-{lang})")
             elif eng.cell_type == "markdown" and eng.source.strip():
@@ -313,7 +314,7 @@ def waiting(lang: str) -> list[str]:
 def dump(lang: str, stem: str) -> str:
     """The catalog as blocks a translator can edit: '@@ <cell id>' and then the text."""
     entries = [m for m in read_catalog(catalog_path(lang, stem), lang) if m.id and m.context]
-    return "".join(f"@@ {m.context}\n{(m.string or m.id).rstrip()}\n\n" for m in entries)
+    return "".join(translate_prints.dump_block(m) for m in entries)
 
 
 def load(lang: str, stem: str, text: str) -> list[str]:
@@ -323,12 +324,13 @@ def load(lang: str, stem: str, text: str) -> list[str]:
     entries = {m.context: m for m in catalog if m.id and m.context}
     notes = []
     for block in re.split(r"^@@ ", text, flags=re.M)[1:]:
-        cell_id, _, body = block.partition("\n")
+        head, _, body = block.partition("\n")
+        cell_id, _, flag = head.strip().partition(" ")  # '@@ <id>:print:<k> keep-english'
         m = entries.get(cell_id.strip())
         if m is None:
             notes.append(f"{cell_id.strip()}: no such cell in {stem}")
             continue
-        m.string = body.strip("\n")
+        translate_prints.load_block(m, flag, body.strip("\n"))
         m.flags.discard("fuzzy")
         m.flags.discard(DEFERRED)
         m.previous_id = []
