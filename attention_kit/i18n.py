@@ -28,7 +28,7 @@ LOCALE = Path(__file__).resolve().parent / "locale"
 DOMAIN = "attention_kit"
 MARKER = ".attention-kit-language"
 LANGUAGES = ("en", "zh")
-#: A string a contributor published untranslated (``tools/translate.py defer``): shown in English,
+#: A string a contributor published untranslated, flagged English for now: shown in English,
 #: followed by this note in the course's language ("this sentence is not translated yet").
 ENGLISH_FOR_NOW = "english-for-now"
 NOT_YET = {"zh": "（此句尚未译成中文）"}
