@@ -110,10 +110,10 @@ class HeadView(Explorer):
         try:
             ids = self._encode(text)
         except UnknownWordError as exc:
-            self.error.value = (f"⚠ {exc.headline}: type only words of the rhymes (the picture "
-                                "shows the last good context)")
-            self.known.value = (f"<div style='font-size:12px;line-height:1.3'><b>It knows only "
-                                f"the {exc.size} words of its rhymes:</b> {exc.known}</div>")
+            self.error.value = "⚠ " + _("{headline}: type only words of the rhymes (the picture shows the "
+                                        "last good context)").format(headline=exc.headline)
+            self.known.value = ("<div style='font-size:12px;line-height:1.3'><b>" + _(
+                "It knows only the {size} words of its rhymes:").format(size=exc.size) + f"</b> {exc.known}</div>")
             self.known.layout.display = None
             return False
         except Exception as exc:  # empty text and the like
