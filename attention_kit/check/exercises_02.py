@@ -117,14 +117,17 @@ def grading_softmax_rows():
 
 @reference
 def scores_cases(rng):
-    """(Q, K): one pair of matrices of widths other than the in-class 9 and 4, another, and a stack
-    of heads (h, n, d_k) with h = d_k (where ``K.T`` runs and gives wrong numbers)."""
+    """(Q, K): one pair of matrices of widths other than the in-class 9 and 4, another, a stack of
+    heads (h, n, d_k) with h = d_k (where ``K.T`` runs and gives wrong numbers), and a stack whose
+    h, n_q, n_k and d_k all differ (a divisor read from axis 1 or 0, a count for a stack, fails)."""
     n_q, n_k, d_k = draw_sizes(rng, 2, 9, 3, avoid=(9, 4))
     d2 = int(rng.choice([16, 25]))
     h = int(rng.choice([2, 5]))
+    h2, n_q2, n_k2, d_k2 = draw_sizes(rng, 2, 10, 4)
     return [(rng.normal(size=(n_q, d_k)), rng.normal(size=(n_k, d_k))),
             (rng.normal(size=(3, d2)), rng.normal(size=(6, d2))),
-            (rng.normal(size=(h, 3, h)), rng.normal(size=(h, h, h)))]
+            (rng.normal(size=(h, 3, h)), rng.normal(size=(h, h, h))),
+            (rng.normal(size=(h2, n_q2, d_k2)), rng.normal(size=(h2, n_k2, d_k2)))]
 
 
 @reference
@@ -141,7 +144,9 @@ def grading_scaled_scores():
                 'by √d_k; a fixed divisor such as `3` or `np.sqrt(2)` (right for one width at most; the '
                 'checker tries the answer on both widths before naming a shape mistake, so a typed-in number '
                 'that equals √n_q on one case is still called a fixed number); a divisor read from the wrong '
-                'axis; the transposed layout `K @ Q.T`; transposed and unscaled; `.T` on a stack (it reverses '
+                'axis; on a stack, a divisor read from the second or first axis (√n_k, √n_q or √h: d_k is the '
+                'last axis whatever stands in front; the stack cases have h, n_q, n_k, d_k all different); the '
+                "transposed layout `K @ Q.T`; transposed and unscaled; `.T` on a stack (it reverses "
                 "the heads' axis too); a one-matrix form that fails on a stack; shape errors (the hint names "
                 'the axes to pair, not the code)',
         hidden=(Hidden(scores_cases, scores_ref, array_close),),

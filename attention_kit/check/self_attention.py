@@ -63,9 +63,17 @@ def _softmax_wrong_values(S: np.ndarray, out) -> str:
     """The hint for a result of the right shape that matches no recorded mistake."""
     arr = np.asarray(out, dtype=float)
     sums = arr.sum(axis=-1)
+    dtype = getattr(out, "dtype", None)
+    if dtype is not None and dtype.kind == "f" and dtype.itemsize < 8 and np.allclose(sums, 1.0, atol=1e-2):
+        return _("your weights are {dtype} numbers, which keep only about {digits} significant digits, so a "
+                 "row sums to 1 only to within {gap:.1g} and the weights are off by as much: keep numpy's "
+                 "default precision, 64-bit floats, all the way").format(
+            dtype=dtype.name, digits=int(np.finfo(dtype).precision), gap=float(np.abs(sums - 1).max()))
     if not np.allclose(sums, 1.0, atol=1e-6):
+        first = sums.ravel()[:3]
+        shown = np.round(first, 3) if not np.allclose(np.round(first, 3), 1.0, rtol=0, atol=0) else first
         return _("your rows sum to {sums}...: each row of weights must sum to 1, one probability "
-                 "distribution per query").format(sums=np.round(sums.ravel()[:3], 3).tolist())
+                 "distribution per query").format(sums=[float(f"{v:.8g}") for v in shown])
     first = tuple(0 for _i in S.shape[:-1])
     return _("wrong values: for the scores {scores} (the first row) your weights are {weights}; work that "
              "row out by hand, as in notebook 01's first exercise, and compare").format(
@@ -113,7 +121,9 @@ def softmax_rows(fn: Callable) -> bool:
                                        "709 (or every exp of a row underflows to 0). The shift must leave every "
                                        "exponent of a row at most 0, however far apart its scores are").format(
                                            row=S[0].tolist()))
-            if np.array_equal(np.isfinite(arr), case["global_max_finite"]):
+            finite = np.isfinite(arr)
+            if np.array_equal(finite, case["global_max_finite"]) and np.allclose(
+                    arr[finite], case["global_max"][finite]):   # the global maximum's numbers, not its pattern only
                 return report(False, _("a row of scores near -1000 gives NaN: you subtracted the maximum of the "
                                        "whole matrix, so every exp in that row underflows to 0 and the row is 0/0. "
                                        "Subtract each row's own maximum (the result does not change)"))
@@ -280,6 +290,11 @@ def full_self_attention(fn: Callable) -> bool:
                            _("{what}: {error}. Rows are tokens: the projections act on the last axis of X, and the "
                              "scores pair the d_k axis of the queries with that of the keys"))
                 return report(False, message.format(what=what, error=err))
+            if "NonFiniteError" in err:
+                return report(False, _("{what}: your scores hold inf or NaN, and ak.softmax takes finite numbers "
+                                       "only. A score of -inf is one way to write a mask: this exercise has none, "
+                                       "every query attends to every key of its own sequence; otherwise look for "
+                                       "an overflow in the scores").format(what=what))
             if X.ndim == 2 and err != _(NOT_DONE):
                 return report(False, _("{what}: {error}. The function gets a batch (b, n, d_model) and also one "
                                        "sequence (n, d_model), a 2-D array: write each step for the last axes, "
@@ -287,8 +302,8 @@ def full_self_attention(fn: Callable) -> bool:
                                            what=what, error=err))
             return report_failure(err, stub=_(NOT_DONE))
         if isinstance(out, tuple):
-            return report(False, _("your function returned a tuple; return only the output (n, d_v). "
-                                   "(ak.self_attention returns (output, weights): take [0])"))
+            return report(False, _("your function returned a tuple (the output with the weights, say); the task "
+                                   "asks for the output alone, one array of shape (n, d_v) per sequence"))
         if (msg := array_answer(out)):
             return report(False, msg)
         if close(out, want):
@@ -375,9 +390,23 @@ def fixed_source_code(fn: Callable) -> bool:
     out, err = _call(fn, *_copies(case["args"]))
     if err is not None:
         if "matmul" in err or "aligned" in err or "mismatch" in err:
+            # the shapes fail here (n != d): on a case with n = d the same code runs, and its numbers
+            # tell where the product went wrong
+            square = case["square"]
+            probe, probe_err = _call(fn, *_copies(square["args"]))
+            if probe_err is None and close(probe, square["features"]):
+                return report(False, _("{error}. X is (n, d) = {X} with one token per row: your scores pair the "
+                                       "features of the queries with those of the keys, a (d, d) matrix. A score "
+                                       "pairs one query with one key, token with token: the weights are (n, n), "
+                                       "one row per query, and they mix the n rows of V").format(error=err, X=X.shape))
+            if probe_err is None and close(probe, square["weights_first"]):
+                return report(False, _("{error}. X is (n, d) = {X} with one token per row, and W_q is (d, d) = {W_q}: "
+                                       "a projection acts on the features, the last axis of X, not on the "
+                                       "tokens").format(error=err, X=X.shape, W_q=W_q.shape))
             return report(False, _("{error}. X is (n, d) = {X} with one token per row, and W_q is (d, d) = {W_q}: "
-                                   "a projection acts on the features, the last axis of X, not on the tokens").format(
-                error=err, X=X.shape, W_q=W_q.shape))
+                                   "follow the shapes step by step. A projection acts on the features, the last axis "
+                                   "of X, not on the tokens; a score pairs one query with one key, so the weights "
+                                   "are (n, n) and mix the n rows of V").format(error=err, X=X.shape, W_q=W_q.shape))
         return report_failure(err, stub=_(NOT_DONE))
     if isinstance(out, tuple):
         return report(False, _("return only Y, the output of shape (n, d)"))
