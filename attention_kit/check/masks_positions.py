@@ -15,7 +15,7 @@ returns True or False. The learner's exceptions are reported, never raised. Mask
 * ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers.
 
 What a checker compares with (its cases, their right answers, the usual mistakes' outputs) comes
-from ``@recorded`` tables; the teaching guide lists the mistakes each hint names.
+from ``@recorded`` tables; the course repository's teaching guide lists the mistakes each hint names.
 """
 
 from __future__ import annotations
