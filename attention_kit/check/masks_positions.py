@@ -349,8 +349,7 @@ _GRADED_ROWS = N_("a row can change only if the edited token is among its keys: 
 
 @recorded(answers=True)  # a prediction's answers: sealed, withheld by PREDICTIONS=record
 def _rows_table() -> dict:
-    """Token 3 of a 6-token sequence is edited under a causal mask: the rows that change, and the
-    in-class hints (which may name them) for the usual wrong sets."""
+    """Token 3 of 6 edited under a causal mask: the rows that change, and the hints for wrong sets."""
     n, edited = 6, 3
     return {
         "n": n, "want": list(range(edited, n)),
