@@ -199,7 +199,8 @@ def test_output_model_single_context_answer_fails(capsys):
         (lambda C, W, b: (lambda Z: np.exp(Z) / np.exp(Z).sum(axis=0))(C @ W.T + b), "columns sum to 1"),
         (lambda C, W, b: _softmax_rows(_softmax_rows(C) @ W.T + b), "not on c"),
         (lambda C, W, b: _softmax_rows(C @ W.T + b)[:, :-1], "shape"),
-        (lambda C, W, b: _softmax_rows(C @ W.T - b), "wrong numbers"),
+        (lambda C, W, b: _softmax_rows(2 * (C @ W.T + b)), "wrong numbers"),
+        (lambda C, W, b: _softmax_rows(C @ W.T - b), "subtracted the bias"),   # trial 3: was "wrong numbers"
         (lambda C, W, b: list(_softmax_rows(C @ W.T + b)), "returned a list"),
         # was told "where the transpose goes" (issue 46)
         (lambda C, W, b: _softmax_rows(C @ W.T) + b, "added after the softmax"),
@@ -212,7 +213,8 @@ def test_output_model_hints(capsys, fn, phrase):
 
 def test_output_model_fallback_names_where_to_look_not_the_formula(capsys):
     # the trial: the fallback said "the logits are W_c c + b_c, and the probabilities are their softmax"
-    ok, line = run(capsys, chk.output_model, lambda C, W, b: _softmax_rows(C @ W.T - b))
+    # (trial 3: the bias subtracted, which this test used, now has its own hint)
+    ok, line = run(capsys, chk.output_model, lambda C, W, b: _softmax_rows(2 * (C @ W.T + b)))
     assert not ok and "section 2's table" in line, line
     for formula in ("W_c c + b_c", "logits are", "their softmax"):
         assert formula not in line, (formula, line)
@@ -301,3 +303,54 @@ def test_output_model_whole_matrix_is_not_sent_to_transposes(capsys):
 
     ok, line = run(capsys, chk.output_model, whole)
     assert not ok and "each ROW must" in line and "transpose" not in line, line
+
+
+# --- trial 3: M1, M2, M3 ------------------------------------------------------------------------
+
+
+def _sigmoid(Z):
+    return 1 / (1 + np.exp(-Z))
+
+
+@pytest.mark.parametrize("fn, phrase", [
+    (lambda C, W, b: _softmax_rows(C @ W.T - b), "subtracted the bias"),
+    (lambda C, W, b: _sigmoid(C @ W.T + b), "sigmoid"),
+    (lambda C, W, b: _softmax_rows((C @ W.T + b) / np.sqrt(C.shape[1])), "scaled the logits"),
+    (lambda C, W, b: np.log(_softmax_rows(C @ W.T + b)), "logarithms"),
+    (lambda C, W, b: np.eye(W.shape[0])[(C @ W.T + b).argmax(1)], "one-hot"),
+    (lambda C, W, b: (lambda z: np.exp2(z) / np.exp2(z).sum(-1, keepdims=True))(C @ W.T + b), "base"),
+    (lambda C, W, b: _softmax_rows(C @ (W.T + b)), "bias was added to W_c"),
+])
+def test_output_model_names_the_usual_non_transpose_mistakes(capsys, fn, phrase):
+    # M1: each of these was sent to "section 2's table ... where the transpose goes"
+    ok, line = run(capsys, chk.output_model, fn)
+    assert not ok and phrase in line, line
+    assert "transpose" not in line and "section 2's table" not in line, line
+
+
+def test_output_model_fallback_does_not_assume_a_transpose(capsys):
+    # rows that sum to 1 but are not the model, and match no recorded mistake
+    ok, line = run(capsys, chk.output_model, lambda C, W, b: _softmax_rows(2 * (C @ W.T + b)))
+    assert not ok and "where the transpose goes" not in line, line
+    ok, line = run(capsys, chk.output_model, lambda C, W, b: np.abs(C @ W.T + b))   # rows do not sum to 1
+    assert not ok and "sum to 1" in line and "transpose" not in line, line
+
+
+@pytest.mark.parametrize("answer, phrase, not_phrase", [
+    ([float("nan"), 0.245, 0.090], "NaN", "sum to 1"),                 # M2: NaN "sums to 1"
+    ([float("inf"), 0.245, 0.090], "inf", "sum to"),
+    ([0.665 + 0j, 0.245, 0.090], "complex", "shape None"),               # M3
+    ({"a": 0.665, "b": 0.245, "c": 0.09}, "dict", "shape None"),
+])
+def test_softmax_by_hand_odd_values_get_a_true_hint(capsys, answer, phrase, not_phrase):
+    ok, line = run(capsys, chk.softmax_by_hand, answer)
+    assert not ok and phrase in line and not_phrase not in line, line
+
+
+def test_a_complex_answer_prints_no_warning(capsys):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run(capsys, chk.dot_scores, lambda q, K: (K @ q).astype(complex))
+        run(capsys, chk.softmax_by_hand, np.array([0.665 + 0j, 0.245, 0.090]))

@@ -561,3 +561,13 @@ def test_masked_softmax_shifted_by_the_first_mean_or_median_allowed_score_fails(
     for pick in (lambda r: r[0], np.mean, np.median, np.min):
         assert chk.masked_softmax(shifted(pick)) is False
     assert chk.masked_softmax(shifted(np.max)) is True
+
+
+@pytest.mark.parametrize("answer", [[0, 1, 2, 3], [0, 1, 2], [1, 2, 3], [2, 3, 4]])
+def test_future_unchanged_in_class_hint_for_early_rows_states_no_answer(capsys, answer):
+    """Trial 3, H2: "... while row 3 and the rows after it can: every query i >= 3 sees token 3"."""
+    assert chk.future_unchanged(answer) is False
+    out = one_line(capsys)
+    assert "cannot see token 3" in out, out
+    for told in ("i >= 3", "rows after it", "3, 4", "4 and 5", "only queries"):
+        assert told not in out, (told, out)

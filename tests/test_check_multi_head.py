@@ -357,3 +357,33 @@ def test_split_for_one_sequence_is_told_about_the_batch_axis(capsys):
     assert chk.split_merge(one_sequence) is False
     out = _line(capsys)
     assert "X is a batch" in out and "one axis too few" in out, out
+
+
+def test_one_head_scaling_by_axis_1_of_a_batch_is_not_called_d_v(capsys):
+    """Trial 3, M9: K.shape[1] is n for a batch; it was told "you scaled by the size of the values, d_v"
+    (the batch case had n = d_v)."""
+    def by_axis_1(X, Wq, Wk, Wv):
+        K = X @ Wk
+        return _sm(X @ Wq @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[1])) @ (X @ Wv)
+
+    assert chk.one_head(by_axis_1) is False
+    out = _line(capsys)
+    assert "d_v" not in out and "number of tokens" in out and "last axis" in out, out
+
+
+def test_the_count_modules_docstring_does_not_say_how_to_open_its_sealed_answer():
+    """Trial 3, Q1: "``parameter_counts()`` is the sealed ``@recorded`` table (``.open()`` reads it)"."""
+    assert ".open()" not in (multi_head_count.__doc__ or "")
+
+
+def test_one_head_hidden_batches_catch_a_scale_read_from_axis_1():
+    """Trial 3, M9's answer passed the grader: its only batch had n = d_k."""
+    from attention_kit.check import exercises_03 as ex
+
+    def by_axis_1(X, Wq, Wk, Wv):
+        K = X @ Wk
+        return _sm(X @ Wq @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[1])) @ (X @ Wv)
+
+    for seed in range(20):
+        cases = ex.head_cases(np.random.default_rng(seed))
+        assert any(not np.allclose(by_axis_1(*args), ex.head_ref(*args)) for args in cases if args[0].ndim == 3), seed

@@ -471,3 +471,92 @@ def test_output_row_hints_are_true(capsys, answer, words, not_words):
     ok = check.output_row(answer, **_row_kwargs())
     out = capsys.readouterr().out
     assert ok is False and words in out and not_words not in out, out
+
+
+# --- trial 3: V1, H1/M6, M4, M5, M7, M8 ---------------------------------------------------------
+
+
+def _scores_by_axis_1(Q, K):
+    # K.shape[1] is d_k for one matrix and n_k for a stack of heads (h, n_k, d_k)
+    return Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[1])
+
+
+def test_scaled_scores_a_divisor_from_axis_1_fails_on_the_stack(capsys):
+    # V1: the only stack case had n_k = d_k = 3, so K.shape[1] passed
+    ok, out = run(capsys, check.scaled_scores, _scores_by_axis_1)
+    assert not ok and "stack of heads" in out and "last axis" in out, out
+    assert "shape[" not in out and "[-1]" not in out, out   # the idea, not the code
+
+
+def test_scaled_scores_hidden_stacks_catch_a_divisor_from_axis_1():
+    from attention_kit.check import exercises_02 as ex
+
+    for seed in range(20):
+        cases = ex.scores_cases(np.random.default_rng(seed))
+        assert any(Q.ndim == 3 and not np.allclose(_scores_by_axis_1(Q, K), ex.scores_ref(Q, K))
+                   for Q, K in cases), seed
+
+
+def test_full_self_attention_tuple_hint_names_no_forbidden_function_and_no_code(capsys):
+    # H1/M6: "(ak.self_attention returns (output, weights): take [0])"
+    def pair(X, W_q, W_k, W_v):
+        Q, K, V = X @ W_q, X @ W_k, X @ W_v
+        A = sm(Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[-1]), -1)
+        return A @ V, A
+
+    ok, out = run(capsys, check.full_self_attention, pair)
+    assert not ok and "tuple" in out, out
+    assert "self_attention" not in out and "[0]" not in out, out
+
+
+def test_full_self_attention_an_unasked_causal_mask_is_named(capsys):
+    # M7: a -inf mask passed to ak.softmax was told "look for a division by zero or an overflow upstream"
+    def causal(X, W_q, W_k, W_v):
+        Q, K, V = X @ W_q, X @ W_k, X @ W_v
+        S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[-1])
+        n = S.shape[-1]
+        return ak.softmax(np.where(np.tril(np.ones((n, n), bool)), S, -np.inf)) @ V
+
+    def causal_finite(X, W_q, W_k, W_v):
+        Q, K, V = X @ W_q, X @ W_k, X @ W_v
+        S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[-1])
+        n = S.shape[-1]
+        return ak.softmax(np.where(np.tril(np.ones((n, n), bool)), S, -1e9)) @ V
+
+    for fn in (causal, causal_finite):
+        ok, out = run(capsys, check.full_self_attention, fn)
+        assert not ok and "mask" in out, out
+        assert "division by zero" not in out, out
+
+
+def test_fixed_source_code_a_transposed_score_product_is_not_called_a_projection_mistake(capsys):
+    # M8: the projections were right, the score product paired the features
+    def features(X, W_q, W_k, W_v):
+        Q, K, V = X @ W_q, X @ W_k, X @ W_v
+        return sm(Q.T @ K / np.sqrt(X.shape[1]), 1) @ V
+
+    ok, out = run(capsys, check.fixed_source_code, features)
+    assert not ok and "not on the tokens" not in out, out
+    assert "score" in out, out
+    # the source's own order (W before X) still gets the projection hint
+    ok, out = run(capsys, check.fixed_source_code,
+                  lambda X, a, b, c: sm(np.matmul(a, X) @ np.matmul(b, X).T / np.sqrt(3), 1) @ np.matmul(c, X))
+    assert not ok and "not on the tokens" in out, out
+
+
+def test_softmax_rows_log_sum_exp_without_a_shift_is_not_called_a_global_maximum(capsys):
+    # M4: no maximum is subtracted here; exp(S) overflows
+    ok, out = run(capsys, check.softmax_rows,
+                  lambda S: np.exp(S - np.log(np.exp(S).sum(-1, keepdims=True))))
+    assert not ok and "whole matrix" not in out and "overflows" in out, out
+
+
+def test_softmax_rows_low_precision_is_named_not_a_sum_that_prints_as_1(capsys):
+    # M5: "your rows sum to [1.0, 1.0, 1.0]...: each row of weights must sum to 1"
+    def half(S):
+        S = S.astype(np.float16)
+        e = np.exp(S - S.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+
+    ok, out = run(capsys, check.softmax_rows, half)
+    assert not ok and "[1.0, 1.0, 1.0]" not in out and "float16" in out, out

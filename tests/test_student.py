@@ -331,7 +331,9 @@ def test_the_package_points_at_nothing_a_student_edition_lacks():
 
 # What a learner must not be sent to: a teacher's guide, the grader, the worked solutions (trial
 # report, P1). Written out here, not taken from make_student, so that the builder is tested.
-TEACHER_THINGS = re.compile(r"docs/\w|attention_kit\.grading|make grade|teacher's answer|tagged\s+`*solution", re.I)
+TEACHER_THINGS = re.compile(r"docs/\w|attention_kit\.grading|make grade|teacher's answer|tagged\s+`*solution"
+                            r"|benchmarks/\w|(?<!repository's )teaching guide|teacher's (?:key|class grader)"
+                            r"|browser tests|make test\b", re.I)   # (and trial 3's: the course repository's other parts)
 
 
 def test_the_shipped_package_names_no_teacher_guide_grader_or_solution(student_dir):
@@ -361,3 +363,29 @@ def test_a_shipped_module_naming_teacher_things_is_rejected_or_rewritten(tmp_pat
         "# the hint the grader gives; the grader judges"
     for fine in ("the grader judges it", "see the docstring", "attention_kit.check.registry", "tagged explorer-check"):
         assert not teacher_only.TEACHER_ONLY.search(fine), fine
+
+
+@pytest.mark.parametrize("text", [
+    "``benchmarks/attention_speed.py`` measures them", "(benchmarks/LATENCY.md has the runs)",
+    "the teaching guide lists the mistakes", "the teacher's key", "the teacher's class grader",
+    "``make test`` (whose browser tests use it)", "Here, in the teacher's edition, they are computed",
+    "the teacher's guide to adding an exercise"])
+def test_pointers_at_the_course_repository_only_are_rejected(tmp_path, text):
+    """Trial 3: docstrings sent a learner to benchmarks/, the teaching guide, the teacher's key,
+    ``make test`` and its browser tests, none of which the student edition ships."""
+    (tmp_path / "attention_kit").mkdir()
+    (tmp_path / "attention_kit" / "m.py").write_text(f'"""{text}."""\n')
+    assert any("m.py: says " in ln for ln in make_student.find_leaks(tmp_path, originals=[])), text
+
+
+def test_the_package_names_nothing_of_the_course_repository_only():
+    """The same patterns on the package as written (the builder strips only ``make grade``)."""
+    import teacher_only
+
+    found = []
+    for path in sorted((ROOT / "attention_kit").rglob("*.py")):
+        if "grading" in path.relative_to(ROOT).parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        found += [f"{path.relative_to(ROOT)}: {m.group(0)!r}" for m in teacher_only.TEACHER_ONLY.finditer(text)]
+    assert not found, found

@@ -6,7 +6,7 @@ and returns True or False. A checker never lets the learner's exception escape a
 it prints what went wrong instead.
 
 Every verdict is also a machine-readable :class:`Result` (``passed``, ``failed`` with the hint, or
-``not attempted`` for the ``...`` stub). Code that needs it, such as the teacher's class grader,
+``not attempted`` for the ``...`` stub). Code that needs it, such as a grader of returned notebooks,
 collects the results with :func:`recording`; learners see only the
 printed line.
 

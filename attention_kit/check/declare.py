@@ -1,11 +1,11 @@
 """How an exercise is declared: once, in a module ``attention_kit/check/exercises_*.py``, from which
-the registry, the grader, the student edition, the teacher's key, the guide's tables and the
-tests all follow.
+the registry, the grader, the student edition, and the course repository's answer sheets, guide
+tables and tests all follow.
 
 A declaration is an :class:`Exercise` (its id ``"NN.k"``, title, the names of its answers in the
 kernel, its checker and the settings the notebook passes) in the module's ``EXERCISES``, and, for
 the grader and the teacher, a function marked :func:`grades` that returns its :class:`Grading`:
-the task and the mistakes its hints name (the teaching guide's table), the hidden cases
+the task and the mistakes its hints name (the course repository's teaching guide tabulates them), the hidden cases
 (:class:`Hidden`: how they are drawn, the reference, the comparison), a typical wrong answer and
 other right answers of each function answer, forms the exercise refuses, and honest answers in
 several styles that the copy flags must not accuse. The registry (``registry.py``) finds every
@@ -113,8 +113,8 @@ class Grading:
     the teacher's (it must pass in class and hidden), a form the exercise refuses (both refuse
     it). ``honest``: whole answer cells in different honest styles, the textbook ones included
     (the grader's copy flags must not accuse learners who write them). ``task`` and ``catches``:
-    the exercise's row in the teaching guide's table of what the checkers catch (the task, and the
-    mistakes its hints name), which the guide's table tool writes there.
+    the exercise's row in the course repository's teaching guide, in its table of what the checkers
+    catch (the task, and the mistakes its hints name), which the guide's table tool writes there.
     """
 
     task: str = ""

@@ -31,7 +31,7 @@ def guide_softmax_by_hand():
         catches='`exp(e)` not yet weights; the raw scores divided by their sum (no exponential); `exp(-e)` '
                 '(largest weight on the smallest score); right numbers in the wrong order; weights that do '
                 'not sum to 1 (to rounding: 1.01 does not); the right weights rounded too coarsely (one '
-                'decimal)',
+                'decimal); NaN or inf; complex numbers; a dict or another object that is not a list',
     )
 
 
@@ -141,7 +141,10 @@ def grading_output_model():
         catches='the logits without the softmax; the bias forgotten; the softmax down the columns; `W_c` in '
                 "its column form (the hint points at section 2's table, not at the code); transposed result; "
                 'wrong output shape; the softmax on the contexts; the one-context answer of section 1 copied '
-                "(a shape error pointing at section 2's table)",
+                "(a shape error pointing at section 2's table); the bias subtracted, added after the softmax or "
+                'added to `W_c`; a sigmoid; scaled logits; a log-softmax; a one-hot argmax; another base than '
+                'e; rows that do not sum to 1; other wrong numbers (the hint asks to work the first context '
+                'out step by step)',
         hidden=(Hidden(output_cases, output_ref, array_close),),
         wrong={0: "def f(C, W_c, b_c):\n    return ak.softmax(C @ W_c.T)"},  # the bias forgotten
         other_right={0: "def f(C, W_c, b_c):\n    Z = np.einsum('yv,nv->ny', W_c, C) + b_c\n"

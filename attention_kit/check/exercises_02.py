@@ -86,7 +86,9 @@ def grading_softmax_rows():
                 '`keepdims` (dividing column j by the sum of row j); no `exp`; no normalisation; overflow '
                 "(NaN or inf) from not subtracting the row maximum; a shift by the row's minimum or mean "
                 '(a row of scores far apart, `[1000, -1000, 0]`, overflows); 0/0 from subtracting the '
-                'global maximum; a list; changing `S` in place; rows that do not sum to 1; other wrong '
+                'global maximum (named only when the numbers are its own: an unshifted log-sum-exp gets the '
+                'overflow hint); a list; changing `S` in place; rows that do not sum to 1; weights of low '
+                'precision (float16, float32: named as such); other wrong '
                 "values (the hint shows the first row of scores and the learner's weights, never the "
                 'expected ones)',
         hidden=(Hidden(softmax_rows_cases, softmax_rows_ref, array_close),),
@@ -117,14 +119,17 @@ def grading_softmax_rows():
 
 @reference
 def scores_cases(rng):
-    """(Q, K): one pair of matrices of widths other than the in-class 9 and 4, another, and a stack
-    of heads (h, n, d_k) with h = d_k (where ``K.T`` runs and gives wrong numbers)."""
+    """(Q, K): one pair of matrices of widths other than the in-class 9 and 4, another, a stack of
+    heads (h, n, d_k) with h = d_k (where ``K.T`` runs and gives wrong numbers), and a stack whose
+    h, n_q, n_k and d_k all differ (a divisor read from axis 1 or 0, a count for a stack, fails)."""
     n_q, n_k, d_k = draw_sizes(rng, 2, 9, 3, avoid=(9, 4))
     d2 = int(rng.choice([16, 25]))
     h = int(rng.choice([2, 5]))
+    h2, n_q2, n_k2, d_k2 = draw_sizes(rng, 2, 10, 4)
     return [(rng.normal(size=(n_q, d_k)), rng.normal(size=(n_k, d_k))),
             (rng.normal(size=(3, d2)), rng.normal(size=(6, d2))),
-            (rng.normal(size=(h, 3, h)), rng.normal(size=(h, h, h)))]
+            (rng.normal(size=(h, 3, h)), rng.normal(size=(h, h, h))),
+            (rng.normal(size=(h2, n_q2, d_k2)), rng.normal(size=(h2, n_k2, d_k2)))]
 
 
 @reference
@@ -141,7 +146,9 @@ def grading_scaled_scores():
                 'by √d_k; a fixed divisor such as `3` or `np.sqrt(2)` (right for one width at most; the '
                 'checker tries the answer on both widths before naming a shape mistake, so a typed-in number '
                 'that equals √n_q on one case is still called a fixed number); a divisor read from the wrong '
-                'axis; the transposed layout `K @ Q.T`; transposed and unscaled; `.T` on a stack (it reverses '
+                'axis; on a stack, a divisor read from the second or first axis (√n_k, √n_q or √h: d_k is the '
+                'last axis whatever stands in front; the stack cases have h, n_q, n_k, d_k all different); the '
+                "transposed layout `K @ Q.T`; transposed and unscaled; `.T` on a stack (it reverses "
                 "the heads' axis too); a one-matrix form that fails on a stack; shape errors (the hint names "
                 'the axes to pair, not the code)',
         hidden=(Hidden(scores_cases, scores_ref, array_close),),
@@ -226,8 +233,9 @@ def grading_full_self_attention():
              "with d_model ≠ d_k ≠ d_v (it may call the learner's exercises 1 and 2)",
         catches="`K.T` on a batch (it reverses the batch axis too: section 2.5's one-sequence code fails "
                 'here); the scaling forgotten; scaled by √d_model instead of √d_k; softmax over the wrong '
-                'axis; no softmax and no scaling; the transposed output; shape errors explained in the row '
-                'convention (hints name the idea, not the code)',
+                'axis; no softmax and no scaling; the transposed output; an unasked causal mask (written '
+                'with -inf, which `ak.softmax` refuses, or with a large negative number); a tuple `(output, '
+                'weights)`; shape errors explained in the row convention (hints name the idea, not the code)',
         hidden=(Hidden(attention_cases, attention_ref, array_close),),
         # sqrt(3) of the in-class d_k: passes in class
         wrong={0: "def f(X, W_q, W_k, W_v):\n    K_T = np.swapaxes(X @ W_k, -1, -2)\n"
@@ -276,7 +284,8 @@ def grading_fixed_source_code():
              'wrong with section 6\'s code" and a permutation demo: both tagged `answer-reveal`, so the '
              "teacher's edition only; go through them in class once the learners have tried)",
         catches='the column convention `(W_q @ X.T).T`; random matrices drawn inside the function (two calls '
-                'differ); returning more than `Y`; plus every hint of exercise 5',
+                'differ); returning more than `Y`; scores that pair the features (`Q.T @ K`, told apart from '
+                'the source\'s W-before-X order by a case with n = d); plus every hint of exercise 5',
         hidden=(Hidden(fixed_cases, attention_ref, array_close),),
         wrong={0: "def f(X, W_q, W_k, W_v):\n    return ak.self_attention(X, W_q.T, W_k.T, W_v.T)[0]"},
         honest=(

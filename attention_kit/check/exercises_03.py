@@ -88,12 +88,14 @@ def grading_split_merge():
 def head_cases(rng):
     """(X, W_q, W_k, W_v): one sequence of sizes all different; one with d_k = 1; a batch
     (b, n, d_model) with b = n = d_k, where a transpose of every axis of K runs and gives other
-    numbers (the exercise asks for one sequence or a batch)."""
+    numbers (the exercise asks for one sequence or a batch); a batch whose b, n, d_model, d_k, d_v all
+    differ (a scale read from axis 1, n for a batch, fails)."""
     n, d_model, d_k, d_v = draw_sizes(rng, 2, 10, 4)
     m = int(rng.choice([2, 4, 6]))
-    return [attention_case(rng, n, d_model, d_k, d_v),
-            attention_case(rng, int(rng.integers(5, 9)), 3, 1, 2),
-            batch_case(rng, m, m, int(rng.integers(2, 8)), m, int(rng.integers(1, 5)))]
+    cases = [attention_case(rng, n, d_model, d_k, d_v),
+             attention_case(rng, int(rng.integers(5, 9)), 3, 1, 2),
+             batch_case(rng, m, m, int(rng.integers(2, 8)), m, int(rng.integers(1, 5)))]
+    return cases + [batch_case(rng, *draw_sizes(rng, 2, 10, 5))]
 
 
 @reference
@@ -114,8 +116,9 @@ def grading_one_head():
                 'keys, over the whole matrix, or with row sums that lost their axis; transposed scores (`K @ '
                 'Q.T`); the softmax forgotten; the rows of `X` averaged instead of the values; the weights '
                 'returned instead of the output; a transpose of the keys that moves the batch axis too (`K.T` '
-                'on a batch); shape errors explained in the row convention; hints name the idea, not the '
-                'formula',
+                'on a batch); scaled by the number of tokens n (read from the second axis, which is n for a '
+                'batch); scaled by the values\' size d_v; shape errors explained in the row convention; hints '
+                'name the idea, not the formula',
         hidden=(Hidden(head_cases, head_ref, array_close),),
         wrong={0: "def f(X, W_q, W_k, W_v):\n    Q, K, V = X @ W_q, X @ W_k, X @ W_v\n"
                   "    return ak.softmax(Q @ K.T / np.sqrt(K.shape[1]), axis=0) @ V"},

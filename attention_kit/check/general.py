@@ -81,11 +81,25 @@ def array_answer(out, name: str | None = None) -> str | None:
 
 
 def _as_vector(x) -> np.ndarray | None:
+    """``x`` as an array of floats, or None. Complex numbers count as real ones when their
+    imaginary parts are all 0 (without numpy's ComplexWarning), else None."""
     try:
-        arr = np.asarray(x, dtype=float)
+        arr = np.asarray(x)
+        if np.iscomplexobj(arr):
+            if np.any(arr.imag != 0):
+                return None
+            arr = arr.real
+        return np.asarray(arr, dtype=float)
     except (TypeError, ValueError):
         return None
-    return arr
+
+
+def _is_complex(x) -> bool:
+    """True for complex numbers, or a list or array holding one (never raises)."""
+    try:
+        return bool(np.iscomplexobj(np.asarray(x)))
+    except Exception:  # the learner's object: never raise
+        return False
 
 
 def is_text(x) -> bool:
@@ -113,12 +127,22 @@ def softmax_by_hand(weights, *, atol: float = 1e-3) -> bool:
     if is_text(weights):
         return report(False, _("give the weights as numbers, not as text: write 0.5, not \"0.5\" (quotes make "
                                "a string, and a string is not a number you can compute with)"))
-    w = _as_vector(weights)
     t = softmax_table().open()
     e, want = t["scores"], t["want"]
+    if _is_complex(weights):
+        return report(False, _("your weights are complex numbers (written with j): softmax weights are real "
+                               "numbers, so write each one as a plain decimal"))
+    w = _as_vector(weights)
+    if w is None and not isinstance(weights, (list, tuple, np.ndarray)):
+        return report(False, _("give the {n} weights as numbers in a list or a numpy array, one per score, "
+                               "in the scores' order; got a {kind}").format(n=e.size, kind=type(weights).__name__))
     if w is None or w.shape != e.shape:
         shape = None if w is None else w.shape
         return report(False, _("expected {n} weights, one per score, shape {want}; got shape {got}").format(n=e.size, want=e.shape, got=shape))
+    if not np.all(np.isfinite(w)):
+        return report(False, _("your weights hold {bad}, which is not a number you can add up: each softmax "
+                               "weight is a finite number between 0 and 1, worked out from the scores").format(
+                                   bad="NaN" if np.isnan(w).any() else "inf"))
     if np.allclose(w, want, atol=atol):
         return report(True, _("softmax({scores}) = {weights}: the weights are positive and sum to 1").format(scores=e.tolist(), weights=np.round(want, 3).tolist()))
     if np.allclose(w, t["exp"], atol=max(atol, 0.02)):
@@ -336,8 +360,15 @@ def output_model(fn) -> bool:
                                    "probability per class (d_y); you returned {got}").format(C=C.shape, want=want.shape, got=out.shape))
         if (hint := first_match(out, mistakes[1:])):
             return report(False, hint)
-        return report(False, _("wrong numbers: your rows are not the survey's output model applied to each "
-                             "context. Its product is written for one column vector c; section 2's table "
-                             "shows what a column-form product becomes when the vectors are rows (where the "
-                             "transpose goes, which factor stands first)"))
+        with np.errstate(all="ignore"):
+            sums = out.sum(axis=-1)
+        if not np.allclose(sums, 1.0, atol=1e-6):
+            return report(False, _("your rows do not sum to 1 (the first sums to {total}): each row must be a "
+                                   "probability distribution over the classes of its context").format(
+                                       total=f"{float(sums.ravel()[0]):.4g}"))
+        return report(False, _("wrong numbers: each of your rows sums to 1, but it is not the survey's output "
+                               "model of that context. Work the model out for the first context by hand, one "
+                               "step at a time (the product with W_c, the bias, the softmax), and compare each "
+                               "step with yours; if the product is where they part, section 2's table shows "
+                               "what a column-form product becomes when the vectors are rows"))
     return report(True, _("your output model gives softmax(W_c c + b_c) for every context: each row sums to 1"))

@@ -146,5 +146,21 @@ def output_table() -> list[dict]:
                                                        "row over its classes separately")),
             (softmax(logits - b) + b, N_("the bias was added after the softmax: it belongs to the logits, before they "
                                          "become probabilities; added afterwards, a row no longer sums to 1")),
+            (softmax(logits - 2 * b), N_("you subtracted the bias b_c: the survey's model adds it to the logits")),
+            (1 / (1 + np.exp(-logits)), N_("each probability comes from its own logit alone (a sigmoid): the rows do "
+                                           "not sum to 1. The softmax normalises over all the classes of one context")),
+            (softmax(logits / np.sqrt(C.shape[-1])), N_("you scaled the logits (divided by the square root of the "
+                                                        "context's size): the output model has no scaling; that "
+                                                        "belongs to the scaled dot-product score")),
+            (np.log(softmax(logits)), N_("these are the logarithms of the probabilities (a log-softmax): the model's "
+                                         "output is the probabilities themselves, between 0 and 1")),
+            (np.eye(W.shape[0])[logits.argmax(axis=-1)], N_("you returned a one-hot row for the most likely class: the "
+                                                            "model gives a probability to every class, not only the "
+                                                            "winner")),
+            (softmax(logits * np.log(2)), N_("your exponential has another base than e: the softmax uses the "
+                                             "exponential function itself")),
+            (softmax(logits + (C.sum(axis=-1, keepdims=True) - 1) * b),
+             N_("the bias was added to W_c, so each context multiplies it too: the bias is added to the logits, "
+                "after the product, once per class")),
         ]})
     return table

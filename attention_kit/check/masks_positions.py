@@ -15,7 +15,7 @@ returns True or False. The learner's exceptions are reported, never raised. Mask
 * ``quietly()``: a context manager (from ``attention_kit.check``) that silences the checkers.
 
 What a checker compares with (its cases, their right answers, the usual mistakes' outputs) comes
-from ``@recorded`` tables; the teaching guide lists the mistakes each hint names.
+from ``@recorded`` tables; the course repository's teaching guide lists the mistakes each hint names.
 """
 
 from __future__ import annotations
@@ -349,8 +349,7 @@ _GRADED_ROWS = N_("a row can change only if the edited token is among its keys: 
 
 @recorded(answers=True)  # a prediction's answers: sealed, withheld by PREDICTIONS=record
 def _rows_table() -> dict:
-    """Token 3 of a 6-token sequence is edited under a causal mask: the rows that change, and the
-    in-class hints (which may name them) for the usual wrong sets."""
+    """Token 3 of 6 edited under a causal mask: the rows that change, and the hints for wrong sets."""
     n, edited = 6, 3
     return {
         "n": n, "want": list(range(edited, n)),
@@ -359,13 +358,14 @@ def _rows_table() -> dict:
         "all": N_("rows 0..2 never see token 3: under a causal mask query i only sees keys 0..i"),
         "all_graded": N_("not every row can see token 3: under a causal mask query i sees keys 0..i only. For each "
                          "row, ask whether token 3 is among its keys"),
-        "before": N_("{rows} cannot see token 3 (a causal mask lets query i see keys 0..i only), while row 3 and the "
-                     "rows after it can: every query i >= 3 sees token 3"),
+        "before": N_("{rows} cannot see token 3: a causal mask lets query i see keys 0..i only, so a row changes "
+                     "only if token 3 is among its keys. Ask that question of each of the {n} rows in turn"),
         "no_self": N_("row 3 changes too: token 3 is its own query, and it attends to itself"),
         "only_self": N_("queries after 3 also attend to token 3: query i sees keys 0..i, so 4 and 5 see it"),
         "empty": N_("something changes: at least row 3, the edited token's own query"),
         "empty_graded": N_("something changes: the edited token is a key of at least one row"),
-        "early": N_("{rows} cannot see token 3: query i sees keys 0..i only, so only queries i >= 3 change"),
+        "early": N_("{rows} cannot see token 3: query i sees keys 0..i only, so a row changes only if token 3 is "
+                    "among those keys"),
         "missing": N_("these change too: {rows}; every query i >= 3 has token 3 among its keys 0..i"),
     }
 
@@ -408,7 +408,7 @@ def future_unchanged(answer) -> bool:
     if have == set(range(n)):
         return report(False, _(t["all"]), graded=_(t["all_graded"]))
     if early and max(have) <= own:
-        return report(False, _(t["before"]).format(rows=_rows(early)), graded=_(_GRADED_ROWS))
+        return report(False, _(t["before"]).format(rows=_rows(early), n=n), graded=_(_GRADED_ROWS))
     if have == want - {own}:
         return report(False, _(t["no_self"]), graded=_(_GRADED_ROWS))
     if have == {own}:

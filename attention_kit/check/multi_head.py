@@ -58,8 +58,9 @@ _GLUED_CONCAT = N_("the concatenation is the reshape without the transpose: it g
 
 # (seed, sizes): one sequence (n, d_model, d_k, d_v), then keys of another size, then a batch
 # (b, n, d_model, d_k, d_v) with b != d_k, so transposing the batch axis too fails loudly. The key
-# sizes d_k differ from case to case (a fixed scale fits one of them at most) and from d_model.
-_HEAD_CASES = ((0, (4, 6, 2, 3)), (1, (5, 7, 3, 2)), (2, (2, 3, 5, 4, 3)))
+# sizes d_k differ from case to case (a fixed scale fits one of them at most) and from d_model; the
+# batch's n differs from every other size (a scale read from axis 1, n for a batch, shows as such).
+_HEAD_CASES = ((0, (4, 6, 2, 3)), (1, (5, 7, 3, 2)), (2, (2, 6, 5, 4, 3)))
 
 
 @reference
@@ -103,6 +104,14 @@ def _head_table() -> list[dict]:
             (A, N_("you returned the weights (n, n); the head's output is what the weights make of the values, "
                    "one row of d_v numbers per query")),
         ]
+        n = X.shape[-2]
+        if n not in (d_k, d_v, d_model):
+            wrong.append((sm(S / np.sqrt(n)) @ V,
+                          N_("you scaled by the number of tokens n: in a batch (b, n, d_k) the second axis counts "
+                             "the tokens, and the size of the keys, d_k, is their last axis, whatever stands in "
+                             "front of it") if X.ndim == 3 else
+                          N_("you scaled by the number of tokens n; the scores are dot products of queries and "
+                             "keys, so the size that matters is theirs, d_k, the keys' last axis")))
         if d_v != d_k:
             wrong.append((sm(S / np.sqrt(d_v)) @ V,
                           N_("you scaled by the size of the values, d_v; the scores are dot products of queries "

@@ -2,7 +2,8 @@
 ``check.multi_head.n_parameters`` counts, as data.
 
 ``PARAMETER_LAYERS`` lists them, ``(d_model, n_heads, d_head, bias)``; ``parameter_counts()`` is the
-sealed ``@recorded`` table (``.open()`` reads it) of their counts, the ✓ texts (templates and their fields) and the usual wrong counts with their hints.
+sealed ``@recorded`` table of their counts, the ✓ texts (templates and their fields) and the usual
+wrong counts with their hints.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ stand-in for a function in the learner's kernel: there the package's functions r
 while the answer runs, whatever route reaches them, and the stand-in names what was called.
 
 The registry (``attention_kit.check.registry``) reads the mark from the checker
-(``Exercise.plain``); the teaching guide's exercise table shows it. Only the learner's own code
+(``Exercise.plain``); the course repository's teaching guide shows it in its exercise table. Only the learner's own code
 is followed: numpy and other libraries are not looked into.
 """
 

@@ -1,7 +1,7 @@
 """What a checker compares with, kept as data in the student edition.
 
 A checker needs the right answers to its public cases and the outputs of the usual mistakes on
-them (to name the mistake in its hint). Here, in the teacher's edition, they are computed by
+them (to name the mistake in its hint). In the course repository, they are computed by
 functions marked :func:`recorded`: functions without arguments that return the cases and those
 outputs (a dict, a tuple, arrays: anything ``pickle`` keeps). Code that computes a right answer
 lives only inside them, or in helpers marked :func:`reference` that only they call.
@@ -10,8 +10,8 @@ The student-edition builder (``make student``) calls every recorded function onc
 results in ``check/recorded.pkl``, replaces each recorded function's body with a lookup, and
 drops the ``reference`` helpers: what a learner can read (``check.dot_scores??``) or call holds
 the public cases and their answers as data, and no formula that answers a new input
-(a test calls every function of the student edition's ``check`` on the
-grader's hidden inputs and finds none that answers them).
+(a test of the course repository calls every function of the student edition's ``check`` on
+the grader's hidden inputs and finds none that answers them).
 
 Example::
 

@@ -1,5 +1,5 @@
 """Every notebook's exercises, in course order: the one list the grader, the student copies and
-the teaching guide read.
+the course repository's teaching guide read.
 
 Each exercise is declared once, in a module ``attention_kit/check/exercises_*.py`` (``declare.py``
 says how): an :class:`Exercise` in the module's ``EXERCISES`` (its id, the answer(s) the learner
@@ -7,13 +7,13 @@ leaves in the kernel, by their variable names in the notebook, and the checker t
 and, in the teacher's copy only, its grader's part (hidden cases, samples, honest styles). This
 module finds every such module by itself and orders the exercises by id; it is not edited to add
 one. The grader calls ``checker(*answers, **kwargs)`` on the learner's objects; the student-edition
-builder warns when a student copy has no cell that defines an answer; the teaching guide shows
+builder warns when a student copy has no cell that defines an answer; the course repository's teaching guide shows
 :func:`markdown_table` (a test keeps it in step).
 
 A new notebook is one entry of :data:`COURSE`. Exercise ids (``"02.3"``) are the notebook number and
 the position in the notebook, 1, 2, ... without a gap; they head the grade columns, so append
-rather than renumber once a class has been graded (the teacher's guide to adding an exercise has
-a template and a worked example).
+rather than renumber once a class has been graded (the course repository's guide to adding an exercise
+has a template and a worked example).
 """
 
 from __future__ import annotations

@@ -28,16 +28,10 @@ from . import (
     shape_text,
     try_call,
 )
+from . import self_attention_cases as cases
 from .general import array_answer, first_match, is_text
 from .plain import plain_numpy
-from .self_attention_cases import (
-    fix_table,
-    full_table,
-    output_row_table,
-    scores_table,
-    softmax_rows_table,
-    variance_table,
-)
+from .self_attention_cases import output_row_table, variance_table
 
 __all__ = ["quietly", "softmax_rows", "scaled_scores", "output_row", "full_self_attention", "dot_variance",
            "fixed_source_code"]
@@ -63,9 +57,15 @@ def _softmax_wrong_values(S: np.ndarray, out) -> str:
     """The hint for a result of the right shape that matches no recorded mistake."""
     arr = np.asarray(out, dtype=float)
     sums = arr.sum(axis=-1)
-    if not np.allclose(sums, 1.0, atol=1e-6):
+    if (dt := getattr(out, "dtype", None)) is not None and dt.kind == "f" and dt.itemsize < 8 and np.allclose(sums, 1, atol=1e-2):
+        return _("your weights are {dtype} numbers, which keep only about {digits} significant digits, so a row sums to 1 "
+                 "only to within {gap:.1g} and the weights are off by as much: keep numpy's default precision, 64-bit "
+                 "floats, all the way").format(dtype=dt.name, digits=int(np.finfo(dt).precision), gap=float(np.abs(sums - 1).max()))
+    if not np.allclose(sums, 1.0, atol=1e-6):   # more digits where three would print 1.0
+        first = sums.ravel()[:3]
+        shown = first if np.all(np.round(first, 3) == 1) else np.round(first, 3)
         return _("your rows sum to {sums}...: each row of weights must sum to 1, one probability "
-                 "distribution per query").format(sums=np.round(sums.ravel()[:3], 3).tolist())
+                 "distribution per query").format(sums=[float(f"{v:.8g}") for v in shown])
     first = tuple(0 for _i in S.shape[:-1])
     return _("wrong values: for the scores {scores} (the first row) your weights are {weights}; work that "
              "row out by hand, as in notebook 01's first exercise, and compare").format(
@@ -75,13 +75,11 @@ def _softmax_wrong_values(S: np.ndarray, out) -> str:
 @plain_numpy()
 def softmax_rows(fn: Callable) -> bool:
     """Check ``fn(S)``: the softmax of each row (the last axis) of ``S`` (n_q, n_k) or (h, n_q, n_k).
-
     Recognises: the wrong axis, the whole matrix, a transposed result, no ``keepdims``, no ``exp``, no
-    normalisation, overflow, 0/0 from a global maximum, a list, and ``S`` changed in place.
-    """
+    normalisation, overflow, 0/0 from a global maximum, low precision, a list, ``S`` changed in place."""
     if not_done(fn):
         return not_attempted(_(NOT_DONE))
-    for case in softmax_rows_table():
+    for case in cases.softmax_rows_table():
         S, want = case["S"], case["want"]
         S_before = S.copy()
         with np.errstate(all="ignore"):
@@ -113,7 +111,8 @@ def softmax_rows(fn: Callable) -> bool:
                                        "709 (or every exp of a row underflows to 0). The shift must leave every "
                                        "exponent of a row at most 0, however far apart its scores are").format(
                                            row=S[0].tolist()))
-            if np.array_equal(np.isfinite(arr), case["global_max_finite"]):
+            finite = np.isfinite(arr)   # the global maximum's numbers, not only its pattern of NaN
+            if np.array_equal(finite, case["global_max_finite"]) and np.allclose(arr[finite], case["global_max"][finite]):
                 return report(False, _("a row of scores near -1000 gives NaN: you subtracted the maximum of the "
                                        "whole matrix, so every exp in that row underflows to 0 and the row is 0/0. "
                                        "Subtract each row's own maximum (the result does not change)"))
@@ -165,7 +164,7 @@ def scaled_scores(fn: Callable) -> bool:
     transposed, ``K`` not transposed, ``.T`` on a stack."""
     if not_done(fn):
         return not_attempted(_(NOT_DONE))
-    table = scores_table()
+    table = cases.scores_table()
     for case in table:
         Q, K, want, dots = case["Q"], case["K"], case["want"], case["dots"]
         out, err = _call(fn, Q.copy(), K.copy())
@@ -262,11 +261,10 @@ def output_row(answer, *, X, W_q, W_k, W_v, i: int) -> bool:
 @plain_numpy(allow=('softmax',))
 def full_self_attention(fn: Callable) -> bool:
     """Check ``fn(X, W_q, W_k, W_v)`` -> self-attention's output, for a batch (b, n, d_model) -> (b, n, d_v)
-    and for one sequence. ``d_model = 4 != d_k = 3 != d_v = 2``, and a batch with ``b = n = d_k = 3``
-    where ``K.T`` (which reverses the batch axis too) runs but gives wrong numbers."""
+    and for one sequence: ``d_model = 4 != d_k = 3 != d_v = 2``, and a batch with ``b = n = d_k = 3`` (``K.T`` runs)."""
     if not_done(fn):
         return not_attempted(_(NOT_DONE))
-    for case in full_table():
+    for case in cases.full_table():
         X, want = case["args"][0], case["want"]
         out, err = _call(fn, *_copies(case["args"]))
         what = (_("for X of shape {X} (a batch of sequences)") if X.ndim == 3 else
@@ -280,6 +278,11 @@ def full_self_attention(fn: Callable) -> bool:
                            _("{what}: {error}. Rows are tokens: the projections act on the last axis of X, and the "
                              "scores pair the d_k axis of the queries with that of the keys"))
                 return report(False, message.format(what=what, error=err))
+            if "NonFiniteError" in err:
+                return report(False, _("{what}: your scores hold inf or NaN, and ak.softmax takes finite numbers only. A "
+                                       "score of -inf is one way to write a mask: this exercise has none, every query "
+                                       "attends to every key of its own sequence; otherwise look for an overflow in the "
+                                       "scores").format(what=what))
             if X.ndim == 2 and err != _(NOT_DONE):
                 return report(False, _("{what}: {error}. The function gets a batch (b, n, d_model) and also one "
                                        "sequence (n, d_model), a 2-D array: write each step for the last axes, "
@@ -287,8 +290,8 @@ def full_self_attention(fn: Callable) -> bool:
                                            what=what, error=err))
             return report_failure(err, stub=_(NOT_DONE))
         if isinstance(out, tuple):
-            return report(False, _("your function returned a tuple; return only the output (n, d_v). "
-                                   "(ak.self_attention returns (output, weights): take [0])"))
+            return report(False, _("your function returned a tuple (the output with the weights, say); the task "
+                                   "asks for the output alone, one array of shape (n, d_v) per sequence"))
         if (msg := array_answer(out)):
             return report(False, msg)
         if close(out, want):
@@ -367,17 +370,29 @@ def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: fl
 @plain_numpy()
 def fixed_source_code(fn: Callable) -> bool:
     """Check the repaired tutorial code (flat random ``W``, ``np.matmul(W, X)``): ``fn(X, W_q, W_k, W_v)``
-    -> Y (n, d). Recognises: the column convention, no scaling, the wrong axis, new random matrices inside."""
+    -> Y (n, d). Recognises: the column convention, no scaling, the wrong axis, new random matrices inside,
+    scores that pair the features (a case with n = d tells, where n != d fails)."""
     if not_done(fn):
         return not_attempted(_(NOT_DONE))
-    case = fix_table()
+    case = cases.fix_table()
     X, W_q, want = case["args"][0], case["args"][1], case["want"]
     out, err = _call(fn, *_copies(case["args"]))
     if err is not None:
         if "matmul" in err or "aligned" in err or "mismatch" in err:
-            return report(False, _("{error}. X is (n, d) = {X} with one token per row, and W_q is (d, d) = {W_q}: "
-                                   "a projection acts on the features, the last axis of X, not on the tokens").format(
-                error=err, X=X.shape, W_q=W_q.shape))
+            # the shapes fail here (n != d): on a case with n = d the same code runs, and its numbers
+            # tell where the product went wrong
+            probe, probe_err = _call(fn, *_copies(case["square"]["args"]))
+            found = next((k for k in ("features", "weights_first") if probe_err is None and close(probe, case["square"][k])), "")
+            return report(False, {"features": _("{error}. X is (n, d) = {X} with one token per row: your scores pair the "
+                                                "features of the queries with those of the keys, a (d, d) matrix. A score "
+                                                "pairs one query with one key, token with token: the weights are (n, n), "
+                                                "one row per query, and they mix the n rows of V"),
+                                  "weights_first": _("{error}. X is (n, d) = {X} with one token per row, and W_q is (d, d) = "
+                                                     "{W_q}: a projection acts on the features, the last axis of X, not on the "
+                                                     "tokens")}.get(found, _(
+                "{error}. X is (n, d) = {X} with one token per row, and W_q is (d, d) = {W_q}: follow the shapes step by "
+                "step. A projection acts on the features, the last axis of X, not on the tokens; a score pairs one query "
+                "with one key, so the weights are (n, n) and mix the n rows of V")).format(error=err, X=X.shape, W_q=W_q.shape))
         return report_failure(err, stub=_(NOT_DONE))
     if isinstance(out, tuple):
         return report(False, _("return only Y, the output of shape (n, d)"))

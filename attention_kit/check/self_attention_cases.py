@@ -90,8 +90,10 @@ def softmax_rows_table() -> list[dict]:
             g = np.exp(S - S.max())
             finite = np.isfinite(g / g.sum(axis=-1, keepdims=True))
             mistakes = _softmax_mistakes(S)
+        with np.errstate(all="ignore"):
+            global_max = g / g.sum(axis=-1, keepdims=True)
         table.append({"S": S, "want": softmax(S), "mistakes": mistakes, "global_max_finite": finite,
-                      "spread": S is spread})
+                      "global_max": global_max, "spread": S is spread})
     return table
 
 
@@ -99,12 +101,13 @@ def softmax_rows_table() -> list[dict]:
 
 @recorded
 def scores_table() -> list[dict]:
-    """Two widths (d_k = 9, then 4: a constant divisor passes at most one), then a stack of heads
-    (h, n, d_k) with h = n_k = d_k = 3, where ``K.T`` (it reverses the head axis too) runs but
-    gives wrong numbers."""
+    """Two widths (d_k = 9, then 4: a constant divisor passes at most one), then two stacks of heads
+    (h, n_q, n_k, d_k): one with h, n_q, n_k, d_k all different (a divisor read from axis 1 or 0,
+    n or h for a stack, shows; ``K.T`` fails loudly), one with h = n_k = d_k = 3, where ``K.T`` (it
+    reverses the head axis too) runs but gives wrong numbers."""
     rng = np.random.default_rng(3)
     table = []
-    for lead, n_q, n_k, d_k in (((), 2, 4, 9), ((), 3, 5, 4), ((3,), 2, 3, 3)):
+    for lead, n_q, n_k, d_k in (((), 2, 4, 9), ((), 3, 5, 4), ((2,), 3, 5, 6), ((3,), 2, 3, 3)):
         Q = np.round(rng.normal(size=(*lead, n_q, d_k)), 2)
         K = np.round(rng.normal(size=(*lead, n_k, d_k)), 2)
         dots = Q @ _swap(K)
@@ -112,6 +115,17 @@ def scores_table() -> list[dict]:
         stack = [(_attempt(lambda Q=Q, K=K, d_k=d_k: Q @ K.T / np.sqrt(d_k)),
                   N_(".T reverses every axis of a 3-D array, the heads' axis too; transpose only the last two "
                      "axes of K, so that each head's queries meet its own keys"))] if lead else []
+        if lead and n_k != d_k:
+            stack.append((dots / np.sqrt(n_k), N_("you divided by the square root of n_k, the number of keys: "
+                          "in a stack (h, n_k, d_k) the second axis counts the keys, and the width d_k is the "
+                          "last axis, whatever stands in front of it")))
+        if lead and n_q != d_k:
+            stack.append((dots / np.sqrt(n_q), N_("you divided by the square root of n_q, the number of queries: "
+                          "in a stack (h, n_q, d_k) the second axis counts the queries, and the width d_k is the "
+                          "last axis, whatever stands in front of it")))
+        if lead and lead[0] != d_k:
+            stack.append((dots / np.sqrt(lead[0]), N_("you divided by the square root of h, the number of heads: "
+                          "the width d_k is the last axis, whatever stands in front of it")))
         table.append({"Q": Q, "K": K, "want": want, "dots": dots, "d_k": d_k, "mistakes": stack + [
             (dots, N_("forgot the scaling: the scores of this exercise are divided by the square root of "
              "d_k, the width of the queries and keys")),
@@ -199,6 +213,12 @@ def _wrong_outputs(X, W_q, W_k, W_v) -> list[tuple[np.ndarray | None, str]]:
         (_swap(right), N_("transposed layout: your output is (d_v, n); rows are tokens, so return "
          "(n, d_v)")),
     ]
+    n = X.shape[-2]
+    if n > 1:
+        causal = np.tril(np.ones((n, n), dtype=bool))
+        out.append((_sm(np.where(causal, dots / np.sqrt(d_k), -1e30)) @ V, N_("you masked the keys after each "
+                    "query (a causal mask): this exercise has no mask, every query attends to every key of its "
+                    "own sequence")))
     if d_model != d_k:
         out.append((_sm(dots / np.sqrt(d_model)) @ V, N_("you scaled by sqrt(d_model), the width of X; "
                     "scale by sqrt(d_k), the width of the queries and keys")))
@@ -230,9 +250,16 @@ def full_table() -> list[dict]:
 
 @recorded
 def fix_table() -> dict:
-    """The repaired code's case: X (n, d) = (4, 3) with n != d and three (d, d) projections."""
+    """The repaired code's case: X (n, d) = (4, 3) with n != d and three (d, d) projections; and,
+    for an answer whose shapes fail there, a case with n = d where it runs: what the source's order
+    (W before X) and scores that pair the features (d, d) give on it."""
     rng = np.random.default_rng(7)
     X = np.round(rng.normal(size=(4, 3)), 2)
     Ws = [np.round(rng.normal(size=(3, 3)), 2) for _ in range(3)]  # (d, d) each, as in the broken code
-    return {"args": (X, *Ws), "want": self_attention(X, *Ws)[0],
+    Xs = np.round(rng.normal(size=(3, 3)), 2)  # (n, d) with n = d
+    Qs, Ks, Vs = (Xs @ W for W in Ws)
+    Qw, Kw, Vw = (W @ Xs for W in Ws)
+    square = {"args": (Xs, *Ws), "features": _sm(Qs.T @ Ks / np.sqrt(3)) @ Vs,
+              "weights_first": _sm(Qw @ Kw.T / np.sqrt(3)) @ Vw}
+    return {"args": (X, *Ws), "want": self_attention(X, *Ws)[0], "square": square,
             "columns": self_attention(X, *(W.T for W in Ws))[0], "mistakes": _wrong_outputs(X, *Ws)}

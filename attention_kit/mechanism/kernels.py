@@ -3,7 +3,7 @@
 
 What these do is the formula those modules teach, on arrays that the public functions have already
 checked, written so that the big ``(..., n_q, n_k)`` score array is touched as few times as
-possible (``benchmarks/attention_speed.py`` measures them against the bare matrix products):
+possible (the course repository's benchmarks measure them against the bare matrix products):
 
 * :func:`softmax_inplace` - the row softmax written into its own input; small scores skip
   subtracting the row maximum (:data:`SHIFT_FREE_LIMIT`);

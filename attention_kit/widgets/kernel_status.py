@@ -8,7 +8,7 @@ composites. On a 2-core machine the page spends more time on those frames than t
 on the new picture, and both share the cores. Measured in JupyterLab (headless Chromium, notebook
 01's explorer alone, every control pressed 4 times, both versions in one run): the median of the
 controls' medians from key press to changed pixels fell from 83.7 to 53.7 ms without the "busy"
-(benchmarks/LATENCY.md has the runs).
+(the course repository's latency benchmarks have the runs).
 
 :func:`quiet_control_status` therefore drops the "busy" (only that) of ``comm_msg`` requests in
 the running kernel. "idle" is still sent after every message: ipywidgets waits for it before it

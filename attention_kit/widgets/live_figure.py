@@ -62,7 +62,7 @@ class LiveFigure(anywidget.AnyWidget):
 
     #: Set to a list (``LiveFigure.trace = []``) to record, for every refresh of every live figure,
     #: a dict of wall-clock stamps (ms since the epoch) of its stages; None (the default) records
-    #: nothing. ``benchmarks/latency_stages.py`` uses it to split a slider press into stages.
+    #: nothing. The course repository's latency benchmarks use it to split a slider press into stages.
     trace: list | None = None
 
     background = traitlets.Unicode("", help="The still part of the picture, a PNG data: URL.").tag(

@@ -4,13 +4,13 @@ jupyter_server leaves Nagle's algorithm on for the websocket that carries a kern
 the page. When the kernel sends several messages in a row (the kernel's status, a control's echo,
 the new picture, the next picture of a run), a message can then wait for the page's delayed
 acknowledgement of the one before it: up to 40 ms on Linux. Measured in JupyterLab (headless
-Chromium, notebooks 01 and 05, 222 presses per run, without and with it interleaved,
-benchmarks/LATENCY.md): p95 56-58 -> 36-39 ms, "Run 100" 44-47 -> 31-33 ms median. It sets
+Chromium, notebooks 01 and 05, 222 presses per run, without and with it interleaved, the course
+repository's latency benchmarks): p95 56-58 -> 36-39 ms, "Run 100" 44-47 -> 31-33 ms median. It sets
 TCP_NODELAY on that websocket, as tornado's documentation advises for interactive websockets.
 
 ``python -m attention_kit.widgets.server_extension enable`` turns it on for every Jupyter server
 of this Python environment (a file in ``<sys.prefix>/etc/jupyter/jupyter_server_config.d/``):
-``make lab`` and ``make test`` (whose browser tests use it) run it in the course's ``.venv``, and
+``make lab`` runs it in the course's ``.venv`` (so does the course repository's test setup), and
 Binder's ``postBuild`` in its environment; ``jupyter server extension list`` shows it.
 """
 
