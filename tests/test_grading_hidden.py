@@ -435,3 +435,20 @@ def test_hidden_cases_catch_a_copy_of_x_never_put_back():
 
     for seed in range(20):
         assert check_hidden("05.3", [drifting], case_rng(seed, "x", "05.3")) is not None, seed
+
+
+def test_hidden_cases_count_a_query_right_after_a_copy_of_itself():
+    """Trial 3, V3: leaving out the second A of "A A", though it has keys right after an earlier A,
+    passed the hidden cases (no such query in them)."""
+    def skips_repeats(w, ids):
+        vals = []
+        for i in range(len(ids)):
+            if i > 0 and ids[i - 1] == ids[i]:
+                continue
+            keys = [j for j in range(1, i) if ids[j - 1] == ids[i]]
+            if keys:
+                vals.append(sum(w[i, j] for j in keys))
+        return float(np.mean(vals))
+
+    for seed in range(20):
+        assert check_hidden("08.1", [skips_repeats], case_rng(seed, "x", "08.1")) is not None, seed
