@@ -30,14 +30,13 @@ computed once by the functions marked ``@recorded`` (``check/recorded.py``).
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from ..i18n import N_, _
 from ..relative.alibi import alibi_bias, alibi_slopes
 from ..relative.rope import rope
-from . import close, not_attempted, not_done, prediction, quietly, report, try_call
+from . import close, not_attempted, not_done, prediction, report, try_call, whole_list, whole_number
+from . import quietly as quietly  # handed on: the notebook's cells call check.quietly()
 from .general import array_answer, is_text
 from .plain import plain_numpy
 from .recorded import recorded, reference
@@ -45,25 +44,6 @@ from .recorded import recorded, reference
 __all__ = ["quietly", "rope_matrix", "sliding_reach", "alibi_weights", "cache_keeps"]
 
 STUB = N_("no answer yet: replace the `...` after `return` with your code, then run the cell again")
-
-
-def _whole(x) -> int | None:
-    """``x`` as an int when it is a whole number (int or numpy integer, not bool), else None."""
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
-        return None
-    return int(x)
-
-
-def _whole_list(answer) -> list[int] | None:
-    """``answer`` (a list, tuple, set or 1-D array) as a list of ints, or None if any entry is not whole."""
-    if isinstance(answer, (str, bytes, dict)) or not_done(answer):
-        return None
-    try:
-        items = list(answer.tolist() if isinstance(answer, np.ndarray) else answer)
-    except TypeError:
-        return None
-    out = [_whole(a) for a in items]
-    return None if any(a is None for a in out) else out
 
 
 # ---------------------------------------------------------------- exercise 1: RoPE's matrix of the distance
@@ -210,7 +190,7 @@ def sliding_reach(earliest_cached, earliest_fresh) -> bool:
     if not_done(earliest_cached) or not_done(earliest_fresh):
         return not_attempted(_("no answer yet: replace each `...` with a position (a whole number), then run the "
                                "cell again"))
-    cached, fresh = _whole(earliest_cached), _whole(earliest_fresh)
+    cached, fresh = whole_number(earliest_cached), whole_number(earliest_fresh)
     if cached is None or fresh is None:
         return report(False, _("give each answer as a whole number, a position in the text (such as 12, not 12.0, "
                                "'12' or True); got {cached} and {fresh}").format(
@@ -417,7 +397,7 @@ def cache_keeps(answer) -> bool:
     if not_done(answer):
         return not_attempted(_("no answer yet: replace the `...` after `answer =` with a list of positions, "
                                "then run the cell again"))
-    got = _whole_list(answer)
+    got = whole_list(answer)
     if got is None:
         return report(False, _("give a list of whole numbers, the positions the cache holds (such as [1, 2], "
                                "not 1.0, '1' or True); got {answer}").format(answer=repr(answer)))
