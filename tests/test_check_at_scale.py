@@ -96,6 +96,46 @@ def test_online_update_names_the_mistake(capsys, wrong, words):
     assert "p @ V" not in out and "acc_new =" not in out, out   # the idea, not the update
 
 
+def update_old_max_terms(m, l, o, s, V):
+    """Trial 3, M12: the new terms taken against the old maximum; the factor is the right way up."""
+    m_new = max(m, float(np.max(s)))
+    alpha = np.exp(m - m_new)
+    p = np.exp(s - m)
+    l_new = alpha * l + p.sum()
+    return m_new, l_new, (alpha * l * o + p @ V) / l_new
+
+
+def test_online_update_new_terms_against_the_old_maximum_are_not_told_upside_down(capsys):
+    """Trial 3, M12: the hint named a factor upside down, which this answer does not have."""
+    with np.errstate(all="ignore"):
+        assert chk.online_update(update_old_max_terms) is False
+    out = one_line(capsys)
+    assert "upside down" not in out and "new terms" in out and "old maximum" in out, out
+
+
+def update_one_element_arrays(m, l, o, s, V):
+    """Trial 3, M13: m and l come back as 1-element arrays (keepdims); the numbers are right."""
+    m_new = np.maximum(m, s.max(keepdims=True))
+    alpha = np.exp(m - m_new)
+    p = np.exp(s - m_new)
+    l_new = alpha * l + p.sum(keepdims=True)
+    return m_new, l_new, (alpha * l * o + p @ V) / l_new
+
+
+def test_online_update_accepts_one_element_arrays_for_m_and_l(capsys):
+    """Trial 3, M13: the three values were returned in order and right, and were told to 'return the
+    three values'; a 1-element array is a number here, in class and at grading."""
+    from attention_kit.grading.hidden import case_rng, check_hidden
+
+    assert chk.online_update(update_one_element_arrays) is True
+    assert one_line(capsys).startswith("✓")
+    for seed in range(5):
+        assert check_hidden("07.1", [update_one_element_arrays], case_rng(seed, "x", "07.1")) is None, seed
+    # more than one number is still not a number
+    assert chk.online_update(lambda m, l, o, s, V: (np.array([1.0, 2.0]), 1.0, np.zeros(V.shape[1]))) is False
+    assert "return the three values" in one_line(capsys)
+
+
 def test_online_update_not_done(capsys):
     assert chk.online_update(None) is False
     assert "no answer yet" in one_line(capsys)

@@ -381,3 +381,77 @@ def test_rotate_pattern_counted_from_one_is_told_so(capsys):
     assert chk.rotate_pattern([2, 3, 4, 5, 6, 1]) is False
     out = one_line(capsys)
     assert "6: no such key" in out and "from 0" in out, out
+
+
+# ---------------------------------------------------------------- trial 3: V2, M10, M11
+
+def gc_drifting_copy(f, x, analytic, eps=1e-4):
+    """One copy of x for every entry, never put back: each entry stays at x - eps after its turn."""
+    num, xc = np.zeros(x.shape), x.astype(float).copy()
+    for idx in np.ndindex(x.shape):
+        xc[idx] += eps
+        fp = f(xc)
+        xc[idx] -= 2 * eps
+        num[idx] = (fp - f(xc)) / (2 * eps)
+    return np.linalg.norm(analytic - num) / (np.linalg.norm(analytic) + np.linalg.norm(num))
+
+
+def gc_two_drifting_copies(f, x, analytic, eps=1e-4):
+    """Two copies, one pushed up and one down, entry after entry, never put back."""
+    num, up, down = np.zeros(x.shape), x.astype(float).copy(), x.astype(float).copy()
+    for idx in np.ndindex(x.shape):
+        up[idx] += eps
+        down[idx] -= eps
+        num[idx] = (f(up) - f(down)) / (2 * eps)
+    return np.linalg.norm(analytic - num) / (np.linalg.norm(analytic) + np.linalg.norm(num))
+
+
+@pytest.mark.parametrize("wrong", [gc_drifting_copy, gc_two_drifting_copies])
+def test_gradient_check_copy_never_put_back_fails(capsys, wrong):
+    """Trial 3, V2: with sums over entries only, a copy that drifts passed; a function whose entries
+    interact shows it, and the hint names the idea (each entry back as it was), not the code."""
+    assert chk.gradient_check(wrong) is False
+    out = one_line(capsys)
+    assert out.startswith("✗") and "put back" in out, out
+    assert "xc[" not in out and "copy()" not in out, out
+
+
+def test_gradient_check_has_a_function_whose_entries_interact():
+    """A public case whose f is not a sum of one function per entry: its second differences across
+    two entries are not all 0."""
+    def mixes(f, x):
+        e = np.eye(x.size).reshape(x.size, *x.shape) * 1e-3
+        return abs(f(x + e[0] + e[1]) - f(x + e[0]) - f(x + e[1]) + f(x)) > 1e-9
+
+    assert any(mixes(grad_check._FUNCTIONS[c["f"]], c["x"]) for c in grad_check._gradient_table())
+
+
+def test_gradient_check_one_minus_cosine_is_not_called_an_absolute_error(capsys):
+    """Trial 3, M10: 1 - cosine similarity is 0 for a gradient twice the right one; the hint said
+    'an absolute error (0)'. It says that the error sees the direction only, not the size."""
+    def one_minus_cos(f, x, analytic, eps=1e-4):
+        n = _central(f, x, eps)
+        return 1 - (analytic.ravel() @ n.ravel()) / (np.linalg.norm(analytic) * np.linalg.norm(n))
+
+    assert chk.gradient_check(one_minus_cos) is False
+    out = one_line(capsys)
+    assert "absolute error" not in out and "never negative" not in out and "direction" in out, out
+
+
+def test_gradient_check_numerical_gradient_of_the_wrong_sign_is_told_so(capsys):
+    """Trial 3, M11: a numerical gradient of the wrong sign gives 1 on a correct gradient; the hint
+    said 'got 1, more than 1'. It names the sign, not the formula."""
+    def flipped(f, x, analytic, eps=1e-4):
+        return relative_error(analytic, -_central(f, x, eps))
+
+    assert chk.gradient_check.__wrapped__(flipped) is False  # without the plain-numpy guard
+    out = one_line(capsys)
+    assert "more than 1" not in out and "sign" in out, out
+    assert "f(x - eps)" not in out and "f(x + eps)" not in out, out
+
+
+def test_gradient_check_zero_numerical_gradient_is_not_told_its_sign(capsys):
+    """A numerical gradient left at 0 gives 1 too, but its sign is not the mistake."""
+    assert chk.gradient_check.__wrapped__(lambda f, x, a, eps: relative_error(a, np.zeros_like(a))) is False
+    out = one_line(capsys)
+    assert "sign" not in out and "more than 1" not in out, out

@@ -112,6 +112,29 @@ def test_prefix_matching_stub_errors_and_library_use(capsys):
     assert "attention_kit" in one_line(capsys)
 
 
+def prefix_skips_repeats(w, ids):
+    """Trial 3, V3: every query right after a copy of its own token ("A A") left out, keys or not."""
+    vals = []
+    for i in range(len(ids)):
+        if i > 0 and ids[i - 1] == ids[i]:
+            continue
+        keys = [j for j in range(1, i) if ids[j - 1] == ids[i]]
+        if keys:
+            vals.append(sum(w[i, j] for j in keys))
+    return float(np.mean(vals))
+
+
+def test_prefix_matching_query_after_a_copy_of_itself_with_keys_counts(capsys):
+    """Trial 3, V3: skipping the second A of "A A" even when it has keys right after an earlier A
+    passed (no public case had such a query); the hint names the idea, not the condition."""
+    cases = chk._prefix_table()["cases"]
+    assert any(not np.isclose(prefix_skips_repeats(w, ids), prefix_loop(w, ids)) for w, ids in cases)
+    assert not chk.prefix_matching(prefix_skips_repeats)
+    out = one_line(capsys)
+    assert out.startswith("✗") and "right after a copy of its own token" in out, out
+    assert "ids[i - 1]" not in out and "==" not in out, out
+
+
 # ---------------------------------------------------------------- where the circuit fails
 
 

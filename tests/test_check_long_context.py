@@ -191,8 +191,8 @@ def test_alibi_weights(fn, ok, words, capsys):
     (RATIO, True, "e^(9 m)"),
     ([1.76, 1.04], True, "e^(9 m)"),                       # rounded to two decimals
     (tuple(np.round(RATIO, 3)), True, "e^(9 m)"),
-    (np.exp(np.array([2.0 ** -4, 2.0 ** -8])), False, "one step back"),
-    (np.exp(10 * np.array([2.0 ** -4, 2.0 ** -8])), False, "nine steps, not ten"),
+    (np.exp(np.array([2.0 ** -4, 2.0 ** -8])), False, "a single step"),
+    (np.exp(10 * np.array([2.0 ** -4, 2.0 ** -8])), False, "10 steps apart"),
     (1 / RATIO, False, "upside down"),
     (9 * np.array([2.0 ** -4, 2.0 ** -8]), False, "difference of the biases"),
     (RATIO[0], False, "one number per head"),
@@ -249,9 +249,9 @@ def test_alibi_weights_over_the_heads(capsys):
     ((9, 8, 7, 6, 0), True, "the sink"),
     (np.array([0, 6, 7, 8, 9]), True, "the sink"),
     ([6, 7, 8, 9], False, "sink is missing"),
-    ([0, 7, 8, 9], False, "beside the last four"),
+    ([0, 7, 8, 9], False, "in addition to the window"),
     ([0, 5, 6, 7, 8], False, "off by one"),
-    ([1, 2], False, "first one"),
+    ([1, 2], False, "two kinds"),
     ("0 6 7 8 9", False, "list of whole numbers"),
     ([0, 6.5, 7, 8, 9.9], False, "list of whole numbers"),
     ([0.0, 6.0, 7.0, 8.0, 9.0], False, "list of whole numbers"),
@@ -333,3 +333,55 @@ def test_every_checker_tries_several_sizes():
     assert len({d for d, _ in chk._matrix_table()["cases"]}) >= 2
     assert len({len(s) for s, _ in chk._alibi_table()["cases"]}) >= 2
     assert len({i for _, i in chk._alibi_table()["cases"]}) >= 2
+
+
+# ---------------------------------------------------------------- trial 3: H3, H4, H5, M14
+
+SLOPES = np.array([2.0 ** -4, 2.0 ** -8])
+
+
+@pytest.mark.parametrize("ratio", [np.exp(10 * SLOPES), np.exp(SLOPES), np.exp(8 * SLOPES), np.exp(11 * SLOPES)])
+def test_alibi_ratio_steps_hint_does_not_give_the_number_of_steps(ratio, capsys):
+    """Trial 3, H3: exp(10 m) was told "nine steps, not ten"; the hint names the idea (the ratio
+    depends on how many steps separate the two keys) and asks to count, without the count."""
+    assert chk.alibi_weights(weights_right, ratio) is False
+    line = one_line(capsys)
+    assert "nine" not in line and "9" not in line and "not the ratio of the weights" not in line, line
+
+
+@pytest.mark.parametrize("ratio, words", [
+    ([1.7, 1.0], "rounded too coarsely"),                  # cut to one decimal
+    ([2, 1], "rounded too coarsely"),                      # rounded to whole numbers
+    ([1.76, 1.0], "rounded too coarsely"),                 # one head right, the other cut
+    (np.exp(8 * SLOPES), "8 steps apart"),                 # w[:, -2] / w[:, -10]: one back over nine back
+    (np.exp(9 * SLOPES[::-1]), "heads are swapped"),
+    ([1.76, 1.04][::-1], "heads are swapped"),
+])
+def test_alibi_ratio_hints_name_what_the_answer_is(ratio, words, capsys):
+    """Trial 3, M14: these are ratios of weights (rounded, of another pair of keys, or of the heads in
+    the other order); they were told "not the ratio of the weights"."""
+    assert chk.alibi_weights(weights_right, ratio) is False
+    line = one_line(capsys)
+    assert words in line and "not the ratio of the weights" not in line, line
+
+
+KEEPS_GIVEAWAYS = ("position 0", "0, 6", "6 to 9", "last four", "9 itself", "the three before", "the first one")
+
+
+@pytest.mark.parametrize("answer", [[6, 7, 8, 9], [0, 7, 8, 9], [0, 5, 6, 7, 8], [1, 2]])
+def test_cache_keeps_in_class_hints_do_not_state_the_answer(answer, capsys):
+    """Trial 3, H4: "sinks=1 keeps position 0 for ever" and "kept beside the last four" handed over
+    [0, 6, 7, 8, 9]; the in-class hints name the idea."""
+    assert chk.cache_keeps(answer) is False
+    line = one_line(capsys)
+    assert not [g for g in KEEPS_GIVEAWAYS if g in line], line
+
+
+@pytest.mark.parametrize("cached, fresh", [(16, 17), (8, 17), (13, 17), (12, 17), (14, 16)])
+def test_sliding_reach_in_class_hints_do_not_state_the_answer(cached, fresh, capsys):
+    """Trial 3, H5: (16, 17) was told "count both layers, three steps back each" (20 - 2 * 3)."""
+    assert chk.sliding_reach(cached, fresh) is False
+    line = one_line(capsys)
+    for giveaway in ("14", "17", "three steps back each", "three tokens before it", "three before it",
+                     "three tokens back per layer", "reaches only three"):
+        assert giveaway not in line, line

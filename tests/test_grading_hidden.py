@@ -446,3 +446,36 @@ def test_hidden_cases_catch_a_masked_softmax_shifted_by_the_first_allowed_score(
 
     for seed, learner in SEEDS:
         assert check_hidden("04.2", [first_allowed], case_rng(seed, learner, "04.2")) is not None
+
+
+def test_hidden_cases_catch_a_copy_of_x_never_put_back():
+    """Trial 3, V2: a copy of x whose entries are never put back (each left at x - eps) passed the
+    hidden cases, all sums over entries; a function whose entries interact catches it."""
+    def drifting(f, x, analytic, eps=1e-4):
+        num, xc = np.zeros(x.shape), x.astype(float).copy()
+        for idx in np.ndindex(x.shape):
+            xc[idx] += eps
+            fp = f(xc)
+            xc[idx] -= 2 * eps
+            num[idx] = (fp - f(xc)) / (2 * eps)
+        return np.linalg.norm(analytic - num) / (np.linalg.norm(analytic) + np.linalg.norm(num))
+
+    for seed in range(20):
+        assert check_hidden("05.3", [drifting], case_rng(seed, "x", "05.3")) is not None, seed
+
+
+def test_hidden_cases_count_a_query_right_after_a_copy_of_itself():
+    """Trial 3, V3: leaving out the second A of "A A", though it has keys right after an earlier A,
+    passed the hidden cases (no such query in them)."""
+    def skips_repeats(w, ids):
+        vals = []
+        for i in range(len(ids)):
+            if i > 0 and ids[i - 1] == ids[i]:
+                continue
+            keys = [j for j in range(1, i) if ids[j - 1] == ids[i]]
+            if keys:
+                vals.append(sum(w[i, j] for j in keys))
+        return float(np.mean(vals))
+
+    for seed in range(20):
+        assert check_hidden("08.1", [skips_repeats], case_rng(seed, "x", "08.1")) is not None, seed

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import json
+import numbers
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -233,6 +234,25 @@ def as_floats(x) -> np.ndarray | None:
         return np.asarray(x, dtype=float)
     except Exception:  # the learner's object: never raise
         return None
+
+
+def whole_number(x) -> int | None:
+    """``x`` as an int when it is a whole number (int or numpy integer, not bool), else None."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
+        return None
+    return int(x)
+
+
+def whole_list(answer) -> list[int] | None:
+    """``answer`` (a list, tuple, set or 1-D array) as a list of ints, or None if any entry is not whole."""
+    if isinstance(answer, (str, bytes, dict)) or not_done(answer):
+        return None
+    try:
+        items = list(answer.tolist() if isinstance(answer, np.ndarray) else answer)
+    except TypeError:
+        return None
+    out = [whole_number(a) for a in items]
+    return None if any(a is None for a in out) else out
 
 
 # ---------------------------------------------------------------- predictions recorded in class

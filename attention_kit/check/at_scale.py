@@ -9,7 +9,9 @@ returns True or False. The learner's exceptions are reported, never raised.
   every block (notebook 07's ``my_tiled`` keeps it unnormalised and divides at the end); catches
   the old output not turned back into a sum, the old output or the old sum not rescaled, the
   unnormalised accumulator returned, the output rescaled twice, the factor upside down (NaN from
-  ``m = -inf``, or guarded against it) and the maximum not updated; ``o_new`` must be a numpy array.
+  ``m = -inf``, or guarded against it), the new terms taken against the old maximum (inf from
+  ``m = -inf``) and the maximum not updated; ``o_new`` must be a numpy array, ``m_new`` and ``l_new``
+  numbers (a 1-element array is one).
 * ``skipped_tiles(fn)``: ``fn(n, block_q, block_k) -> int``, the tiles a causal mask skips;
   catches counted (query, key) pairs, a forgotten last partial block, the diagonal tiles counted
   as skipped, the computed tiles, half of all tiles, and a count that is not an int.
@@ -31,7 +33,7 @@ import numpy as np
 
 from ..i18n import N_, _
 from ..scale.kvcache import MODEL_SHAPES
-from . import close, not_attempted, not_done, quietly, report, report_failure, try_call
+from . import as_floats, close, not_attempted, not_done, quietly, report, report_failure, try_call
 from .plain import plain_numpy
 from .recorded import recorded, reference
 
@@ -101,7 +103,14 @@ def _update_table() -> dict:
     cases = [(N_("blocks of 3 scores whose maximum rises"), rising, V, 3),
              (N_("blocks of 2 scores (the last block shorter)"), rising[::-1].copy(), V, 2),
              (N_("blocks whose maximum comes first, two value features"), falling, V[:, :2].copy(), 4)]
-    return {"cases": cases,
+    # from a finite state whose maximum rises: l_new with the new terms taken against the old maximum (the
+    # factor right), and with the factor upside down (the new terms right); both give NaN or inf from m = -inf
+    m0, l0, s0 = 0.5, 2.0, np.array([1.5, -0.3, 2.5])
+    m1 = float(s0.max())
+    probe = {"args": (m0, l0, np.zeros(2), s0, V[:3, :2].copy()),
+             "old maximum": math.exp(m0 - m1) * l0 + float(np.exp(s0 - m0).sum()),
+             "upside down": math.exp(m1 - m0) * l0 + float(np.exp(s0 - m1).sum())}
+    return {"cases": cases, "probe": probe,
             "want": [_update_states(s, V_, b) for _i, s, V_, b in cases],
             "slips": [[_update_states(s, V_, b, k) for k in range(len(_UPDATE_HINTS))] for _i, s, V_, b in cases]}
 
@@ -123,13 +132,25 @@ def _run(fn, s, V, b):
         if isinstance(o, (list, tuple)):
             return None, _("o_new is a {kind}; the task asks for a numpy array: compute with "
                            "numpy arrays all the way").format(kind=type(o).__name__)
-        try:
-            m, l, o = float(m), float(l), np.asarray(o, dtype=float)
-        except Exception:  # the learner's object: never raise
-            return None, _("return the three values (m_new, l_new, o_new), got {kind} {value}").format(
-                kind=type(got).__name__, value=str(got)[:60])
+        m_arr, l_arr, o = as_floats(m), as_floats(l), as_floats(o)
+        if m_arr is None or l_arr is None or o is None or m_arr.size != 1 or l_arr.size != 1:
+            return None, _("return the three values (m_new, l_new, o_new), m_new and l_new one number each, "
+                           "got {kind} {value}").format(kind=type(got).__name__, value=str(got)[:60])
+        m, l = float(m_arr.reshape(())), float(l_arr.reshape(()))  # a 1-element array is a number here
         states.append((m, l, o))
     return states, None
+
+
+def _probe_l(fn, probe) -> str | None:
+    """From a finite state whose maximum rises: which slip ``fn``'s l_new shows ("old maximum": the new
+    terms against the old maximum; "upside down": the factor upside down), or None."""
+    with np.errstate(all="ignore"):
+        got, err = try_call(fn, *(a.copy() if isinstance(a, np.ndarray) else a for a in probe["args"]))
+    try:
+        l_new = float(np.asarray(got[1], dtype=float).reshape(()))
+    except Exception:  # the learner's object: never raise
+        return None
+    return next((k for k in ("old maximum", "upside down") if not err and close(l_new, probe[k], atol=1e-9)), None)
 
 
 def _same_states(a, b) -> bool:
@@ -154,10 +175,20 @@ def online_update(fn) -> bool:
         case = _(case)
         first = got[0]
         if not (np.isfinite(first[1]) and np.all(np.isfinite(first[2]))):
-            return report(False, _("{case}: the first block gives NaN or inf. From m = -inf the factor for the "
-                                   "old terms must be exp(-inf) = 0 (there are none yet); the factor upside down "
-                                   "is exp(+inf) = inf, and inf times l = 0 is NaN. The old terms shrink when the "
-                                   "maximum rises: the factor is at most 1").format(case=case))
+            probe = _probe_l(fn, table["probe"])
+            if probe == "old maximum":
+                return report(False, _("{case}: the first block gives NaN or inf: your new terms are taken against "
+                                       "the old maximum, which is -inf before the first block, so they are "
+                                       "exp(+inf) = inf. Take the block's new terms against the new maximum, the "
+                                       "one l and o are kept against from now on").format(case=case))
+            if probe == "upside down":
+                return report(False, _("{case}: the first block gives NaN or inf. From m = -inf the factor for the "
+                                       "old terms must be exp(-inf) = 0 (there are none yet); the factor upside down "
+                                       "is exp(+inf) = inf, and inf times l = 0 is NaN. The old terms shrink when the "
+                                       "maximum rises: the factor is at most 1").format(case=case))
+            return report(False, _("{case}: the first block gives NaN or inf. Before it, m = -inf and there are no "
+                                   "old terms: the factor for them must come out as 0, and every new term must be "
+                                   "taken against the new maximum, which is finite").format(case=case))
         for states, hint in zip(slips, _UPDATE_HINTS, strict=True):
             if _same_states(got, states):
                 return report(False, _("{case}: {hint}").format(case=case, hint=_(hint)))

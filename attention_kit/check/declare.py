@@ -228,14 +228,17 @@ def masked_ok(got, expected) -> bool:
 
 
 def online_ok(got, expected) -> bool:
-    """Three values ``(m, l, o)``, each close to ``expected``'s to 1e-9, ``o`` a numpy array (as
-    the checker in class asks: a list is refused there too)."""
+    """Three values ``(m, l, o)``, each close to ``expected``'s to 1e-9: m and l numbers (or
+    1-element arrays), o a numpy array, as the in-class checker accepts them (a list is refused
+    there too)."""
     try:
         m, l, o = got
         if not isinstance(o, np.ndarray):
             return False
-        m, l, o = float(m), float(l), np.asarray(o, dtype=float)
+        m, l, o = one_float(m), one_float(l), np.asarray(o, dtype=float)
     except Exception:  # the learner's object: never raise
+        return False
+    if m is None or l is None:
         return False
     return all(close(g, e, atol=1e-9) for g, e in zip((m, l, o), expected, strict=True))
 

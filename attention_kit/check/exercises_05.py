@@ -103,7 +103,10 @@ def grading_key_bias():
 
 
 def grad_wavy(z):
-    return float(np.sum(np.exp(0.5 * z) * np.cos(2.0 * z)))
+    """Not a sum over entries: every pair of entries interacts through the square of their sum, so a
+    copy of x whose entries are never put back (each left at x - eps after its turn) is off by a
+    multiple of eps (learner trial 3: with sums over entries only, that drift could not show)."""
+    return float(np.sum(np.exp(0.5 * z) * np.cos(2.0 * z)) + 0.5 * np.sum(z) ** 2)
 
 
 def grad_quartic(z):
@@ -125,7 +128,7 @@ EPS = 1e-4
 
 @reference
 def d_wavy(x):
-    return np.exp(0.5 * x) * (0.5 * np.cos(2 * x) - 2 * np.sin(2 * x))
+    return np.exp(0.5 * x) * (0.5 * np.cos(2 * x) - 2 * np.sin(2 * x)) + np.sum(x)
 
 
 @reference
@@ -147,7 +150,8 @@ def away_from_zeros(rng, shape, low, high, grad, least):
 
 @reference
 def gradient_cases(rng):
-    """(f, x, analytic, eps): a correct gradient, one three times too large and of the wrong sign
+    """(f, x, analytic, eps): a correct gradient (of a function whose entries interact, on which a copy
+    of x that is never put back fails), one three times too large and of the wrong sign
     (relative error 1; an unbounded ``|a - n| / |a + n|`` gives 2) of size 1e-8, a correct one of
     size 1e5, and a correct one with a large eps (0.05 to 0.2), whose central difference's error
     shows: an answer that uses a step of its own fails it."""
@@ -190,7 +194,12 @@ def grading_gradient_check():
                 'instead of the eps passed (a case with eps = 0.1); an error that is not bounded by 1, '
                 'such as `norm(a - n) / norm(a + n)` (a case whose gradient points the wrong way); `x` '
                 'perturbed in place, whether or not it is put back (the task says to perturb a copy; the '
-                'checker watches the array `f` is called with); a negative or non-scalar result',
+                'checker watches the array `f` is called with); a copy of `x` whose entries are never put '
+                'back after their turn (a case whose function\'s entries interact: on a sum over entries the '
+                'drift cannot show; the hint says to restore each entry); an error that sees only the '
+                "gradients' directions, such as 1 − cosine similarity (the wrong gradient, twice the right "
+                'one, gives 0); a numerical gradient of the wrong sign (the hint asks which value of f comes '
+                'first); a negative or non-scalar result',
         hidden=(Hidden(gradient_cases, gradient_ref, gradient_ok),),
         wrong={0: "def f(fn, x, analytic, eps=1e-4):\n    num = np.zeros_like(x)\n"
                   "    for i in np.ndindex(x.shape):\n        up = x.copy()\n        up[i] += eps\n"

@@ -66,9 +66,11 @@ def grading_online_update():
              'unnormalised, so its lines do not pass)',
         catches='the old output not turned back into a sum (times the old ℓ); the old output or the old sum '
                 "not rescaled; section 3's unnormalised accumulator returned; the output rescaled twice; the "
-                'factor upside down, $e^{m_\\text{new} - m}$ (NaN from $m = -\\infty$, named as such); the old '
-                'maximum returned; a wrong shape; not three values returned. Values of two widths. Hints name '
-                'the idea, not the update',
+                'factor upside down, $e^{m_\\text{new} - m}$ (NaN from $m = -\\infty$, named as such); the new '
+                'terms taken against the old maximum (inf from $m = -\\infty$, told apart from the factor upside '
+                'down by a step from a finite state); the old maximum returned; a wrong shape; not three values '
+                'returned (m and l as 1-element arrays are numbers, in class and at grading). Values of two '
+                'widths. Hints name the idea, not the update',
         hidden=(Hidden(online_cases, online_ref, online_ok),),
         # section 3's unnormalised accumulator
         wrong={0: "def f(m, l, o, s, V):\n    m_new = max(m, s.max())\n    a = np.exp(m - m_new)\n"

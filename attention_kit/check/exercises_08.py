@@ -24,11 +24,16 @@ EXERCISES = (
 
 @reference
 def prefix_cases(rng):
-    """(w (n, n) causal weights, ids (n,)): a repeated random segment, with other tokens around."""
+    """(w (n, n) causal weights, ids (n,)): a repeated random segment, with other tokens around; in
+    the first, the segment's first token is doubled where it comes back ("A A"): the second A comes
+    right after a copy of itself and still has a key right after the earlier A."""
     out = []
-    for _ in range(3):
+    for k in range(3):
         seg = rng.choice(20, size=int(rng.integers(3, 6)), replace=False)
-        ids = np.concatenate([seg, rng.integers(0, 20, size=int(rng.integers(0, 3))), seg[: int(rng.integers(2, len(seg) + 1))]])
+        again = seg[: int(rng.integers(2, len(seg) + 1))]
+        if k == 0:
+            again = np.concatenate([seg[:1], again])
+        ids = np.concatenate([seg, rng.integers(0, 20, size=int(rng.integers(0, 3))), again])
         n = len(ids)
         s = rng.normal(0.0, 1.5, (n, n))
         s[np.triu_indices(n, 1)] = -np.inf
@@ -49,7 +54,9 @@ def grading_prefix_matching():
         catches='the earlier copy itself instead of the token after it (off by one); keys at or after the '
                 'query counted (not causal), or the query itself (j <= i, caught on an immediate repeat "A '
                 'A"); every query averaged, queries 1..n-1, or every query whose token occurred before, '
-                'instead of those with a key right after an earlier copy; the weights read by column; the '
+                'instead of those with a key right after an earlier copy; a query right after a copy of its own '
+                'token ("A A") left out though it has such keys (a public and a hidden case have one); the '
+                'weights read by column; the '
                 "previous token's weight; a mean over (query, key) pairs; not one number (a mistake is named "
                 'only when it explains the answer on every case); otherwise the expected number for the first '
                 'wrong sequence and an invitation to work it by hand (no formula)',

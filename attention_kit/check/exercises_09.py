@@ -104,9 +104,11 @@ def grading_alibi_weights():
              'heads (slopes $2^{-4}$, $2^{-8}$) give the token one back than the token ten back ($e^{9/16} '
              '\\approx 1.76$, $e^{9/256} \\approx 1.04$)',
         catches='the biases given for the weights; the softmax unnormalised or over the heads; the wrong sign '
-                '(or the row reversed); the slope forgotten; one row for all heads; for the ratio: one step '
-                "or ten counted instead of nine, upside down, the biases' difference without the exponential, "
-                'one number for both heads; text for a number (`"1.76"`, which numpy would read as one), for '
+                '(or the row reversed); the slope forgotten; one row for all heads; for the ratio: one step, '
+                'or two keys another number of steps apart (the hint names theirs and asks to count again, '
+                "never the count), upside down, the biases' difference without the exponential, the heads "
+                'swapped, cut or rounded too coarsely (to whole numbers or one decimal), one number for both '
+                'heads; text for a number (`"1.76"`, which numpy would read as one), for '
                 'the ratio or the weights',
         hidden=(Hidden(alibi_weights_cases, alibi_weights_ref, close_1e9),))
 

@@ -7,8 +7,9 @@ recorded data: the public cases, their right answers and the outputs of the usua
 * ``prefix_matching(fn)``: ``fn(w, ids) -> float``, one head's prefix-matching score from its
   weights ``w`` (n, n) and the tokens ``ids`` (n,). Names a mistake only when it explains the
   answer on every case: the earlier copy itself instead of the token after it, queries without such
-  a key counted (an immediate repeat "A A" among them), the weights read by columns, keys at or
-  after the query, the previous token, an average over (query, key) pairs.
+  a key counted (an immediate repeat "A A" among them), a query right after a copy of its own token
+  left out though it has keys, the weights read by columns, keys at or after the query, the previous
+  token, an average over (query, key) pairs.
 * ``failing_queries(answer)``: a prediction, the queries 14 .. 23 where the two-layer model fails
   on a prefix of 10 tokens followed by a repeated segment of 4; a list, tuple, set or array of whole
   numbers in any order. Catches the predicted tokens' positions instead of the queries, the earlier
@@ -61,6 +62,9 @@ _PREFIX_HINTS = {
     "seen": N_("you averaged over every query whose token occurred before; only those that have a key right "
                "after an earlier copy of its token count. In an immediate repeat \"A A\" the second A has an "
                "earlier copy, but no earlier key follows it: it has nothing to match"),
+    "repeat": N_("you left out a query that comes right after a copy of its own token (the second A of \"A A\"), "
+                 "though it has keys right after an earlier copy of its token. Whatever stands just before it, a "
+                 "query counts whenever such a key exists"),
     "columns": N_("you read the weights by column: row i of w holds query i's weights over the keys, so a "
                   "query's weight on its keys lies along its row"),
     "previous": N_("that is the weight on the previous token: the prefix-matching score counts the weight on "
@@ -96,6 +100,7 @@ def _prefix_variants(w, ids) -> tuple[float, dict]:
         "all": s(w, match, np.ones(n, dtype=bool)),
         "not first": s(w, match, np.arange(n) > 0),
         "seen": s(w, match, copy.any(axis=1)),
+        "repeat": s(w, match, has & ~np.r_[False, ids[1:] == ids[:-1]]),
         "columns": s(w.T, match, has),
         "previous": s(w, prev, has),
         "pairs": float((w * match).sum() / max(int(match.sum()), 1)),
@@ -105,12 +110,15 @@ def _prefix_variants(w, ids) -> tuple[float, dict]:
 
 @recorded
 def _prefix_table() -> dict:
-    """The cases (random causal weights on sequences with repeats, one with immediate repeats "5 5"),
+    """The cases (random causal weights on sequences with repeats, two with immediate repeats "5 5",
+    the second of which has a key right after an earlier 5),
     the right score of each and each usual mistake's."""
     rng = np.random.default_rng(8)
     cases = []
     for ids in ([3, 1, 4, 5, 3, 1, 4, 5, 3, 1], [2, 7, 2, 7, 2, 9, 0], [6, 0, 1, 6, 1, 0, 6, 0, 1],
-                [5, 5, 2, 5, 2, 7, 5]):
+                [5, 5, 2, 5, 2, 7, 5],
+                # the second 5 of "5 5" comes right after a copy of itself and has a key (2, after the first 5)
+                [5, 2, 5, 5, 7, 2]):
         n = len(ids)
         sc = rng.normal(0, 1.5, (n, n))
         sc[np.triu_indices(n, 1)] = -np.inf  # causal

@@ -17,8 +17,9 @@ returns True or False. The learner's exceptions are reported, never raised.
   weights, the softmax left unnormalised or taken over the heads, the wrong sign (or the row reversed),
   the slope forgotten, one row for all heads. Then ``ratio``, one number per head: how many times more
   weight the paper's two heads (slopes 2^-4, 2^-8) give the token one back than the token ten back;
-  catches one step or ten steps counted instead of nine, the ratio upside down, the biases' difference
-  given without the exponential, one number for both heads, and text for a number (``["1.5"]``).
+  catches one step, or another number of steps than the one asked for (the wrong pair of keys), the
+  ratio upside down, the biases' difference given without the exponential, the heads swapped, a ratio
+  cut or rounded too coarsely, one number for both heads, and text for a number (``["1.5"]``).
 * ``cache_keeps(answer)``: a prediction, the positions a cache with ``window=4, sinks=1`` holds
   after token 9, in any order (a list, tuple, set or numpy array); catches the sink forgotten, the
   sink counted in the window, off-by-ones, and answers that are not whole numbers.
@@ -29,14 +30,13 @@ computed once by the functions marked ``@recorded`` (``check/recorded.py``).
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from ..i18n import N_, _
 from ..relative.alibi import alibi_bias, alibi_slopes
 from ..relative.rope import rope
-from . import close, not_attempted, not_done, prediction, quietly, report, try_call
+from . import close, not_attempted, not_done, prediction, report, try_call, whole_list, whole_number
+from . import quietly as quietly  # handed on: the notebook's cells call check.quietly()
 from .general import array_answer, is_text
 from .plain import plain_numpy
 from .recorded import recorded, reference
@@ -44,25 +44,6 @@ from .recorded import recorded, reference
 __all__ = ["quietly", "rope_matrix", "sliding_reach", "alibi_weights", "cache_keeps"]
 
 STUB = N_("no answer yet: replace the `...` after `return` with your code, then run the cell again")
-
-
-def _whole(x) -> int | None:
-    """``x`` as an int when it is a whole number (int or numpy integer, not bool), else None."""
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
-        return None
-    return int(x)
-
-
-def _whole_list(answer) -> list[int] | None:
-    """``answer`` (a list, tuple, set or 1-D array) as a list of ints, or None if any entry is not whole."""
-    if isinstance(answer, (str, bytes, dict)) or not_done(answer):
-        return None
-    try:
-        items = list(answer.tolist() if isinstance(answer, np.ndarray) else answer)
-    except TypeError:
-        return None
-    out = [_whole(a) for a in items]
-    return None if any(a is None for a in out) else out
 
 
 # ---------------------------------------------------------------- exercise 1: RoPE's matrix of the distance
@@ -181,18 +162,20 @@ def _reach_hints() -> dict:
         # ``ok`` is a template: the checker fills in the two positions (``cached``, ``fresh``)
         "ok": N_("the caches reach {cached}, two layers of three steps back each; a fresh window only "
                  "{fresh}: the cached model is a different model once the window slides"),
-        "fresh_off_by_one": N_("the recomputed window: off by one. A window of 4 holds token 20 itself and the three "
-                               "before it"),
+        "fresh_off_by_one": N_("the recomputed window: off by one. A window of 4 counts token 20 itself among its "
+                               "4 tokens"),
         "fresh": N_("the recomputed window: a fresh pass over the last 4 tokens sees those 4 and nothing else, "
                     "whatever the number of layers"),
         "cache_is_fresh": N_("the caches are not the fresh window: layer 1's cached keys and values of the window's "
                              "tokens were made when those tokens arrived, from layer-0 states that had each seen "
                              "three tokens further back"),
-        "off_by_one": N_("off by one: a window of 4 reaches three tokens back per layer (it holds the token itself)"),
+        "off_by_one": N_("off by one: in each layer, a window of 4 counts the token itself among its 4 tokens"),
         "off_by_one_each": N_("off by one in each layer: you counted four tokens back per layer, but a window of 4 "
-                              "holds the token itself and reaches only three back"),
-        "too_far": N_("too far back: there are two layers, and each lets a token see only three tokens before it"),
-        "not_far": N_("not far enough back: count both layers, three steps back each"),
+                              "counts the token itself among its 4"),
+        "too_far": N_("too far back: a layer lets a token see no further back than its window, and there are only "
+                      "two layers to pass through"),
+        "not_far": N_("not far enough back: what layer 1 reads from its cache was computed by layer 0, which had "
+                      "already looked back through a window of its own; the two layers' reaches add up"),
         # the graded hints' common end (``make grade``): the idea, not the answer, but near enough to it
         # that the kept code does not show it either
         "graded": N_("a layer lets a token see the window - 1 tokens before it; a cached key or value of layer 1 "
@@ -207,7 +190,7 @@ def sliding_reach(earliest_cached, earliest_fresh) -> bool:
     if not_done(earliest_cached) or not_done(earliest_fresh):
         return not_attempted(_("no answer yet: replace each `...` with a position (a whole number), then run the "
                                "cell again"))
-    cached, fresh = _whole(earliest_cached), _whole(earliest_fresh)
+    cached, fresh = whole_number(earliest_cached), whole_number(earliest_fresh)
     if cached is None or fresh is None:
         return report(False, _("give each answer as a whole number, a position in the text (such as 12, not 12.0, "
                                "'12' or True); got {cached} and {fresh}").format(
@@ -249,12 +232,13 @@ _WEIGHT_HINTS = (
 )
 
 _RATIO_HINTS = (
-    N_("that is the ratio for one step back (one back against two back); from one back to ten back is nine "
-       "steps"),
-    N_("off by one: from the token one back to the token ten back is nine steps, not ten"),
+    N_("that is the ratio for a single step (one back against two back); the ratio asked for spans every "
+       "step from the token one back to the token ten back"),
     N_("upside down: the token one back is nearer, so it gets more weight, and the ratio is above 1"),
     N_("that is the difference of the biases; the weights are exponentials of the scores, so a difference of "
        "biases becomes a factor"),
+    N_("the heads are swapped: give one number per head in the order of the slopes, the steeper head (2^-4) "
+       "first"),
 )
 
 
@@ -288,8 +272,14 @@ def _alibi_table() -> dict:
     slopes, (near, far) = (2.0 ** -4, 2.0 ** -8), (1, 10)  # the paper's slopes for two heads
     ratio = _ratio_of(slopes, near, far)
     return {"cases": cases, "want": want, "wrong": wrong, "n_heads": len(slopes), "ratio": ratio,
-            "ratio_wrong": [_ratio_of(slopes, near, near + 1), _ratio_of(slopes, 0, far), 1 / ratio,
-                            (far - near) * np.array(slopes)],
+            # in the order of ``_RATIO_HINTS``: one step, upside down, the biases' difference, the heads swapped
+            "ratio_wrong": [_ratio_of(slopes, near, near + 1), 1 / ratio, (far - near) * np.array(slopes),
+                            ratio[::-1]],
+            # the ratio of two keys k steps apart (k other than 1 and the distance asked for): the wrong pair
+            "ratio_steps": {k: _ratio_of(slopes, 0, k) for k in range(2, 13) if k != far - near},
+            # each head's ratio cut or rounded to whole numbers or to one decimal
+            "ratio_coarse": [sorted({float(f(r * 10 ** d) / 10 ** d) for d in (0, 1)
+                                     for f in (np.floor, np.round, np.ceil)}) for r in ratio],
             "ratio_ok": N_("right weights, and each head's ratio is e^(9 m): {ratio_16} for slope 1/16 and "
                            "{ratio_256} for 1/256. Even the steeper head weighs its two nearest neighbours "
                            "almost alike: one step back is worth only e^m")}  # filled in from "ratio"
@@ -318,7 +308,14 @@ def _check_ratio(ratio, table) -> bool:
     for wrong, hint in zip(table["ratio_wrong"], _RATIO_HINTS, strict=True):
         if close(got, wrong, atol=0.006):
             return report(False, _(hint))
-    if close(got, table["ratio"], atol=0.051):
+    for k, wrong in table["ratio_steps"].items():
+        if close(got, wrong, atol=0.006):
+            return report(False, _("your ratios are those of two keys {k} steps apart: the ratio depends only on how "
+                                   "many steps separate the two keys. Count again the steps from the token one back "
+                                   "to the token ten back").format(k=k))
+    coarse = all(abs(g - r) <= 0.006 or any(abs(g - c) < 1e-9 for c in cut)
+                 for g, r, cut in zip(got, table["ratio"], table["ratio_coarse"], strict=True))
+    if coarse or close(got, table["ratio"], atol=0.051):
         return report(False, _("close, but rounded too coarsely: the two heads' ratios differ in the second "
                                "decimal, so give each to two decimals at least (the checker accepts 0.006 either way)"))
     return report(False, _("not the ratio of the weights: for each head, divide the weight of the key one back by "
@@ -381,10 +378,13 @@ def _keeps_hints() -> dict:
         # ``ok`` is a template: the checker fills in the positions kept (``sink``, ``first`` .. ``last``)
         "ok": N_("the sink (position {sink}) and the last four, {first} to {last}: five keys, however "
                  "long the text"),
-        "no_sink": N_("the sink is missing: sinks=1 keeps position 0 for ever"),
-        "sink_in_window": N_("the sink does not take a place of the window: it is kept beside the last four"),
-        "off_by_one": N_("off by one: after token 9 the window holds 9 itself and the three before it"),
-        "other": N_("which tokens stay? the first one (the sink) and the window's last four"),
+        "no_sink": N_("the sink is missing: a cache with sinks=1 keeps more than its window. Which token does a "
+                      "sink hold, and for how long?"),
+        "sink_in_window": N_("the sink does not take one of the window's places: it is kept in addition to the "
+                             "window, whose places all go to the most recent tokens"),
+        "off_by_one": N_("off by one: the newest token is in the window too"),
+        "other": N_("which tokens stay? A cache with sinks keeps two kinds: the sinks, kept for ever, and a window "
+                    "of the most recent tokens. Work out each for tokens 0 .. 9"),
         # the graded hints' common end (``make grade``): the rule, which the kept code does not show either
         "graded": N_("a cache with window W and k sinks keeps the first k tokens for ever and, beside them, the W "
                      "most recent ones, the new token included"),
@@ -397,7 +397,7 @@ def cache_keeps(answer) -> bool:
     if not_done(answer):
         return not_attempted(_("no answer yet: replace the `...` after `answer =` with a list of positions, "
                                "then run the cell again"))
-    got = _whole_list(answer)
+    got = whole_list(answer)
     if got is None:
         return report(False, _("give a list of whole numbers, the positions the cache holds (such as [1, 2], "
                                "not 1.0, '1' or True); got {answer}").format(answer=repr(answer)))
