@@ -245,7 +245,7 @@ def door(check):
 
         # The entry runs under the core's name and module (its code stays here, so a traceback shows
         # the right lines): tracebacks, ``inspect`` and the grader's watch of plain-numpy answers
-        # (grading/in_kernel.py names the package function a learner called) see ``causal_mask``,
+        # (it names the package function a learner called) see ``causal_mask``,
         # not a wrapper.
         code = entry.__code__.replace(**code_names(core))
         entry = types.FunctionType(code, core.__globals__, core.__name__, None, entry.__closure__)

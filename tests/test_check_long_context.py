@@ -204,6 +204,7 @@ def test_alibi_weights(fn, ok, words, capsys):
     ("1.76", False, "not as text"),
     ([2.0, 3.0], False, "not the ratio"),
     ([1.8, 1.0], False, "rounded too coarsely"),   # was told "not the ratio of the weights" (issue 46)
+    ([RATIO[0], RATIO[0]], False, "both heads got the same ratio"),   # trial 4: was "not the ratio"
 ])
 def test_alibi_ratio(ratio, ok, words, capsys):
     assert chk.alibi_weights(weights_right, ratio) is ok
@@ -385,3 +386,13 @@ def test_sliding_reach_in_class_hints_do_not_state_the_answer(cached, fresh, cap
     for giveaway in ("14", "17", "three steps back each", "three tokens before it", "three before it",
                      "three tokens back per layer", "reaches only three"):
         assert giveaway not in line, line
+
+
+def test_the_graded_hints_second_sentence_starts_with_a_capital(capsys):
+    """Trial 4: "... holds the token itself. a layer lets ..." in the grader's feedback."""
+    from attention_kit.check import graded_hints, recording
+
+    with graded_hints(), recording() as results:
+        chk.sliding_reach(13, 17)
+    message = results[-1].message
+    assert ". A layer lets" in message and ". a layer" not in message, message

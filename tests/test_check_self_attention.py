@@ -297,7 +297,7 @@ def test_full_self_attention_names_the_mistake(capsys, fn, hint):
         (64, 8, True, "variance 64"),
         (8, 8, False, "standard deviation, not the variance"),
         (1, 1, False, "AFTER dividing"),
-        (64, 64, False, "square root"),
+        (64, 64, False, "how is a standard deviation related to its variance"),
         (4096, 64, False, "add"),
         (..., 8, False, "not answered"),
         ("a lot", 8, False, "not as text"),      # trial report, W3: '32', '5.66' passed
@@ -384,18 +384,19 @@ def test_untouched_stub_is_reported_as_not_answered(capsys, checker, stub):
         (32, 32**0.5, True, "variance 32"),
         (16, 4, False, "left the means out"),
         (32 ** 0.5, 32 ** 0.5, False, "standard deviation, not the variance"),
-        (32, 32, False, "square root"),
+        (32, 32, False, "how is a standard deviation related to its variance"),
         (512, 32 ** 0.5, False, "add"),
         (40, 6, False, "the means count"),
         (32, 5.66, True, "variance 32"),       # two decimals, as the task asks: sqrt(32) = 5.657
         (32, 5.657, True, "variance 32"),
-        (32, 5.65, False, "square root, to two decimals"),
-        (32, 5.7, False, "square root, to two decimals"),
+        (32, 5.65, False, "close but not to two decimals"),
+        (32, 5.7, False, "close but not to two decimals"),
     ],
 )
 def test_dot_variance_with_a_mean(capsys, var, std, ok_expected, hint):
     ok, out = run(capsys, check.dot_variance, var, std, d_k=16, mean_q=1.0)
     assert ok is ok_expected and hint in out, out
+    assert "square root" not in out  # trial 4: with the variance right, that names the step to type
 
 
 def test_dot_variance_formula_matches_a_simulation():

@@ -199,7 +199,6 @@ def grading_future_unchanged():
     return Grading(
         task='predict which output rows change when token 3 of 6 is edited under a causal mask (whole '
              'numbers only)',
-        catches='the rows before the edit (the hint names which of the given rows cannot see token 3 and asks '
-                'the same question of every row, without naming the rows that can); row 3 itself forgotten; '
-                'only row 3; every row',
+        catches='the rows before the edit; row 3 itself forgotten; only row 3; every row; rows missing (the hints '
+                'ask which rows have token 3 among their keys, without naming a row)',
         honest=("answer = [3, 4, 5]", "answer = list(range(3, 6))", "answer = (3, 4, 5)"))

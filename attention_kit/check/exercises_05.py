@@ -3,7 +3,7 @@ notebook 05, its statement and checker, and its grader's part (hidden cases, ref
 the samples its tests try); see ``declare.py``.
 
 The functions ``grad_*`` are the gradient check's test functions: module-level functions of the
-package, so the grader can send them to the learner's kernel by name (``grading/wire.py``).
+package, so the grader can send them to the learner's kernel by name.
 """
 
 from __future__ import annotations

@@ -162,8 +162,7 @@ def _reach_hints() -> dict:
         # ``ok`` is a template: the checker fills in the two positions (``cached``, ``fresh``)
         "ok": N_("the caches reach {cached}, two layers of three steps back each; a fresh window only "
                  "{fresh}: the cached model is a different model once the window slides"),
-        "fresh_off_by_one": N_("the recomputed window: off by one. A window of 4 counts token 20 itself among its "
-                               "4 tokens"),
+        "fresh_off_by_one": N_("the recomputed window: off by one. A window of 4 counts token 20 itself among its 4 tokens"),
         "fresh": N_("the recomputed window: a fresh pass over the last 4 tokens sees those 4 and nothing else, "
                     "whatever the number of layers"),
         "cache_is_fresh": N_("the caches are not the fresh window: layer 1's cached keys and values of the window's "
@@ -197,7 +196,7 @@ def sliding_reach(earliest_cached, earliest_fresh) -> bool:
                                    cached=repr(earliest_cached), fresh=repr(earliest_fresh)))
     want_cached, want_fresh = _reach().open()
     hints = {k: _(v) for k, v in _reach_hints().open().items()}  # the in-class texts (may state the answer): recorded data
-    end = hints["graded"]
+    end = hints["graded"][:1].upper() + hints["graded"][1:]  # a sentence of its own after the first
     if (cached, fresh) == (want_cached, want_fresh):
         return report(True, hints["ok"].format(cached=want_cached, fresh=want_fresh))
     if fresh != want_fresh:
@@ -310,16 +309,17 @@ def _check_ratio(ratio, table) -> bool:
             return report(False, _(hint))
     for k, wrong in table["ratio_steps"].items():
         if close(got, wrong, atol=0.006):
-            return report(False, _("your ratios are those of two keys {k} steps apart: the ratio depends only on how "
-                                   "many steps separate the two keys. Count again the steps from the token one back "
-                                   "to the token ten back").format(k=k))
+            return report(False, _("your ratios are those of two keys {k} steps apart: the ratio depends only on how many steps "
+                                   "separate the two keys. Count again the steps from the token one back to the token ten back").format(k=k))
+    if abs(got[0] - got[1]) < 1e-9 and any(abs(got[0] - r) <= 0.006 for r in table["ratio"]):  # one slope for both
+        return report(False, _("both heads got the same ratio: each head has a slope of its own"))
     coarse = all(abs(g - r) <= 0.006 or any(abs(g - c) < 1e-9 for c in cut)
                  for g, r, cut in zip(got, table["ratio"], table["ratio_coarse"], strict=True))
     if coarse or close(got, table["ratio"], atol=0.051):
         return report(False, _("close, but rounded too coarsely: the two heads' ratios differ in the second "
                                "decimal, so give each to two decimals at least (the checker accepts 0.006 either way)"))
-    return report(False, _("not the ratio of the weights: for each head, divide the weight of the key one back by "
-                           "the weight of the key ten back (any query at 10 or later gives the same ratio)"))
+    return report(False, _("not the ratio of the weights: for each head, divide the weight of the key one back by the weight of "
+                           "the key ten back (any query at 10 or later gives the same ratio)"))
 
 
 @plain_numpy()
@@ -405,7 +405,7 @@ def cache_keeps(answer) -> bool:
     keeps = _keeps().open()
     sink, window = keeps[:1], keeps[1:]
     hints = {k: _(v) for k, v in _keeps_hints().open().items()}  # the in-class texts (may state the answer): recorded data
-    end = hints["graded"]
+    end = hints["graded"][:1].upper() + hints["graded"][1:]  # a sentence of its own after the first
     if got == keeps:
         return report(True, hints["ok"].format(sink=sink[0], first=window[0], last=window[-1]))
     if got == window:

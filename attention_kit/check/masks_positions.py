@@ -355,18 +355,18 @@ def _rows_table() -> dict:
         "n": n, "want": list(range(edited, n)),
         "ok": N_("rows 3, 4 and 5 change: token 3 is a key (and value) only for queries i >= 3, and row 3 is its "
                  "own query; rows 0..2 cannot see it and stay exactly the same"),
-        "all": N_("rows 0..2 never see token 3: under a causal mask query i only sees keys 0..i"),
+        "all": N_("not every row can see token 3: under a causal mask query i sees keys 0..i only. For each row, ask whether token 3 is among its keys"),
         "all_graded": N_("not every row can see token 3: under a causal mask query i sees keys 0..i only. For each "
                          "row, ask whether token 3 is among its keys"),
-        "before": N_("{rows} cannot see token 3: a causal mask lets query i see keys 0..i only, so a row changes "
+        "before": N_("some of your rows cannot see token 3: a causal mask lets query i see keys 0..i only, so a row changes "
                      "only if token 3 is among its keys. Ask that question of each of the {n} rows in turn"),
-        "no_self": N_("row 3 changes too: token 3 is its own query, and it attends to itself"),
-        "only_self": N_("queries after 3 also attend to token 3: query i sees keys 0..i, so 4 and 5 see it"),
-        "empty": N_("something changes: at least row 3, the edited token's own query"),
+        "no_self": N_("a row is missing: the edited token is a query too; which keys does its own row see?"),
+        "only_self": N_("more rows change: which queries have token 3 among their keys 0..i?"),
+        "empty": N_("something changes: the edited token is a key of at least one row"),
         "empty_graded": N_("something changes: the edited token is a key of at least one row"),
-        "early": N_("{rows} cannot see token 3: query i sees keys 0..i only, so a row changes only if token 3 is "
-                    "among those keys"),
-        "missing": N_("these change too: {rows}; every query i >= 3 has token 3 among its keys 0..i"),
+        "early": N_("some of your rows cannot see token 3: query i sees keys 0..i only, so a row changes only if "
+                    "token 3 is among those keys"),
+        "missing": N_("some rows that change are missing: which queries have token 3 among their keys 0..i?"),
     }
 
 

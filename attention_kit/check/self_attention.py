@@ -345,11 +345,11 @@ def dot_variance(variance, std, *, d_k: int = 64, mean_q: float = 0.0, var_q: fl
                       graded=_("you gave the standard deviation where the variance is asked (a common "
                                "slip): q.k is a sum of independent terms, so their variances add up"))
     if abs(v - 1) < 1e-6:
-        return report(False, _("variance 1 is what the scaling aims for AFTER dividing; before, the "
-                               "{d_k} terms' variances add up").format(d_k=d_k))
+        return report(False, _("variance 1 is what the scaling aims for AFTER dividing; before, the {d_k} terms' variances add up").format(d_k=d_k))
     if v_ok:
-        return report(False, _("the variance is right; the standard deviation is its square root, to two "
-                               "decimals (you gave {std})").format(std=f"{s:g}"))
+        return report(False, (_("the variance is right; the standard deviation is close but not to two decimals (you gave {std}): "
+                                "round only at the end") if abs(s - root) < 0.06 else _("the variance is right; the standard "
+                                "deviation is not (you gave {std}): how is a standard deviation related to its variance?")).format(std=f"{s:g}"))
     if abs(v - t["squared"]) < 1e-3 and d_k > 1:
         return report(False, _("variances of independent terms add: the number of terms multiplies "
                                "one term's variance once, it is not squared"))

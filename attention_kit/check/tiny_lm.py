@@ -19,7 +19,7 @@ is data, recorded once (``attention_kit.check.recorded``).
   same token every time), overflow for large logits, draws that do not come from the ``rng``
   passed in (numpy's global generator), a hard-coded number of tokens, and a result that is not an int.
 * ``head_role(word, context=...)``: the word head 2 looks at most from the last word of the exercise's context
-  (by default "little miss muffet sat on a").
+  (by default "humpty dumpty had a").
 """
 
 from __future__ import annotations
