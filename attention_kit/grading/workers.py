@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import multiprocessing
+import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, Iterable, Iterator
@@ -31,6 +32,16 @@ from typing import Callable, Iterable, Iterator
 from ..i18n import _
 
 __all__ = ["grade_in_processes", "in_process"]
+
+
+def _worker_start() -> None:
+    """Run first in each worker process: leave out ``rfc3987_syntax`` (jupyter-events installs it
+    for jsonschema's ``iri`` formats), whose grammar is compiled when jsonschema is imported, over
+    a second of CPU in every process that reads a notebook (nbformat imports jsonschema). No schema
+    the grader validates with (nbformat's) has an IRI format; jsonschema goes without that one
+    check when the package is missing. (Under ``python -m attention_kit.grading`` a spawned worker
+    imports the command's module first, and with it nbformat: there it is too late, and nothing changes.)"""
+    sys.modules.setdefault("rfc3987_syntax", None)
 
 
 def grade_in_processes(jobs: Iterable[tuple[object, Callable, tuple, dict]], workers: int,
@@ -41,7 +52,8 @@ def grade_in_processes(jobs: Iterable[tuple[object, Callable, tuple, dict]], wor
     for attempt in (1, 2):
         broken = []
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max(1, min(workers, len(pending) or 1)), mp_context=ctx) as pool:
+        with ProcessPoolExecutor(max(1, min(workers, len(pending) or 1)), mp_context=ctx,
+                                 initializer=_worker_start) as pool:
             futures = {pool.submit(fn, *args, **kwargs): (key, fn, args, kwargs)
                        for key, fn, args, kwargs in pending}
             for future in as_completed(futures):
@@ -67,7 +79,8 @@ def grade_in_processes(jobs: Iterable[tuple[object, Callable, tuple, dict]], wor
 
 def in_process(fn: Callable, *args):
     """``fn(*args)`` computed in a fresh worker process (its exception raised here)."""
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_worker_start) as pool:
         return pool.submit(fn, *args).result()
 
 
