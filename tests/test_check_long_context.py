@@ -205,6 +205,10 @@ def test_alibi_weights(fn, ok, words, capsys):
     ([2.0, 3.0], False, "not the ratio"),
     ([1.8, 1.0], False, "rounded too coarsely"),   # was told "not the ratio of the weights" (issue 46)
     ([RATIO[0], RATIO[0]], False, "both heads got the same ratio"),   # trial 4: was "not the ratio"
+    ([1.8, 1.8], False, "both heads got the same ratio"),             # trial 5: rounded, the same slope
+    (np.exp(9 * np.array([2.0 ** -4, 2.0 ** -7])), False, "one head's ratio is right"),  # trial 5: was "too coarsely"
+    ([1.76, 1.07], False, "one head's ratio is right"),
+    (np.exp(9 * np.array([2.0 ** -3, 2.0 ** -8])), False, "one head's ratio is right"),  # trial 5: was "not the ratio"
 ])
 def test_alibi_ratio(ratio, ok, words, capsys):
     assert chk.alibi_weights(weights_right, ratio) is ok

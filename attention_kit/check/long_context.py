@@ -299,8 +299,7 @@ def _check_ratio(ratio, table) -> bool:
             ratio=repr(ratio)))
     h = table["n_heads"]
     if got.shape != (h,):
-        return report(False, _("give one number per head, {h} in all, such as [2.0, 3.0]; got shape {got}").format(
-            h=h, got=got.shape))
+        return report(False, _("give one number per head, {h} in all, such as [2.0, 3.0]; got shape {got}").format(h=h, got=got.shape))
     if close(got, table["ratio"], atol=0.006):
         r = table["ratio"]
         return report(True, _(table["ratio_ok"]).format(ratio_16=f"{r[0]:.2f}", ratio_256=f"{r[1]:.2f}"))
@@ -311,13 +310,14 @@ def _check_ratio(ratio, table) -> bool:
         if close(got, wrong, atol=0.006):
             return report(False, _("your ratios are those of two keys {k} steps apart: the ratio depends only on how many steps "
                                    "separate the two keys. Count again the steps from the token one back to the token ten back").format(k=k))
-    if abs(got[0] - got[1]) < 1e-9 and any(abs(got[0] - r) <= 0.006 for r in table["ratio"]):  # one slope for both
+    if abs(got[0] - got[1]) < 1e-9 and any(abs(got[0] - r) <= 0.051 for r in table["ratio"]):  # one slope for both
         return report(False, _("both heads got the same ratio: each head has a slope of its own"))
-    coarse = all(abs(g - r) <= 0.006 or any(abs(g - c) < 1e-9 for c in cut)
-                 for g, r, cut in zip(got, table["ratio"], table["ratio_coarse"], strict=True))
-    if coarse or close(got, table["ratio"], atol=0.051):
+    right = [abs(g - r) <= 0.006 for g, r in zip(got, table["ratio"], strict=True)]
+    if all(ok or any(abs(g - c) < 1e-9 for c in cut) for ok, g, cut in zip(right, got, table["ratio_coarse"], strict=True)):
         return report(False, _("close, but rounded too coarsely: the two heads' ratios differ in the second "
                                "decimal, so give each to two decimals at least (the checker accepts 0.006 either way)"))
+    if any(right):  # trial 5: one head right, the other's slope not (was 'rounded too coarsely' or 'not the ratio')
+        return report(False, _("one head's ratio is right, the other's is not: each head has a slope of its own; check the other one's"))
     return report(False, _("not the ratio of the weights: for each head, divide the weight of the key one back by the weight of "
                            "the key ten back (any query at 10 or later gives the same ratio)"))
 

@@ -107,8 +107,8 @@ def exercises() -> Iterator[tuple[str, Notebook, Exercise]]:
 
 # Where the syntax trees are built: ``AK_PARSE_TRACE=<file>`` appends one line per parse_cell
 # call (process id, thread id, 1 if it is the process's main thread, start and end on the
-# monotonic clock). CPython 3.10/3.11 cannot build trees in two threads at once (the grader's
-# ``workers.py``); the grading-threads test reads this file while a class is graded.
+# monotonic clock). CPython 3.10/3.11 cannot build trees in two threads at once, and the course's
+# grader checks notebooks in threads: the trace shows that no two parses overlap.
 _TRACE = os.environ.get("AK_PARSE_TRACE")
 
 
