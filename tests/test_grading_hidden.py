@@ -451,14 +451,7 @@ def test_hidden_cases_catch_a_masked_softmax_shifted_by_the_first_allowed_score(
 def test_hidden_cases_catch_a_copy_of_x_never_put_back():
     """Trial 3, V2: a copy of x whose entries are never put back (each left at x - eps) passed the
     hidden cases, all sums over entries; a function whose entries interact catches it."""
-    def drifting(f, x, analytic, eps=1e-4):
-        num, xc = np.zeros(x.shape), x.astype(float).copy()
-        for idx in np.ndindex(x.shape):
-            xc[idx] += eps
-            fp = f(xc)
-            xc[idx] -= 2 * eps
-            num[idx] = (fp - f(xc)) / (2 * eps)
-        return np.linalg.norm(analytic - num) / (np.linalg.norm(analytic) + np.linalg.norm(num))
+    from test_check_backprop import gc_drifting_copy as drifting  # the checker's test's answer
 
     for seed in range(20):
         assert check_hidden("05.3", [drifting], case_rng(seed, "x", "05.3")) is not None, seed
@@ -467,15 +460,9 @@ def test_hidden_cases_catch_a_copy_of_x_never_put_back():
 def test_hidden_cases_count_a_query_right_after_a_copy_of_itself():
     """Trial 3, V3: leaving out the second A of "A A", though it has keys right after an earlier A,
     passed the hidden cases (no such query in them)."""
-    def skips_repeats(w, ids):
-        vals = []
-        for i in range(len(ids)):
-            if i > 0 and ids[i - 1] == ids[i]:
-                continue
-            keys = [j for j in range(1, i) if ids[j - 1] == ids[i]]
-            if keys:
-                vals.append(sum(w[i, j] for j in keys))
-        return float(np.mean(vals))
+    from test_check_heads import (
+        prefix_skips_repeats as skips_repeats,  # the checker's test's answer
+    )
 
     for seed in range(20):
         assert check_hidden("08.1", [skips_repeats], case_rng(seed, "x", "08.1")) is not None, seed
